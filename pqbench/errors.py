@@ -1,0 +1,45 @@
+"""Typed errors. Domain code raises these; only the CLI turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class PqbenchError(Exception):
+    """Base class: a problem the user can act on, with a message that says how."""
+
+    exit_code = 1
+
+
+class UsageError(PqbenchError):
+    """The command line asked for something that does not exist."""
+
+    exit_code = 2
+
+
+class UnknownAlgorithmError(UsageError):
+    """An algorithm name that no table knows; carries close matches."""
+
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown algorithm {name!r}.{hint}")
+        self.name = name
+        self.suggestions = suggestions
+
+
+class NotOfferedError(PqbenchError):
+    """An implementation does not offer an algorithm or operation; the reason says why."""
+
+
+class ImplementationUnavailable(PqbenchError):
+    """A whole implementation cannot be used here (library missing, extension not built)."""
+
+
+class VerificationError(PqbenchError):
+    """An implementation gave a wrong answer; it must not be timed."""
+
+
+class StoreError(PqbenchError):
+    """The results database cannot be used; the file is left untouched."""
+
+
+class InputFileError(PqbenchError):
+    """A file named by the user cannot be read or measured."""
