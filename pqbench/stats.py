@@ -1,0 +1,454 @@
+"""Statistics over per-round samples: pure functions over sequences of floats.
+
+No I/O and no formatting. Samples are rates (operations or bytes per second), so effects
+are multiplicative: comparisons and step detection work on natural logarithms and report
+ratios. Every function names its method and the reference it follows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats as sp_stats
+
+FloatArray = NDArray[np.float64]
+
+VERDICTS = ("faster", "slower", "no change", "too few samples")
+
+# Above this many samples on either side the Mann-Whitney null distribution is replaced by
+# its normal approximation (the exact one costs O(n * n * m) big-integer steps).
+_EXACT_MAX_SIDE = 50
+
+# Median of |X - Y| for independent standard Laplace X, Y solves (2 + t) e^-t = 1 (t =
+# 1.14619...); divided by sqrt(2) because successive differences are scaled by their spread.
+_LAPLACE_DIFF_MEDIAN = 1.146193 / math.sqrt(2.0)
+# Smallest noise scale (log units, i.e. 0.01 %) assumed by step detection, so that a
+# noise-free series is not split at every float rounding difference.
+_NOISE_FLOOR = 1e-4
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One measurement's samples, summarised. ``ci_level`` is the interval's actual coverage."""
+
+    n: int
+    median: float
+    mean: float
+    stdev: float
+    cv: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """After versus before: ``ratio`` > 1 means after is faster; CI bounds are ratios too."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    p_value: float
+    verdict: str
+    reason: str
+    n_before: int
+    n_after: int
+    method: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A change of level in a history series; ``index`` is the first point at the new level."""
+
+    index: int
+    before_level: float
+    after_level: float
+    ratio: float
+
+
+def _positive_array(samples: Sequence[float], what: str) -> FloatArray:
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{what}: need a non-empty sequence of numbers")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{what}: rates must be finite and positive")
+    return values
+
+
+# --- one measurement -------------------------------------------------------------------
+
+
+def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int, float]:
+    """0-based ranks (lo, hi) of the order statistics bounding a CI for the median.
+
+    Method: distribution-free interval [x_(j), x_(n+1-j)] whose coverage is
+    1 - 2 * P(B <= j - 1) with B ~ Binomial(n, 1/2) (Hollander, Wolfe & Chicken,
+    *Nonparametric Statistical Methods*, 3rd ed., section 3.6). The narrowest such interval
+    with coverage >= ``confidence`` is chosen; when even min..max falls short, min..max is
+    returned with its actual coverage 1 - 2**(1 - n).
+    """
+    if n < 1:
+        raise ValueError("need at least one sample")
+    j = 1
+    while j + 1 <= n + 1 - (j + 1) and _median_coverage(n, j + 1) >= confidence:
+        j += 1
+    return j - 1, n - j, _median_coverage(n, j)
+
+
+def _median_coverage(n: int, j: int) -> float:
+    return float(1.0 - 2.0 * sp_stats.binom.cdf(j - 1, n, 0.5))
+
+
+def summarize(samples: Sequence[float], *, confidence: float = 0.95) -> Summary:
+    """Median, mean, spread and a ~95 % order-statistic CI for the median of ``samples``.
+
+    ``stdev`` is the sample standard deviation (n - 1 denominator) and ``cv`` = stdev/mean;
+    both are NaN for a single sample. The CI follows ``median_ci_ranks``.
+    """
+    values = np.sort(np.asarray(samples, dtype=np.float64))
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError("samples: need a non-empty sequence of finite numbers")
+    n = int(values.size)
+    lo, hi, level = median_ci_ranks(n, confidence)
+    mean = float(np.mean(values))
+    stdev = float(np.std(values, ddof=1)) if n > 1 else math.nan
+    return Summary(
+        n=n,
+        median=float(np.median(values)),
+        mean=mean,
+        stdev=stdev,
+        cv=stdev / mean if mean != 0 else math.nan,
+        ci_low=float(values[lo]),
+        ci_high=float(values[hi]),
+        ci_level=level,
+        min=float(values[0]),
+        max=float(values[-1]),
+    )
+
+
+# --- two sample sets -------------------------------------------------------------------
+
+
+def smallest_p_value(n: int, m: int) -> float:
+    """Smallest two-sided p an exact Mann-Whitney U test on n and m samples can give.
+
+    Complete separation has probability 1 / C(n + m, n) under the null, so the two-sided
+    minimum is 2 / C(n + m, n) (Mann & Whitney, Ann. Math. Statist. 18, 1947).
+    """
+    if n < 1 or m < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n + m, n))
+
+
+def min_samples_for(alpha: float) -> int:
+    """Smallest n for which an exact two-sided test on n versus n samples can reach p < alpha."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must lie in (0, 1)")
+    n = 1
+    while smallest_p_value(n, n) >= alpha:
+        n += 1
+    return n
+
+
+@lru_cache(maxsize=256)
+def _mwu_null_cdf(n: int, m: int) -> tuple[float, ...]:
+    """P(U <= u) for u = 0..n*m under the null, exactly, from integer counts.
+
+    The number of arrangements with U = u is the coefficient of q**u in the Gaussian
+    binomial coefficient [n + m choose n]_q = prod_{i=1..n} (1 - q**(m+i)) / (1 - q**i)
+    (Andrews, *The Theory of Partitions*, 1976, section 3.4). Each partial product is a
+    polynomial, so multiplying and dividing factor by factor stays exact.
+    """
+    size = n * m + 1
+    coeffs = [0] * size
+    coeffs[0] = 1
+    for i in range(1, n + 1):
+        for u in range(size - 1, m + i - 1, -1):  # times (1 - q**(m+i))
+            coeffs[u] -= coeffs[u - m - i]
+        for u in range(i, size):  # divided by (1 - q**i)
+            coeffs[u] += coeffs[u - i]
+    total = math.comb(n + m, n)
+    cdf: list[float] = []
+    running = 0
+    for count in coeffs:
+        running += count
+        cdf.append(running / total)
+    return tuple(cdf)
+
+
+def _moses_rank(n: int, m: int, alpha: float, exact: bool) -> tuple[int, float]:
+    """k and coverage for the Moses CI [D_(k), D_(nm+1-k)] on sorted pairwise differences.
+
+    k is the largest integer with P(U <= k - 1) <= alpha / 2 (Moses 1965; Hollander, Wolfe
+    & Chicken section 4.3). Large samples use the normal approximation with continuity
+    correction, k = floor(nm/2 + 1/2 - z * sqrt(nm(n + m + 1)/12)). k = 0 means the data
+    cannot bound the shift at this level: the interval is the whole line.
+    """
+    if exact:
+        cdf = _mwu_null_cdf(n, m)
+        k = 0
+        while k < len(cdf) and cdf[k] <= alpha / 2:
+            k += 1
+        return k, 1.0 - 2.0 * cdf[k - 1] if k > 0 else 0.0
+    z = float(sp_stats.norm.ppf(1.0 - alpha / 2))
+    spread = math.sqrt(n * m * (n + m + 1) / 12.0)
+    k = max(0, math.floor(n * m / 2 + 0.5 - z * spread))
+    return k, 1.0 - alpha if k > 0 else 0.0
+
+
+def _mwu_p_value(
+    log_before: FloatArray, log_after: FloatArray, diffs: FloatArray, exact: bool
+) -> float:
+    """Two-sided Mann-Whitney U p-value (Mann & Whitney 1947).
+
+    Exact from the null distribution when there are no ties; otherwise SciPy's normal
+    approximation with tie-corrected variance and continuity correction.
+    """
+    if exact:
+        n, m = log_before.size, log_after.size
+        below = int(np.count_nonzero(diffs < 0))
+        above = n * m - below
+        cdf = _mwu_null_cdf(n, m)
+        return min(1.0, 2.0 * cdf[min(below, above)])
+    result = sp_stats.mannwhitneyu(
+        log_after, log_before, alternative="two-sided", method="asymptotic", use_continuity=True
+    )
+    return float(result.pvalue)
+
+
+def compare_samples(
+    before: Sequence[float],
+    after: Sequence[float],
+    *,
+    threshold: float = 0.05,
+    alpha: float = 0.01,
+    min_samples: int | None = None,
+) -> Comparison:
+    """Is ``after`` faster or slower than ``before``, by more than ``threshold``?
+
+    Method, on natural logarithms of the rates (effects are multiplicative):
+    the Hodges-Lehmann shift (median of all pairwise differences ln a_j - ln b_i; Hodges &
+    Lehmann, Ann. Math. Statist. 34, 1963), its (1 - alpha) Moses confidence interval from
+    the ordered differences (``_moses_rank``), and a two-sided Mann-Whitney U test, exact
+    without ties for up to 50 samples a side. ``ratio`` = exp(shift), after / before.
+
+    Verdict: "faster" if p < alpha and the whole ratio CI lies above 1 + threshold;
+    "slower" if p < alpha and it lies below 1 / (1 + threshold) (symmetric in log);
+    otherwise "no change". "too few samples" when either side has fewer than
+    ``min_samples`` (default ``min_samples_for(alpha)``) or when the exact test on these
+    sizes could never reach p < alpha (``smallest_p_value``).
+    """
+    if threshold < 0:
+        raise ValueError("threshold must be >= 0")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must lie in (0, 1)")
+    log_before = np.log(_positive_array(before, "before"))
+    log_after = np.log(_positive_array(after, "after"))
+    n, m = int(log_before.size), int(log_after.size)
+    diffs = np.sort((log_after[None, :] - log_before[:, None]).ravel())
+    has_ties = np.unique(np.concatenate([log_before, log_after])).size < n + m
+    exact_ci = max(n, m) <= _EXACT_MAX_SIDE
+    exact_p = exact_ci and not has_ties
+
+    shift = float(np.median(diffs))
+    k, ci_level = _moses_rank(n, m, alpha, exact_ci)
+    log_low = float(diffs[k - 1]) if k > 0 else -math.inf
+    log_high = float(diffs[n * m - k]) if k > 0 else math.inf
+    p_value = _mwu_p_value(log_before, log_after, diffs, exact_p)
+
+    verdict, reason = _verdict(
+        n,
+        m,
+        p_value,
+        log_low,
+        log_high,
+        threshold=threshold,
+        alpha=alpha,
+        min_samples=min_samples_for(alpha) if min_samples is None else min_samples,
+    )
+    method = (
+        f"Hodges-Lehmann shift of ln(rate); Moses CI ({'exact' if exact_ci else 'normal'}); "
+        f"two-sided Mann-Whitney U ({'exact' if exact_p else 'normal, tie-corrected'})"
+    )
+    return Comparison(
+        ratio=math.exp(shift),
+        ci_low=math.exp(log_low),
+        ci_high=math.exp(log_high),
+        ci_level=ci_level,
+        p_value=p_value,
+        verdict=verdict,
+        reason=reason,
+        n_before=n,
+        n_after=m,
+        method=method,
+    )
+
+
+def _verdict(
+    n: int,
+    m: int,
+    p_value: float,
+    log_low: float,
+    log_high: float,
+    *,
+    threshold: float,
+    alpha: float,
+    min_samples: int,
+) -> tuple[str, str]:
+    """The verdict rule of ``compare_samples``, with the reason it was reached."""
+    if min(n, m) < min_samples:
+        return "too few samples", (
+            f"{min(n, m)} samples on one side; at least {min_samples} are needed "
+            f"for a two-sided test at alpha={alpha:g}"
+        )
+    floor = smallest_p_value(n, m)
+    if floor >= alpha:
+        return "too few samples", (
+            f"with {n} and {m} samples the smallest attainable p is {floor:.3g}, "
+            f"not below alpha={alpha:g}"
+        )
+    bound = math.log1p(threshold)
+    if p_value >= alpha:
+        return "no change", f"p={p_value:.3g} is not below alpha={alpha:g}"
+    if log_low > bound:
+        return "faster", f"p={p_value:.3g} and the CI lies above 1+t = {1 + threshold:.3g}"
+    if log_high < -bound:
+        return (
+            "slower",
+            f"p={p_value:.3g} and the CI lies below 1/(1+t) = {1 / (1 + threshold):.3g}",
+        )
+    return "no change", (
+        f"p={p_value:.3g} but the CI reaches inside the ±{threshold:.1%} noise band"
+    )
+
+
+# --- history series --------------------------------------------------------------------
+
+
+def weights_from_ci(ci_low: Sequence[float], ci_high: Sequence[float]) -> list[float]:
+    """Relative weights for ``detect_steps``: 1 / (ln ci_high - ln ci_low), median-normalised.
+
+    As in asv's step detection, a point's noise is taken proportional to its confidence
+    interval's width (here in log units, the scale the fit uses), so a narrow CI weighs
+    more. Points with an unusable CI (zero or non-finite width) get the median weight.
+    """
+    low = np.asarray(ci_low, dtype=np.float64)
+    high = np.asarray(ci_high, dtype=np.float64)
+    if low.shape != high.shape or low.ndim != 1:
+        raise ValueError("ci_low and ci_high must be sequences of the same length")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        widths = np.log(high) - np.log(low)
+        weights = 1.0 / widths
+    usable = np.isfinite(weights) & (weights > 0)
+    fill = float(np.median(weights[usable])) if np.any(usable) else 1.0
+    weights = np.where(usable, weights, fill) / fill
+    return [float(w) for w in weights]
+
+
+def detect_steps(
+    values: Sequence[float], weights: Sequence[float] | None = None, *, penalty: float = 4.0
+) -> list[Step]:
+    """Steps in a history of rates, by a penalised weighted L1 piecewise-constant fit.
+
+    Method (after asv's ``asv.step_detect``, which follows Friedrich et al., "Complexity
+    Penalized M-Estimation: Fast Computation", JCGS 17, 2008): on y = ln(values), minimise
+        gamma * (number of segments) + sum_i w_i * |y_i - mu_segment(i)|
+    exactly by dynamic programming over all segmentations (optimal partitioning, O(n^2)
+    after an O(n^3) vectorised table of segment costs; fine for a few hundred points).
+    Each level mu is the segment's weighted median. The penalty is a BIC-like
+    gamma = penalty * sigma * ln(n), where sigma is the Laplace noise scale of the weighted
+    residuals, estimated robustly from successive differences so that the steps themselves
+    barely inflate it (cf. Rice, Ann. Statist. 12, 1984); asv's default amounts to 4.
+    Each Step's ``index`` is the first point at the new level; levels are in rate units.
+    """
+    y = np.log(_positive_array(values, "values"))
+    w = _step_weights(weights, y.size)
+    if y.size < 3:
+        return []
+    gamma = penalty * _noise_scale(y, w) * math.log(y.size)
+    starts = _optimal_partition(_segment_costs(y, w), gamma)
+    bounds = [*starts, y.size]
+    levels = [_weighted_median(y[a:b], w[a:b]) for a, b in itertools.pairwise(bounds)]
+    return [
+        Step(
+            index=start,
+            before_level=math.exp(prev),
+            after_level=math.exp(level),
+            ratio=math.exp(level - prev),
+        )
+        for start, prev, level in zip(starts[1:], levels, levels[1:], strict=False)
+    ]
+
+
+def _step_weights(weights: Sequence[float] | None, n: int) -> FloatArray:
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError("weights must have one entry per value")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError("weights must be finite and positive")
+    return w / float(np.median(w))
+
+
+def _noise_scale(y: FloatArray, w: FloatArray) -> float:
+    """Laplace scale of w_i * noise_i from the median absolute successive difference."""
+    spread = np.sqrt(1.0 / w[1:] ** 2 + 1.0 / w[:-1] ** 2)
+    scaled = np.abs(np.diff(y)) / spread
+    return max(float(np.median(scaled)) / _LAPLACE_DIFF_MEDIAN, _NOISE_FLOOR)
+
+
+def _segment_costs(y: FloatArray, w: FloatArray) -> FloatArray:
+    """cost[l, r] = min over mu of sum_{i=l..r} w_i |y_i - mu| (inf where r < l).
+
+    The minimising mu is a weighted median, which is always one of the data points, so the
+    minimum over the candidates mu = y_c for all c gives the exact cost.
+    """
+    n = y.size
+    deviation = w[:, None] * np.abs(y[:, None] - y[None, :])  # [i, c]
+    cost = np.full((n, n), np.inf)
+    for left in range(n):
+        cost[left, left:] = np.cumsum(deviation[left:], axis=0).min(axis=1)
+    return cost
+
+
+def _optimal_partition(cost: FloatArray, gamma: float) -> list[int]:
+    """Start indices of the segments minimising gamma * segments + sum of segment costs.
+
+    Bellman recursion best[r] = min_l best[l] + gamma + cost[l, r - 1] (Jackson et al.,
+    IEEE Signal Process. Lett. 12, 2005); ties go to the longest last segment.
+    """
+    n = cost.shape[0]
+    best = np.zeros(n + 1)
+    start_of_last = np.zeros(n + 1, dtype=np.int64)
+    for right in range(1, n + 1):
+        candidates = best[:right] + gamma + cost[:right, right - 1]
+        left = int(np.argmin(candidates))
+        best[right] = candidates[left]
+        start_of_last[right] = left
+    starts: list[int] = []
+    right = n
+    while right > 0:
+        right = int(start_of_last[right])
+        starts.append(right)
+    return starts[::-1]
+
+
+def _weighted_median(y: FloatArray, w: FloatArray) -> float:
+    """Weighted median; the midpoint of the two middle values when the weight splits evenly."""
+    order = np.argsort(y)
+    ys, cumulative = y[order], np.cumsum(w[order])
+    half = cumulative[-1] / 2
+    i = int(np.searchsorted(cumulative, half))
+    if math.isclose(cumulative[i], half) and i + 1 < ys.size:
+        return float((ys[i] + ys[i + 1]) / 2)
+    return float(ys[i])
