@@ -1,0 +1,327 @@
+"""Build the pinned liboqs into pqbench's cache, offline except for crates.io.
+
+PyPI and Debian ship no liboqs, and GitHub may be unreachable; crates.io's `oqs-sys` crate
+vendors a complete liboqs source tree, so `cargo fetch` is our source. liboqs 0.13.0 lacks one
+symbol liboqs-python 0.16 binds (OQS_SIG_supports_ctx_str), so we build liboqs as a static
+PIC archive and link the shared library ourselves with compat.c added: the vendored source
+tree is never modified. Builds happen in a hidden sibling directory and are renamed into
+place, under a file lock, so an interrupted or concurrent set-up never leaves half a cache.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pqbench.errors import ImplementationUnavailable
+from pqbench.liboqs.locate import (
+    MANIFEST_NAME,
+    ORIGIN_CACHE,
+    LiboqsInstall,
+    Rejected,
+    cache_dir,
+    probe,
+    survey,
+)
+
+Log = Callable[[str], None]
+
+CRATE = "oqs-sys"
+CRATE_VERSION = "0.11.0+liboqs-0.13.0"
+LIBOQS_VERSION = "0.13.0"
+SOURCE = f"crates.io {CRATE} {CRATE_VERSION}"
+COMPAT_SOURCE = Path(__file__).with_name("compat.c")
+
+# All algorithms (the default), stateful signatures as liboqs-python's own installer enables
+# them, runtime CPU dispatch so the cache is portable across x86-64 machines, OpenSSL for
+# SHA-2/AES. Static PIC so compat.c can be linked into the one shared library.
+CMAKE_OPTIONS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
+    "-DOQS_BUILD_ONLY_LIB=ON",
+    "-DOQS_DIST_BUILD=ON",
+    "-DOQS_USE_OPENSSL=ON",
+    "-DOQS_ENABLE_SIG_STFL_LMS=ON",
+    "-DOQS_ENABLE_SIG_STFL_XMSS=ON",
+    "-DOQS_HAZARDOUS_EXPERIMENTAL_ENABLE_SIG_STFL_KEY_SIG_GEN=ON",
+)
+
+
+class SourceUnavailable(Exception):
+    """cargo is missing or crates.io could not deliver the pinned crate."""
+
+
+def log_to_stderr(message: str) -> None:
+    print(f"pqbench.liboqs: {message}", file=sys.stderr, flush=True)
+
+
+def ensure(log: Log = log_to_stderr, *, force: bool = False) -> LiboqsInstall:
+    """A usable liboqs: one already installed, else our pinned build, else liboqs-python's own.
+
+    With `force`, build the pinned liboqs again even if one is found (replacing our cache entry).
+    """
+    if not force:
+        found, rejected = survey()
+        for reason in rejected:
+            log(f"skipped {reason}")
+        if found is not None:
+            return found
+    try:
+        prefix = build_pinned(log, force=force)
+    except SourceUnavailable as exc:
+        log(f"{exc}; falling back to liboqs-python's installer (git clone from GitHub)")
+        return _install_with_liboqs_python(log)
+    found_or_rejected = probe(prefix / "lib" / "liboqs.so", ORIGIN_CACHE)
+    if isinstance(found_or_rejected, Rejected):
+        raise ImplementationUnavailable(
+            f"pqbench built liboqs but cannot use it: "
+            f"{found_or_rejected}. Remove {prefix} and retry."
+        )
+    return found_or_rejected
+
+
+def options_key() -> str:
+    """Short hash of everything that shapes the build, naming its cache directory."""
+    recipe = {
+        "source": SOURCE,
+        "cmake": CMAKE_OPTIONS,
+        "compat": hashlib.sha256(COMPAT_SOURCE.read_bytes()).hexdigest(),
+    }
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def install_dir() -> Path:
+    """cache_root()/liboqs/<version>-<hash of options>/"""
+    return cache_dir() / f"{LIBOQS_VERSION}-{options_key()}"
+
+
+def build_pinned(log: Log = log_to_stderr, *, force: bool = False) -> Path:
+    """Build the pinned liboqs into install_dir() unless a finished build is there; its prefix."""
+    final = install_dir()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(final.parent / ".lock", log):
+        if (final / MANIFEST_NAME).is_file() and not force:
+            log(f"another set-up already built {final}")
+            return final
+        source = fetch_source(log)
+        staging = Path(tempfile.mkdtemp(prefix=f".staging-{final.name}-", dir=final.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
+        try:
+            _build_into(source, staging, final, log)
+            _replace_dir(staging, final)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return final
+
+
+def fetch_source(log: Log = log_to_stderr) -> Path:
+    """`cargo fetch` the pinned oqs-sys crate and return its vendored liboqs source tree."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise SourceUnavailable("cargo not found on PATH")
+    crate_pin = CRATE_VERSION.split("+")[0]  # cargo ignores build metadata in requirements
+    with tempfile.TemporaryDirectory(prefix="pqbench-oqs-fetch-") as manifest_dir:
+        manifest = Path(manifest_dir) / "Cargo.toml"
+        manifest.write_text(
+            '[package]\nname = "pqbench-liboqs-fetch"\nversion = "0.0.0"\nedition = "2021"\n'
+            '[lib]\npath = "lib.rs"\n[dependencies]\n'
+            f'{CRATE} = {{ version = "={crate_pin}", default-features = false }}\n'
+        )
+        (Path(manifest_dir) / "lib.rs").write_text("")
+        log(f"fetching {SOURCE} with cargo")
+        fetched = _run([cargo, "fetch", "--manifest-path", str(manifest)], log, check=False)
+        if fetched.returncode != 0:
+            raise SourceUnavailable(f"cargo fetch failed: {_tail(fetched.stdout + fetched.stderr)}")
+        metadata = _run(
+            [
+                cargo,
+                "metadata",
+                "--format-version",
+                "1",
+                "--offline",
+                "--manifest-path",
+                str(manifest),
+            ],
+            log,
+            check=False,
+            quiet=True,
+        )
+    if metadata.returncode != 0:
+        raise SourceUnavailable(f"cargo metadata failed: {_tail(metadata.stderr)}")
+    return _liboqs_tree(json.loads(metadata.stdout))
+
+
+def _liboqs_tree(metadata: dict[str, object]) -> Path:
+    packages = metadata.get("packages", [])
+    assert isinstance(packages, list)
+    for package in packages:
+        if package["name"] == CRATE and package["version"] == CRATE_VERSION:
+            tree = Path(package["manifest_path"]).parent / "liboqs"
+            if (tree / "CMakeLists.txt").is_file():
+                return tree
+            raise SourceUnavailable(f"{tree} has no CMakeLists.txt")
+    raise SourceUnavailable(f"cargo metadata does not list {CRATE} {CRATE_VERSION}")
+
+
+def _build_into(source: Path, staging: Path, final: Path, log: Log) -> None:
+    """Configure for `final` (so liboqs.pc names it), install into `staging`, add the .so."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pqbench-oqs-build-") as build_dir:
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        _run(
+            [
+                "cmake",
+                "-S",
+                str(source),
+                "-B",
+                build_dir,
+                *generator,
+                *CMAKE_OPTIONS,
+                f"-DCMAKE_INSTALL_PREFIX={final}",
+            ],
+            log,
+        )
+        log(f"building liboqs {LIBOQS_VERSION} (a few minutes)")
+        _run(["cmake", "--build", build_dir, "--parallel", str(os.cpu_count() or 2)], log)
+        _run(["cmake", "--install", build_dir, "--prefix", str(staging)], log)
+    library = _link_shared(source, staging, log)
+    _check_exports(library, log)
+    manifest = {
+        "source": SOURCE,
+        "source_dir": str(source),
+        "cmake_options": list(CMAKE_OPTIONS),
+        "compat_shim": True,
+        "compat_symbols": ["OQS_SIG_supports_ctx_str"],
+        "options_key": options_key(),
+        "build_seconds": round(time.monotonic() - started, 1),
+        "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
+    log(f"built liboqs in {manifest['build_seconds']} s")
+
+
+def _link_shared(source: Path, staging: Path, log: Log) -> Path:
+    """liboqs.a + compat.c -> lib/liboqs.so.<version> with liboqs's own soname and symlinks."""
+    libdir = staging / "lib"
+    soversion = _soversion(source)
+    real_name = f"liboqs.so.{LIBOQS_VERSION}"
+    compiler = os.environ.get("CC") or shutil.which("cc") or "gcc"
+    _run(
+        [
+            compiler,
+            "-shared",
+            "-fPIC",
+            "-O2",
+            f"-Wl,-soname,liboqs.so.{soversion}",
+            "-o",
+            str(libdir / real_name),
+            "-Wl,--whole-archive",
+            str(libdir / "liboqs.a"),
+            "-Wl,--no-whole-archive",
+            str(COMPAT_SOURCE),
+            f"-I{staging / 'include'}",
+            "-lcrypto",
+            "-pthread",
+        ],
+        log,
+    )
+    (libdir / f"liboqs.so.{soversion}").symlink_to(real_name)
+    (libdir / "liboqs.so").symlink_to(f"liboqs.so.{soversion}")
+    return libdir / real_name
+
+
+def _soversion(source: Path) -> str:
+    text = (source / "src" / "CMakeLists.txt").read_text()
+    match = re.search(r"SOVERSION\s+(\d+)", text)
+    if match is None:
+        raise ImplementationUnavailable(f"no SOVERSION in {source}/src/CMakeLists.txt")
+    return match[1]
+
+
+def _check_exports(library: Path, log: Log) -> None:
+    """The linked library must export the API and the shim (as `nm -D` would show)."""
+    found = probe(library, ORIGIN_CACHE)
+    if isinstance(found, Rejected):
+        raise ImplementationUnavailable(f"freshly linked {library} is unusable: {found.reason}")
+    log(f"{library.name} exports OQS_KEM_new and OQS_SIG_supports_ctx_str")
+
+
+def _replace_dir(staging: Path, final: Path) -> None:
+    """Rename staging onto final; an old build (force) is moved aside first, then removed."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".old-{final.name}-{os.getpid()}")
+        final.rename(old)
+    staging.rename(final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
+def _exclusive_lock(path: Path, log: Log) -> Iterator[None]:
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another set-up to finish building liboqs ({path})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _install_with_liboqs_python(log: Log) -> LiboqsInstall:
+    """Let `import oqs` build liboqs into ~/_oqs (it clones GitHub); needs git and network."""
+    env = {k: v for k, v in os.environ.items() if k != "OQS_INSTALL_PATH"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import oqs"],
+        env=env,
+        check=False,
+        stdout=2,  # its progress goes to our stderr, keeping stdout for answers
+        stderr=2,
+    )
+    found, rejected = survey()
+    if found is not None:
+        return found
+    reasons = "; ".join(str(r) for r in rejected)
+    raise ImplementationUnavailable(
+        f"no usable liboqs (liboqs-python's installer exited {result.returncode}; {reasons}). "
+        "Install cargo (https://rustup.rs) so pqbench can build liboqs from crates.io, "
+        "or install liboqs >= 0.14 yourself and set OQS_INSTALL_PATH to its prefix."
+    )
+
+
+def _run(
+    command: list[str], log: Log, *, check: bool = True, quiet: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run without a shell; output is captured and shown only when the step fails."""
+    if not quiet:
+        log("$ " + " ".join(command))
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise ImplementationUnavailable(f"{command[0]} is needed to build liboqs: {exc}") from exc
+    if check and result.returncode != 0:
+        raise ImplementationUnavailable(
+            f"{Path(command[0]).name} failed (exit {result.returncode}) building liboqs:\n"
+            f"{_tail(result.stdout + result.stderr)}"
+        )
+    return result
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
