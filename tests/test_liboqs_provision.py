@@ -8,6 +8,7 @@ in a subprocess with `sys.executable`.
 from __future__ import annotations
 
 import ctypes.util
+import fcntl
 import json
 import os
 import shutil
@@ -245,6 +246,29 @@ def test_build_pinned_reuses_a_finished_build(cache_prefix: Path) -> None:
     messages: list[str] = []
     assert build.build_pinned(log=messages.append) == cache_prefix
     assert any("already built" in message for message in messages)
+
+
+def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(cache_prefix: Path) -> None:
+    code = (
+        "from pqbench.liboqs import build\n"
+        "print(build.build_pinned(log=lambda m: print(m, flush=True)))\n"
+    )
+    lock_path = cache_prefix.parent / ".lock"
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as a set-up in the middle of a build would
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert waiter.stdout is not None
+        assert "waiting for another set-up" in waiter.stdout.readline()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    rest, _ = waiter.communicate(timeout=60)
+    assert waiter.returncode == 0
+    assert "already built" in rest
+    assert rest.strip().splitlines()[-1] == str(cache_prefix)
 
 
 def test_cache_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

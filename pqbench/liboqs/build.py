@@ -116,6 +116,7 @@ def build_pinned(log: Log = log_to_stderr, *, force: bool = False) -> Path:
         if (final / MANIFEST_NAME).is_file() and not force:
             log(f"another set-up already built {final}")
             return final
+        _remove_leftovers(final.parent)
         source = fetch_source(log)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{final.name}-", dir=final.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
@@ -257,6 +258,12 @@ def _check_exports(library: Path, log: Log) -> None:
     if isinstance(found, Rejected):
         raise ImplementationUnavailable(f"freshly linked {library} is unusable: {found.reason}")
     log(f"{library.name} exports OQS_KEM_new and OQS_SIG_supports_ctx_str")
+
+
+def _remove_leftovers(root: Path) -> None:
+    """Staging dirs of interrupted builds; safe to remove only while we hold the lock."""
+    for leftover in [*root.glob(".staging-*"), *root.glob(".old-*")]:
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _replace_dir(staging: Path, final: Path) -> None:
