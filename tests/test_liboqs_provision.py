@@ -190,7 +190,7 @@ def test_loaded_install_is_the_library_oqs_opened(oqs_module: object, cache_pref
     install = loaded_install()
     assert install is not None
     assert install.prefix == cache_prefix
-    opened = locate._loaded_path(oqs_module.native())  # type: ignore[attr-defined]
+    opened = locate.loaded_path(oqs_module.native())  # type: ignore[attr-defined]
     assert opened is not None and opened.resolve() == install.library
 
 

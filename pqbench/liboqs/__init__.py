@@ -27,9 +27,9 @@ from pqbench.liboqs.locate import (
     Rejected,
     cache_root,
     find_installed,
+    loaded_path,
     survey,
 )
-from pqbench.liboqs.locate import _loaded_path as loaded_path
 
 __all__ = [
     "LiboqsInstall",

@@ -130,8 +130,9 @@ def probe(library: Path, origin: str) -> LiboqsInstall | Rejected:
     if missing:
         hint = " (liboqs < 0.14 without pqbench's compat shim)" if number < (0, 14, 0) else ""
         return Rejected(origin, str(library), f"lacks {', '.join(missing)}{hint}")
-    real = (_loaded_path(handle) or library).resolve()
-    prefix = _prefix_of(library)
+    real = (loaded_path(handle) or library).resolve()
+    # find_library gives a bare soname; only a path we were given keeps its symlinked prefix.
+    prefix = _prefix_of(library if library.is_absolute() else real)
     if origin == ORIGIN_ENV and _is_pqbench_build(prefix):
         origin = ORIGIN_CACHE  # the variable only points at one of our own builds
     info = build_info(prefix)
@@ -213,8 +214,15 @@ def _is_pqbench_build(prefix: Path) -> bool:
 
 
 def _prefix_of(library: Path) -> Path:
-    """lib/liboqs.so -> the prefix above lib/ (the path as given, so symlinks stay meaningful)."""
-    return library.absolute().parent.parent
+    """The directory one or two above the library holding include/oqs, else the one above lib/.
+
+    The walk handles multiarch system layouts (/usr/lib/x86_64-linux-gnu/liboqs.so -> /usr).
+    """
+    libdir = library.parent
+    for parent in (libdir.parent, libdir.parent.parent):
+        if (parent / "include" / "oqs").is_dir():
+            return parent
+    return libdir.parent
 
 
 def _version_tuple(version: str) -> tuple[int, int, int] | None:
@@ -227,7 +235,7 @@ class _LinkMap(ctypes.Structure):
     _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
 
 
-def _loaded_path(handle: ctypes.CDLL) -> Path | None:
+def loaded_path(handle: ctypes.CDLL) -> Path | None:
     """The file the dynamic loader actually opened for `handle` (dlinfo RTLD_DI_LINKMAP)."""
     try:
         dlinfo = ctypes.CDLL(None).dlinfo
