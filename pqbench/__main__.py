@@ -1,0 +1,3 @@
+from pqbench.cli import main
+
+main()

@@ -1,0 +1,50 @@
+"""The algorithm record every family module fills in: parameter sets are data."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["kem", "signature", "key-agreement", "rsa", "cipher", "hash"]
+
+#: The operations a kind offers by default, in the order a table shows them.
+DEFAULT_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "kem": ("keygen", "encaps", "decaps"),
+    "signature": ("keygen", "sign", "verify"),
+    "key-agreement": ("keygen", "derive"),
+    "rsa": ("sign", "verify", "encrypt", "decrypt"),
+}
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One parameter set: canonical name, spellings, security and what it can do."""
+
+    name: str
+    kind: Kind
+    family: str
+    aliases: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    #: Operations measured only when asked for by name (RSA keygen is seconds-slow).
+    optional_operations: tuple[str, ...] = ()
+    #: NIST security category (FIPS 203/204 sections 8/4), None for classical schemes.
+    nist_level: int | None = None
+    #: Best known classical attack cost, in bits (SP 800-57 Part 1 Table 2 for RSA/ECC).
+    classical_bits: int | None = None
+    #: Name liboqs uses, when liboqs implements it.
+    liboqs_name: str | None = None
+    #: Free attributes a family needs (curve name, RSA modulus bits, key bits ...).
+    params: tuple[tuple[str, object], ...] = field(default=())
+
+    def param(self, key: str, default: object = None) -> object:
+        return dict(self.params).get(key, default)
+
+    @property
+    def all_operations(self) -> tuple[str, ...]:
+        return self.operations + self.optional_operations
+
+
+def normalize(name: str) -> str:
+    """Fold case and punctuation so `ML-KEM-768`, `mlkem768` and `ml_kem_768` agree."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())

@@ -1,0 +1,56 @@
+"""`pqbench env` and `pqbench runs`: what this machine is, and what is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pqbench import console, environment
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.implementations import all_implementations
+from pqbench.store import Store, resolve_location
+
+
+def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        rows: list[tuple[str, Any]] = []
+        for key, inner in value.items():
+            rows.extend(_flatten(f"{prefix}.{key}" if prefix else str(key), inner))
+        return rows
+    if isinstance(value, list):
+        return [(prefix, ", ".join(map(str, value)))]
+    return [(prefix, value)]
+
+
+@app.command()
+@handles_errors
+def env(json_output: JsonOption = False, db: DbOption = None) -> None:
+    """Show this machine's fingerprint: OS build, CPU flags, libraries, implementations."""
+    fingerprint = environment.collect()
+    impls = {impl.name: impl.unavailable_reason() or "available" for impl in all_implementations()}
+    fingerprint["implementations"] = impls
+    fingerprint["database"] = resolve_location(db)
+    if json_output:
+        print_json(fingerprint)
+        return
+    console.stdout.print(console.key_value_table("pqbench environment", _flatten("", fingerprint)))
+
+
+@app.command()
+@handles_errors
+def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
+    """List the stored runs, oldest first."""
+    store = Store.open(db, create=False)
+    listed = store.list_runs()
+    if json_output:
+        print_json({"database": store.location,
+                    "runs": [info.__dict__ for info in listed]})
+        return
+    if not listed:
+        console.note(f"no runs stored in {store.location}")
+        return
+    console.stdout.print(console.rows_table(
+        f"runs in {store.location}",
+        ("run id", "kind", "started (UTC)", "status", "label", "OS build", "host", "rows"),
+        [(r.run_id, r.kind, r.started_at, r.status, r.label, r.os_build, r.hostname,
+          r.measurements) for r in listed]))

@@ -1,0 +1,84 @@
+"""`pqbench speed`: time algorithms like `openssl speed`, verified first, stored always."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pqbench import algorithms, console, document, environment, suite
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.errors import UsageError
+from pqbench.implementations import select
+from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
+from pqbench.store import Store
+
+QUICK_SECONDS = 0.5
+QUICK_ROUNDS = 5
+
+
+def _liboqs_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Mechanisms the loaded liboqs enables, so any of them can be named."""
+    oqs = LiboqsPythonImplementation()
+    if oqs.unavailable_reason():
+        return (), ()
+    return oqs.enabled_kems(), oqs.enabled_signatures()
+
+
+@app.command()
+@handles_errors
+def speed(
+    algorithm: Annotated[list[str] | None, typer.Argument(
+        help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
+             "liboqs name). None: the quick headline suite.")] = None,
+    seconds: Annotated[float | None, typer.Option(
+        help="Timed seconds per operation, split over the rounds "
+             f"(default 1; quick suite {QUICK_SECONDS}).")] = None,
+    rounds: Annotated[int | None, typer.Option(
+        help=f"Timed rounds per operation (default 7; quick suite {QUICK_ROUNDS}).")] = None,
+    implementation: Annotated[list[str] | None, typer.Option(
+        "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
+    operation: Annotated[list[str] | None, typer.Option(
+        "--operation", "-o", help="Only these operations (repeatable); `-o keygen` adds RSA "
+                                  "key generation.")] = None,
+    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    json_output: JsonOption = False,
+    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Measure ops/s, µs/op, spread and sizes per algorithm, implementation and operation."""
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
+    quick = not algorithm
+    settings = suite.SpeedSettings(
+        seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
+        rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else 7),
+        operations=tuple(operation or ()),
+        label=label,
+    )
+    if settings.seconds <= 0 or settings.rounds < 1:
+        raise UsageError("--seconds must be positive and --rounds at least 1")
+    kems, sigs = _liboqs_names()
+    chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
+    impls = select(implementation)
+    store = Store.open(db)  # fail before measuring if the database is unusable
+    env = environment.collect(label=label)
+    tasks = suite.plan(chosen, impls, settings)
+    with console.progress_bar(len(tasks)) as advance:
+        run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
+    store.save_run(run)
+    if json_output:
+        print_json(document.run_document(run))
+    elif csv_output:
+        print(document.run_csv(run), end="")
+    else:
+        console.show_run(run)
+        console.note(f"stored as run {run.run_id} in {store.location}")
+    if run.status == "interrupted":
+        console.error(f"interrupted; the {len(run.measurements)} completed measurements were "
+                      f"stored as run {run.run_id}")
+        raise typer.Exit(130)
+    if any(p.kind == "failed verification" for p in run.problems):
+        console.error("an implementation failed its checks and was not timed (see above)")
+        raise typer.Exit(1)

@@ -1,0 +1,150 @@
+"""Rich tables and progress bars: the only module that prints.
+
+Tables and progress go to stderr when stdout carries JSON or CSV, so machine-readable
+output is never mixed with anything else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pqbench.results import Measurement, Problem, Run
+
+def _console(to_stderr: bool) -> Console:
+    probe = Console(stderr=to_stderr)
+    # Off a terminal rich assumes 80 columns; tables of figures then wrap every cell.
+    return Console(stderr=to_stderr, highlight=False,
+                   width=None if probe.is_terminal else 160)
+
+
+stdout = _console(False)
+stderr = _console(True)
+
+
+def si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """A number with `digits` significant digits and an SI prefix: 1.23 G, 45.6 k."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits}g} {prefix}{unit}".rstrip()
+    return f"{value:.{digits}g} {unit}".rstrip()
+
+
+def plain(value: float | None, digits: int = 3) -> str:
+    """Significant digits without exponent notation for the usual table range."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if value == 0:
+        return "0"
+    magnitude = int(math.floor(math.log10(abs(value))))
+    decimals = max(digits - 1 - magnitude, 0)
+    return f"{round(value, decimals - 0):,.{decimals}f}"
+
+
+def spread(m: Measurement) -> tuple[str, str]:
+    """Half-width of the median's confidence interval and the coefficient of variation."""
+    s = m.summary
+    if s.n < 2 or not s.median:
+        return "-", "-"
+    half = (s.ci_high - s.ci_low) / 2 / s.median * 100
+    return f"±{half:.1f}%", f"{s.cv * 100:.1f}%"
+
+
+def _sizes(m: Measurement) -> str:
+    short = {"public_key": "pk", "secret_key": "sk", "ciphertext": "ct", "signature": "sig",
+             "shared_secret": "ss"}
+    return " ".join(f"{short[k]} {v}" for k, v in m.sizes.items() if k in short)
+
+
+def speed_table(run: Run) -> Table:
+    table = Table(title=f"pqbench run {run.run_id} ({run.status})", title_justify="left")
+    for column, justify in (("algorithm", "left"), ("implementation", "left"),
+                            ("operation", "left"), ("ops/s", "right"), ("µs/op", "right"),
+                            ("±95% CI", "right"), ("CV", "right"), ("cycles/op", "right"),
+                            ("sizes (bytes)", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for m in run.measurements:
+        cycles = plain(m.cycles_per_op) if m.cycles_per_op else "-"
+        table.add_row(m.algorithm, m.implementation, m.operation + _block(m),
+                      plain(m.ops_per_sec), plain(m.us_per_op), *spread(m), cycles, _sizes(m))
+    return table
+
+
+def _block(m: Measurement) -> str:
+    return f" @{m.block_size}B" if m.block_size else ""
+
+
+def problems_table(problems: Sequence[Problem]) -> Table:
+    table = Table(title="not measured", title_justify="left")
+    for column in ("algorithm", "implementation", "operation", "why"):
+        table.add_column(column)
+    for p in problems:
+        table.add_row(p.algorithm, p.implementation, p.operation or "all",
+                      f"{p.kind}: {p.reason}")
+    return table
+
+
+def show_run(run: Run, console: Console = stdout) -> None:
+    console.print(speed_table(run))
+    if run.problems:
+        console.print(problems_table(run.problems))
+
+
+def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> Table:
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key, value in rows:
+        table.add_row(key, "-" if value in (None, "", [], {}) else str(value))
+    return table
+
+
+def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("-" if v is None else str(v) for v in row))
+    return table
+
+
+@contextmanager
+def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr; yields `advance(description)`."""
+    if not enabled or not stderr.is_terminal:
+        yield lambda _description: None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=stderr, transient=True)
+    with bar:
+        task = bar.add_task("starting", total=total)
+        first = [True]
+
+        def advance(description: str) -> None:
+            if not first[0]:
+                bar.advance(task)
+            first[0] = False
+            bar.update(task, description=description)
+
+        yield advance
+        bar.advance(task)
+
+
+def error(message: str) -> None:
+    stderr.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+
+
+def warning(message: str) -> None:
+    stderr.print(f"[yellow]warning:[/] {message}")
+
+
+def note(message: str) -> None:
+    stderr.print(message)

@@ -1,0 +1,47 @@
+"""The implementations pqbench can measure, in the order tables show them.
+
+`liboqs` and `libcrypto` are native timing loops (no binding cost); `liboqs-python` and
+`cryptography` are what a Python application sees. The difference is the binding's cost.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from pqbench.errors import UsageError
+from pqbench.implementations.base import Implementation
+
+ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography")
+
+
+@cache
+def all_implementations() -> tuple[Implementation, ...]:
+    """One instance of each implementation, native loops first in each pair."""
+    from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
+    from pqbench.implementations.pyca import PycaImplementation
+
+    found: list[Implementation] = [LiboqsPythonImplementation(), PycaImplementation()]
+    try:
+        from pqbench.implementations.native import native_implementations
+    except ImportError:
+        pass
+    else:
+        found.extend(native_implementations())
+    return tuple(sorted(found, key=lambda impl: _rank(impl.name)))
+
+
+def _rank(name: str) -> int:
+    return ORDER.index(name) if name in ORDER else len(ORDER)
+
+
+def select(names: list[str] | None) -> tuple[Implementation, ...]:
+    """The implementations named (all when None); unknown names are a usage error."""
+    available = all_implementations()
+    if not names:
+        return available
+    known = {impl.name: impl for impl in available}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"unknown implementation {', '.join(unknown)}; choose from "
+                         f"{', '.join(known)}")
+    return tuple(known[n] for n in names)

@@ -1,0 +1,70 @@
+"""What every implementation offers: support asked, not assumed; set-up outside the clock."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from pqbench.algorithms.base import Algorithm
+from pqbench.timing.contract import LoopResult
+from pqbench.timing.loop import run_for
+
+
+class TimedOperation(ABC):
+    """One operation, fully prepared: keys, messages and buffers already exist."""
+
+    #: Bytes that travel or are stored (public_key, secret_key, ciphertext, signature ...).
+    sizes: Mapping[str, int]
+
+    @abstractmethod
+    def run(self, seconds: float) -> LoopResult:
+        """Time the operation for `seconds` (the one timing contract)."""
+
+
+@dataclass
+class PythonOperation(TimedOperation):
+    """An operation timed by the Python loop around a zero-argument callable."""
+
+    call: Callable[[], object]
+    sizes: Mapping[str, int] = field(default_factory=dict)
+
+    def run(self, seconds: float) -> LoopResult:
+        return run_for(self.call, seconds)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One correctness check an implementation passed before it was timed."""
+
+    name: str
+    detail: str = ""
+
+
+class Implementation(ABC):
+    """A library through which algorithms can be measured."""
+
+    #: Stable identifier shown in tables and stored with results.
+    name: str
+    #: One line saying what sits behind the name.
+    description: str
+
+    def unavailable_reason(self) -> str | None:
+        """None when usable here; otherwise why not and how to fix it."""
+        return None
+
+    @abstractmethod
+    def offers(self, alg: Algorithm, operation: str) -> str | None:
+        """None when this implementation offers the operation; otherwise the reason."""
+
+    @abstractmethod
+    def self_check(self, alg: Algorithm) -> list[Check]:
+        """Round trip and tamper checks; raises VerificationError on a wrong answer."""
+
+    @abstractmethod
+    def prepare(self, alg: Algorithm, operation: str) -> TimedOperation:
+        """Make everything the operation needs, outside the clock."""
+
+    def versions(self) -> dict[str, object]:
+        """Library versions for the environment fingerprint."""
+        return {}

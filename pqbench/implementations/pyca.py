@@ -1,0 +1,286 @@
+"""pyca/cryptography with the OpenSSL it bundles (`cryptography` rows)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import cryptography
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.backends.openssl import backend
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import (
+    ec,
+    ed448,
+    ed25519,
+    mldsa,
+    mlkem,
+    padding,
+    rsa,
+    x448,
+    x25519,
+)
+
+from pqbench.algorithms.base import Algorithm
+from pqbench.errors import NotOfferedError
+from pqbench.implementations import schemes
+from pqbench.implementations.base import Check, Implementation, PythonOperation, TimedOperation
+
+_RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+_DER_PKCS8 = (serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+              serialization.NoEncryption())
+
+# cryptography 50 exposes these classes (ML-KEM-512 is not among them).
+_MLKEM = {"ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey}
+_MLDSA = {"ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
+          "ML-DSA-87": mldsa.MLDSA87PrivateKey}
+_CURVES: dict[str, type[ec.EllipticCurve]] = {
+    "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,
+}
+_EDDSA = {"Ed25519": ed25519.Ed25519PrivateKey, "Ed448": ed448.Ed448PrivateKey}
+_XDH = {"X25519": x25519.X25519PrivateKey, "X448": x448.X448PrivateKey}
+_HASHES = {"SHA256": hashes.SHA256, "SHA384": hashes.SHA384}
+
+
+class _MlKem(schemes.KemScheme):
+    def __init__(self, key_class: Any) -> None:
+        self.key_class = key_class
+
+    def keygen(self) -> tuple[Any, Any]:
+        secret = self.key_class.generate()
+        return secret.public_key(), secret
+
+    def keygen_call(self) -> schemes.Call:
+        return self.key_class.generate
+
+    def encaps(self, public: Any) -> tuple[bytes, bytes]:
+        shared, ciphertext = public.encapsulate()
+        return ciphertext, shared
+
+    def encaps_call(self, public: Any) -> schemes.Call:
+        return public.encapsulate
+
+    def decaps(self, secret: Any, ciphertext: bytes) -> bytes:
+        return bytes(secret.decapsulate(ciphertext))
+
+    def decaps_call(self, secret: Any, ciphertext: bytes) -> schemes.Call:
+        return partial(secret.decapsulate, ciphertext)
+
+    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
+        # cryptography keeps ML-KEM private keys in the 64-byte seed form (FIPS 203, 7.1).
+        return {"public_key": len(public.public_bytes_raw()),
+                "secret_key": len(secret.private_bytes_raw())}
+
+
+class _Signer(schemes.SignatureScheme):
+    """ML-DSA, EdDSA, ECDSA and RSA PKCS#1 v1.5 behind one shape."""
+
+    def __init__(self, generate: schemes.Call, sign_args: tuple[Any, ...] = ()) -> None:
+        self.generate = generate
+        self.sign_args = sign_args
+
+    def keygen(self) -> tuple[Any, Any]:
+        secret = self.generate()
+        return secret.public_key(), secret  # type: ignore[attr-defined]
+
+    def keygen_call(self) -> schemes.Call:
+        return self.generate
+
+    def sign(self, secret: Any, message: bytes) -> bytes:
+        return bytes(secret.sign(message, *self.sign_args))
+
+    def sign_call(self, secret: Any, message: bytes) -> schemes.Call:
+        return partial(secret.sign, message, *self.sign_args)
+
+    def verify(self, public: Any, message: bytes, signature: bytes) -> bool:
+        try:
+            public.verify(signature, message, *self.sign_args)
+        except InvalidSignature:
+            return False
+        return True
+
+    def verify_call(self, public: Any, message: bytes, signature: bytes) -> schemes.Call:
+        return partial(public.verify, signature, message, *self.sign_args)
+
+    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
+        return _key_sizes(public, secret)
+
+
+class _Agreement(schemes.AgreementScheme):
+    def __init__(self, generate: schemes.Call, exchange_args: tuple[Any, ...] = ()) -> None:
+        self.generate = generate
+        self.exchange_args = exchange_args
+
+    def keygen(self) -> tuple[Any, Any]:
+        secret = self.generate()
+        return secret.public_key(), secret  # type: ignore[attr-defined]
+
+    def keygen_call(self) -> schemes.Call:
+        return self.generate
+
+    def derive(self, secret: Any, peer_public: Any) -> bytes:
+        return bytes(secret.exchange(*self.exchange_args, peer_public))
+
+    def derive_call(self, secret: Any, peer_public: Any) -> schemes.Call:
+        return partial(secret.exchange, *self.exchange_args, peer_public)
+
+    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
+        return _key_sizes(public, secret)
+
+
+class _RsaOaep(schemes.EncryptionScheme):
+    """RSA key transport with OAEP-SHA256 (RFC 8017, 7.1), as new protocols would use."""
+
+    pad = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+
+    def encrypt(self, public: Any, message: bytes) -> bytes:
+        return bytes(public.encrypt(message, self.pad))
+
+    def encrypt_call(self, public: Any, message: bytes) -> schemes.Call:
+        return partial(public.encrypt, message, self.pad)
+
+    def decrypt(self, secret: Any, ciphertext: bytes) -> bytes:
+        return bytes(secret.decrypt(ciphertext, self.pad))
+
+    def decrypt_call(self, secret: Any, ciphertext: bytes) -> schemes.Call:
+        return partial(secret.decrypt, ciphertext, self.pad)
+
+
+def _key_sizes(public: Any, secret: Any) -> dict[str, int]:
+    """Wire sizes: raw keys where a raw form exists, X9.62 points, DER for RSA."""
+    if isinstance(public, ec.EllipticCurvePublicKey):
+        pub = public.public_bytes(serialization.Encoding.X962,
+                                  serialization.PublicFormat.UncompressedPoint)
+        return {"public_key": len(pub), "secret_key": (public.curve.key_size + 7) // 8}
+    if isinstance(public, rsa.RSAPublicKey):
+        pub = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
+        return {"public_key": len(pub), "secret_key": len(secret.private_bytes(*_DER_PKCS8))}
+    if hasattr(public, "public_bytes_raw"):
+        return {"public_key": len(public.public_bytes_raw()),
+                "secret_key": len(secret.private_bytes_raw())}
+    return {"public_key": len(public.public_bytes(*_RAW)),
+            "secret_key": len(secret.private_bytes(*_DER_PKCS8))}
+
+
+class PycaImplementation(Implementation):
+    name = "cryptography"
+    description = "pyca/cryptography and the OpenSSL it bundles"
+
+    def __init__(self) -> None:
+        self._rsa_keys: dict[int, Any] = {}
+
+    def versions(self) -> dict[str, object]:
+        return {"cryptography": cryptography.__version__,
+                "cryptography_openssl": backend.openssl_version_text()}
+
+    def _scheme(self, alg: Algorithm) -> Any:
+        name = alg.name
+        if name in _MLKEM:
+            return _MlKem(_MLKEM[name])
+        if name in _MLDSA:
+            return _Signer(_MLDSA[name].generate)
+        if name in _EDDSA:
+            return _Signer(_EDDSA[name].generate)
+        if name in _XDH:
+            return _Agreement(_XDH[name].generate)
+        curve = alg.param("curve")
+        if alg.family == "ECDSA":
+            digest = _HASHES[str(alg.param("hash"))]()
+            return _Signer(partial(ec.generate_private_key, _CURVES[str(curve)]()),
+                           (ec.ECDSA(digest),))
+        if alg.family == "ECDH":
+            return _Agreement(partial(ec.generate_private_key, _CURVES[str(curve)]()), (ec.ECDH(),))
+        if alg.family == "RSA":
+            bits = int(alg.param("modulus_bits"))  # type: ignore[arg-type]
+            return _Signer(partial(rsa.generate_private_key, 65537, bits),
+                           (padding.PKCS1v15(), hashes.SHA256()))
+        return None
+
+    def offers(self, alg: Algorithm, operation: str) -> str | None:
+        if alg.kind in ("kem", "signature", "key-agreement", "rsa") and self._scheme(alg) is None:
+            if alg.family == "ML-KEM":
+                return f"cryptography {cryptography.__version__} exposes ML-KEM-768/1024 only"
+            return f"cryptography {cryptography.__version__} does not expose {alg.name}"
+        if alg.kind not in ("kem", "signature", "key-agreement", "rsa"):
+            return f"{alg.kind} algorithms are measured by another module"
+        if operation not in alg.all_operations:
+            return f"{alg.name} has no {operation!r} operation"
+        return None
+
+    def _require(self, alg: Algorithm, operation: str) -> Any:
+        reason = self.offers(alg, operation)
+        if reason:
+            raise NotOfferedError(reason)
+        return self._scheme(alg)
+
+    def _rsa_key(self, alg: Algorithm, scheme: _Signer) -> tuple[Any, Any]:
+        # RSA key generation takes up to seconds: make one key per size and reuse it.
+        bits = int(alg.param("modulus_bits"))  # type: ignore[arg-type]
+        if bits not in self._rsa_keys:
+            self._rsa_keys[bits] = scheme.keygen()
+        return self._rsa_keys[bits]  # type: ignore[no-any-return]
+
+    def self_check(self, alg: Algorithm) -> list[Check]:
+        scheme = self._require(alg, alg.all_operations[0])
+        if isinstance(scheme, _MlKem):
+            return schemes.check_kem(scheme)
+        if isinstance(scheme, _Agreement):
+            return schemes.check_agreement(scheme)
+        if alg.family == "RSA":
+            public, secret = self._rsa_key(alg, scheme)
+            cached = _FixedKeys(scheme, public, secret)
+            return schemes.check_signature(cached) + schemes.check_encryption(
+                _RsaOaep(), public, secret)
+        return schemes.check_signature(scheme)
+
+    def prepare(self, alg: Algorithm, operation: str) -> TimedOperation:
+        scheme = self._require(alg, operation)
+        if isinstance(scheme, _MlKem):
+            return schemes.prepare_kem(scheme, operation)
+        if isinstance(scheme, _Agreement):
+            return schemes.prepare_agreement(scheme, operation)
+        if alg.family == "RSA":
+            return self._prepare_rsa(alg, scheme, operation)
+        return schemes.prepare_signature(scheme, operation)
+
+    def _prepare_rsa(self, alg: Algorithm, scheme: _Signer, operation: str) -> TimedOperation:
+        public, secret = self._rsa_key(alg, scheme)
+        if operation in ("sign", "verify"):
+            return schemes.prepare_signature(_FixedKeys(scheme, public, secret), operation)
+        if operation == "keygen":
+            return PythonOperation(scheme.keygen_call(), _key_sizes(public, secret))
+        oaep = _RsaOaep()
+        ciphertext = oaep.encrypt(public, schemes.MESSAGE)
+        sizes = {**_key_sizes(public, secret), "ciphertext": len(ciphertext),
+                 "message": len(schemes.MESSAGE)}
+        call = (oaep.encrypt_call(public, schemes.MESSAGE) if operation == "encrypt"
+                else oaep.decrypt_call(secret, ciphertext))
+        return PythonOperation(call, sizes)
+
+
+class _FixedKeys(schemes.SignatureScheme):
+    """A signer whose keygen returns one cached key pair (RSA keys are slow to make)."""
+
+    def __init__(self, inner: _Signer, public: Any, secret: Any) -> None:
+        self.inner, self.public, self.secret = inner, public, secret
+
+    def keygen(self) -> tuple[Any, Any]:
+        return self.public, self.secret
+
+    def keygen_call(self) -> schemes.Call:
+        return self.inner.keygen_call()
+
+    def sign(self, secret: Any, message: bytes) -> bytes:
+        return self.inner.sign(secret, message)
+
+    def sign_call(self, secret: Any, message: bytes) -> schemes.Call:
+        return self.inner.sign_call(secret, message)
+
+    def verify(self, public: Any, message: bytes, signature: bytes) -> bool:
+        return self.inner.verify(public, message, signature)
+
+    def verify_call(self, public: Any, message: bytes, signature: bytes) -> schemes.Call:
+        return self.inner.verify_call(public, message, signature)
+
+    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
+        return self.inner.key_sizes(public, secret)

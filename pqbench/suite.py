@@ -1,0 +1,173 @@
+"""Run a speed suite: check each (algorithm, implementation), then time each operation.
+
+The order of work follows `openssl speed`: correctness first, then a warm-up, then several
+timed rounds per operation so every figure has a spread. Nothing here prints; progress is
+reported through a callback and the result is a frozen Run.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pqbench.algorithms.base import Algorithm
+from pqbench.errors import NotOfferedError, VerificationError
+from pqbench.implementations.base import Implementation
+from pqbench.results import Measurement, Problem, Run, Verification
+
+
+@dataclass(frozen=True)
+class SpeedSettings:
+    """How long and how often each operation is timed."""
+
+    seconds: float = 1.0  # timed seconds per operation, split over the rounds
+    rounds: int = 7
+    warmup: float = 0.05  # untimed seconds before the rounds
+    operations: tuple[str, ...] = ()  # empty: each algorithm's default operations
+    label: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def round_seconds(self) -> float:
+        return self.seconds / self.rounds
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seconds": self.seconds, "rounds": self.rounds, "warmup": self.warmup,
+                "operations": list(self.operations), **self.extra}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of timed work, for progress reporting."""
+
+    algorithm: Algorithm
+    implementation: Implementation
+    operation: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.algorithm.name} {self.operation} [{self.implementation.name}]"
+
+
+Progress = Callable[[Task], None]
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Sortable and unique: UTC time of the start plus random bits."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def operations_for(alg: Algorithm, wanted: Sequence[str]) -> tuple[str, ...]:
+    if not wanted:
+        return alg.operations
+    return tuple(op for op in wanted if op in alg.all_operations)
+
+
+def plan(algorithms: Iterable[Algorithm], implementations: Iterable[Implementation],
+         settings: SpeedSettings) -> list[Task]:
+    impls = tuple(implementations)
+    return [Task(alg, impl, op) for alg in algorithms for impl in impls
+            for op in operations_for(alg, settings.operations)]
+
+
+class SuiteRecorder:
+    """Collects what a suite produced so an interruption keeps everything completed."""
+
+    def __init__(self) -> None:
+        self.measurements: list[Measurement] = []
+        self.problems: list[Problem] = []
+        self.verifications: list[Verification] = []
+
+
+def measure(task: Task, settings: SpeedSettings) -> Measurement:
+    """Prepare outside the clock, warm up, then time `settings.rounds` rounds."""
+    prepared = task.implementation.prepare(task.algorithm, task.operation)
+    prepared.run(settings.warmup)
+    rounds = tuple(prepared.run(settings.round_seconds) for _ in range(settings.rounds))
+    return Measurement(
+        algorithm=task.algorithm.name,
+        implementation=task.implementation.name,
+        operation=task.operation,
+        rounds=rounds,
+        sizes=dict(prepared.sizes),
+        attributes=dict(getattr(prepared, "attributes", {}) or {}),
+        counter=getattr(prepared, "counter", None),
+    )
+
+
+def _check(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
+    """Verify before timing; an implementation that fails is recorded, never timed."""
+    reason = impl.offers(alg, operations_for(alg, ())[0] if alg.operations else "")
+    if reason:
+        kind = "unavailable" if impl.unavailable_reason() else "not offered"
+        record.problems.append(Problem(alg.name, impl.name, kind, reason))
+        return False
+    try:
+        checks = impl.self_check(alg)
+    except VerificationError as exc:
+        record.problems.append(Problem(alg.name, impl.name, "failed verification", str(exc)))
+        return False
+    except NotOfferedError as exc:
+        record.problems.append(Problem(alg.name, impl.name, "not offered", str(exc)))
+        return False
+    record.verifications.append(Verification(alg.name, impl.name, tuple(c.name for c in checks)))
+    return True
+
+
+def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorder,
+            progress: Progress | None = None) -> None:
+    """Run the tasks in order; raises KeyboardInterrupt through, keeping what finished."""
+    verified: dict[tuple[str, str], bool] = {}
+    for task in tasks:
+        pair = (task.algorithm.name, task.implementation.name)
+        if pair not in verified:
+            verified[pair] = _check(task.algorithm, task.implementation, record)
+        if progress:
+            progress(task)
+        if not verified[pair]:
+            continue
+        reason = task.implementation.offers(task.algorithm, task.operation)
+        if reason:
+            record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+            continue
+        try:
+            record.measurements.append(measure(task, settings))
+        except (NotOfferedError, VerificationError) as exc:
+            kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
+            record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+
+
+def run_suite(
+    algorithms: Sequence[Algorithm],
+    implementations: Sequence[Implementation],
+    settings: SpeedSettings,
+    environment: dict[str, Any],
+    progress: Progress | None = None,
+    command: str | None = None,
+) -> Run:
+    """Measure everything; on Ctrl-C return what finished, marked interrupted."""
+    started = datetime.now(UTC)
+    record = SuiteRecorder()
+    status = "complete"
+    try:
+        execute(plan(algorithms, implementations, settings), settings, record, progress)
+    except KeyboardInterrupt:
+        status = "interrupted"
+    return Run(
+        run_id=new_run_id(started),
+        started_at=started.isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        status=status,
+        command=command or " ".join(["pqbench", *sys.argv[1:]]),
+        label=settings.label,
+        settings=settings.as_dict(),
+        environment=environment,
+        measurements=tuple(record.measurements),
+        problems=tuple(record.problems),
+        verifications=tuple(record.verifications),
+    )
