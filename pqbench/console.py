@@ -17,6 +17,7 @@ from rich.table import Table
 
 from pqbench.results import Measurement, Problem, Run
 
+
 def _console(to_stderr: bool) -> Console:
     probe = Console(stderr=to_stderr)
     # Off a terminal rich assumes 80 columns; tables of figures then wrap every cell.
@@ -44,9 +45,9 @@ def plain(value: float | None, digits: int = 3) -> str:
         return "-"
     if value == 0:
         return "0"
-    magnitude = int(math.floor(math.log10(abs(value))))
+    magnitude = math.floor(math.log10(abs(value)))
     decimals = max(digits - 1 - magnitude, 0)
-    return f"{round(value, decimals - 0):,.{decimals}f}"
+    return f"{round(value, digits - 1 - magnitude):,.{decimals}f}"
 
 
 def spread(m: Measurement) -> tuple[str, str]:

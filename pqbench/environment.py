@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import socket
 import subprocess
 import sys
@@ -57,8 +56,8 @@ def operating_system() -> dict[str, Any]:
         info.update(name="macOS", version=platform.mac_ver()[0],
                     build=_command("sw_vers", "-buildVersion") or "")
     elif system == "Windows":
-        release, build, *_ = platform.win32_ver()
-        info.update(name="Windows", version=release, build=build)
+        win_release, win_build, *_ = platform.win32_ver()
+        info.update(name="Windows", version=win_release, build=win_build)
     else:
         release = _os_release()
         info.update(name=release.get("NAME", system), version=release.get("VERSION", ""),
@@ -78,7 +77,7 @@ def os_build(os_info: dict[str, Any]) -> str:
 
 def cpu() -> dict[str, Any]:
     """CPU model and the crypto-relevant feature flags."""
-    model, flags = "", set()
+    model, flags = "", set[str]()
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -95,8 +94,8 @@ def cpu() -> dict[str, Any]:
         flags |= set((_command("sysctl", "-n", "machdep.cpu.features") or "").lower().split())
     wanted = X86_CRYPTO_FLAGS if platform.machine().lower() in ("x86_64", "amd64") \
         else ARM_CRYPTO_FLAGS
-    return {"model": model or platform.processor(), "flags": sorted(f for f in wanted if f in flags),
-            "count": os.cpu_count()}
+    return {"model": model or platform.processor(),
+            "flags": sorted(f for f in wanted if f in flags), "count": os.cpu_count()}
 
 
 def system_libcrypto() -> dict[str, Any]:

@@ -19,6 +19,12 @@ from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation
 from pqbench.results import Measurement, Problem, Run, Verification
 
+#: `openssl speed -evp` block sizes.
+BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)
+
+#: Kinds whose operations process a block of bytes and are swept over block sizes.
+BULK_KINDS = ("cipher", "hash")
+
 
 @dataclass(frozen=True)
 class SpeedSettings:
@@ -28,6 +34,8 @@ class SpeedSettings:
     rounds: int = 7
     warmup: float = 0.05  # untimed seconds before the rounds
     operations: tuple[str, ...] = ()  # empty: each algorithm's default operations
+    #: Bytes per operation for ciphers and hashes (the `openssl speed` sweep by default).
+    block_sizes: tuple[int, ...] = BLOCK_SIZES
     label: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -37,7 +45,8 @@ class SpeedSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "rounds": self.rounds, "warmup": self.warmup,
-                "operations": list(self.operations), **self.extra}
+                "operations": list(self.operations), "block_sizes": list(self.block_sizes),
+                **self.extra}
 
 
 @dataclass(frozen=True)
@@ -47,10 +56,12 @@ class Task:
     algorithm: Algorithm
     implementation: Implementation
     operation: str
+    block_size: int | None = None
 
     @property
     def title(self) -> str:
-        return f"{self.algorithm.name} {self.operation} [{self.implementation.name}]"
+        block = f" {self.block_size}B" if self.block_size else ""
+        return f"{self.algorithm.name} {self.operation}{block} [{self.implementation.name}]"
 
 
 Progress = Callable[[Task], None]
@@ -71,8 +82,9 @@ def operations_for(alg: Algorithm, wanted: Sequence[str]) -> tuple[str, ...]:
 def plan(algorithms: Iterable[Algorithm], implementations: Iterable[Implementation],
          settings: SpeedSettings) -> list[Task]:
     impls = tuple(implementations)
-    return [Task(alg, impl, op) for alg in algorithms for impl in impls
-            for op in operations_for(alg, settings.operations)]
+    return [Task(alg, impl, op, size) for alg in algorithms for impl in impls
+            for op in operations_for(alg, settings.operations)
+            for size in (settings.block_sizes if alg.kind in BULK_KINDS else (None,))]
 
 
 class SuiteRecorder:
@@ -86,7 +98,7 @@ class SuiteRecorder:
 
 def measure(task: Task, settings: SpeedSettings) -> Measurement:
     """Prepare outside the clock, warm up, then time `settings.rounds` rounds."""
-    prepared = task.implementation.prepare(task.algorithm, task.operation)
+    prepared = task.implementation.prepare(task.algorithm, task.operation, task.block_size)
     prepared.run(settings.warmup)
     rounds = tuple(prepared.run(settings.round_seconds) for _ in range(settings.rounds))
     return Measurement(
@@ -95,14 +107,15 @@ def measure(task: Task, settings: SpeedSettings) -> Measurement:
         operation=task.operation,
         rounds=rounds,
         sizes=dict(prepared.sizes),
-        attributes=dict(getattr(prepared, "attributes", {}) or {}),
-        counter=getattr(prepared, "counter", None),
+        block_size=task.block_size,
+        attributes=dict(prepared.attributes),
+        counter=prepared.counter,
     )
 
 
 def _check(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
     """Verify before timing; an implementation that fails is recorded, never timed."""
-    reason = impl.offers(alg, operations_for(alg, ())[0] if alg.operations else "")
+    reason = impl.offers(alg, alg.all_operations[0])
     if reason:
         kind = "unavailable" if impl.unavailable_reason() else "not offered"
         record.problems.append(Problem(alg.name, impl.name, kind, reason))

@@ -40,6 +40,12 @@ class Algorithm:
     def param(self, key: str, default: object = None) -> object:
         return dict(self.params).get(key, default)
 
+    def int_param(self, key: str) -> int:
+        value = self.param(key)
+        if not isinstance(value, int):
+            raise KeyError(f"{self.name} has no integer parameter {key!r}")
+        return value
+
     @property
     def all_operations(self) -> tuple[str, ...]:
         return self.operations + self.optional_operations

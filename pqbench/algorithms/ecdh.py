@@ -6,12 +6,13 @@ from pqbench.algorithms.base import DEFAULT_OPERATIONS, Algorithm
 
 _OPS = DEFAULT_OPERATIONS["key-agreement"]
 
-ALGORITHMS = (
+_XDH = (
     Algorithm("X25519", "key-agreement", "ECDH", ("ecdhx25519", "curve25519"), _OPS,
               classical_bits=128, params=(("curve", "x25519"),)),
     Algorithm("X448", "key-agreement", "ECDH", ("ecdhx448", "curve448"), _OPS,
               classical_bits=224, params=(("curve", "x448"),)),
-) + tuple(
+)
+_NIST = tuple(
     Algorithm(
         f"ECDH-P-{bits}",
         "key-agreement",
@@ -23,3 +24,5 @@ ALGORITHMS = (
     )
     for bits, security in ((256, 128), (384, 192), (521, 256))
 )
+
+ALGORITHMS = (*_XDH, *_NIST)

@@ -16,6 +16,10 @@ class TimedOperation(ABC):
 
     #: Bytes that travel or are stored (public_key, secret_key, ciphertext, signature ...).
     sizes: Mapping[str, int]
+    #: Further facts stored with the row (key_bits, security_bits, quantum_security_bits).
+    attributes: Mapping[str, object] = {}
+    #: Name of the cycle counter the loop reads, None when it reads none.
+    counter: str | None = None
 
     @abstractmethod
     def run(self, seconds: float) -> LoopResult:
@@ -28,6 +32,8 @@ class PythonOperation(TimedOperation):
 
     call: Callable[[], object]
     sizes: Mapping[str, int] = field(default_factory=dict)
+    attributes: Mapping[str, object] = field(default_factory=dict)
+    counter: str | None = None
 
     def run(self, seconds: float) -> LoopResult:
         return run_for(self.call, seconds)
@@ -62,8 +68,13 @@ class Implementation(ABC):
         """Round trip and tamper checks; raises VerificationError on a wrong answer."""
 
     @abstractmethod
-    def prepare(self, alg: Algorithm, operation: str) -> TimedOperation:
-        """Make everything the operation needs, outside the clock."""
+    def prepare(self, alg: Algorithm, operation: str,
+                block_size: int | None = None) -> TimedOperation:
+        """Make everything the operation needs, outside the clock.
+
+        `block_size` is the bytes processed per operation for symmetric ciphers and hashes
+        (None for public-key operations).
+        """
 
     def versions(self) -> dict[str, object]:
         """Library versions for the environment fingerprint."""

@@ -28,7 +28,7 @@ class _OqsKem(schemes.KemScheme):
         return kem.generate_keypair(), kem
 
     def keygen_call(self) -> schemes.Call:
-        return self.oqs.KeyEncapsulation(self.name).generate_keypair  # type: ignore[no-any-return]
+        return self.oqs.KeyEncapsulation(self.name).generate_keypair
 
     def encaps(self, public: Any) -> tuple[bytes, bytes]:
         ciphertext, shared = self.oqs.KeyEncapsulation(self.name).encap_secret(public)
@@ -56,7 +56,7 @@ class _OqsSignature(schemes.SignatureScheme):
         return signer.generate_keypair(), signer
 
     def keygen_call(self) -> schemes.Call:
-        return self.oqs.Signature(self.name).generate_keypair  # type: ignore[no-any-return]
+        return self.oqs.Signature(self.name).generate_keypair
 
     def sign(self, secret: Any, message: bytes) -> bytes:
         return bytes(secret.sign(message))
@@ -140,7 +140,8 @@ class LiboqsPythonImplementation(Implementation):
             return schemes.check_kem(scheme)
         return schemes.check_signature(scheme)
 
-    def prepare(self, alg: Algorithm, operation: str) -> TimedOperation:
+    def prepare(self, alg: Algorithm, operation: str,
+                block_size: int | None = None) -> TimedOperation:
         scheme = self._scheme(alg, operation)
         if isinstance(scheme, _OqsKem):
             return schemes.prepare_kem(scheme, operation)

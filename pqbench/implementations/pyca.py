@@ -31,14 +31,14 @@ _DER_PKCS8 = (serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
               serialization.NoEncryption())
 
 # cryptography 50 exposes these classes (ML-KEM-512 is not among them).
-_MLKEM = {"ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey}
-_MLDSA = {"ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
+_MLKEM: dict[str, Any] = {"ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey}
+_MLDSA: dict[str, Any] = {"ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
           "ML-DSA-87": mldsa.MLDSA87PrivateKey}
 _CURVES: dict[str, type[ec.EllipticCurve]] = {
     "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,
 }
-_EDDSA = {"Ed25519": ed25519.Ed25519PrivateKey, "Ed448": ed448.Ed448PrivateKey}
-_XDH = {"X25519": x25519.X25519PrivateKey, "X448": x448.X448PrivateKey}
+_EDDSA: dict[str, Any] = {"Ed25519": ed25519.Ed25519PrivateKey, "Ed448": ed448.Ed448PrivateKey}
+_XDH: dict[str, Any] = {"X25519": x25519.X25519PrivateKey, "X448": x448.X448PrivateKey}
 _HASHES = {"SHA256": hashes.SHA256, "SHA384": hashes.SHA384}
 
 
@@ -191,7 +191,7 @@ class PycaImplementation(Implementation):
         if alg.family == "ECDH":
             return _Agreement(partial(ec.generate_private_key, _CURVES[str(curve)]()), (ec.ECDH(),))
         if alg.family == "RSA":
-            bits = int(alg.param("modulus_bits"))  # type: ignore[arg-type]
+            bits = alg.int_param("modulus_bits")
             return _Signer(partial(rsa.generate_private_key, 65537, bits),
                            (padding.PKCS1v15(), hashes.SHA256()))
         return None
@@ -215,10 +215,10 @@ class PycaImplementation(Implementation):
 
     def _rsa_key(self, alg: Algorithm, scheme: _Signer) -> tuple[Any, Any]:
         # RSA key generation takes up to seconds: make one key per size and reuse it.
-        bits = int(alg.param("modulus_bits"))  # type: ignore[arg-type]
+        bits = alg.int_param("modulus_bits")
         if bits not in self._rsa_keys:
             self._rsa_keys[bits] = scheme.keygen()
-        return self._rsa_keys[bits]  # type: ignore[no-any-return]
+        return self._rsa_keys[bits]
 
     def self_check(self, alg: Algorithm) -> list[Check]:
         scheme = self._require(alg, alg.all_operations[0])
@@ -233,7 +233,8 @@ class PycaImplementation(Implementation):
                 _RsaOaep(), public, secret)
         return schemes.check_signature(scheme)
 
-    def prepare(self, alg: Algorithm, operation: str) -> TimedOperation:
+    def prepare(self, alg: Algorithm, operation: str,
+                block_size: int | None = None) -> TimedOperation:
         scheme = self._require(alg, operation)
         if isinstance(scheme, _MlKem):
             return schemes.prepare_kem(scheme, operation)

@@ -218,7 +218,9 @@ class Store:
             operation=m.operation, block_size=m.block_size, ops_per_sec=m.ops_per_sec,
             us_per_op=m.us_per_op, cycles_per_op=m.cycles_per_op, counter=m.counter,
             sizes=dict(m.sizes), attributes=dict(m.attributes)))
-        measurement_id = result.inserted_primary_key[0]
+        primary_key = result.inserted_primary_key
+        assert primary_key is not None
+        measurement_id = primary_key[0]
         conn.execute(schema.samples.insert(), [
             {"measurement_id": measurement_id, "round_index": i, "ops": r.ops,
              "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
@@ -228,7 +230,7 @@ class Store:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         try:
             with self._transaction() as conn:
-                conn.execute(schema.annotations.insert(),
+                conn.execute(schema.build_notes.insert(),
                              [{"build": build, "text": text, "created_at": now}])
         except IntegrityError:
             pass  # the same note on the same build: stored once
@@ -257,9 +259,9 @@ class Store:
     def resolve_run_id(self, prefix: str) -> str:
         """A full run id from a unique prefix (ids are long; users type the start)."""
         with self.engine.connect() as conn:
-            ids = list(conn.execute(select(schema.runs.c.run_id)
-                                    .where(schema.runs.c.run_id.startswith(prefix, autoescape=True)))
-                       .scalars())
+            column = schema.runs.c.run_id
+            query = select(column).where(column.startswith(prefix, autoescape=True))
+            ids = list(conn.execute(query).scalars())
         if prefix in ids:
             return prefix
         if not ids:
@@ -304,10 +306,10 @@ class Store:
                 for row in rows]
 
     def annotations(self) -> list[tuple[str, str, str]]:
-        a = schema.annotations
+        a = schema.build_notes
         with self.engine.connect() as conn:
-            return [tuple(r) for r in conn.execute(  # type: ignore[misc]
-                select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))]
+            rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
+            return [(r.build, r.text, r.created_at) for r in rows]
 
 
 def _run_row(run: Run) -> dict[str, Any]:

@@ -98,7 +98,7 @@ verifications = Table(
     Column("checks", JSON, nullable=False),
 )
 
-annotations = Table(
+build_notes = Table(
     "pqbench_annotations", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("build", Text, nullable=False),
