@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes.util
 import importlib
+import logging
 import os
 import sys
 import types
@@ -88,7 +89,14 @@ def _import_quietly(install: LiboqsInstall) -> types.ModuleType:
             # liboqs-python warns when liboqs's major.minor differs from its own; our 0.13
             # build is deliberate and the one missing symbol is provided by compat.c.
             warnings.filterwarnings("ignore", message=r"liboqs version .* differs from")
-            return importlib.import_module("oqs")
+            # Its import-time INFO line ("faulthandler is disabled") is noise on every run.
+            logging.disable(logging.INFO)
+            try:
+                module = importlib.import_module("oqs")
+            finally:
+                logging.disable(logging.NOTSET)
+            logging.getLogger("oqs.oqs").setLevel(logging.WARNING)
+            return module
     except SystemExit as exc:  # liboqs-python exits when it cannot load or install liboqs
         raise ImplementationUnavailable(
             f"liboqs-python could not load {install.library}: {exc}; {_SETUP_HINT}"
