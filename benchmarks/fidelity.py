@@ -1,0 +1,343 @@
+"""How close pqbench's native loops come to the reference tools' own numbers.
+
+For liboqs the references are liboqs's tests/speed_kem and tests/speed_sig, built here from
+the same liboqs source pqbench builds (crates.io oqs-sys 0.11.0+liboqs-0.13.0) and linked
+against the same installed library pqbench loads. For libcrypto the reference is
+`openssl speed -mr -elapsed -seconds N` of the system's /usr/bin/openssl (-elapsed: wall
+time, as pqbench measures, instead of CPU user time).
+
+Reference and pqbench run in alternation (A, B, A, B, ...: --pairs pairs of equal
+duration), so a slow phase of a shared machine hits both; each pair gives one ratio
+pqbench_ops_per_s / reference_ops_per_s and the table shows the median of those ratios.
+The target is a ratio >= 0.97 for every operation. A benchmark script, not a test:
+
+    python benchmarks/fidelity.py --seconds 1 --pairs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pqbench.timing import native
+
+TARGET_RATIO = 0.97
+WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored
+LIBOQS_SOURCE_GLOB = "~/.cargo/registry/src/*/oqs-sys-0.11.0+liboqs-0.13.0/liboqs"
+
+# (pk, sk, ct, ss) bytes, FIPS 203 Table 3; (pk, sk, signature) bytes, FIPS 204 Table 2.
+KEM_SIZES = {
+    "ML-KEM-512": (800, 1632, 768, 32),
+    "ML-KEM-768": (1184, 2400, 1088, 32),
+    "ML-KEM-1024": (1568, 3168, 1568, 32),
+}
+SIG_SIZES = {
+    "ML-DSA-44": (1312, 2560, 2420),
+    "ML-DSA-65": (1952, 4032, 3309),
+    "ML-DSA-87": (2592, 4896, 4627),
+}
+SPEED_SIG_MESSAGE_LEN = 50  # speed_sig.c signs a 50-byte random message
+
+# openssl speed name -> (pqbench algorithm, {operation: the -mr result tag})
+OPENSSL_CASES = {
+    "rsa2048": ("RSA-2048", {"sign": "R1", "verify": "R2"}),
+    "ecdhp256": ("P-256", {"derive": "R7"}),
+    "ecdhx25519": ("X25519", {"derive": "R7"}),
+    "ed25519": ("Ed25519", {"sign": "R8", "verify": "R9"}),
+}
+
+OpsPerSecond = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One reference run (covering several operations) and the matching pqbench loops."""
+
+    reference_tool: str
+    algorithm: str
+    operations: tuple[str, ...]
+    run_reference: Callable[[int], OpsPerSecond]
+    run_pqbench: Callable[[int, str], float]
+
+
+@dataclass(frozen=True)
+class Row:
+    reference_tool: str
+    algorithm: str
+    operation: str
+    reference: list[float]
+    pqbench: list[float]
+
+    @property
+    def ratios(self) -> list[float]:
+        return [p / r for p, r in zip(self.pqbench, self.reference, strict=True)]
+
+
+# --- liboqs reference: build speed_kem / speed_sig ----------------------------------------
+
+
+def liboqs_library(explicit: str | None) -> Path:
+    """The liboqs shared library pqbench uses (or --liboqs: a file or an install prefix)."""
+    if explicit:
+        path = Path(explicit).expanduser().resolve()
+        if path.is_dir():
+            path = path / "lib" / "liboqs.so"
+        return path.resolve()
+    try:
+        from pqbench.liboqs import find_installed
+    except ImportError as exc:
+        sys.exit(f"cannot locate liboqs ({exc}); pass --liboqs PATH")
+    install = find_installed()
+    if install is None:
+        sys.exit("no liboqs installed for pqbench: run `make setup` or pass --liboqs PATH")
+    return Path(install.library).resolve()
+
+
+def liboqs_source(explicit: str | None) -> Path:
+    """liboqs's source tree with tests/speed_kem.c (the one pqbench builds liboqs from)."""
+    if explicit:
+        return Path(explicit).expanduser()
+    found = sorted(glob.glob(os.path.expanduser(LIBOQS_SOURCE_GLOB)))
+    if not found:
+        sys.exit(
+            "liboqs source not found under ~/.cargo/registry; `cargo fetch` a manifest that "
+            'depends on oqs-sys = "=0.11.0", or pass --liboqs-src'
+        )
+    return Path(found[-1])
+
+
+def build_speed_tools(library: Path, source: Path, work: Path) -> dict[str, Path]:
+    """Compile tests/speed_kem.c and speed_sig.c against `library` into `work`."""
+    include = library.parent.parent / "include"
+    tests = source / "tests"
+    if not (include / "oqs" / "oqs.h").exists():
+        sys.exit(f"no liboqs headers at {include}/oqs beside {library}")
+    key = hashlib.sha256(f"{library}\n{source}".encode()).hexdigest()[:12]
+    out = work / f"speed-{key}"
+    out.mkdir(parents=True, exist_ok=True)
+    tools = {}
+    for name in ("speed_kem", "speed_sig"):
+        binary = out / name
+        inputs = [tests / f"{name}.c", tests / "ds_benchmark.h", tests / "system_info.c", library]
+        if not binary.exists() or binary.stat().st_mtime < max(p.stat().st_mtime for p in inputs):
+            command = [
+                os.environ.get("CC", "cc"),
+                "-O3",
+                "-std=gnu11",
+                f"-I{include}",
+                f"-I{tests}",
+                str(tests / f"{name}.c"),
+                "-o",
+                str(binary),
+                str(library),
+                f"-Wl,-rpath,{library.parent}",
+                "-lcrypto",
+                "-lm",
+            ]
+            print(f"building {name}: {' '.join(command)}", file=sys.stderr)
+            subprocess.run(command, check=True)
+        tools[name] = binary
+    return tools
+
+
+_DS_ROW = re.compile(r"^(\w+)\s*\|\s*(\d+)\s*\|\s*([\d.]+)\s*\|\s*([\d.]+)\s*\|")
+
+
+def run_liboqs_speed(binary: Path, algorithm: str, seconds: int) -> OpsPerSecond:
+    """Run speed_kem/speed_sig for one algorithm; ops/s = 1e6 / mean time per op (us)."""
+    done = subprocess.run(
+        [str(binary), "--duration", str(seconds), algorithm],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: OpsPerSecond = {}
+    for line in done.stdout.splitlines():
+        match = _DS_ROW.match(line.strip())
+        if match:
+            operation = "keygen" if match[1] == "keypair" else match[1]
+            result[operation] = 1e6 / float(match[4])
+    return result
+
+
+def kem_loop(alg: str) -> Callable[[int, str], float]:
+    pk, sk, ct, ss = KEM_SIZES[alg]
+
+    def run(seconds: int, op: str) -> float:
+        result = native.oqs_kem(alg, op, seconds, pk_len=pk, sk_len=sk, ct_len=ct, ss_len=ss)
+        return result.ops_per_sec
+
+    return run
+
+
+def sig_loop(alg: str) -> Callable[[int, str], float]:
+    pk, sk, sig = SIG_SIZES[alg]
+
+    def run(seconds: int, op: str) -> float:
+        result = native.oqs_sig(
+            alg,
+            op,
+            seconds,
+            pk_len=pk,
+            sk_len=sk,
+            sig_len_max=sig,
+            msg_len=SPEED_SIG_MESSAGE_LEN,
+        )
+        return result.ops_per_sec
+
+    return run
+
+
+def speed_tool(binary: Path, alg: str) -> Callable[[int], OpsPerSecond]:
+    return lambda seconds: run_liboqs_speed(binary, alg, seconds)
+
+
+def liboqs_cases(tools: dict[str, Path]) -> list[Case]:
+    kems = [
+        Case(
+            "liboqs speed_kem",
+            alg,
+            ("keygen", "encaps", "decaps"),
+            speed_tool(tools["speed_kem"], alg),
+            kem_loop(alg),
+        )
+        for alg in KEM_SIZES
+    ]
+    sigs = [
+        Case(
+            "liboqs speed_sig",
+            alg,
+            ("keygen", "sign", "verify"),
+            speed_tool(tools["speed_sig"], alg),
+            sig_loop(alg),
+        )
+        for alg in SIG_SIZES
+    ]
+    return kems + sigs
+
+
+# --- libcrypto reference: openssl speed -----------------------------------------------------
+
+
+def run_openssl_speed(openssl: str, name: str, seconds: int) -> OpsPerSecond:
+    """`openssl speed -mr`: '+R1:count:bits:secs' (RSA, ECDH) or '+R8:count:bits:name:secs'."""
+    _, tags = OPENSSL_CASES[name]
+    done = subprocess.run(
+        [openssl, "speed", "-mr", "-elapsed", "-seconds", str(seconds), name],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: dict[str, float] = {}
+    for line in (done.stdout + done.stderr).splitlines():
+        if line.startswith("+R"):
+            fields = line[1:].split(":")
+            found[fields[0]] = int(fields[1]) / float(fields[-1])
+    return {op: found[tag] for op, tag in tags.items()}
+
+
+def openssl_tool(openssl: str, name: str) -> Callable[[int], OpsPerSecond]:
+    return lambda seconds: run_openssl_speed(openssl, name, seconds)
+
+
+def libcrypto_loop(alg: str) -> Callable[[int, str], float]:
+    return lambda seconds, op: native.ssl_pk(alg, op, seconds).ops_per_sec
+
+
+def openssl_cases(openssl: str) -> list[Case]:
+    return [
+        Case("openssl speed", alg, tuple(tags), openssl_tool(openssl, name), libcrypto_loop(alg))
+        for name, (alg, tags) in OPENSSL_CASES.items()
+    ]
+
+
+# --- alternation and the table ------------------------------------------------------------
+
+
+def measure(case: Case, seconds: int, pairs: int) -> list[Row]:
+    """`pairs` x (reference run, then pqbench run) of equal duration."""
+    reference: dict[str, list[float]] = {op: [] for op in case.operations}
+    pqbench: dict[str, list[float]] = {op: [] for op in case.operations}
+    for pair in range(pairs):
+        print(f"  {case.algorithm}: pair {pair + 1}/{pairs}", file=sys.stderr)
+        ref = case.run_reference(seconds)
+        for op in case.operations:
+            reference[op].append(ref[op])
+        for op in case.operations:
+            pqbench[op].append(case.run_pqbench(seconds, op))
+    return [
+        Row(case.reference_tool, case.algorithm, op, reference[op], pqbench[op])
+        for op in case.operations
+    ]
+
+
+def markdown(rows: list[Row], pairs: int) -> str:
+    lines = [
+        "| Reference | Algorithm | Operation | reference ops/s | pqbench ops/s "
+        f"| ratio (median of {pairs}) | ratio min–max | ≥ {TARGET_RATIO} |",
+        "|---|---|---|---:|---:|---:|---:|:---:|",
+    ]
+    for row in rows:
+        ratio = statistics.median(row.ratios)
+        lines.append(
+            f"| {row.reference_tool} | {row.algorithm} | {row.operation} "
+            f"| {statistics.median(row.reference):,.0f} | {statistics.median(row.pqbench):,.0f} "
+            f"| {ratio:.3f} | {min(row.ratios):.3f}–{max(row.ratios):.3f} "
+            f"| {'yes' if ratio >= TARGET_RATIO else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=1, help="duration of each run (whole s)")
+    parser.add_argument("--pairs", type=int, default=5, help="alternating pairs (>= 5)")
+    parser.add_argument("--only", choices=("liboqs", "openssl"), help="one reference only")
+    parser.add_argument("--liboqs", help="liboqs library or prefix (default: pqbench's)")
+    parser.add_argument("--liboqs-src", help="liboqs source tree with tests/speed_kem.c")
+    parser.add_argument("--openssl", default="/usr/bin/openssl", help="openssl binary")
+    parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="build directory")
+    args = parser.parse_args(argv)
+    if args.seconds < 1 or args.pairs < 1:
+        parser.error("--seconds and --pairs must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not native.available():
+        sys.exit(f"native loops unavailable: {native.unavailable_reason()}")
+    cases: list[Case] = []
+    header = [
+        f"- seconds per run: {args.seconds}, pairs: {args.pairs}, counter: {native.counter_name()}"
+    ]
+    if args.only in (None, "liboqs"):
+        library = liboqs_library(args.liboqs)
+        tools = build_speed_tools(library, liboqs_source(args.liboqs_src), args.work_dir)
+        header.append(f"- liboqs {native.oqs_load(library)}: {library}")
+        cases += liboqs_cases(tools)
+    if args.only in (None, "openssl"):
+        openssl = shutil.which(args.openssl) or args.openssl
+        version = subprocess.run([openssl, "version"], capture_output=True, text=True).stdout
+        header.append(f"- reference {openssl}: {version.strip()}")
+        header.append(f"- pqbench libcrypto: {native.ssl_version()} ({native.ssl_library_path()})")
+        cases += openssl_cases(openssl)
+    rows = [row for case in cases for row in measure(case, args.seconds, args.pairs)]
+    print("\n".join(header))
+    print()
+    print(markdown(rows, args.pairs))
+    return 0 if all(statistics.median(r.ratios) >= TARGET_RATIO for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
