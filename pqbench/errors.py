@@ -43,3 +43,7 @@ class StoreError(PqbenchError):
 
 class InputFileError(PqbenchError):
     """A file named by the user cannot be read or measured."""
+
+
+class ComparisonError(PqbenchError):
+    """Runs cannot be compared: none found, no common rows, or different machines."""
