@@ -140,7 +140,7 @@ def libraries(implementation_versions: dict[str, object]) -> dict[str, Any]:
         "liboqs-python": _version("liboqs-python"),
         "system_libcrypto": system_libcrypto().get("version"),
     }
-    found.update({k: v for k, v in implementation_versions.items() if not isinstance(v, dict)})
+    found.update(implementation_versions)
     return found
 
 
@@ -157,8 +157,8 @@ def collect(label: str | None = None, extra: dict[str, Any] | None = None) -> di
     versions: dict[str, object] = {}
     details: dict[str, Any] = {}
     for impl in all_implementations():
-        for key, value in impl.versions().items():
-            (details if isinstance(value, dict) else versions)[key] = value
+        versions.update(impl.versions())
+        details.update(impl.details())
     os_info = operating_system()
     cpu_info = cpu()
     arch = platform.machine()

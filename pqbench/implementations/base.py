@@ -79,3 +79,7 @@ class Implementation(ABC):
     def versions(self) -> dict[str, object]:
         """Library versions for the environment fingerprint."""
         return {}
+
+    def details(self) -> dict[str, dict[str, object]]:
+        """Where the libraries were loaded from and how they were built, by library name."""
+        return {}

@@ -113,6 +113,14 @@ class LiboqsPythonImplementation(Implementation):
         oqs = self._module()
         return {"liboqs": oqs.oqs_version(), "liboqs-python": oqs.oqs_python_version()}
 
+    def details(self) -> dict[str, dict[str, object]]:
+        from pqbench.liboqs import loaded_install
+
+        if self.unavailable_reason():
+            return {}
+        install = loaded_install()
+        return {"liboqs": install.to_dict()} if install else {}
+
     def offers(self, alg: Algorithm, operation: str) -> str | None:
         reason = self.unavailable_reason()
         if reason:

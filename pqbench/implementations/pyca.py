@@ -31,9 +31,13 @@ _DER_PKCS8 = (serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
               serialization.NoEncryption())
 
 # cryptography 50 exposes these classes (ML-KEM-512 is not among them).
-_MLKEM: dict[str, Any] = {"ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey}
-_MLDSA: dict[str, Any] = {"ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
-          "ML-DSA-87": mldsa.MLDSA87PrivateKey}
+_MLKEM: dict[str, Any] = {
+    "ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey,
+}
+_MLDSA: dict[str, Any] = {
+    "ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
+    "ML-DSA-87": mldsa.MLDSA87PrivateKey,
+}
 _CURVES: dict[str, type[ec.EllipticCurve]] = {
     "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,
 }

@@ -25,6 +25,8 @@ from pqbench.store import schema
 from pqbench.timing.contract import LoopResult
 
 ENV_VAR = "PQBENCH_DB"
+#: Seconds to wait for a lock held by another writer before giving up with a clear error.
+TIMEOUT_VAR = "PQBENCH_DB_TIMEOUT"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -51,7 +53,11 @@ def _engine_url(location: str) -> str:
 
 def _check_sqlite_file(path: Path, for_writing: bool) -> None:
     """Refuse anything that is not a pqbench (or empty) SQLite file, before SQLite opens it."""
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:
+        raise StoreError(f"cannot reach {path}: {exc.strerror}") from None
+    if exists:
         if not path.is_file():
             raise StoreError(f"{path} is not a regular file; choose a database file with --db")
         try:
@@ -128,7 +134,8 @@ class Store:
     def _engine(location: str) -> Engine:
         url = _engine_url(location)
         if url.startswith("sqlite"):
-            engine = create_engine(url, connect_args={"timeout": 15})
+            timeout = float(os.environ.get(TIMEOUT_VAR, "15"))
+            engine = create_engine(url, connect_args={"timeout": timeout})
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_conn: Any, _record: Any) -> None:

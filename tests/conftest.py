@@ -1,0 +1,45 @@
+"""Shared fixtures: a CLI runner, temporary databases, and one small real run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pqbench.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "results.db"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """pqbench as a real subprocess (`python -m pqbench`), as a user would run it."""
+    merged = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "pqbench", *args], capture_output=True,
+                          text=True, env=merged, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """One real `pqbench speed` run over the headline pairs, shared by read-only tests."""
+    db = tmp_path_factory.mktemp("small-run") / "results.db"
+    result = CliRunner().invoke(app, ["speed", "ml-kem-768", "ml-dsa-65", "x25519", "rsa2048",
+                                      "--seconds", "0.1", "--rounds", "5", "--json",
+                                      "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    return db, json.loads(result.stdout)
