@@ -9,13 +9,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
-from pqbench.algorithms import ecdh, mldsa, mlkem, rsa, signatures
+from pqbench.algorithms import ciphers, ecdh, hashes, mldsa, mlkem, rsa, signatures
 from pqbench.algorithms.base import DEFAULT_OPERATIONS, Algorithm, normalize
 from pqbench.errors import UnknownAlgorithmError
 
 __all__ = ["QUICK_SUITE", "Algorithm", "all_algorithms", "by_name", "liboqs_algorithm", "resolve"]
 
-_FAMILIES = (mlkem, mldsa, ecdh, rsa, signatures)
+_FAMILIES = (mlkem, mldsa, ecdh, rsa, signatures, ciphers, hashes)
 
 #: The headline suite `pqbench speed` runs with no argument (about a minute).
 QUICK_SUITE = (
