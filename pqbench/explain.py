@@ -1,0 +1,211 @@
+"""Explain a jump: what differs between two fingerprints, and what plausibly touches a row.
+
+A cause is ranked by how directly it reaches the row's code path:
+
+* strong: a CPU capability the row's algorithm dispatches on changed, either on the CPU
+  (`cpu_flags`) or as seen by OpenSSL (`knobs.OPENSSL_ia32cap`/`OPENSSL_armcap`) for an
+  implementation that runs on OpenSSL; e.g. an AES row and hidden AES-NI.
+* likely: the library that implements the row changed (liboqs for liboqs rows, the
+  cryptography package or its bundled OpenSSL for cryptography rows, the system libcrypto
+  for libcrypto rows).
+* weak: everything else that can move every row a little: OS build, kernel, Python, host.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pqbench import mask
+
+STRENGTHS = ("strong", "likely", "weak")
+
+#: Fingerprint fields that never explain anything: free text, derived hashes, duplicates.
+IGNORED = {"label", "testbed", "cpu.flags", "mask.detected"}
+
+#: Implementations whose code runs on an OpenSSL libcrypto, so OPENSSL_*cap reaches them.
+OPENSSL_BASED = {"cryptography", "libcrypto", "hashlib", "openssl"}
+
+#: Library fields per implementation; anything else under `libraries.` naming it counts too.
+LIBRARIES = {
+    "liboqs": ("libraries.liboqs",),
+    "liboqs-python": ("libraries.liboqs", "libraries.liboqs-python"),
+    "cryptography": ("libraries.cryptography", "libraries.cryptography_openssl"),
+    "libcrypto": ("libraries.system_libcrypto", "library_details.system_libcrypto.version",
+                  "library_details.system_libcrypto.path"),
+}
+
+#: Algorithm name prefixes (upper case, without "-") and the capabilities their fast paths use.
+CAPABILITIES_USED: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
+    (("AES",), frozenset({"aesni", "vaes", "vpclmulqdq", "pclmulqdq", "avx512", "avx", "aes",
+                          "pmull"})),
+    (("SHA1", "SHA256", "SHA224", "HMACSHA256", "HMACSHA1"),
+     frozenset({"shani", "avx2", "avx", "ssse3", "sha1", "sha256"})),
+    (("SHA512", "SHA384", "HMACSHA512"), frozenset({"avx2", "avx", "ssse3", "sha512"})),
+    (("SHA3", "SHAKE"), frozenset({"avx512", "avx2", "sha3"})),
+    (("CHACHA", "POLY1305"), frozenset({"avx512", "avx2", "avx", "ssse3", "neon"})),
+    (("GHASH", "GMAC"), frozenset({"pclmulqdq", "vpclmulqdq", "avx", "pmull"})),
+    (("RSA", "DH"), frozenset({"adx", "bmi2", "avx512", "avx2"})),
+    (("EC", "P256", "P384", "P521", "X25519", "X448", "ED25519", "ED448", "SECP"),
+     frozenset({"adx", "bmi2", "avx2"})),
+    (("MLKEM", "MLDSA", "KYBER", "DILITHIUM", "SLHDSA", "SPHINCS", "FALCON", "HQC"),
+     frozenset({"avx2", "avx512", "aesni", "neon"})),
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A fingerprint field whose values differ; a side lists several values if its runs did."""
+
+    field: str
+    before: Any
+    after: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "before": self.before, "after": self.after}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A difference that plausibly explains a row, how strongly, and why."""
+
+    field: str
+    before: Any
+    after: Any
+    strength: str
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "before": self.before, "after": self.after,
+                "strength": self.strength, "why": self.why}
+
+
+def flatten(fingerprint: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted paths to leaf values; lists stay whole (a set of CPU flags is one value)."""
+    flat: dict[str, Any] = {}
+    for key, value in fingerprint.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, path + "."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def _distinct(values: Iterable[Any]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for value in values:
+        seen.setdefault(json.dumps(value, sort_keys=True, default=str), value)
+    return list(seen.values())
+
+
+def differences(before: Sequence[Mapping[str, Any]],
+                after: Sequence[Mapping[str, Any]]) -> list[Difference]:
+    """Fields whose set of values differs between the two groups of fingerprints."""
+    flat_before = [flatten(f) for f in before]
+    flat_after = [flatten(f) for f in after]
+    paths: dict[str, None] = {}
+    for flat in (*flat_before, *flat_after):
+        paths.update(dict.fromkeys(flat))
+    found: list[Difference] = []
+    for path in paths:
+        if path in IGNORED:
+            continue
+        old = _distinct(f.get(path) for f in flat_before)
+        new = _distinct(f.get(path) for f in flat_after)
+        if _keys(old) != _keys(new):
+            found.append(Difference(path, old[0] if len(old) == 1 else old,
+                                    new[0] if len(new) == 1 else new))
+    return found
+
+
+def _keys(values: list[Any]) -> set[str]:
+    return {json.dumps(v, sort_keys=True, default=str) for v in values}
+
+
+def capabilities_used(algorithm: str) -> frozenset[str]:
+    """Capabilities the fast paths of an algorithm use (empty when none is known)."""
+    name = algorithm.upper().replace("-", "").replace("_", "")
+    for prefixes, caps in CAPABILITIES_USED:
+        if name.startswith(prefixes):
+            return caps
+    return frozenset()
+
+
+def causes_for(algorithm: str, implementation: str,
+               found: Sequence[Difference]) -> list[Cause]:
+    """The differences that plausibly explain a change in this row, strongest first."""
+    used = capabilities_used(algorithm)
+    causes: list[Cause] = []
+    for diff in found:
+        cause = (_capability_cause(diff, algorithm, implementation, used)
+                 or _library_cause(diff, implementation)
+                 or _weak_cause(diff))
+        if cause is not None:
+            causes.append(cause)
+    causes.sort(key=lambda c: STRENGTHS.index(c.strength))
+    return causes
+
+
+def _values(side: Any) -> list[Any]:
+    return side if isinstance(side, list) and side and isinstance(side[0], list) else [side]
+
+
+def _capability_cause(diff: Difference, algorithm: str, implementation: str,
+                      used: frozenset[str]) -> Cause | None:
+    if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
+        var = diff.field.split(".", 1)[1]
+        if implementation not in OPENSSL_BASED:
+            return None
+        hidden_before = _hidden(var, diff.before)
+        hidden_after = _hidden(var, diff.after)
+        changed = (hidden_before ^ hidden_after) & used
+        if not changed:
+            return None
+        parts = []
+        if changed & hidden_before:
+            parts.append(f"hides {', '.join(sorted(changed & hidden_before))} before")
+        if changed & hidden_after:
+            parts.append(f"hides {', '.join(sorted(changed & hidden_after))} after")
+        why = (f"{var} {' and '.join(parts)}; {implementation}'s OpenSSL uses "
+               f"{'it' if len(changed) == 1 else 'them'} for {algorithm}")
+        return Cause(diff.field, diff.before, diff.after, "strong", why)
+    if diff.field == "cpu_flags":
+        old = {f for v in _values(diff.before) for f in (v or [])}
+        new = {f for v in _values(diff.after) for f in (v or [])}
+        flags = {mask.capability_of_flag(f) or f for f in old ^ new} & used
+        if not flags:
+            return None
+        return Cause(diff.field, diff.before, diff.after, "strong",
+                     f"CPU capability {', '.join(sorted(flags))} differs; {algorithm} "
+                     "code paths dispatch on it")
+    return None
+
+
+def _hidden(var: str, side: Any) -> frozenset[str]:
+    values = side if isinstance(side, list) else [side]
+    hidden: frozenset[str] = frozenset()
+    for value in values:
+        hidden |= mask.hidden_capabilities(var, value)
+    return hidden
+
+
+def _library_cause(diff: Difference, implementation: str) -> Cause | None:
+    fields = LIBRARIES.get(implementation, ())
+    named = diff.field.startswith("libraries.") and implementation in diff.field
+    if diff.field in fields or named:
+        return Cause(diff.field, diff.before, diff.after, "likely",
+                     f"the library behind {implementation} changed")
+    return None
+
+
+_WEAK_PREFIXES = ("os", "os_build", "arch", "cpu.", "libraries.python", "hostname")
+
+
+def _weak_cause(diff: Difference) -> Cause | None:
+    if diff.field.startswith(_WEAK_PREFIXES):
+        return Cause(diff.field, diff.before, diff.after, "weak",
+                     "affects every row a little (scheduler, mitigations, compiler, clocks)")
+    return None
