@@ -149,3 +149,116 @@ def warning(message: str) -> None:
 
 def note(message: str) -> None:
     stderr.print(message)
+
+
+# --- compare and history (pqbench compare / history) -----------------------------------
+
+
+def _rate(value: float, unit: str) -> str:
+    return si(value, "B/s") if unit == "bytes/s" else si(value, "ops/s")
+
+
+def _ratio_ci(low: float, high: float) -> str:
+    return f"{plain(low)}–{plain(high)}" if math.isfinite(low) and math.isfinite(high) else "-"
+
+
+def _causes(row: Any, limit: int = 2) -> str:
+    shown = [c for c in row.causes if c.strength != "weak"][:limit] or row.causes[:1]
+    text = "; ".join(f"{c.field} ({c.strength})" for c in shown)
+    hidden = len(row.causes) - len(shown)
+    return text + (f" +{hidden} more" if hidden > 0 else "")
+
+
+def _compare_cells(row: Any) -> list[str]:
+    block = f" @{row.block_size}B" if row.block_size else ""
+    return [row.algorithm, row.implementation, row.operation + block,
+            _rate(row.before, row.unit), _rate(row.after, row.unit), f"{row.ratio:.3g}x",
+            _ratio_ci(row.ci_low, row.ci_high), f"{row.p_value:.2g}", row.verdict,
+            _causes(row) if row.causes else ""]
+
+
+COMPARE_COLUMNS = ("algorithm", "implementation", "operation", "before", "after", "ratio",
+                   "99% CI", "p", "verdict", "likely causes")
+
+
+def compare_table(result: Any) -> Table:
+    """One row per (algorithm, implementation, operation, block size), largest change first."""
+    table = Table(title=f"{result.before_name} → {result.after_name} "
+                        f"(threshold ±{result.threshold:.0%})", title_justify="left")
+    for column in COMPARE_COLUMNS:
+        table.add_column(column, justify="right" if column in ("before", "after", "ratio",
+                                                                  "p") else "left")
+    styles = {"faster": "green", "slower": "red", "too few samples": "yellow"}
+    for row in result.rows:
+        table.add_row(*_compare_cells(row), style=styles.get(row.verdict))
+    return table
+
+
+def differences_table(result: Any) -> Table:
+    table = Table(title="fingerprint differences", title_justify="left")
+    for column in ("field", "before", "after"):
+        table.add_column(column)
+    for diff in result.differences:
+        table.add_row(diff.field, _short(diff.before), _short(diff.after))
+    return table
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = "-" if value is None else (", ".join(map(str, value)) if isinstance(value, list)
+                                      else str(value))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def show_comparison(result: Any, console: Console = stdout) -> None:
+    for warning_text in result.warnings:
+        warning(warning_text)
+    console.print(compare_table(result))
+    if result.differences:
+        console.print(differences_table(result))
+    else:
+        console.print("fingerprints identical (apart from labels)")
+    for row in result.rows:
+        for cause in row.causes:
+            if cause.strength == "strong":
+                console.print(f"  {row.algorithm} [{row.implementation}]: {cause.why}")
+    missing = len(result.only_before) + len(result.only_after)
+    if missing:
+        note(f"{missing} row(s) measured on one side only were left out")
+
+
+def compare_markdown(results: Sequence[Any]) -> str:
+    """The comparison as GitHub-flavoured Markdown tables."""
+    lines: list[str] = []
+    for result in results:
+        lines += [f"### {result.before_name} → {result.after_name}", ""]
+        lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
+                  "|" + "|".join("---:" if c in ("before", "after", "ratio", "p") else "---"
+                                 for c in COMPARE_COLUMNS) + "|"]
+        for row in result.rows:
+            cells = [c.replace("|", "\\|") for c in _compare_cells(row)]
+            lines.append("| " + " | ".join(cells) + " |")
+        if result.differences:
+            lines += ["", "| field | before | after |", "|---|---|---|"]
+            lines += [f"| {d.field} | {_short(d.before)} | {_short(d.after)} |"
+                      for d in result.differences]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def history_table(series: Any) -> Table:
+    block = f" @{series.block_size}B" if series.block_size else ""
+    table = Table(title=f"{series.algorithm} {series.operation}{block} "
+                        f"[{series.implementation}]", title_justify="left")
+    for column in ("build", "first run (UTC)", "runs", "rounds", series.unit, "95% CI",
+                   "step", "notes"):
+        table.add_column(column)
+    steps = {s.index: s for s in series.steps}
+    for i, p in enumerate(series.points):
+        step = steps.get(i)
+        table.add_row(p.build, p.started_at, str(len(p.runs)), str(p.n),
+                      _rate(p.median, series.unit),
+                      f"{_rate(p.ci_low, series.unit)} – {_rate(p.ci_high, series.unit)}",
+                      f"{'▲' if step.ratio > 1 else '▼'} {step.ratio:.3g}x" if step else "",
+                      "; ".join(p.notes),
+                      style=("green" if step.ratio > 1 else "red") if step else None)
+    return table
