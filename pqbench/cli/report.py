@@ -1,0 +1,59 @@
+"""`pqbench report`: stored runs -> Markdown with PNG charts, ready to paste or link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pqbench import console, report
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, handles_errors
+from pqbench.errors import UsageError
+from pqbench.results import Run
+from pqbench.store import Store
+
+
+def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
+    """The runs named; with none named, all runs for --by, else the newest run."""
+    if run_ids:
+        return [store.load_run(run_id) for run_id in dict.fromkeys(run_ids)]
+    listed = store.list_runs()
+    if not listed:
+        raise UsageError(f"no runs stored in {store.location}; `pqbench speed` makes one")
+    chosen = listed if by else listed[-1:]
+    return [store.load_run(info.run_id) for info in chosen]
+
+
+@app.command("report")
+@handles_errors
+def report_command(
+    run: Annotated[list[str] | None, typer.Argument(
+        help="Run ids or unique prefixes (`pqbench runs` lists them). None: the newest run, "
+             "or every run with --by.")] = None,
+    by: Annotated[str | None, typer.Option(
+        help="Compare runs grouped by this field (os_build, label, testbed, a library such "
+             "as libraries.system_libcrypto); adds the history chart.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Markdown file to write (charts go beside it), or a directory for report.md. "
+             "Default: reports/<run id or group>/report.md under the current directory.")]
+    = None,
+    threshold: Annotated[float, typer.Option(
+        help="Smallest change (fraction) a comparison calls faster or slower.")] = 0.05,
+    cross_machine: Annotated[bool, typer.Option(
+        "--cross-machine", help="Compare runs from different testbeds (CPU model, flags, "
+                                "arch) anyway, with a warning.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Write a Markdown report with charts: PQ against classical, the implementation gap,
+    symmetric throughput, comparisons and history, and how it was measured."""
+    if threshold <= 0:
+        raise UsageError("--threshold must be positive")
+    store = Store.open(db, create=False)
+    runs = _runs(store, run, by)
+    comparison = report.comparison_sections(runs, by, threshold, cross_machine)
+    built = report.build(runs, comparison)
+    path = report.resolve_out(out, runs, by, Path.cwd())
+    written = report.write(built, path)
+    console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")

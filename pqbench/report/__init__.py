@@ -1,0 +1,124 @@
+"""Runs -> a Markdown report with PNG charts beside it (`pqbench report`).
+
+Building is pure (data -> text and chart descriptions); `write` is the only I/O. The same
+runs give the same bytes: nothing in the report comes from the clock or the machine that
+renders it, only from the stored data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pqbench.report import bulk, comparison, context, publickey
+from pqbench.report import markdown as md
+from pqbench.report.base import Section
+from pqbench.report.charts import Chart, render
+from pqbench.results import Run
+
+__all__ = ["Report", "Section", "build", "comparison_sections", "default_path", "write"]
+
+REPORT_NAME = "report.md"
+
+
+@dataclass(frozen=True)
+class Report:
+    markdown: str
+    charts: tuple[Chart, ...]
+
+
+def ordered(runs: Sequence[Run]) -> list[Run]:
+    """Oldest first, as a history reads."""
+    return sorted(runs, key=lambda r: (r.started_at, r.run_id))
+
+
+def _newest(runs: Sequence[Run], kind: str) -> Run | None:
+    of_kind = [r for r in ordered(runs) if r.kind == kind]
+    return of_kind[-1] if of_kind else None
+
+
+def _title(runs: Sequence[Run]) -> str:
+    if len(runs) == 1:
+        run = runs[0]
+        return f"pqbench report: {run.label or run.run_id}"
+    return f"pqbench report: {len(runs)} runs"
+
+
+def _introduction(runs: Sequence[Run], shown: Sequence[Run]) -> str:
+    env = runs[-1].environment
+    cpu = (env.get("cpu") or {}).get("model") or "an unknown CPU"
+    machine = f"{cpu} ({env.get('arch', '?')}), {env.get('os_build', 'unknown OS build')}"
+    if len(runs) == 1:
+        return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
+                f"{runs[0].started_at} UTC.")
+    ids = ", ".join(md.inline_code(r.run_id) for r in shown)
+    return (f"{len(runs)} runs, the newest on {machine}. The result tables are from run "
+            f"{ids}; the comparison covers all of them.")
+
+
+def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
+    """The report for `runs`; `comparison` sections go after the headline results."""
+    if not runs:
+        raise ValueError("a report needs at least one run")
+    runs = ordered(runs)
+    speed_run = _newest(runs, "speed")
+    files_run = _newest(runs, "files")
+    shown = [r for r in (speed_run, files_run) if r is not None]
+    speed_rows = list(speed_run.measurements) if speed_run else []
+    sections: list[Section | None] = [
+        publickey.headline(speed_rows, ""),
+        publickey.gap(speed_rows),
+        bulk.symmetric(speed_rows, ""),
+        bulk.files(list(files_run.measurements) if files_run else [], ""),
+        *comparison,
+        context.environment(runs),
+        context.not_measured(shown),
+        context.method(runs),
+        *(context.measurements(r) for r in shown),
+    ]
+    present = [s for s in sections if s is not None]
+    text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),
+                        *(s.markdown for s in present)]) + "\n"
+    charts = tuple(c for s in present for c in s.charts)
+    names = [c.filename for c in charts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two charts share a file name: {names}")
+    return Report(text, charts)
+
+
+def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float = 0.05,
+                        cross_machine: bool = False) -> list[Section]:
+    """Compare table, ratio charts and history for two or more runs or groups."""
+    return comparison.sections(runs, by, threshold, cross_machine)
+
+
+def write(report: Report, path: Path) -> list[Path]:
+    """Write the Markdown to `path` and the charts beside it; returns every file written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.markdown, encoding="utf-8")
+    return [path, *(render(chart, path.parent) for chart in report.charts)]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "report"
+
+
+def default_path(runs: Sequence[Run], by: str | None, base: Path) -> Path:
+    """reports/<run id>/, reports/<first>-vs-<last>/ or reports/by-<field>/ under `base`."""
+    runs = ordered(runs)
+    if by:
+        name = f"by-{by}"
+    elif len(runs) == 1:
+        name = runs[0].run_id
+    else:
+        name = f"{runs[0].run_id}-vs-{runs[-1].run_id}"
+    return base / "reports" / _slug(name) / REPORT_NAME
+
+
+def resolve_out(out: Path | None, runs: Sequence[Run], by: str | None, cwd: Path) -> Path:
+    """`--out` as a .md file, or a directory that gets report.md; else the default."""
+    if out is None:
+        return default_path(runs, by, cwd)
+    return out if out.suffix.lower() == ".md" else out / REPORT_NAME

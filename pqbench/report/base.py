@@ -1,0 +1,15 @@
+"""What a report section is: Markdown text plus the charts it links to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pqbench.report.charts import Chart
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of Markdown and the charts its image links point at (relative file names)."""
+
+    markdown: str
+    charts: tuple[Chart, ...] = ()

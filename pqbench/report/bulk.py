@@ -1,0 +1,111 @@
+"""Symmetric ciphers and hashes: throughput by block size, as `openssl speed -evp` shows it.
+
+Quantum security is the attribute each row carries: Grover's search halves a cipher key's
+bits, and a hash's collision resistance falls to about a third of its output bits under
+Brassard–Høyer–Tapp; the implementations record the figure they assume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pqbench.report import markdown as md
+from pqbench.report.base import Section
+from pqbench.report.charts import Lines
+from pqbench.report.publickey import implementations_of
+from pqbench.results import Measurement
+
+_SERIES_PER_CHART = 8
+
+
+def _bits(m: Measurement, key: str) -> str:
+    value = m.attributes.get(key)
+    return md.MISSING if value is None else f"{value}"
+
+
+def throughput_table(rows: Sequence[Measurement]) -> str:
+    """One line per (algorithm, implementation, operation), one column per block size."""
+    sizes = sorted({m.block_size for m in rows if m.block_size})
+    lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
+    order = implementations_of(rows)
+    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
+                                         m.operation)):
+        if m.block_size:
+            lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
+    headers = ["algorithm", "implementation", "operation", "key bits", "security bits",
+               "quantum security bits", *(f"{_size(s)} (MB/s)" for s in sizes)]
+    table_rows = []
+    for (alg, impl, op), by_size in lines.items():
+        first = next(iter(by_size.values()))
+        cells = [md.number(by_size[s].bytes_per_sec / 1e6)  # type: ignore[operator]
+                 if s in by_size else md.MISSING for s in sizes]
+        table_rows.append([alg, impl, op, _bits(first, "key_bits"),
+                           _bits(first, "security_bits"),
+                           _bits(first, "quantum_security_bits"), *cells])
+    return md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", *("r" for _ in sizes)])
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
+
+
+def _charts(rows: Sequence[Measurement], prefix: str, what: str) -> list[Lines]:
+    grouped: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for m in rows:
+        if m.block_size and m.bytes_per_sec:
+            grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
+                (float(m.block_size), m.bytes_per_sec / 1e6))
+    keys = sorted(grouped)
+    # A legend beyond ~8 entries is unreadable: further series go to further charts.
+    charts = []
+    for start in range(0, len(keys), _SERIES_PER_CHART):
+        chunk = keys[start:start + _SERIES_PER_CHART]
+        part = f" ({start // _SERIES_PER_CHART + 1})" if len(keys) > _SERIES_PER_CHART else ""
+        series = tuple((f"{alg} {op}", impl, tuple(sorted(grouped[(alg, impl, op)])))
+                       for alg, impl, op in chunk)
+        charts.append(Lines(f"{prefix}{what}-throughput{start // _SERIES_PER_CHART + 1}.png",
+                            f"{what.capitalize()} throughput by block size{part}",
+                            "bytes per operation (log scale)", "MB/s (log scale)", series))
+    return charts
+
+
+def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
+    bulk = [m for m in rows if m.block_size]
+    if not bulk:
+        return None
+    parts = [md.heading(2, "Symmetric ciphers and hashes"),
+             "Throughput in MB/s (10⁶ bytes per second) for one operation over a block of each "
+             "size, the sweep `openssl speed -evp` uses. Small blocks show per-call cost; large "
+             "blocks show the bulk rate. Key and security bits are those the row was measured "
+             "with; quantum security accounts for Grover (keys) and Brassard–Høyer–Tapp "
+             "(hash collisions)."]
+    parts.append(throughput_table(bulk))
+    charts = _charts(bulk, prefix, "symmetric")
+    parts += [md.image(chart.title, chart.filename) for chart in charts]
+    return Section("\n\n".join(parts), tuple(charts))
+
+
+def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
+    """`pqbench files` runs: hashing and encrypting whole files."""
+    if not rows:
+        return None
+    headers = ["algorithm", "implementation", "operation", "bytes per operation", "MB/s",
+               "µs per operation", "±95 % CI"]
+    table_rows = []
+    for m in rows:
+        s = m.summary
+        half = (s.ci_high - s.ci_low) / 2 / s.median if s.n > 1 and s.median else None
+        rate = m.bytes_per_sec / 1e6 if m.bytes_per_sec else None
+        table_rows.append([m.algorithm, m.implementation, m.operation,
+                           md.byte_count(m.block_size), md.number(rate),
+                           md.duration_us(m.us_per_op),
+                           f"±{half * 100:.1f} %" if half is not None else md.MISSING])
+    parts = [md.heading(2, "File benchmarks"),
+             "Whole files hashed or encrypted, as `pqbench files` measured them.",
+             md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", "r"])]
+    charts = _charts([m for m in rows if m.block_size], prefix, "files")
+    if len({m.block_size for m in rows}) > 1:
+        parts += [md.image(chart.title, chart.filename) for chart in charts]
+    else:
+        charts = []
+    return Section("\n\n".join(parts), tuple(charts))

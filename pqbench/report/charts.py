@@ -1,0 +1,277 @@
+"""Charts as data, rendered headless to PNG with matplotlib's Agg canvas.
+
+A chart is a frozen description (what to plot); `render` draws it. Figures are built with
+the object-oriented API on an Agg canvas, never through pyplot, so no display or global
+state is involved. Colours follow the Okabe–Ito palette (Okabe & Ito 2008, "Color Universal
+Design"), distinguishable under the common colour-vision deficiencies; implementations also
+differ by hatch or line style so the chart reads in grey too. PNGs are written without the
+matplotlib version in their metadata, so the same data gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
+             "#000000")
+
+#: Fixed colours per implementation so every chart of a report agrees.
+IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
+    # name: (colour, bar hatch, line style)
+    "liboqs": ("#0072B2", "", "-"),
+    "liboqs-python": ("#56B4E9", "//", "--"),
+    "libcrypto": ("#D55E00", "", "-"),
+    "cryptography": ("#E69F00", "//", "--"),
+}
+DPI = 100
+
+
+def implementation_style(name: str, index: int) -> tuple[str, str, str]:
+    return IMPLEMENTATION_STYLE.get(name, (OKABE_ITO[index % len(OKABE_ITO)], "..", ":"))
+
+
+@dataclass(frozen=True)
+class GroupedBars:
+    """Horizontal bars on a log axis: one group per label, one bar per series."""
+
+    filename: str
+    title: str
+    xlabel: str
+    labels: tuple[str, ...]  # one row each, top to bottom
+    #: (series name, one value per label, None where not measured)
+    series: tuple[tuple[str, tuple[float | None, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Lines over a log-log plane: throughput against block size."""
+
+    filename: str
+    title: str
+    xlabel: str
+    ylabel: str
+    #: (name, implementation, ((x, y), ...)); colour by name, line style by implementation.
+    series: tuple[tuple[str, str, tuple[tuple[float, float], ...]], ...]
+
+
+@dataclass(frozen=True)
+class History:
+    """One measure over a sequence of groups (runs or OS builds), with steps marked."""
+
+    filename: str
+    title: str
+    ylabel: str
+    points: tuple[str, ...]  # x tick labels, in order
+    #: (name, one value per point or None)
+    series: tuple[tuple[str, tuple[float | None, ...]], ...]
+    #: (series name, index of the first point at the new level, text)
+    steps: tuple[tuple[str, int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Ratios:
+    """After/before speed ratios with their confidence intervals (a forest plot)."""
+
+    filename: str
+    title: str
+    #: (row label, ratio, ci_low, ci_high, verdict), top to bottom
+    rows: tuple[tuple[str, float, float, float, str], ...]
+    threshold: float
+
+
+Chart = GroupedBars | Lines | History | Ratios
+
+#: Verdict -> (colour, marker): direction shown by marker shape as well as colour.
+VERDICT_STYLE = {"faster": ("#0072B2", "^"), "slower": ("#D55E00", "v"),
+                 "no change": ("#777777", "o"), "too few samples": ("#BBBBBB", "x")}
+
+
+def render(chart: Chart, directory: Path) -> Path:
+    """Draw `chart` into `directory`/`chart.filename` and return the path."""
+    if isinstance(chart, GroupedBars):
+        figure = _grouped_bars(chart)
+    elif isinstance(chart, Lines):
+        figure = _lines(chart)
+    elif isinstance(chart, Ratios):
+        figure = _ratios(chart)
+    else:
+        figure = _history(chart)
+    path = directory / chart.filename
+    FigureCanvasAgg(figure)
+    figure.savefig(path, dpi=DPI, metadata={"Software": None})
+    return path
+
+
+def _si_tick(value: float, _position: object = None) -> str:
+    if value <= 0:
+        return ""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:g}{prefix}"
+    return f"{value:g}"
+
+
+def _si_value(value: float) -> str:
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
+def _minor_tick(value: float, _position: object = None) -> str:
+    """Label the 2s and 5s of each decade when the axis spans two decades or fewer."""
+    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+    return _si_tick(value) if round(mantissa) in (2, 5) else ""
+
+
+def _log_axis(axis: object) -> None:
+    axis.set_major_locator(LogLocator(base=10))  # type: ignore[attr-defined]
+    axis.set_major_formatter(FuncFormatter(_si_tick))  # type: ignore[attr-defined]
+    axis.set_minor_formatter(NullFormatter())  # type: ignore[attr-defined]
+
+
+def _grouped_bars(chart: GroupedBars) -> Figure:
+    rows = len(chart.labels)
+    present = [(name, values) for name, values in chart.series
+               if any(v is not None for v in values)]
+    n = max(len(present), 1)
+    bar = 0.8 / n
+    height = 1.2 + rows * (0.16 * n + 0.12)
+    figure = Figure(figsize=(9, max(height, 2.5)), layout="constrained")
+    ax = figure.add_subplot()
+    values_all = [v for _, values in present for v in values if v]
+    for i, (name, values) in enumerate(present):
+        colour, hatch, _ = implementation_style(name, i)
+        ys = [r + (i - (n - 1) / 2) * bar for r in range(rows)]
+        widths = [v if v else 0.0 for v in values]
+        ax.barh(ys, widths, height=bar * 0.92, color=colour, hatch=hatch,
+                edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
+        for y, v in zip(ys, values, strict=True):
+            if v:
+                ax.annotate(_si_value(v), xy=(v, y), xytext=(3, 0), textcoords="offset points",
+                            va="center", fontsize=7, color="#333333")
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis)
+    if values_all:
+        low, high = min(values_all), max(values_all)
+        lower = 10 ** math.floor(math.log10(low))
+        # Room right of the longest bar for its value label.
+        upper = 10 ** math.ceil(math.log10(high * 1.6))
+        ax.set_xlim(lower, upper)
+        if upper / lower <= 100:
+            ax.xaxis.set_minor_formatter(FuncFormatter(_minor_tick))
+    ax.set_yticks(range(rows), chart.labels)
+    ax.invert_yaxis()
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_xlabel(chart.xlabel)
+    ax.set_title(chart.title, loc="left")
+    ax.grid(axis="x", which="major", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for r in range(1, rows):
+        ax.axhline(r - 0.5, color="#eeeeee", linewidth=0.6)
+    ax.legend(title="implementation", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
+    return figure
+
+
+def _lines(chart: Lines) -> Figure:
+    names = sorted({name for name, _, _ in chart.series})
+    impls = sorted({impl for _, impl, _ in chart.series})
+    figure = Figure(figsize=(9, 5.2), layout="constrained")
+    ax = figure.add_subplot()
+    markers = "osD^v<>ph*"
+    for name, impl, points in chart.series:
+        i = names.index(name)
+        _, _, style = implementation_style(impl, impls.index(impl))
+        xs = [x for x, _ in points]
+        ys = [y for _, y in points]
+        ax.plot(xs, ys, linestyle=style, marker=markers[i % len(markers)], markersize=4,
+                linewidth=1.4, color=OKABE_ITO[i % len(OKABE_ITO)],
+                label=f"{name} ({impl})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    xs_all = sorted({x for _, _, points in chart.series for x, _ in points})
+    ax.set_xticks(xs_all, [_bytes_tick(x) for x in xs_all])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_minor_locator(LogLocator(base=2, subs=()))
+    _log_axis(ax.yaxis)
+    ax.set_xlabel(chart.xlabel)
+    ax.set_ylabel(chart.ylabel)
+    ax.set_title(chart.title, loc="left")
+    ax.grid(which="major", color="#dddddd", linewidth=0.6)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    return figure
+
+
+def _bytes_tick(x: float) -> str:
+    return f"{x / 1024:g} KiB" if x >= 1024 else f"{x:g} B"
+
+
+def _history(chart: History) -> Figure:
+    figure = Figure(figsize=(9, 4.8), layout="constrained")
+    ax = figure.add_subplot()
+    positions = list(range(len(chart.points)))
+    names = [name for name, _ in chart.series]
+    for i, (name, values) in enumerate(chart.series):
+        xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
+        ys = [v for v in values if v is not None]
+        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4,
+                color=OKABE_ITO[i % len(OKABE_ITO)], label=name)
+    for k, (name, index, text) in enumerate(chart.steps):
+        colour = OKABE_ITO[names.index(name) % len(OKABE_ITO)] if name in names else "#000000"
+        ax.axvline(index - 0.5, color=colour, linestyle=":", linewidth=1.2)
+        ax.annotate(text, xy=(index - 0.5, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(3, -12 - 11 * k), textcoords="offset points", fontsize="small",
+                    color=colour)
+    ax.set_yscale("log")
+    _log_axis(ax.yaxis)
+    ax.set_xticks(positions, [_shorten(p) for p in chart.points], rotation=30, ha="right")
+    ax.set_xlim(-0.5, max(len(positions) - 0.5, 0.5))
+    ax.set_ylabel(chart.ylabel)
+    ax.set_title(chart.title, loc="left")
+    ax.grid(which="major", color="#dddddd", linewidth=0.6)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    return figure
+
+
+def _shorten(label: str, limit: int = 28) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _ratios(chart: Ratios) -> Figure:
+    rows = len(chart.rows)
+    figure = Figure(figsize=(9, max(2.5, 1.3 + 0.28 * rows)), layout="constrained")
+    ax = figure.add_subplot()
+    finite = [v for _, r, lo, hi, _ in chart.rows for v in (r, lo, hi)
+              if math.isfinite(v) and v > 0]
+    low = min([*finite, 1 - chart.threshold]) / 1.05
+    high = max([*finite, 1 + chart.threshold]) * 1.05
+    ax.axvspan(1 - chart.threshold, 1 + chart.threshold, color="#eeeeee", zorder=0,
+               label=f"±{chart.threshold * 100:g} % threshold")
+    ax.axvline(1.0, color="#555555", linewidth=0.8)
+    seen: set[str] = set()
+    for y, (_, ratio, ci_low, ci_high, verdict) in enumerate(chart.rows):
+        colour, marker = VERDICT_STYLE.get(verdict, ("#000000", "s"))
+        lo = ci_low if math.isfinite(ci_low) and ci_low > 0 else low
+        hi = ci_high if math.isfinite(ci_high) and ci_high > 0 else high
+        ax.plot([lo, hi], [y, y], color=colour, linewidth=1.6)
+        ax.plot([ratio], [y], marker=marker, color=colour, markersize=7, linestyle="none",
+                label=verdict if verdict not in seen else None)
+        seen.add(verdict)
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"×{v:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"×{v:.3g}"))
+    ax.set_yticks(range(rows), [label for label, *_ in chart.rows])
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_xlabel("after / before speed (log scale; right of ×1 is faster)")
+    ax.set_title(chart.title, loc="left")
+    ax.grid(axis="x", which="both", color="#dddddd", linewidth=0.5)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    return figure

@@ -1,0 +1,135 @@
+"""Before against after: the compare table with verdicts and causes, and its charts.
+
+The statistics are `pqbench.compare`'s (pooled per-round samples, Hodges–Lehmann ratio,
+Moses interval, Mann–Whitney U); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pqbench import compare
+from pqbench.compare import RunComparison
+from pqbench.report import markdown as md
+from pqbench.report.base import Section
+from pqbench.report.charts import Ratios
+from pqbench.results import Run
+
+#: Rows in the ratio chart; the largest changes first, as compare sorts them.
+_CHART_ROWS = 24
+
+
+def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]]]:
+    """--by FIELD groups; otherwise each run is its own group (named by label or id)."""
+    if by:
+        return compare.group_runs(runs, by)
+    ordered = sorted(runs, key=lambda r: (r.started_at, r.run_id))
+    names = [r.label or r.run_id for r in ordered]
+    if len(set(names)) != len(names):
+        names = [r.run_id for r in ordered]
+    return [(name, [run]) for name, run in zip(names, ordered, strict=True)]
+
+
+def _row_label(algorithm: str, operation: str, block_size: int | None, impl: str) -> str:
+    block = f" {block_size} B" if block_size else ""
+    return f"{algorithm} {operation}{block} [{impl}]"
+
+
+def _rate(value: float, unit: str) -> str:
+    return md.byte_rate(value) if unit == "bytes/s" else md.si(value, "ops/s")
+
+
+def _interval(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return md.MISSING
+    return f"{md.number(low)}–{md.number(high)}"
+
+
+def _p(value: float) -> str:
+    if not math.isfinite(value):
+        return md.MISSING
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _causes(row: compare.Row) -> str:
+    if not row.changed:
+        return row.reason
+    if not row.causes:
+        return "no fingerprint difference explains it"
+    return "; ".join(f"{c.field}: {c.before} → {c.after} ({c.strength}: {c.why})"
+                     for c in row.causes)
+
+
+def compare_table(result: RunComparison) -> str:
+    headers = ["algorithm", "implementation", "operation", "block", "before", "after",
+               "after / before", "CI", "p", "verdict", "explanation"]
+    rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
+             _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
+             _interval(r.ci_low, r.ci_high), _p(r.p_value), f"**{r.verdict}**"
+             if r.changed else r.verdict, _causes(r)] for r in result.rows]
+    return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "l", "l"])
+
+
+def differences_table(result: RunComparison) -> str | None:
+    if not result.differences:
+        return None
+    rows = [[d.field, _value(d.before), _value(d.after)] for d in result.differences]
+    return md.table(["fingerprint field", result.before_name, result.after_name], rows)
+
+
+def _value(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or md.MISSING
+    return md.MISSING if value in (None, "") else str(value)
+
+
+def ratio_chart(result: RunComparison, filename: str) -> Ratios:
+    rows = tuple((_row_label(r.algorithm, r.operation, r.block_size, r.implementation),
+                  r.ratio, r.ci_low, r.ci_high, r.verdict)
+                 for r in result.rows[:_CHART_ROWS])
+    shown = "" if len(result.rows) <= _CHART_ROWS else f" (largest {_CHART_ROWS} changes)"
+    return Ratios(filename, f"{result.after_name} against {result.before_name}{shown}", rows,
+                  result.threshold)
+
+
+def _summary(result: RunComparison) -> str:
+    counts = {v: sum(1 for r in result.rows if r.verdict == v)
+              for v in ("faster", "slower", "no change", "too few samples")}
+    listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return (f"{len(result.rows)} rows compared: {listed}. A row is faster or slower only when "
+            f"p < {compare.ALPHA:g} and its whole interval lies beyond "
+            f"±{result.threshold * 100:g} %; ratios above 1 mean the after side is faster.")
+
+
+def comparison(result: RunComparison, index: int, level: int = 3) -> Section:
+    """One before/after pair: summary, what differs, the table, the ratio chart."""
+    chart = ratio_chart(result, f"compare-{index}.png")
+    parts = [md.heading(level, f"{result.before_name} → {result.after_name}"),
+             _summary(result)]
+    parts += [f"**Warning:** {w}" for w in result.warnings]
+    diffs = differences_table(result)
+    parts.append("What differs between the two fingerprints:" if diffs
+                 else "The two fingerprints do not differ.")
+    if diffs:
+        parts.append(diffs)
+    parts += [compare_table(result), md.image(chart.title, chart.filename)]
+    missing = len(result.only_before) + len(result.only_after)
+    if missing:
+        parts.append(f"{missing} rows were measured on one side only and are not compared.")
+    return Section("\n\n".join(parts), (chart,))
+
+
+def sections(runs: Sequence[Run], by: str | None, threshold: float,
+             cross_machine: bool = False) -> list[Section]:
+    """The comparison part of a report; empty for a single run or a single group."""
+    groups = groups_for(runs, by)
+    if len(groups) < 2:
+        return []
+    results = compare.compare_groups(groups, threshold, cross_machine=cross_machine)
+    intro = [md.heading(2, "Comparison"),
+             f"Runs grouped by {md.inline_code(by)}, each group against the next."
+             if by else "Each run against the next, oldest first.",
+             f"Method: {results[0].method}."]
+    head = Section("\n\n".join(intro))
+    return [head, *(comparison(r, i + 1) for i, r in enumerate(results))]

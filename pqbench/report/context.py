@@ -1,0 +1,154 @@
+"""Where and how the figures were measured: environment, method, what was not measured."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pqbench.report import markdown as md
+from pqbench.report.base import Section
+from pqbench.results import Run
+
+#: Environments side by side up to this many runs; beyond it one row per run.
+_WIDE_LIMIT = 4
+
+
+def _get(env: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = env
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _text(value: Any) -> str:
+    if value in (None, "", [], {}):
+        return md.MISSING
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _knobs(env: Mapping[str, Any]) -> str:
+    knobs = env.get("knobs") or {}
+    set_knobs = [f"{k}={v}" for k, v in sorted(knobs.items()) if v]
+    return ", ".join(set_knobs) if set_knobs else "none"
+
+
+def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
+    """(row title, function of a run) for the environment table."""
+    libraries = sorted({key for run in runs
+                        for key in (run.environment.get("libraries") or {})})
+    fields: list[tuple[str, Any]] = [
+        ("run", lambda r: r.run_id),
+        ("label", lambda r: r.label),
+        ("started (UTC)", lambda r: r.started_at),
+        ("status", lambda r: r.status),
+        ("OS", lambda r: " ".join(filter(None, [_get(r.environment, "os.name"),
+                                                 _get(r.environment, "os.version")]))),
+        ("OS build", lambda r: r.environment.get("os_build")),
+        ("kernel build", lambda r: _get(r.environment, "os.kernel_build")),
+        ("architecture", lambda r: r.environment.get("arch")),
+        ("CPU", lambda r: _get(r.environment, "cpu.model")),
+        ("CPUs", lambda r: _get(r.environment, "cpu.count")),
+        ("crypto CPU flags", lambda r: r.environment.get("cpu_flags")),
+        ("capability knobs", lambda r: _knobs(r.environment)),
+        ("testbed", lambda r: r.environment.get("testbed")),
+    ]
+    fields += [(f"{lib}", lambda r, lib=lib: _get(r.environment, f"libraries.{lib}"))
+               for lib in libraries]
+    return fields
+
+
+def environment(runs: Sequence[Run]) -> Section:
+    """A compact table: one column per run, or one row per run in a long history."""
+    parts = [md.heading(2, "Environment")]
+    fields = _fields(runs)
+    if len(runs) <= _WIDE_LIMIT:
+        headers = ["", *(f"run {i + 1}" for i in range(len(runs)))] if len(runs) > 1 \
+            else ["", "value"]
+        rows = [[title, *(_text(get(run)) for run in runs)] for title, get in fields]
+        parts.append(md.table(headers, rows))
+    else:
+        wanted = ("run", "label", "started (UTC)", "OS build", "crypto CPU flags",
+                  "capability knobs", "system_libcrypto", "liboqs", "cryptography")
+        chosen = [(t, g) for t, g in fields if t in wanted]
+        parts.append(md.table([t for t, _ in chosen],
+                              [[_text(g(run)) for _, g in chosen] for run in runs]))
+    return Section("\n\n".join(parts))
+
+
+def _settings_line(run: Run) -> str:
+    s = run.settings
+    seconds, rounds = s.get("seconds"), s.get("rounds")
+    pieces = []
+    if seconds is not None and rounds:
+        pieces.append(f"{float(seconds):g} s per operation split over {rounds} "
+                      f"rounds of {float(seconds) / int(rounds):.3g} s")
+    if s.get("warmup") is not None:
+        pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
+    if s.get("block_sizes") and any(m.block_size for m in run.measurements):
+        pieces.append("block sizes " + ", ".join(str(b) for b in s["block_sizes"]) + " B")
+    return "; ".join(pieces) if pieces else "settings not recorded"
+
+
+def method(runs: Sequence[Run]) -> Section:
+    parts = [md.heading(2, "How this was measured"),
+             "Each (algorithm, implementation) pair passed its correctness checks (round trip, "
+             "tamper and known-answer checks) before it was timed; keys, messages and buffers "
+             "were made before the clock started. Each operation was warmed up, then timed "
+             "for several rounds; every round's operations per second is stored. Figures are "
+             "the median over rounds; the spread is a distribution-free ~95 % confidence "
+             "interval for the median from order statistics (Hollander, Wolfe & Chicken, "
+             "§3.6). `liboqs` and `libcrypto` rows come from pqbench's C loop (the loop of "
+             "liboqs's speed_kem and `openssl speed`, with rdtsc reference cycles on x86-64); "
+             "`liboqs-python` and `cryptography` rows from the Python loop, which reads the "
+             "clock once per batch of about a millisecond. Comparisons use the "
+             "Hodges–Lehmann ratio with a Moses interval and the Mann–Whitney U test.",
+             ]
+    for run in runs:
+        measured = len(run.measurements)
+        checks = sum(len(v.checks) for v in run.verifications)
+        parts += [f"**Run {md.inline_code(run.run_id)}** ({run.kind}, {run.status}, "
+                  f"{measured} measurements, {checks} checks passed): {_settings_line(run)}. "
+                  "Reproduce with:",
+                  md.code_block(run.command, "sh")]
+    return Section("\n\n".join(parts))
+
+
+def not_measured(runs: Sequence[Run]) -> Section | None:
+    rows = list(dict.fromkeys(
+        (p.algorithm, p.implementation, p.operation or "all", f"{p.kind}: {p.reason}")
+        for run in runs for p in run.problems))
+    if not rows:
+        return None
+    return Section("\n\n".join([
+        md.heading(2, "Not measured"),
+        "Pairs pqbench skipped, and why (support is asked of each implementation, not "
+        "assumed).",
+        md.table(["algorithm", "implementation", "operation", "why"],
+                 [list(r) for r in rows])]))
+
+
+def measurements(run: Run) -> Section | None:
+    """Every row of the run with its spread, for readers who want the detail."""
+    if not run.measurements:
+        return None
+    headers = ["algorithm", "implementation", "operation", "block", "ops/s", "µs/op",
+               "±95 % CI", "CV", "cycles/op", "rounds"]
+    rows = []
+    for m in run.measurements:
+        s = m.summary
+        half = (s.ci_high - s.ci_low) / 2 / s.median if s.n > 1 and s.median else None
+        rows.append([m.algorithm, m.implementation, m.operation,
+                     md.byte_count(m.block_size), md.si(m.ops_per_sec), md.number(m.us_per_op),
+                     f"±{half * 100:.1f} %" if half is not None else md.MISSING,
+                     f"{s.cv * 100:.1f} %" if s.n > 1 else md.MISSING,
+                     md.si(m.cycles_per_op), str(s.n)])
+    return Section("\n\n".join([
+        md.heading(2, "All measurements"),
+        f"Every row of run {md.inline_code(run.run_id)}: median operations per second over "
+        "the rounds, the half-width of its ~95 % confidence interval and the coefficient of "
+        "variation across rounds.",
+        md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r"])]))
