@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import (
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError
-from pqbench.implementations import schemes
+from pqbench.implementations import pyca_symmetric, schemes
 from pqbench.implementations.base import Check, Implementation, PythonOperation, TimedOperation
 
 _RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -201,6 +201,8 @@ class PycaImplementation(Implementation):
         return None
 
     def offers(self, alg: Algorithm, operation: str) -> str | None:
+        if alg.kind == "cipher":
+            return pyca_symmetric.offers(alg, operation)
         if alg.kind in ("kem", "signature", "key-agreement", "rsa") and self._scheme(alg) is None:
             if alg.family == "ML-KEM":
                 return f"cryptography {cryptography.__version__} exposes ML-KEM-768/1024 only"
@@ -225,6 +227,8 @@ class PycaImplementation(Implementation):
         return self._rsa_keys[bits]
 
     def self_check(self, alg: Algorithm) -> list[Check]:
+        if alg.kind == "cipher":
+            return pyca_symmetric.self_check(alg)
         scheme = self._require(alg, alg.all_operations[0])
         if isinstance(scheme, _MlKem):
             return schemes.check_kem(scheme)
@@ -239,6 +243,8 @@ class PycaImplementation(Implementation):
 
     def prepare(self, alg: Algorithm, operation: str,
                 block_size: int | None = None) -> TimedOperation:
+        if alg.kind == "cipher":
+            return pyca_symmetric.prepare(alg, operation, block_size)
         scheme = self._require(alg, operation)
         if isinstance(scheme, _MlKem):
             return schemes.prepare_kem(scheme, operation)
