@@ -19,8 +19,10 @@ def all_implementations() -> tuple[Implementation, ...]:
     """One instance of each implementation, native loops first in each pair."""
     from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
     from pqbench.implementations.pyca import PycaImplementation
+    from pqbench.implementations.python_hashes import PythonHashImplementation
 
-    found: list[Implementation] = [LiboqsPythonImplementation(), PycaImplementation()]
+    found: list[Implementation] = [LiboqsPythonImplementation(), PycaImplementation(),
+                                   PythonHashImplementation()]
     try:
         from pqbench.implementations.native import native_implementations
     except ImportError:
