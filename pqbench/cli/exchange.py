@@ -1,0 +1,61 @@
+"""`pqbench export` and `pqbench import`: move runs between machines as files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pqbench import console, exchange
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.errors import InputFileError, UsageError
+from pqbench.store import Store
+
+
+@app.command()
+@handles_errors
+def export(
+    runs: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes).")],
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="json (pqbench, re-importable) or pytest-benchmark.")
+    ] = "json",
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-O", help="Write here instead of stdout.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
+    if fmt not in exchange.FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
+    store = Store.open(db, create=False)
+    loaded = [store.load_run(r) for r in runs]
+    text = exchange.export(loaded, fmt)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        raise InputFileError(f"cannot write {output}: {exc.strerror or exc}") from None
+    console.note(f"exported {len(loaded)} run(s) to {output}")
+
+
+@app.command(name="import")
+@handles_errors
+def import_(
+    files: Annotated[list[Path], typer.Argument(help="pqbench export files.")],
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Store the runs of export files; runs already stored are skipped (idempotent)."""
+    runs = exchange.read_files(files)  # every file validated before anything is written
+    store = Store.open(db)
+    stored = [run.run_id for run in runs if store.save_run(run)]
+    skipped = [run.run_id for run in runs if run.run_id not in stored]
+    if json_output:
+        print_json({"database": store.location, "imported": stored, "already_stored": skipped})
+        return
+    console.note(f"imported {len(stored)} run(s) into {store.location}"
+                 + (f"; {len(skipped)} already stored" if skipped else ""))
