@@ -42,6 +42,9 @@ def speed(
     operation: Annotated[list[str] | None, typer.Option(
         "--operation", "-o", help="Only these operations (repeatable); `-o keygen` adds RSA "
                                   "key generation.")] = None,
+    block_bytes: Annotated[int | None, typer.Option(
+        "--bytes", help="Ciphers and hashes: only this many bytes per operation (default: "
+                        "the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
     label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
     json_output: JsonOption = False,
     csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
@@ -55,8 +58,11 @@ def speed(
         seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
         rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else 7),
         operations=tuple(operation or ()),
+        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         label=label,
     )
+    if block_bytes is not None and block_bytes < 1:
+        raise UsageError("--bytes must be at least 1")
     if settings.seconds <= 0 or settings.rounds < 1:
         raise UsageError("--seconds must be positive and --rounds at least 1")
     kems, sigs = _liboqs_names()
