@@ -161,6 +161,17 @@ def pooled_samples(runs: Sequence[Run]) -> dict[RowKey, list[float]]:
     return pooled
 
 
+def row_libraries(runs: Sequence[Run]) -> dict[RowKey, str]:
+    """The library an implementation used for a row, where it says (python -> hashlib)."""
+    found: dict[RowKey, str] = {}
+    for run in runs:
+        for m in run.measurements:
+            library = m.attributes.get("library")
+            if isinstance(library, str):
+                found.setdefault(m.key, library)
+    return found
+
+
 def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     """Refuse runs from different testbeds (CPU model, flags, arch) unless asked; warn then."""
     testbeds = sorted({str(r.environment.get("testbed")) for r in runs})
@@ -201,8 +212,9 @@ def compare_runs(
             "size must match); `pqbench runs` and `pqbench export` show what each holds")
     differences = explain.differences([r.environment for r in before],
                                       [r.environment for r in after])
-    rows = [_row(key, pooled_before[key], pooled_after[key], threshold, differences)
-            for key in common]
+    backends = row_libraries([*before, *after])
+    rows = [_row(key, pooled_before[key], pooled_after[key], threshold, differences,
+                 backends.get(key)) for key in common]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
     return RunComparison(
         before_name=before_name or _group_name(before),
@@ -229,7 +241,7 @@ def _group_name(runs: Sequence[Run]) -> str:
 
 
 def _row(key: RowKey, before: list[float], after: list[float], threshold: float,
-         differences: Sequence[explain.Difference]) -> Row:
+         differences: Sequence[explain.Difference], library: str | None = None) -> Row:
     result = stats.compare_samples(before, after, threshold=threshold, alpha=ALPHA)
     algorithm, implementation, operation, block_size = key
     scale = block_size or 1
@@ -244,7 +256,7 @@ def _row(key: RowKey, before: list[float], after: list[float], threshold: float,
     )
     if not row.changed:
         return row
-    causes = explain.causes_for(algorithm, implementation, differences)
+    causes = explain.causes_for(algorithm, implementation, differences, library=library)
     return Row(**{**row.__dict__, "causes": tuple(causes)})
 
 

@@ -25,7 +25,8 @@ STRENGTHS = ("strong", "likely", "weak")
 #: Fingerprint fields that never explain anything: free text, derived hashes, duplicates.
 IGNORED = {"label", "testbed", "cpu.flags", "mask.detected"}
 
-#: Implementations whose code runs on an OpenSSL libcrypto, so OPENSSL_*cap reaches them.
+#: Implementations (or the library a row says it used) that run on an OpenSSL libcrypto,
+#: so OPENSSL_*cap reaches them. Python's hashlib links the system libcrypto.
 OPENSSL_BASED = {"cryptography", "libcrypto", "hashlib", "openssl"}
 
 #: Library fields per implementation; anything else under `libraries.` naming it counts too.
@@ -35,6 +36,7 @@ LIBRARIES = {
     "cryptography": ("libraries.cryptography", "libraries.cryptography_openssl"),
     "libcrypto": ("libraries.system_libcrypto", "library_details.system_libcrypto.version",
                   "library_details.system_libcrypto.path"),
+    "hashlib": ("libraries.system_libcrypto", "libraries.python"),
 }
 
 #: Algorithm name prefixes (upper case, without "-") and the capabilities their fast paths use.
@@ -134,14 +136,20 @@ def capabilities_used(algorithm: str) -> frozenset[str]:
     return frozenset()
 
 
-def causes_for(algorithm: str, implementation: str,
-               found: Sequence[Difference]) -> list[Cause]:
-    """The differences that plausibly explain a change in this row, strongest first."""
+def causes_for(algorithm: str, implementation: str, found: Sequence[Difference],
+               *, library: str | None = None) -> list[Cause]:
+    """The differences that plausibly explain a change in this row, strongest first.
+
+    ``library`` is what the row says the implementation used (the python implementation
+    names hashlib, blake3 ...); it decides whether OpenSSL's capability knobs reach the row.
+    """
     used = capabilities_used(algorithm)
+    openssl = implementation in OPENSSL_BASED or library in OPENSSL_BASED
     causes: list[Cause] = []
     for diff in found:
-        cause = (_capability_cause(diff, algorithm, implementation, used)
+        cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl)
                  or _library_cause(diff, implementation)
+                 or (_library_cause(diff, library) if library else None)
                  or _weak_cause(diff))
         if cause is not None:
             causes.append(cause)
@@ -154,10 +162,10 @@ def _values(side: Any) -> list[Any]:
 
 
 def _capability_cause(diff: Difference, algorithm: str, implementation: str,
-                      used: frozenset[str]) -> Cause | None:
+                      used: frozenset[str], openssl: bool) -> Cause | None:
     if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
         var = diff.field.split(".", 1)[1]
-        if implementation not in OPENSSL_BASED:
+        if not openssl:
             return None
         hidden_before = _hidden(var, diff.before)
         hidden_after = _hidden(var, diff.after)
