@@ -220,7 +220,8 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
     for row in result.rows:
         for cause in row.causes:
             if cause.strength == "strong":
-                console.print(f"  {row.algorithm} [{row.implementation}]: {cause.why}")
+                console.print(f"  {row.algorithm} [{row.implementation}]: {cause.why}",
+                              markup=False)
     missing = len(result.only_before) + len(result.only_after)
     if missing:
         note(f"{missing} row(s) measured on one side only were left out")
