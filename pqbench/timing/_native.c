@@ -178,15 +178,20 @@ static int seconds_ok(double seconds, bench_error *e)
     return 1;
 }
 
+/* Time `op`; a failure inside the loop (after the check passed) is a RuntimeError. */
 static int run_timed(bench_op op, void *ctx, double seconds, loop_result *r, bench_error *e,
                      const char *what)
 {
+    char where[160];
+
     ERR_clear_error();
     if (timed_loop(op, ctx, (uint64_t)(seconds * 1e9), r))
         return 1;
-    if (e->kind != ERR_NONE)
-        return 0;
-    return fail_ssl(e, what);
+    snprintf(where, sizeof(where), "%s (op %llu of the timed loop)", what,
+             (unsigned long long)r->ops + 1);
+    if (ERR_peek_error() != 0)
+        return fail_ssl(e, where);
+    return fail(e, ERR_RUNTIME, "%s failed", where);
 }
 
 /* ===================================================================================== */
@@ -1320,8 +1325,6 @@ static PyObject *run_oqs(int is_kem, const char *alg, const char *op, double sec
     ok = (is_kem ? oqs_kem_prepare(&b, op, lens, &fn, &e)
                  : oqs_sig_prepare(&b, op, lens, &fn, &e)) &&
          run_timed(fn, &b, seconds, &r, &e, alg);
-    if (!ok && e.kind == ERR_NONE)
-        fail(&e, ERR_RUNTIME, "%s %s failed inside the timed loop", alg, op);
     oqs_bench_free(&b);
     Py_END_ALLOW_THREADS
     if (!ok)
