@@ -244,6 +244,20 @@ def _shorten(label: str, limit: int = 28) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
+_NICE_RATIOS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0,
+                3.0, 4.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+
+
+def _ratio_ticks(low: float, high: float) -> list[float]:
+    """Nice ratios inside [low, high], thinned so neighbours are far enough apart to read."""
+    span = math.log(high / low)
+    ticks: list[float] = []
+    for t in (1.0, *sorted(_NICE_RATIOS, key=lambda r: abs(math.log(r)))):
+        if low <= t <= high and all(abs(math.log(t / u)) > span / 9 for u in ticks):
+            ticks.append(t)
+    return sorted(set(ticks))
+
+
 def _ratios(chart: Ratios) -> Figure:
     rows = len(chart.rows)
     figure = Figure(figsize=(9, max(2.5, 1.3 + 0.28 * rows)), layout="constrained")
@@ -266,12 +280,13 @@ def _ratios(chart: Ratios) -> Figure:
         seen.add(verdict)
     ax.set_xscale("log")
     ax.set_xlim(low, high)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"×{v:g}"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"×{v:.3g}"))
+    ticks = _ratio_ticks(low, high)
+    ax.set_xticks(ticks, [f"×{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks(range(rows), [label for label, *_ in chart.rows])
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_xlabel("after / before speed (log scale; right of ×1 is faster)")
     ax.set_title(chart.title, loc="left")
-    ax.grid(axis="x", which="both", color="#dddddd", linewidth=0.5)
+    ax.grid(axis="x", which="major", color="#dddddd", linewidth=0.5)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     return figure

@@ -62,8 +62,9 @@ def _causes(row: compare.Row) -> str:
 
 
 def compare_table(result: RunComparison) -> str:
+    level = f"{result.rows[0].ci_level * 100:.0f} % CI" if result.rows else "CI"
     headers = ["algorithm", "implementation", "operation", "block", "before", "after",
-               "after / before", "CI", "p", "verdict", "explanation"]
+               "after / before", level, "p", "verdict", "explanation"]
     rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
              _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
              _interval(r.ci_low, r.ci_high), _p(r.p_value), f"**{r.verdict}**"
@@ -71,11 +72,21 @@ def compare_table(result: RunComparison) -> str:
     return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "l", "l"])
 
 
-def differences_table(result: RunComparison) -> str | None:
+#: Fingerprint differences shown in full; the rest (build details) are counted.
+_DIFFERENCES_SHOWN = 12
+
+
+def differences_table(result: RunComparison) -> tuple[str, int] | None:
+    """The differing fields, those named as causes first, then the shallowest paths."""
     if not result.differences:
         return None
-    rows = [[d.field, _value(d.before), _value(d.after)] for d in result.differences]
-    return md.table(["fingerprint field", result.before_name, result.after_name], rows)
+    causes = {c.field for r in result.rows for c in r.causes}
+    ranked = sorted(result.differences,
+                    key=lambda d: (d.field not in causes, d.field.count("."), d.field))
+    shown = ranked[:_DIFFERENCES_SHOWN]
+    rows = [[d.field, _value(d.before), _value(d.after)] for d in shown]
+    return (md.table(["fingerprint field", result.before_name, result.after_name], rows),
+            len(ranked) - len(shown))
 
 
 def _value(value: object) -> str:
@@ -112,7 +123,10 @@ def comparison(result: RunComparison, index: int, level: int = 3) -> Section:
     parts.append("What differs between the two fingerprints:" if diffs
                  else "The two fingerprints do not differ.")
     if diffs:
-        parts.append(diffs)
+        parts.append(diffs[0])
+        if diffs[1]:
+            parts.append(f"{diffs[1]} further fields differ (library build details); "
+                         "`pqbench compare --json` lists them all.")
     parts += [compare_table(result), md.image(chart.title, chart.filename)]
     missing = len(result.only_before) + len(result.only_after)
     if missing:
