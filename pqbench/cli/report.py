@@ -52,7 +52,10 @@ def report_command(
         raise UsageError("--threshold must be positive")
     store = Store.open(db, create=False)
     runs = _runs(store, run, by)
-    comparison = report.comparison_sections(runs, by, threshold, cross_machine)
+    notes: dict[str, list[str]] = {}
+    for build, text, _created in store.annotations():
+        notes.setdefault(build, []).append(text)
+    comparison = report.comparison_sections(runs, by, threshold, cross_machine, notes)
     built = report.build(runs, comparison)
     path = report.resolve_out(out, runs, by, Path.cwd())
     written = report.write(built, path)

@@ -8,7 +8,7 @@ renders it, only from the stored data.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,9 +89,11 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
 
 
 def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float = 0.05,
-                        cross_machine: bool = False) -> list[Section]:
+                        cross_machine: bool = False,
+                        annotations: Mapping[str, Sequence[str]] | None = None
+                        ) -> list[Section]:
     """Compare table, ratio charts and history for two or more runs or groups."""
-    return comparison.sections(runs, by, threshold, cross_machine)
+    return comparison.sections(runs, by, threshold, cross_machine, annotations)
 
 
 def write(report: Report, path: Path) -> list[Path]:

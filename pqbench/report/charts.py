@@ -11,12 +11,14 @@ matplotlib version in their metadata, so the same data gives the same bytes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
              "#000000")
@@ -124,16 +126,20 @@ def _si_value(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _minor_tick(value: float, _position: object = None) -> str:
-    """Label the 2s and 5s of each decade when the axis spans two decades or fewer."""
-    mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
-    return _si_tick(value) if round(mantissa) in (2, 5) else ""
-
-
-def _log_axis(axis: object) -> None:
-    axis.set_major_locator(LogLocator(base=10))  # type: ignore[attr-defined]
-    axis.set_major_formatter(FuncFormatter(_si_tick))  # type: ignore[attr-defined]
-    axis.set_minor_formatter(NullFormatter())  # type: ignore[attr-defined]
+def _log_axis(axis: Any, values: Sequence[float]) -> None:
+    """Log ticks dense enough to read a value off: 1-2-5 per decade, every digit when the
+    data spans less than a decade, decades only beyond three."""
+    positive = [v for v in values if v and v > 0 and math.isfinite(v)]
+    decades = math.log10(max(positive) / min(positive)) if positive else 1.0
+    if decades < 0.7:
+        subs: tuple[float, ...] = tuple(float(d) for d in range(1, 10))
+    elif decades <= 3:
+        subs = (1.0, 2.0, 5.0)
+    else:
+        subs = (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(_si_tick))
+    axis.set_minor_locator(NullLocator())
 
 
 def _grouped_bars(chart: GroupedBars) -> Figure:
@@ -157,15 +163,13 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                 ax.annotate(_si_value(v), xy=(v, y), xytext=(3, 0), textcoords="offset points",
                             va="center", fontsize=7, color="#333333")
     ax.set_xscale("log")
-    _log_axis(ax.xaxis)
     if values_all:
         low, high = min(values_all), max(values_all)
         lower = 10 ** math.floor(math.log10(low))
         # Room right of the longest bar for its value label.
         upper = 10 ** math.ceil(math.log10(high * 1.6))
         ax.set_xlim(lower, upper)
-        if upper / lower <= 100:
-            ax.xaxis.set_minor_formatter(FuncFormatter(_minor_tick))
+        _log_axis(ax.xaxis, [lower, upper])
     ax.set_yticks(range(rows), chart.labels)
     ax.invert_yaxis()
     ax.set_ylim(rows - 0.5, -0.5)
@@ -199,8 +203,8 @@ def _lines(chart: Lines) -> Figure:
     xs_all = sorted({x for _, _, points in chart.series for x, _ in points})
     ax.set_xticks(xs_all, [_bytes_tick(x) for x in xs_all])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_minor_locator(LogLocator(base=2, subs=()))
-    _log_axis(ax.yaxis)
+    ax.xaxis.set_minor_locator(NullLocator())
+    _log_axis(ax.yaxis, [y for _, _, points in chart.series for _, y in points])
     ax.set_xlabel(chart.xlabel)
     ax.set_ylabel(chart.ylabel)
     ax.set_title(chart.title, loc="left")
@@ -226,11 +230,13 @@ def _history(chart: History) -> Figure:
     for k, (name, index, text) in enumerate(chart.steps):
         colour = OKABE_ITO[names.index(name) % len(OKABE_ITO)] if name in names else "#000000"
         ax.axvline(index - 0.5, color=colour, linestyle=":", linewidth=1.2)
+        # Text on the side of the line with more room, so it stays inside the axes.
+        right_half = index - 0.5 > (len(chart.points) - 1) / 2
         ax.annotate(text, xy=(index - 0.5, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(3, -12 - 11 * k), textcoords="offset points", fontsize="small",
-                    color=colour)
+                    xytext=(-4 if right_half else 4, -12 - 11 * k), textcoords="offset points",
+                    fontsize="small", color=colour, ha="right" if right_half else "left")
     ax.set_yscale("log")
-    _log_axis(ax.yaxis)
+    _log_axis(ax.yaxis, [v for _, values in chart.series for v in values if v])
     ax.set_xticks(positions, [_shorten(p) for p in chart.points], rotation=30, ha="right")
     ax.set_xlim(-0.5, max(len(positions) - 0.5, 0.5))
     ax.set_ylabel(chart.ylabel)

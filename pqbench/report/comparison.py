@@ -7,13 +7,13 @@ Moses interval, Mann–Whitney U); this module only lays them out.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from pqbench import compare
+from pqbench import compare, history
 from pqbench.compare import RunComparison
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
-from pqbench.report.charts import Ratios
+from pqbench.report.charts import History, Ratios
 from pqbench.results import Run
 
 #: Rows in the ratio chart; the largest changes first, as compare sorts them.
@@ -135,7 +135,8 @@ def comparison(result: RunComparison, index: int, level: int = 3) -> Section:
 
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float,
-             cross_machine: bool = False) -> list[Section]:
+             cross_machine: bool = False,
+             annotations: Mapping[str, Sequence[str]] | None = None) -> list[Section]:
     """The comparison part of a report; empty for a single run or a single group."""
     groups = groups_for(runs, by)
     if len(groups) < 2:
@@ -146,4 +147,68 @@ def sections(runs: Sequence[Run], by: str | None, threshold: float,
              if by else "Each run against the next, oldest first.",
              f"Method: {results[0].method}."]
     head = Section("\n\n".join(intro))
-    return [head, *(comparison(r, i + 1) for i, r in enumerate(results))]
+    steps = history_section(runs, by or "run_id", annotations or {})
+    return [head, *(comparison(r, i + 1) for i, r in enumerate(results)),
+            *([steps] if steps else [])]
+
+
+# --- history ------------------------------------------------------------------------------
+
+#: History charts drawn at most (one per algorithm with a step), and series per chart.
+_HISTORY_CHARTS = 6
+_HISTORY_SERIES = 8
+
+
+def _series_label(s: history.Series) -> str:
+    block = f" {s.block_size} B" if s.block_size else ""
+    return f"{s.operation}{block} [{s.implementation}]"
+
+
+def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Sequence[str],
+                   by: str, filename: str) -> History:
+    shown = sorted(series, key=lambda s: (not s.steps, s.implementation, s.operation,
+                                          s.block_size or 0))[:_HISTORY_SERIES]
+    unit = shown[0].unit
+    lines = []
+    for s in shown:
+        at = {p.build: p.median / (1e6 if unit == "bytes/s" else 1) for p in s.points}
+        lines.append((_series_label(s), tuple(at.get(b) for b in builds)))
+    steps = tuple((_series_label(s), builds.index(step.build),
+                   f"{_series_label(s)}: {md.ratio(step.ratio)}")
+                  for s in shown for step in s.steps)
+    ylabel = "MB/s (log scale)" if unit == "bytes/s" else "operations per second (log scale)"
+    return History(filename, f"{algorithm} by {by}", ylabel, tuple(builds), tuple(lines), steps)
+
+
+def history_section(runs: Sequence[Run], by: str,
+                    annotations: Mapping[str, Sequence[str]]) -> Section | None:
+    """Steps over three or more groups, with a chart per algorithm that stepped."""
+    builds = [name for name, _ in compare.group_runs(runs, by)]
+    if len(builds) < 3:
+        return None
+    names = list(dict.fromkeys(m.algorithm for r in sorted(runs, key=lambda r: r.started_at)
+                               for m in r.measurements))
+    per_algorithm = {name: history.history(runs, name, by=by, annotations=annotations)
+                     for name in names}
+    stepped = [name for name, series in per_algorithm.items() if any(s.steps for s in series)]
+    charted = (stepped or names[:1])[:_HISTORY_CHARTS]
+    charts = [_history_chart(name, per_algorithm[name], builds, by, f"history-{i + 1}.png")
+              for i, name in enumerate(charted)]
+    rows = [[s.algorithm, s.implementation, s.operation, md.byte_count(s.block_size),
+             step.build, _rate(step.before, s.unit), _rate(step.after, s.unit),
+             md.ratio(step.ratio), "; ".join(p.notes[0] for p in s.points
+                                             if p.build == step.build and p.notes)
+             or md.MISSING]
+            for name in names for s in per_algorithm[name] for step in s.steps]
+    parts = [md.heading(3, f"History by {by}"),
+             f"{len(builds)} groups in the order they were first measured. Steps come from a "
+             "penalised piecewise-constant fit of the log medians (asv-style step detection, "
+             "weighted by each point's confidence interval)."]
+    if rows:
+        parts.append(md.table(["algorithm", "implementation", "operation", "block",
+                               "first at new level", "before", "after", "ratio", "notes"],
+                              rows, ["l", "l", "l", "r", "l", "r", "r", "r", "l"]))
+    else:
+        parts.append("No step was detected in any series.")
+    parts += [md.image(c.title, c.filename) for c in charts]
+    return Section("\n\n".join(parts), tuple(charts))
