@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import create_engine, event, inspect, select
+from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 
 from pqbench.errors import StoreError
 from pqbench.results import Measurement, Problem, Run, Verification
@@ -28,6 +34,8 @@ ENV_VAR = "PQBENCH_DB"
 #: Seconds to wait for a lock held by another writer before giving up with a clear error.
 TIMEOUT_VAR = "PQBENCH_DB_TIMEOUT"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: pg_advisory_xact_lock key held while creating the schema ("pqbench" as an integer).
+_SCHEMA_LOCK_KEY = 0x7071626E6368
 
 
 def default_path() -> Path:
@@ -150,7 +158,11 @@ class Store:
         try:
             with self.engine.connect() as conn:
                 tables = set(inspect(conn).get_table_names())
-                if schema.meta.name in tables:
+                # An empty meta table is another process creating the schema right now
+                # (SQLite commits DDL before the meta rows); finish it instead of refusing.
+                empty = schema.meta.name in tables and create and not conn.execute(
+                    select(schema.meta.c.key)).first()
+                if schema.meta.name in tables and not empty:
                     self._check_meta(conn)
                     return
                 foreign = {t for t in tables if not t.startswith("pqbench_")}
@@ -173,7 +185,25 @@ class Store:
                 f"pqbench reads up to {schema.SCHEMA_VERSION}); upgrade pqbench to use it")
 
     def _initialize(self) -> None:
+        """Create the schema; safe when several processes open a new database at once.
+
+        PostgreSQL: a transaction-scoped advisory lock serialises the creators, and DDL is
+        transactional, so the second creator finds the tables made. SQLite runs DDL outside
+        the transaction; a creator that loses the race sees "already exists" and retries.
+        """
+        for attempt in range(3):
+            try:
+                self._create_schema()
+                return
+            except (OperationalError, ProgrammingError, IntegrityError):
+                if attempt == 2:
+                    raise
+
+    def _create_schema(self) -> None:
         with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                             {"key": _SCHEMA_LOCK_KEY})
             schema.metadata.create_all(conn)
             existing = set(conn.execute(select(schema.meta.c.key)).scalars())
             rows = [{"key": "application", "value": schema.APPLICATION},
