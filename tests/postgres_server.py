@@ -1,0 +1,136 @@
+"""A real, throw-away PostgreSQL server for the storage tests.
+
+Debian's server binaries (`initdb`, `pg_ctl`) from PATH or /usr/lib/postgresql/*/bin; as
+root, apt-get installs them when missing (CI runs as root on a fresh machine). initdb
+refuses to run as root, so the cluster belongs to the `postgres` user (or `nobody`) and
+lives in a temporary directory, listening on 127.0.0.1 on a free port with trust auth.
+PQBENCH_TEST_POSTGRES_URL points the tests at an existing server instead.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+URL_VAR = "PQBENCH_TEST_POSTGRES_URL"
+
+
+class PostgresUnavailable(RuntimeError):
+    pass
+
+
+def _binary_dir() -> Path | None:
+    found = shutil.which("initdb")
+    if found and shutil.which("pg_ctl"):
+        return Path(found).resolve().parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit()
+                        else 0)
+    return Path(candidates[-1]).parent if candidates else None
+
+
+def find_binaries() -> Path:
+    """The directory of initdb and pg_ctl, installing Debian's postgresql as root if absent."""
+    found = _binary_dir()
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-q"], env=env, check=False,
+                       capture_output=True, timeout=600)
+        done = subprocess.run(["apt-get", "install", "-y", "-q", "postgresql"], env=env,
+                              check=False, capture_output=True, text=True, timeout=900)
+        found = _binary_dir()
+        if found:
+            return found
+        raise PostgresUnavailable(f"apt-get install postgresql failed: {done.stderr[-2000:]}")
+    raise PostgresUnavailable(
+        "PostgreSQL server binaries (initdb, pg_ctl) not found on PATH or under "
+        "/usr/lib/postgresql/*/bin; install Debian's `postgresql` package or set "
+        f"{URL_VAR} to a server the tests may create databases on")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    """The unprivileged owner of the cluster when running as root, else None (ourselves)."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            continue
+    raise PostgresUnavailable("running as root and neither `postgres` nor `nobody` exists "
+                              "to own the test cluster (initdb refuses root)")
+
+
+def _as_user(user: pwd.struct_passwd | None, argv: list[str]) -> list[str]:
+    if user is None:
+        return argv
+    if shutil.which("runuser"):
+        return ["runuser", "-u", user.pw_name, "--", *argv]
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
+            *argv]
+
+
+@contextmanager
+def running_server() -> Iterator[str]:
+    """Start a cluster, yield its base URL (postgresql://pqbench@127.0.0.1:PORT), stop it."""
+    if os.environ.get(URL_VAR):
+        yield os.environ[URL_VAR].rstrip("/")
+        return
+    bindir = find_binaries()
+    user = _server_user()
+    root = Path(tempfile.mkdtemp(prefix="pqbench-pg-"))
+    data = root / "data"
+    if user is not None:
+        os.chown(root, user.pw_uid, user.pw_gid)
+    os.chmod(root, 0o700)
+    port = _free_port()
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(_as_user(user, list(argv)), capture_output=True, text=True,
+                              timeout=120, check=False, cwd=root)
+
+    try:
+        init = run(str(bindir / "initdb"), "-D", str(data), "-U", "pqbench", "-A", "trust",
+                   "-E", "UTF8", "--no-sync")
+        if init.returncode != 0:
+            raise PostgresUnavailable(f"initdb failed: {init.stdout}\n{init.stderr}")
+        options = (f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=200 "
+                   "-c full_page_writes=off")
+        start = run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"),
+                    "-o", options, "-w", "-t", "60", "start")
+        if start.returncode != 0:
+            log = (root / "server.log").read_text() if (root / "server.log").exists() else ""
+            raise PostgresUnavailable(f"pg_ctl start failed: {start.stderr}\n{log[-2000:]}")
+        try:
+            yield f"postgresql://pqbench@127.0.0.1:{port}"
+        finally:
+            run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_database(base_url: str) -> str:
+    """A new, empty database on the server; its URL."""
+    import psycopg
+
+    name = f"pqbench_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{base_url}/{name}"
