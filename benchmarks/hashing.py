@@ -1,0 +1,148 @@
+"""How pqbench's hashing compares with the reference tools, in one run (not a test).
+
+Prints three ratios against the targets of issue #4, each as the median of interleaved
+pairs (A, B, A, B ...) so a neighbour's load hits both sides alike:
+
+1. in-memory SHA-256 at 16 KiB (the native libcrypto loop when built, else hashlib) versus
+   `openssl speed -evp sha256 -bytes 16384`: target >= 0.97;
+2. `pqbench files hash` of a page-cached 1 GiB file versus that in-memory figure: >= 0.95;
+3. `--jobs N` over N such files versus one file (aggregate hash bytes/s): >= 0.85 x N;
+
+and, for context, sha256sum, `openssl dgst -sha256` and hashlib.file_digest on the same
+cached file. Scratch files live in a temporary directory that is removed afterwards.
+
+    .venv/bin/python benchmarks/hashing.py [--seconds 2] [--size-mib 1024] [--pairs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+
+from pqbench.files import hashing
+from pqbench.timing import native
+
+
+def openssl_speed(seconds: float) -> float:
+    out = subprocess.run(["openssl", "speed", "-evp", "sha256", "-bytes", "16384",
+                          "-seconds", str(max(1, round(seconds)))],
+                         capture_output=True, text=True, check=True).stdout
+    match = re.search(r"^sha256\s+([\d.]+)k", out, re.MULTILINE)
+    if not match:
+        raise RuntimeError(f"cannot parse openssl speed output:\n{out}")
+    return float(match.group(1)) * 1000
+
+
+def in_memory(seconds: float) -> tuple[float, str]:
+    """SHA-256 at 16 KiB per op, bytes/s, and which loop gave it."""
+    if native.available():
+        r = native.ssl_digest("SHA256", 16384, seconds)
+        return r.ops_per_sec * 16384, "native libcrypto loop"
+    data = os.urandom(16384)
+    ops, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(100):
+            hashlib.sha256(data).digest()
+        ops += 100
+    return ops * 16384 / (time.perf_counter() - start), "hashlib"
+
+
+def paired(a: Callable[[], float], b: Callable[[], float], pairs: int) -> tuple[float, float,
+                                                                               float]:
+    """Median of a/b over interleaved pairs, and the medians of a and b."""
+    ratios, xs, ys = [], [], []
+    for _ in range(pairs):
+        x, y = a(), b()
+        xs.append(x)
+        ys.append(y)
+        ratios.append(x / y)
+    return statistics.median(ratios), statistics.median(xs), statistics.median(ys)
+
+
+def make_file(path: str, size: int) -> None:
+    block = os.urandom(1 << 20)
+    with open(path, "wb") as out:
+        for _ in range(size >> 20):
+            out.write(block)
+
+
+def timed_command(argv: list[str], size: int) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True)
+    return size / (time.perf_counter() - start)
+
+
+def file_digest_rate(path: str, size: int) -> float:
+    start = time.perf_counter()
+    with open(path, "rb") as handle:
+        hashlib.file_digest(handle, "sha256")
+    return size / (time.perf_counter() - start)
+
+
+def warm_hash_rate(path: str) -> float:
+    outcome = hashing.hash_file(path, "SHA-256", "warm")
+    assert isinstance(outcome, hashing.FileHash), outcome
+    return outcome.hashed.bytes_per_sec
+
+
+def jobs_rate(paths: list[str], jobs: int) -> float:
+    rate = hashing.aggregate_hash_rate(hashing.hash_files(paths, "SHA-256", "warm", jobs))
+    assert rate is not None
+    return rate
+
+
+def gb(rate: float) -> str:
+    return f"{rate / 1e9:.3f} GB/s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--pairs", type=int, default=3)
+    args = parser.parse_args()
+    size = args.size_mib << 20
+    cores = os.cpu_count() or 1
+    _, source = in_memory(0.1)
+
+    ratio, ours, theirs = paired(lambda: in_memory(args.seconds)[0],
+                                 lambda: openssl_speed(args.seconds), args.pairs)
+    print(f"1. in-memory SHA-256 @16 KiB ({source}) {gb(ours)} vs openssl speed "
+          f"{gb(theirs)}: ratio {ratio:.3f} (target >= 0.97)")
+
+    scratch = tempfile.mkdtemp(prefix="pqbench-hashing-")
+    try:
+        paths = [os.path.join(scratch, f"file{i}.bin") for i in range(cores)]
+        for path in paths:
+            make_file(path, size)
+        ratio, ours, theirs = paired(lambda: warm_hash_rate(paths[0]),
+                                     lambda: in_memory(args.seconds)[0], args.pairs)
+        print(f"2. files hash of a cached {args.size_mib} MiB file {gb(ours)} vs in-memory "
+              f"{gb(theirs)}: ratio {ratio:.3f} (target >= 0.95)")
+
+        ratio, many, one = paired(lambda: jobs_rate(paths, cores),
+                                  lambda: jobs_rate(paths[:1], 1), args.pairs)
+        print(f"3. --jobs {cores} over {cores} files {gb(many)} vs one file {gb(one)}: "
+              f"scaling {ratio:.2f} = {ratio / cores:.2f} x N (target >= 0.85 x N)")
+
+        print("context, same cached file:")
+        for name, rate in (
+                ("sha256sum", timed_command(["sha256sum", paths[0]], size)),
+                ("openssl dgst -sha256", timed_command(["openssl", "dgst", "-sha256",
+                                                        paths[0]], size)),
+                ("hashlib.file_digest", file_digest_rate(paths[0], size))):
+            print(f"   {name:22} {gb(rate)}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
