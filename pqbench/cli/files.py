@@ -1,0 +1,131 @@
+"""`pqbench files hash` and `pqbench files corpus`: file benchmarks, stored like speed runs."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from pqbench import algorithms, console, document, environment
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.errors import UsageError
+from pqbench.files import corpus, hashing, runs, storage
+from pqbench.store import Store
+
+files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
+                        no_args_is_help=True)
+app.add_typer(files_app, name="files")
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """`256M`, `1G`, `1.5GiB`, `300000000`: binary units, bytes without one."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not match:
+        raise UsageError(f"cannot read size {text!r}; write e.g. 256M or 1G")
+    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def _hash_name(name: str) -> str:
+    (alg,) = algorithms.resolve([name])
+    if alg.kind != "hash":
+        raise UsageError(f"{alg.name} is not a hash; choose e.g. sha256, sha512, blake3")
+    return alg.name
+
+
+def _storage(paths: list[str]) -> list[dict[str, object]]:
+    seen: dict[str, dict[str, object]] = {}
+    for path in paths:
+        try:
+            found = storage.fingerprint(path)
+        except OSError:
+            continue
+        seen.setdefault(str(found["st_dev"]), found)
+    return list(seen.values())
+
+
+@files_app.command("hash")
+@handles_errors
+def hash_command(
+    paths: Annotated[list[str], typer.Argument(help="Files to hash.")],
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help=(
+        "sha256, sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, crc32c, "
+        "fletcher64."))] = "sha256",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Files measured in parallel "
+                                                           "(processes).")] = 1,
+    cache_mode: Annotated[str, typer.Option("--cache", help=(
+        "cold: drop the file from the page cache before each pass; warm: read it once "
+        "first; as-is: measure as found."))] = "cold",
+    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Read each file, then hash it with reading overlapped: throughput, digest, cache state."""
+    name = _hash_name(algorithm)
+    store = Store.open(db)
+    started = datetime.now(UTC)
+    outcomes = hashing.hash_files(paths, name, cache_mode, jobs)  # type: ignore[arg-type]
+    measurements, problems = runs.hash_measurements(outcomes)
+    env = environment.collect(label=label, extra={"storage": _storage(paths)})
+    settings = {"algorithm": name, "jobs": jobs, "cache": cache_mode, "label": label,
+                "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
+    run = runs.files_run(started, settings, env, measurements, problems)
+    store.save_run(run)
+    rows = [o.as_row() for o in outcomes]
+    if json_output:
+        print_json({**document.run_document(run), "files": rows})
+    else:
+        console.stdout.print(console.rows_table(
+            f"pqbench files hash ({name}, cache {cache_mode})",
+            ("path", "size", "read", "hash", "cached", "digest", "flags / error"),
+            [(r["path"], console.si(r["size"], "B"), console.si(r["read_bytes_per_sec"], "B/s"),
+              console.si(r["hash_bytes_per_sec"], "B/s"), r["cached"], r["digest"],
+              r["error"] or "; ".join(r["flags"])) for r in rows]))
+        console.note(f"stored as run {run.run_id} in {store.location}")
+    failures = [o for o in outcomes if isinstance(o, hashing.FileFailure)]
+    changed = [o for o in outcomes if isinstance(o, hashing.FileHash) and o.flags]
+    if failures or changed:
+        console.error(f"{len(failures)} file(s) could not be measured, {len(changed)} changed "
+                      "while measured")
+        raise typer.Exit(1)
+
+
+@files_app.command("corpus")
+@handles_errors
+def corpus_command(
+    total: Annotated[str, typer.Option(help="Total corpus size, e.g. 256M or 1G.")] = "256M",
+    directory: Annotated[str | None, typer.Option(
+        "--dir", help="Where to write (default: the temporary directory).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed for sizes and order.")] = None,
+    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
+    store = Store.open(db)
+    started = datetime.now(UTC)
+    where = directory or os.environ.get("TMPDIR") or "/tmp"
+    result = corpus.run_corpus(parse_size(total), directory, seed)
+    env = environment.collect(label=label, extra={"storage": _storage([where])})
+    settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
+                "label": label, "removed": result.removed}
+    run = runs.files_run(started, settings, env, runs.corpus_measurements(result))
+    store.save_run(run)
+    summary = result.summary()
+    if json_output:
+        print_json({**document.run_document(run), "summary": [
+            {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
+            for op, alg, n, rate in summary]})
+    else:
+        console.stdout.print(console.rows_table(
+            f"pqbench files corpus: {len(result.sizes)} files, "
+            f"{console.si(sum(result.sizes), 'B')}",
+            ("operation", "algorithm", "bytes", "throughput"),
+            [(op, alg, console.si(n, "B"), console.si(rate, "B/s"))
+             for op, alg, n, rate in summary]))
+        console.note(f"stored as run {run.run_id} in {store.location}; corpus removed")

@@ -1,0 +1,65 @@
+"""File results as stored runs of kind "files": one Measurement per file and operation.
+
+A file row's `ops` are bytes and `block_size` is 1, so ops/s reads as bytes/s and the
+store needs no new column (a file's size can pass 2^31, too big for block_size).
+Per-file facts (path, size, digest, cached, flags) go in the attributes; the file
+system and device the files lived on go in the environment, under "storage".
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pqbench.files.corpus import CorpusResult
+from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
+from pqbench.results import Measurement, Problem, Run
+from pqbench.suite import new_run_id
+from pqbench.timing.contract import LoopResult
+
+
+def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,
+               elapsed_ns: int, attributes: dict[str, Any]) -> Measurement:
+    return Measurement(algorithm=algorithm, implementation=implementation, operation=operation,
+                       rounds=(LoopResult(nbytes, max(elapsed_ns, 1)),), block_size=1,
+                       attributes={"unit": "byte", **attributes})
+
+
+def hash_measurements(outcomes: Sequence[FileOutcome]) -> tuple[list[Measurement],
+                                                                  list[Problem]]:
+    measurements: list[Measurement] = []
+    problems: list[Problem] = []
+    for o in outcomes:
+        if isinstance(o, FileFailure):
+            problems.append(Problem(o.algorithm, "files", "error", o.error, "hash"))
+            continue
+        assert isinstance(o, FileHash)
+        common = {"path": o.path, "size": o.size, "cache_mode": o.cache_mode,
+                  "flags": list(o.flags)}
+        measurements.append(_bytes_row("read", "os", "read", o.read.nbytes, o.read.elapsed_ns,
+                                       {**common, "resident": o.read_resident}))
+        measurements.append(_bytes_row(o.algorithm, o.library, "hash", o.hashed.nbytes,
+                                       o.hashed.elapsed_ns,
+                                       {**common, "resident": o.hash_resident,
+                                        "digest": o.digest, "cached": o.cached}))
+    return measurements, problems
+
+
+def corpus_measurements(result: CorpusResult) -> list[Measurement]:
+    return [_bytes_row(s.algorithm, "os" if s.algorithm == "plain" else "cryptography"
+                       if s.algorithm.startswith("AES") else "hashlib", s.operation, s.nbytes,
+                       s.elapsed_ns, {"path": s.path, "size": s.size, "resident": s.resident,
+                                      "digest": s.digest})
+            for s in result.steps]
+
+
+def files_run(started: datetime, settings: dict[str, Any], environment: dict[str, Any],
+              measurements: Sequence[Measurement], problems: Sequence[Problem] = (),
+              status: str = "complete") -> Run:
+    return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
+               finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
+               command=" ".join(["pqbench", *sys.argv[1:]]), label=settings.get("label"),
+               settings=settings, environment=environment, measurements=tuple(measurements),
+               problems=tuple(problems), kind="files")
