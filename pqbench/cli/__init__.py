@@ -14,7 +14,16 @@ app = typer.Typer(
 )
 
 # Each module registers its commands on `app` when imported.
-from pqbench.cli import compare, exchange, history, info, report, speed, verify  # noqa: E402, F401
+from pqbench.cli import (  # noqa: E402, F401
+    compare,
+    exchange,
+    files,
+    history,
+    info,
+    report,
+    speed,
+    verify,
+)
 
 
 def main() -> None:
