@@ -68,8 +68,10 @@ def number(value: float | None, digits: int = 3) -> str:
     if value == 0:
         return "0"
     magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(digits - 1 - magnitude, 0)
     rounded = round(value, digits - 1 - magnitude)
+    if rounded != 0:  # 0.99996 rounds up to 1.00: one digit fewer after the point
+        magnitude = math.floor(math.log10(abs(rounded)))
+    decimals = max(digits - 1 - magnitude, 0)
     return f"{rounded:,.{decimals}f}"
 
 

@@ -1,0 +1,70 @@
+"""The suites under pytest-benchmark, run as a user runs them: a pytest subprocess from the
+repository root, writing --benchmark-json; machine_info must carry pqbench's fingerprint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pqbench import environment
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _pytest(*args: str, cwd: Path = REPO,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def _benchmark(tmp_path: Path, case: str, env: dict[str, str] | None = None
+               ) -> dict[str, object]:
+    out = tmp_path / "out.json"
+    done = _pytest("benchmarks/", "--benchmark-only", "--benchmark-json", str(out),
+                   "--benchmark-max-time", "0.01", "--benchmark-min-rounds", "3",
+                   "-k", case, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    document: dict[str, object] = json.loads(out.read_text())
+    return document
+
+
+def test_one_benchmark_carries_the_os_build_in_machine_info(tmp_path: Path) -> None:
+    document = _benchmark(tmp_path, "X25519-cryptography-derive")
+    machine_info = document["machine_info"]
+    assert isinstance(machine_info, dict)
+    assert machine_info["os_build"] == environment.collect()["os_build"]
+    assert machine_info["cpu_flags"] == environment.cpu()["flags"]
+    assert machine_info["libraries"]["cryptography"]
+    assert machine_info["pqbench"]["testbed"] == machine_info["testbed"]
+    benchmarks = document["benchmarks"]
+    assert isinstance(benchmarks, list) and len(benchmarks) == 1
+    extra = benchmarks[0]["extra_info"]
+    assert (extra["algorithm"], extra["implementation"], extra["operation"]) == (
+        "X25519", "cryptography", "derive")
+    assert extra["sizes"]["public_key"] == 32
+
+
+def test_the_fingerprint_is_added_without_plugin_autoloading(tmp_path: Path) -> None:
+    """benchmarks/conftest.py registers the plugin itself when entry points are not loaded."""
+    document = _benchmark(tmp_path, "Ed25519-cryptography-sign",
+                          env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                               "PYTEST_ADDOPTS": "-p pytest_benchmark.plugin"})
+    machine_info = document["machine_info"]
+    assert isinstance(machine_info, dict) and machine_info["os_build"]
+
+
+def test_the_main_suite_does_not_collect_benchmarks() -> None:
+    done = _pytest("--collect-only", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert collected and not any(line.startswith("benchmarks") for line in collected)
+
+
+def test_the_plugin_does_not_break_sessions_without_pytest_benchmark(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n")
+    done = _pytest("-p", "no:benchmark", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,198 @@
+"""`pqbench report` on real stored runs: the Markdown parses, tables are well formed, every
+linked chart exists and opens, and the text carries the figures the data holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from matplotlib import image as mpimg
+from typer.testing import CliRunner
+
+from pqbench import report
+from pqbench.cli import app
+from pqbench.report import markdown as md
+from pqbench.store import Store
+
+QUICK = ["--seconds", "0.05", "--rounds", "5"]
+VERDICTS = {"faster", "slower", "no change", "too few samples"}
+
+
+def _speed(db: Path, *args: str) -> str:
+    """A real `pqbench speed` in a subprocess, as a user runs it (--mask re-executes it)."""
+    done = subprocess.run([sys.executable, "-m", "pqbench", "speed", *args, *QUICK, "--json",
+                           "--db", str(db)], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["run_id"])
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Three real runs: unmasked, masked (AES-NI and SHA-NI hidden from OpenSSL), unmasked."""
+    db = tmp_path_factory.mktemp("report") / "results.db"
+    algorithms = ["ML-KEM-512", "ML-DSA-44", "X25519", "Ed25519", "AES-128-GCM", "SHA-256"]
+    ids = [_speed(db, *algorithms, "--bytes", "1024", "--label", "unmasked")]
+    ids.append(_speed(db, *algorithms, "--bytes", "1024", "--label", "masked",
+                      "--mask", "aesni,shani"))
+    ids.append(_speed(db, "ML-KEM-512", "X25519", "--label", "unmasked again"))
+    return db, ids
+
+
+def _report(db: Path, out: Path, *args: str) -> tuple[Path, list[Token]]:
+    result = CliRunner().invoke(app, ["report", *args, "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    path = out / "report.md"
+    return path, MarkdownIt("commonmark").enable("table").parse(path.read_text("utf-8"))
+
+
+def _tables(tokens: list[Token]) -> list[list[list[str]]]:
+    """Each table as rows of cell texts (header row first)."""
+    tables: list[list[list[str]]] = []
+    row: list[str] | None = None
+    for i, token in enumerate(tokens):
+        if token.type == "table_open":
+            tables.append([])
+        elif token.type == "tr_open":
+            row = []
+        elif token.type in ("th_open", "td_open"):
+            assert row is not None
+            row.append(tokens[i + 1].content if tokens[i + 1].type == "inline" else "")
+        elif token.type == "tr_close":
+            assert row is not None
+            tables[-1].append(row)
+    return tables
+
+
+def _headings(tokens: list[Token]) -> list[str]:
+    return [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+
+
+def _images(tokens: list[Token]) -> list[str]:
+    return [str(child.attrs["src"]) for t in tokens if t.type == "inline"
+            for child in t.children or [] if child.type == "image"]
+
+
+def _check_structure(path: Path, tokens: list[Token]) -> list[list[list[str]]]:
+    tables = _tables(tokens)
+    assert tables
+    for rows in tables:
+        assert len(rows) >= 2  # a header and at least one body row
+        assert {len(r) for r in rows} == {len(rows[0])}
+    images = _images(tokens)
+    assert images
+    for src in images:
+        assert not Path(src).is_absolute() and "://" not in src
+        chart = path.parent / src
+        pixels = mpimg.imread(chart)
+        assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+        assert chart.stat().st_size < 150_000
+    return tables
+
+
+def _table_with(tables: list[list[list[str]]], *header: str) -> list[list[str]]:
+    for rows in tables:
+        if all(h in rows[0] for h in header):
+            return rows
+    raise AssertionError(f"no table with columns {header}")
+
+
+def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path) -> None:
+    db, ids = stored
+    path, tokens = _report(db, tmp_path / "single", ids[0])
+    tables = _check_structure(path, tokens)
+    headings = _headings(tokens)
+    for wanted in ("Post-quantum against classical", "Key exchange", "Signatures",
+                   "Implementation gap", "Symmetric ciphers and hashes", "Environment",
+                   "How this was measured", "All measurements"):
+        assert wanted in headings
+    assert "Comparison" not in headings
+    # Bytes on the wire from FIPS 203/204 and RFC 7748/8032: the report computes them.
+    exchange = _table_with(tables, "algorithm", "implementation", "bytes on the wire")
+    wire = {row[0]: row[exchange[0].index("bytes on the wire")] for row in exchange[1:]}
+    assert wire["ML-KEM-512"] == "1,568 B" and wire["X25519"] == "64 B"
+    signatures = _table_with(tables, "algorithm", "implementation", "signature + public key")
+    sig = {row[0]: row[signatures[0].index("signature + public key")]
+           for row in signatures[1:]}
+    assert sig["ML-DSA-44"] == f"{2420 + 1312:,} B" and sig["Ed25519"] == "96 B"
+    bulk = _table_with(tables, "quantum security bits", "1 KiB (MB/s)")
+    assert {row[0] for row in bulk[1:]} == {"AES-128-GCM", "SHA-256"}
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert any(f.startswith("pqbench speed ML-KEM-512") for f in fences)
+
+
+def test_report_is_deterministic(stored, tmp_path: Path) -> None:
+    db, ids = stored
+    first, _ = _report(db, tmp_path / "a", ids[0], ids[1])
+    second, _ = _report(db, tmp_path / "b", ids[0], ids[1])
+    assert first.read_bytes() == second.read_bytes()
+    for chart in first.parent.glob("*.png"):
+        assert chart.read_bytes() == (second.parent / chart.name).read_bytes()
+
+
+def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
+                                                                   tmp_path: Path) -> None:
+    db, ids = stored
+    path, tokens = _report(db, tmp_path / "pair", ids[0], ids[1])
+    tables = _check_structure(path, tokens)
+    assert "Comparison" in _headings(tokens)
+    assert "unmasked → masked" in _headings(tokens)
+    rows = _table_with(tables, "after / before", "verdict", "explanation")
+    verdict = rows[0].index("verdict")
+    assert {r[verdict].strip("*") for r in rows[1:]} <= VERDICTS
+    differences = _table_with(tables, "fingerprint field", "unmasked", "masked")
+    assert any("OPENSSL_ia32cap" in row[0] for row in differences[1:])
+    assert "compare-1.png" in _images(tokens)
+
+
+def test_by_label_adds_history(stored, tmp_path: Path) -> None:
+    db, _ = stored
+    path, tokens = _report(db, tmp_path / "history", "--by", "label")
+    _check_structure(path, tokens)
+    headings = _headings(tokens)
+    assert "History by label" in headings
+    assert any(src.startswith("history-") for src in _images(tokens))
+
+
+def test_default_output_goes_under_reports(stored, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    db, ids = stored
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["report", ids[0], "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "reports" / ids[0] / "report.md").is_file()
+
+
+def test_build_is_pure_and_chart_names_are_unique(stored) -> None:
+    db, ids = stored
+    store = Store.open(str(db), create=False)
+    runs = [store.load_run(i) for i in ids]
+    built = report.build(runs, report.comparison_sections(runs, None))
+    assert built == report.build(runs, report.comparison_sections(runs, None))
+    names = [c.filename for c in built.charts]
+    assert len(names) == len(set(names))
+
+
+def test_cells_with_pipes_keep_the_column_count() -> None:
+    text = md.table(["library", "version"], [["openssl", "3.0 | patched"], ["a\nb", "-"]])
+    rows = _tables(MarkdownIt("commonmark").enable("table").parse(text))[0]
+    assert [len(r) for r in rows] == [2, 2, 2]
+    assert rows[1][1] == "3.0 | patched"
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (123456.0, "123,000"), (0.012345, "0.0123"), (1.0, "1.00"), (None, md.MISSING),
+    (float("nan"), md.MISSING), (0.99996, "1.00"), (99.96, "100")])
+def test_numbers_have_three_significant_digits(value: float | None, text: str) -> None:
+    assert md.number(value) == text
+
+
+def test_si_prefixes() -> None:
+    assert md.si(1_234_000.0, "B/s") == "1.23 MB/s"
+    assert md.si(999.96) == "1.00 k"
+    assert md.duration_us(1520.0) == "1.52 ms"
