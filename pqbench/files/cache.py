@@ -3,9 +3,9 @@
 Residency is read with mincore(2) over a read-only shared mapping (no page is touched).
 Since Linux 5.0 mincore reports the page cache only for files the caller owns or may
 write; for others it would report only the pages this process mapped, so residency is
-then "unknown" rather than a wrong "not cached". Dropping uses posix_fadvise(DONTNEED):
-it needs no privilege, but leaves dirty pages and pages other processes have mapped, so
-the residency is measured again afterwards and reported as it is.
+then "unknown" rather than a wrong "not cached". Dropping uses fdatasync, then
+posix_fadvise(DONTNEED): it needs no privilege, but leaves pages other processes have
+mapped, so the residency is measured again afterwards and reported as it is.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ def drop(fd: int) -> str:
     if not hasattr(os, "posix_fadvise"):
         return "not supported on this system (no posix_fadvise)"
     try:
+        # DONTNEED skips dirty pages: write them back first (fsync works on a read-only fd).
+        os.fdatasync(fd)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     except OSError as exc:
         return f"refused: {exc.strerror}"
