@@ -196,3 +196,22 @@ def test_si_prefixes() -> None:
     assert md.si(1_234_000.0, "B/s") == "1.23 MB/s"
     assert md.si(999.96) == "1.00 k"
     assert md.duration_us(1520.0) == "1.52 ms"
+
+
+def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
+    db = tmp_path / "files.db"
+    paths = []
+    for name, size in (("small.bin", 256 * 1024), ("large.bin", 2 * 1024 * 1024)):
+        path = tmp_path / name
+        path.write_bytes(bytes(range(256)) * (size // 256))
+        paths.append(str(path))
+    done = subprocess.run([sys.executable, "-m", "pqbench", "files", "hash", *paths,
+                           "--cache", "warm", "--db", str(db)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    path, tokens = _report(db, tmp_path / "files-report")
+    tables = _check_structure(path, tokens)
+    assert "File benchmarks" in _headings(tokens)
+    rows = _table_with(tables, "file", "size", "MB/s")
+    assert {r[0] for r in rows[1:]} == {"small.bin", "large.bin"}
+    assert "files-throughput.png" in _images(tokens)

@@ -76,7 +76,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
         context.environment(runs),
         context.not_measured(shown),
         context.method(runs),
-        *(context.measurements(r) for r in shown),
+        *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
     text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),

@@ -8,6 +8,7 @@ Brassard–Høyer–Tapp; the implementations record the figure they assume.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
@@ -85,27 +86,47 @@ def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
     return Section("\n\n".join(parts), tuple(charts))
 
 
+def _file_rate(m: Measurement) -> float | None:
+    """Bytes per second: file rows count bytes as operations (unit "byte", block size 1)."""
+    if m.attributes.get("unit") == "byte" or m.block_size == 1:
+        return m.ops_per_sec
+    return m.bytes_per_sec
+
+
 def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
-    """`pqbench files` runs: hashing and encrypting whole files."""
+    """`pqbench files` runs: whole files read, hashed or encrypted."""
     if not rows:
         return None
-    headers = ["algorithm", "implementation", "operation", "bytes per operation", "MB/s",
-               "µs per operation", "±95 % CI"]
+    headers = ["file", "size", "algorithm", "implementation", "operation", "cache",
+               "resident", "MB/s"]
     table_rows = []
     for m in rows:
-        s = m.summary
-        half = (s.ci_high - s.ci_low) / 2 / s.median if s.n > 1 and s.median else None
-        rate = m.bytes_per_sec / 1e6 if m.bytes_per_sec else None
-        table_rows.append([m.algorithm, m.implementation, m.operation,
-                           md.byte_count(m.block_size), md.number(rate),
-                           md.duration_us(m.us_per_op),
-                           f"±{half * 100:.1f} %" if half is not None else md.MISSING])
+        a = m.attributes
+        size = a.get("size")
+        resident = a.get("resident")
+        rate = _file_rate(m)
+        table_rows.append([
+            PurePath(str(a.get("path", md.MISSING))).name, md.si(size, "B") if size else md.MISSING,
+            m.algorithm, m.implementation, m.operation, a.get("cache_mode") or md.MISSING,
+            f"{float(resident) * 100:.0f} %" if resident is not None else md.MISSING,
+            md.number(rate / 1e6) if rate else md.MISSING])
     parts = [md.heading(2, "File benchmarks"),
-             "Whole files hashed or encrypted, as `pqbench files` measured them.",
-             md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", "r"])]
-    charts = _charts([m for m in rows if m.block_size], prefix, "files")
-    if len({m.block_size for m in rows}) > 1:
-        parts += [md.image(chart.title, chart.filename) for chart in charts]
-    else:
-        charts = []
+             "Whole files as `pqbench files` measured them: `read` is the file read alone, "
+             "the other rows hash or encrypt while reading. Cache says whether the file was "
+             "dropped from the page cache first (cold) or read once before (warm); resident "
+             "is the share of its pages in memory when the pass started.",
+             md.table(headers, table_rows, ["l", "r", "l", "l", "l", "l", "r", "r"])]
+    grouped: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for m in rows:
+        size, rate = m.attributes.get("size"), _file_rate(m)
+        if size and rate:
+            grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
+                (float(size), rate / 1e6))
+    charts: list[Lines] = []
+    if len({x for points in grouped.values() for x, _ in points}) > 1:
+        series = tuple((f"{alg} {op}", impl, tuple(sorted(points)))
+                       for (alg, impl, op), points in sorted(grouped.items()))
+        charts.append(Lines(f"{prefix}files-throughput.png", "File throughput by file size",
+                            "file size (log scale)", "MB/s (log scale)", series))
+        parts.append(md.image(charts[0].title, charts[0].filename))
     return Section("\n\n".join(parts), tuple(charts))

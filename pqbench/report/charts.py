@@ -214,7 +214,14 @@ def _lines(chart: Lines) -> Figure:
 
 
 def _bytes_tick(x: float) -> str:
-    return f"{x / 1024:g} KiB" if x >= 1024 else f"{x:g} B"
+    """Binary units for the power-of-two block sizes, decimal ones for arbitrary sizes."""
+    for factor, binary, power, decimal in ((2**30, "GiB", 1e9, "GB"), (2**20, "MiB", 1e6, "MB"),
+                                           (2**10, "KiB", 1e3, "kB")):
+        if x % factor == 0:
+            return f"{x / factor:g} {binary}"
+        if x >= power:
+            return f"{x / power:.3g} {decimal}"
+    return f"{x:g} B"
 
 
 def _history(chart: History) -> Figure:

@@ -90,28 +90,41 @@ def _settings_line(run: Run) -> str:
         pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
     if s.get("block_sizes") and any(m.block_size for m in run.measurements):
         pieces.append("block sizes " + ", ".join(str(b) for b in s["block_sizes"]) + " B")
+    if run.kind == "files":
+        pieces += [f"{key} {value}" for key, value in sorted(s.items())
+                   if key in ("algorithm", "jobs", "cache") and value is not None]
     return "; ".join(pieces) if pieces else "settings not recorded"
 
 
+_SPEED_METHOD = (
+    "Each (algorithm, implementation) pair passed its correctness checks (round trip, tamper "
+    "and known-answer checks) before it was timed; keys, messages and buffers were made "
+    "before the clock started. Each operation was warmed up, then timed for several rounds; "
+    "every round's operations per second is stored. Figures are the median over rounds; the "
+    "spread is a distribution-free ~95 % confidence interval for the median from order "
+    "statistics (Hollander, Wolfe & Chicken, §3.6). `liboqs` and `libcrypto` rows come from "
+    "pqbench's C loop (the loop of liboqs's speed_kem and `openssl speed`, with rdtsc "
+    "reference cycles on x86-64); `liboqs-python` and `cryptography` rows from the Python "
+    "loop, which reads the clock once per batch of about a millisecond. Comparisons use the "
+    "Hodges–Lehmann ratio with a Moses interval and the Mann–Whitney U test.")
+_FILES_METHOD = (
+    "A file row is one pass over the file: its bytes divided by the pass's wall time, with "
+    "reading overlapped with hashing; the cache mode and the share of pages resident when "
+    "the pass started are recorded with each row.")
+
+
 def method(runs: Sequence[Run]) -> Section:
-    parts = [md.heading(2, "How this was measured"),
-             "Each (algorithm, implementation) pair passed its correctness checks (round trip, "
-             "tamper and known-answer checks) before it was timed; keys, messages and buffers "
-             "were made before the clock started. Each operation was warmed up, then timed "
-             "for several rounds; every round's operations per second is stored. Figures are "
-             "the median over rounds; the spread is a distribution-free ~95 % confidence "
-             "interval for the median from order statistics (Hollander, Wolfe & Chicken, "
-             "§3.6). `liboqs` and `libcrypto` rows come from pqbench's C loop (the loop of "
-             "liboqs's speed_kem and `openssl speed`, with rdtsc reference cycles on x86-64); "
-             "`liboqs-python` and `cryptography` rows from the Python loop, which reads the "
-             "clock once per batch of about a millisecond. Comparisons use the "
-             "Hodges–Lehmann ratio with a Moses interval and the Mann–Whitney U test.",
-             ]
+    parts = [md.heading(2, "How this was measured")]
+    if any(r.kind == "speed" for r in runs):
+        parts.append(_SPEED_METHOD)
+    if any(r.kind == "files" for r in runs):
+        parts.append(_FILES_METHOD)
     for run in runs:
         measured = len(run.measurements)
         checks = sum(len(v.checks) for v in run.verifications)
+        passed = f", {checks} checks passed" if checks else ""
         parts += [f"**Run {md.inline_code(run.run_id)}** ({run.kind}, {run.status}, "
-                  f"{measured} measurements, {checks} checks passed): {_settings_line(run)}. "
+                  f"{measured} measurements{passed}): {_settings_line(run)}. "
                   "Reproduce with:",
                   md.code_block(run.command, "sh")]
     return Section("\n\n".join(parts))
