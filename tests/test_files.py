@@ -82,9 +82,12 @@ def test_a_fifo_with_a_writer_waiting_does_not_hang(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (hashing.hash_file(str(fifo), "SHA-256"),
-                                              done.set()), daemon=True)
-    worker.start()
+
+    def measure() -> None:
+        hashing.hash_file(str(fifo), "SHA-256")
+        done.set()
+
+    threading.Thread(target=measure, daemon=True).start()
     assert done.wait(10), "hashing a FIFO blocked"
 
 
