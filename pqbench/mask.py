@@ -177,7 +177,9 @@ def hidden_capabilities(var: str, value: str | None) -> frozenset[str]:
     hidden: set[str] = set()
     for cap in X86.values():
         text = words[cap.word].strip() if cap.word < len(words) else None
-        if text is None:
+        # An empty word keeps the detected one only when a ":" follows it; a missing or
+        # final empty word is zeroed ("" alone hides everything).
+        if text is None or (not text and cap.word == len(words) - 1):
             hidden.add(cap.name)
         elif text:
             number = _number(text.lstrip("~"))
