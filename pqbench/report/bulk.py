@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from pqbench import algorithms
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
-from pqbench.report.charts import Lines
+from pqbench.report.charts import LINE_COLOURS, Lines
 from pqbench.report.publickey import implementations_of
 from pqbench.results import Measurement
-
-_SERIES_PER_CHART = 8
 
 
 def _bits(m: Measurement, key: str) -> str:
@@ -50,23 +49,39 @@ def _size(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
-def _charts(rows: Sequence[Measurement], prefix: str, what: str) -> list[Lines]:
-    grouped: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
-    for m in rows:
-        if m.block_size and m.bytes_per_sec:
-            grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
-                (float(m.block_size), m.bytes_per_sec / 1e6))
-    keys = sorted(grouped)
-    # A legend beyond ~8 entries is unreadable: further series go to further charts.
+def _kind(m: Measurement) -> str:
+    try:
+        return algorithms.by_name(m.algorithm).kind
+    except KeyError:
+        return "hash" if m.operation == "hash" else "cipher"
+
+
+def _charted_operation(rows: Sequence[Measurement], algorithm: str) -> str:
+    """Ciphers are charted by encryption (decryption is in the table); else the first op."""
+    ops = [m.operation for m in rows if m.algorithm == algorithm]
+    return "encrypt" if "encrypt" in ops else ops[0]
+
+
+def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines]:
+    """One chart for ciphers and one for hashes; a colour per algorithm, a line style per
+    implementation, and at most LINE_COLOURS algorithms per chart so colours never repeat."""
     charts = []
-    for start in range(0, len(keys), _SERIES_PER_CHART):
-        chunk = keys[start:start + _SERIES_PER_CHART]
-        part = f" ({start // _SERIES_PER_CHART + 1})" if len(keys) > _SERIES_PER_CHART else ""
-        series = tuple((f"{alg} {op}", impl, tuple(sorted(grouped[(alg, impl, op)])))
-                       for alg, impl, op in chunk)
-        charts.append(Lines(f"{prefix}{what}-throughput{start // _SERIES_PER_CHART + 1}.png",
-                            f"{what.capitalize()} throughput by block size{part}",
-                            "bytes per operation (log scale)", "MB/s (log scale)", series))
+    for kind, title in (("cipher", "Cipher encryption"), ("hash", "Hash")):
+        mine = [m for m in rows if _kind(m) == kind and m.block_size and m.bytes_per_sec]
+        names = sorted({m.algorithm for m in mine})
+        chunks = [names[i:i + len(LINE_COLOURS)] for i in range(0, len(names), len(LINE_COLOURS))]
+        for number, chunk in enumerate(chunks, 1):
+            grouped: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            for m in mine:
+                if m.algorithm in chunk and m.operation == _charted_operation(mine, m.algorithm):
+                    grouped.setdefault((m.algorithm, m.implementation), []).append(
+                        (float(m.block_size or 0), (m.bytes_per_sec or 0.0) / 1e6))
+            part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
+            series = tuple((alg, impl, tuple(sorted(points)))
+                           for (alg, impl), points in sorted(grouped.items()))
+            charts.append(Lines(f"{prefix}{kind}-throughput-{number}.png",
+                                f"{title} throughput by block size{part}",
+                                "bytes per operation (log scale)", "MB/s (log scale)", series))
     return charts
 
 
@@ -81,7 +96,7 @@ def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
              "with; quantum security accounts for Grover (keys) and Brassard–Høyer–Tapp "
              "(hash collisions)."]
     parts.append(throughput_table(bulk))
-    charts = _charts(bulk, prefix, "symmetric")
+    charts = _charts(bulk, prefix)
     parts += [md.image(chart.title, chart.filename) for chart in charts]
     return Section("\n\n".join(parts), tuple(charts))
 

@@ -23,6 +23,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
              "#000000")
 
+#: For lines: the palette without its yellow, which is too faint as a thin line on white.
+LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
+
 #: Fixed colours per implementation so every chart of a report agrees.
 IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
     # name: (colour, bar hatch, line style)
@@ -30,6 +33,7 @@ IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
     "liboqs-python": ("#56B4E9", "//", "--"),
     "libcrypto": ("#D55E00", "", "-"),
     "cryptography": ("#E69F00", "//", "--"),
+    "python": ("#009E73", "..", ":"),
 }
 DPI = 100
 
@@ -196,7 +200,7 @@ def _lines(chart: Lines) -> Figure:
         xs = [x for x, _ in points]
         ys = [y for _, y in points]
         ax.plot(xs, ys, linestyle=style, marker=markers[i % len(markers)], markersize=4,
-                linewidth=1.4, color=OKABE_ITO[i % len(OKABE_ITO)],
+                linewidth=1.4, color=LINE_COLOURS[i % len(LINE_COLOURS)],
                 label=f"{name} ({impl})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -233,9 +237,10 @@ def _history(chart: History) -> Figure:
         xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
         ys = [v for v in values if v is not None]
         ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4,
-                color=OKABE_ITO[i % len(OKABE_ITO)], label=name)
+                color=LINE_COLOURS[i % len(LINE_COLOURS)], label=name)
     for k, (name, index, text) in enumerate(chart.steps):
-        colour = OKABE_ITO[names.index(name) % len(OKABE_ITO)] if name in names else "#000000"
+        colour = (LINE_COLOURS[names.index(name) % len(LINE_COLOURS)] if name in names
+                  else "#000000")
         ax.axvline(index - 0.5, color=colour, linestyle=":", linewidth=1.2)
         # Text on the side of the line with more room, so it stays inside the axes.
         right_half = index - 0.5 > (len(chart.points) - 1) / 2
