@@ -777,32 +777,22 @@ static int pk_ctx_for(pk_bench *b, EVP_PKEY *key, bench_error *e)
 }
 
 /*
- * RSA as `openssl speed rsaN`: PKCS#1 v1.5 (the default padding) over a 36-byte random
- * buffer, no digest set (speed signs the raw 36 bytes, like TLS 1.1's MD5+SHA1). The
- * check: the signature verifies and decrypt(encrypt(m)) == m.
+ * The RSA check: the signature (kept in aux for the verify loop) verifies and, unless only
+ * signing is timed, decrypt(encrypt(m)) == m (the ciphertext stays in aux for decrypt).
  */
-static int pk_prepare_rsa(pk_bench *b, const char *op, bench_op *fn, bench_error *e)
+static int rsa_check(pk_bench *b, int with_encryption, bench_error *e)
 {
-    EVP_PKEY_CTX *check = NULL;
-    size_t n;
+    EVP_PKEY_CTX *check = EVP_PKEY_CTX_new(b->key, NULL);
+    size_t n = b->aux2_cap;
     int ok;
 
-    b->in_len = 36;
-    if (!pk_rsa_key(b, e) || !pk_alloc_out(b, (size_t)EVP_PKEY_get_size(b->key), e))
-        return 0;
-    b->aux2_cap = b->out_cap;
-    if ((b->aux2 = OPENSSL_zalloc(b->aux2_cap)) == NULL)
-        return fail(e, ERR_RUNTIME, "out of memory");
-    check = EVP_PKEY_CTX_new(b->key, NULL);
-    /* sign -> aux, verify it; encrypt -> aux (kept for decrypt) and decrypt it back. */
     b->aux_len = b->out_cap;
     ok = check != NULL && EVP_PKEY_sign_init(check) > 0 &&
          EVP_PKEY_sign(check, b->aux, &b->aux_len, b->in, b->in_len) > 0 &&
          EVP_PKEY_verify_init(check) > 0 &&
          EVP_PKEY_verify(check, b->aux, b->aux_len, b->in, b->in_len) == 1;
-    if (ok && strcmp(op, "sign") != 0 && strcmp(op, "verify") != 0) {
+    if (ok && with_encryption) {
         b->aux_len = b->out_cap;
-        n = b->aux2_cap;
         ok = EVP_PKEY_encrypt_init(check) > 0 &&
              EVP_PKEY_CTX_set_rsa_padding(check, RSA_PKCS1_PADDING) > 0 &&
              EVP_PKEY_encrypt(check, b->aux, &b->aux_len, b->in, b->in_len) > 0 &&
@@ -812,10 +802,29 @@ static int pk_prepare_rsa(pk_bench *b, const char *op, bench_op *fn, bench_error
              n == b->in_len && memcmp(b->aux2, b->in, n) == 0;
     }
     EVP_PKEY_CTX_free(check);
-    if (!ok)
-        return ERR_peek_error() ? fail_ssl(e, "RSA correctness check")
-                                : fail(e, ERR_RUNTIME, "%s: correctness check failed",
-                                       b->alg->name);
+    if (ok)
+        return 1;
+    if (ERR_peek_error() != 0)
+        return fail_ssl(e, "RSA correctness check");
+    return fail(e, ERR_RUNTIME, "%s: correctness check failed", b->alg->name);
+}
+
+/*
+ * RSA as `openssl speed rsaN`: PKCS#1 v1.5 (the default padding) over a 36-byte random
+ * buffer, no digest set (speed signs the raw 36 bytes, like TLS 1.1's MD5+SHA1).
+ */
+static int pk_prepare_rsa(pk_bench *b, const char *op, bench_op *fn, bench_error *e)
+{
+    int ok, signing = strcmp(op, "sign") == 0 || strcmp(op, "verify") == 0;
+
+    b->in_len = 36;
+    if (!pk_rsa_key(b, e) || !pk_alloc_out(b, (size_t)EVP_PKEY_get_size(b->key), e))
+        return 0;
+    b->aux2_cap = b->out_cap;
+    if ((b->aux2 = OPENSSL_zalloc(b->aux2_cap)) == NULL)
+        return fail(e, ERR_RUNTIME, "out of memory");
+    if (!rsa_check(b, !signing, e))
+        return 0;
     if (strcmp(op, "keygen") == 0) {
         *fn = op_pkey_keygen;
         return 1;
@@ -934,54 +943,40 @@ static int pk_prepare_oneshot_sig(pk_bench *b, const char *op, bench_op *fn, ben
 }
 
 /*
- * ML-KEM through EVP_PKEY_encapsulate / EVP_PKEY_decapsulate (OpenSSL >= 3.5). Written
- * against the 3.0 API, which already declares both; the check: decaps equals encaps.
+ * ML-KEM through EVP_PKEY_encapsulate / EVP_PKEY_decapsulate (OpenSSL >= 3.5; the 3.0 API
+ * already declares both). The check: decaps of the ciphertext (kept in aux for the decaps
+ * loop) gives the encapsulated secret. The op keeps the ctx it needs and frees the other.
  */
 static int pk_prepare_mlkem(pk_bench *b, const char *op, bench_op *fn, bench_error *e)
 {
+    EVP_PKEY_CTX *enc = NULL, *dec = NULL;
     size_t ct_len = 0, ss_len = 0, n;
+    int ok, encaps = strcmp(op, "encaps") == 0;
 
-    if (!pk_new_key(b, &b->key, e) || !pk_ctx_for(b, b->key, e))
+    if (!pk_new_key(b, &b->key, e))
         return 0;
-    if (EVP_PKEY_encapsulate_init(b->ctx, NULL) <= 0 ||
-        EVP_PKEY_encapsulate(b->ctx, NULL, &ct_len, NULL, &ss_len) <= 0)
-        return fail_ssl(e, "ML-KEM setup");
-    if (!pk_alloc_out(b, ct_len, e))
-        return 0;
-    b->aux2_cap = ss_len;
-    if ((b->aux2 = OPENSSL_zalloc(ss_len)) == NULL || (b->in_len = ss_len) > sizeof(b->in))
-        return fail(e, ERR_RUNTIME, "unexpected ML-KEM shared secret size %zu", ss_len);
-    b->aux_len = ct_len;
-    n = ss_len;
-    if (EVP_PKEY_encapsulate(b->ctx, b->aux, &b->aux_len, b->in, &n) <= 0)
-        return fail_ssl(e, "EVP_PKEY_encapsulate");
-    if (strcmp(op, "decaps") == 0 || strcmp(op, "keygen") == 0) {
-        EVP_PKEY_CTX_free(b->ctx);
-        if (!pk_ctx_for(b, b->key, e))
-            return 0;
-        if (EVP_PKEY_decapsulate_init(b->ctx, NULL) <= 0)
-            return fail_ssl(e, "EVP_PKEY_decapsulate_init");
-    } else {
-        /* decapsulate on a separate ctx for the check; the encaps ctx stays as it is */
-        EVP_PKEY_CTX *d = EVP_PKEY_CTX_new(b->key, NULL);
-        int ok = d != NULL && EVP_PKEY_decapsulate_init(d, NULL) > 0;
-
-        n = ss_len;
-        ok = ok && EVP_PKEY_decapsulate(d, b->aux2, &n, b->aux, b->aux_len) > 0;
-        EVP_PKEY_CTX_free(d);
-        if (!ok)
-            return fail_ssl(e, "EVP_PKEY_decapsulate");
-        if (n != ss_len || CRYPTO_memcmp(b->aux2, b->in, n) != 0)
-            return fail(e, ERR_RUNTIME, "%s: decapsulated secret differs", b->alg->name);
-        *fn = op_pkey_encaps;
-        return 1;
+    enc = EVP_PKEY_CTX_new(b->key, NULL);
+    dec = EVP_PKEY_CTX_new(b->key, NULL);
+    b->ctx = encaps ? enc : dec; /* owned by b from here on */
+    ok = enc != NULL && dec != NULL && EVP_PKEY_encapsulate_init(enc, NULL) > 0 &&
+         EVP_PKEY_decapsulate_init(dec, NULL) > 0 &&
+         EVP_PKEY_encapsulate(enc, NULL, &ct_len, NULL, &ss_len) > 0;
+    if (ok && ss_len <= sizeof(b->in) && pk_alloc_out(b, ct_len, e) &&
+        (b->aux2 = OPENSSL_zalloc(ss_len)) != NULL) {
+        b->aux2_cap = n = b->in_len = ss_len;
+        b->aux_len = ct_len;
+        ok = EVP_PKEY_encapsulate(enc, b->aux, &b->aux_len, b->in, &n) > 0 &&
+             EVP_PKEY_decapsulate(dec, b->aux2, &n, b->aux, b->aux_len) > 0;
+    } else if (ok) {
+        ok = fail(e, ERR_RUNTIME, "%s: unexpected sizes ct=%zu ss=%zu", b->alg->name, ct_len,
+                  ss_len);
     }
-    n = ss_len;
-    if (EVP_PKEY_decapsulate(b->ctx, b->aux2, &n, b->aux, b->aux_len) <= 0)
-        return fail_ssl(e, "EVP_PKEY_decapsulate");
+    EVP_PKEY_CTX_free(encaps ? dec : enc);
+    if (!ok)
+        return e->kind != ERR_NONE ? 0 : fail_ssl(e, "ML-KEM correctness check");
     if (n != ss_len || CRYPTO_memcmp(b->aux2, b->in, n) != 0)
         return fail(e, ERR_RUNTIME, "%s: decapsulated secret differs", b->alg->name);
-    *fn = strcmp(op, "keygen") == 0 ? op_pkey_keygen : op_pkey_decaps;
+    *fn = encaps ? op_pkey_encaps : strcmp(op, "decaps") == 0 ? op_pkey_decaps : op_pkey_keygen;
     return 1;
 }
 
