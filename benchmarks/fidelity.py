@@ -4,7 +4,7 @@ For liboqs the references are liboqs's tests/speed_kem and tests/speed_sig, buil
 the same liboqs source pqbench builds (crates.io oqs-sys 0.11.0+liboqs-0.13.0) and linked
 against the same installed library pqbench loads. For libcrypto the reference is
 `openssl speed -mr -elapsed -seconds N` of the system's /usr/bin/openssl (-elapsed: wall
-time, as pqbench measures, instead of CPU user time).
+time, as pqbench measures, instead of CPU user time). Both sides are pinned to one CPU.
 
 Reference and pqbench run in alternation (A, B, A, B, ...: --pairs pairs of equal
 duration), so a slow phase of a shared machine hits both; each pair gives one ratio
@@ -307,6 +307,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--liboqs-src", help="liboqs source tree with tests/speed_kem.c")
     parser.add_argument("--openssl", default="/usr/bin/openssl", help="openssl binary")
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="build directory")
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=max(os.sched_getaffinity(0)),
+        help="pin both sides to this CPU (-1: no pinning)",
+    )
     args = parser.parse_args(argv)
     if args.seconds < 1 or args.pairs < 1:
         parser.error("--seconds and --pairs must be >= 1")
@@ -317,9 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if not native.available():
         sys.exit(f"native loops unavailable: {native.unavailable_reason()}")
+    if args.cpu >= 0:  # the reference tools inherit it: both sides run on one core
+        os.sched_setaffinity(0, {args.cpu})
     cases: list[Case] = []
     header = [
-        f"- seconds per run: {args.seconds}, pairs: {args.pairs}, counter: {native.counter_name()}"
+        f"- seconds per run: {args.seconds}, pairs: {args.pairs}, "
+        f"CPU: {args.cpu if args.cpu >= 0 else 'any'}, counter: {native.counter_name()}"
     ]
     if args.only in (None, "liboqs"):
         library = liboqs_library(args.liboqs)
