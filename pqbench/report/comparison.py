@@ -113,10 +113,10 @@ def _summary(result: RunComparison) -> str:
             f"±{result.threshold * 100:g} %; ratios above 1 mean the after side is faster.")
 
 
-def comparison(result: RunComparison, index: int, level: int = 3) -> Section:
+def comparison(result: RunComparison, index: int, prefix: str = "") -> Section:
     """One before/after pair: summary, what differs, the table, the ratio chart."""
-    chart = ratio_chart(result, f"compare-{index}.png")
-    parts = [md.heading(level, f"{result.before_name} → {result.after_name}"),
+    chart = ratio_chart(result, f"{prefix}compare-{index}.png")
+    parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
              _summary(result)]
     parts += [f"**Warning:** {w}" for w in result.warnings]
     diffs = differences_table(result)
@@ -137,18 +137,34 @@ def comparison(result: RunComparison, index: int, level: int = 3) -> Section:
 def sections(runs: Sequence[Run], by: str | None, threshold: float,
              cross_machine: bool = False,
              annotations: Mapping[str, Sequence[str]] | None = None) -> list[Section]:
-    """The comparison part of a report; empty for a single run or a single group."""
+    """The comparison part of a report; empty for a single run or a single group.
+
+    Speed runs are compared with speed runs and file runs with file runs: they share no
+    row, so comparing across kinds could only fail.
+    """
+    found: list[Section] = []
+    for kind, prefix in (("speed", ""), ("files", "files-")):
+        of_kind = [r for r in runs if r.kind == kind]
+        found += _sections_of_kind(of_kind, by, threshold, cross_machine, annotations or {},
+                                   prefix)
+    return found
+
+
+def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float,
+                      cross_machine: bool, annotations: Mapping[str, Sequence[str]],
+                      prefix: str) -> list[Section]:
     groups = groups_for(runs, by)
     if len(groups) < 2:
         return []
     results = compare.compare_groups(groups, threshold, cross_machine=cross_machine)
-    intro = [md.heading(2, "Comparison"),
+    title = "Comparison" if not prefix else "Comparison of the file benchmarks"
+    intro = [md.heading(2, title),
              f"Runs grouped by {md.inline_code(by)}, each group against the next."
              if by else "Each run against the next, oldest first.",
              f"Method: {results[0].method}."]
     head = Section("\n\n".join(intro))
-    steps = history_section(runs, by or "run_id", annotations or {})
-    return [head, *(comparison(r, i + 1) for i, r in enumerate(results)),
+    steps = history_section(runs, by or "run_id", annotations, prefix)
+    return [head, *(comparison(r, i + 1, prefix) for i, r in enumerate(results)),
             *([steps] if steps else [])]
 
 
@@ -180,8 +196,8 @@ def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Seq
     return History(filename, f"{algorithm} by {by}", ylabel, tuple(builds), tuple(lines), steps)
 
 
-def history_section(runs: Sequence[Run], by: str,
-                    annotations: Mapping[str, Sequence[str]]) -> Section | None:
+def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequence[str]],
+                    prefix: str = "") -> Section | None:
     """Steps over three or more groups, with a chart per algorithm that stepped."""
     builds = [name for name, _ in compare.group_runs(runs, by)]
     if len(builds) < 3:
@@ -192,7 +208,7 @@ def history_section(runs: Sequence[Run], by: str,
                      for name in names}
     stepped = [name for name, series in per_algorithm.items() if any(s.steps for s in series)]
     charted = (stepped or names[:1])[:_HISTORY_CHARTS]
-    charts = [_history_chart(name, per_algorithm[name], builds, by, f"history-{i + 1}.png")
+    charts = [_history_chart(name, per_algorithm[name], builds, by, f"{prefix}history-{i + 1}.png")
               for i, name in enumerate(charted)]
     rows = [[s.algorithm, s.implementation, s.operation, md.byte_count(s.block_size),
              step.build, _rate(step.before, s.unit), _rate(step.after, s.unit),
