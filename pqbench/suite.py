@@ -83,6 +83,7 @@ def plan(algorithms: Iterable[Algorithm], implementations: Iterable[Implementati
          settings: SpeedSettings) -> list[Task]:
     impls = tuple(implementations)
     return [Task(alg, impl, op, size) for alg in algorithms for impl in impls
+            if impl.in_scope(alg)
             for op in operations_for(alg, settings.operations)
             for size in (settings.block_sizes if alg.kind in BULK_KINDS else (None,))]
 

@@ -73,6 +73,14 @@ def test_unknown_algorithm_exits_2_with_suggestions(runner: CliRunner, db_path: 
     assert not db_path.exists()
 
 
+def test_an_implementation_that_covers_nothing_asked_is_a_usage_error(
+        runner: CliRunner, db_path: Path) -> None:
+    result = runner.invoke(app, ["speed", "x25519", "-i", "liboqs-python", "--db", str(db_path)])
+    assert result.exit_code == 2
+    assert "liboqs-python does not cover X25519" in result.stderr
+    assert not db_path.exists()
+
+
 def test_a_foreign_file_as_database_is_refused_before_measuring(
         runner: CliRunner, tmp_path: Path) -> None:
     target = tmp_path / "important.txt"

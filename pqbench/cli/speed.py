@@ -79,10 +79,14 @@ def speed(
     kems, sigs = _liboqs_names()
     chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
     impls = select(implementation)
+    tasks = suite.plan(chosen, impls, settings)
+    if not tasks:
+        raise UsageError(f"nothing to measure: {', '.join(i.name for i in impls)} "
+                         f"{'does' if len(impls) == 1 else 'do'} not cover "
+                         f"{', '.join(a.name for a in chosen)}")
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect(label=label, extra={
         "mask": capability_mask.fingerprint() if capability_mask else None})
-    tasks = suite.plan(chosen, impls, settings)
     with console.progress_bar(len(tasks)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
     store.save_run(run)

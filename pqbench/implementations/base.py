@@ -54,6 +54,13 @@ class Implementation(ABC):
     name: str
     #: One line saying what sits behind the name.
     description: str
+    #: Kinds of algorithm this library is about at all. Pairs outside them are not listed
+    #: as "not offered" (nobody expects X25519 from liboqs); gaps inside them are.
+    kinds: frozenset[str] = frozenset(
+        {"kem", "signature", "key-agreement", "rsa", "cipher", "hash"})
+
+    def in_scope(self, alg: Algorithm) -> bool:
+        return alg.kind in self.kinds
 
     def unavailable_reason(self) -> str | None:
         """None when usable here; otherwise why not and how to fix it."""

@@ -77,6 +77,7 @@ class _OqsSignature(schemes.SignatureScheme):
 class LiboqsPythonImplementation(Implementation):
     name = "liboqs-python"
     description = "liboqs called through the liboqs-python ctypes binding"
+    kinds = frozenset({"kem", "signature"})
 
     def __init__(self) -> None:
         self._oqs: ModuleType | None = None

@@ -169,6 +169,7 @@ def _key_sizes(public: Any, secret: Any) -> dict[str, int]:
 class PycaImplementation(Implementation):
     name = "cryptography"
     description = "pyca/cryptography and the OpenSSL it bundles"
+    kinds = frozenset({"kem", "signature", "key-agreement", "rsa", "cipher"})
 
     def __init__(self) -> None:
         self._rsa_keys: dict[int, Any] = {}

@@ -47,6 +47,7 @@ KNOWN_ANSWERS: dict[str, tuple[bytes, str, str]] = {
 class PythonHashImplementation(Implementation):
     name = "python"
     description = "hashlib (OpenSSL), blake3, zlib, google-crc32c and numpy, as Python calls them"
+    kinds = frozenset({"hash"})
 
     def versions(self) -> dict[str, object]:
         found: dict[str, object] = {"hashlib_openssl": _hashlib_openssl()}
