@@ -122,6 +122,9 @@ def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path)
     assert sig["ML-DSA-44"] == f"{2420 + 1312:,} B" and sig["Ed25519"] == "96 B"
     bulk = _table_with(tables, "quantum security bits", "1 KiB (MB/s)")
     assert {row[0] for row in bulk[1:]} == {"AES-128-GCM", "SHA-256"}
+    bullets = [tokens[i + 2].content for i, t in enumerate(tokens) if t.type == "list_item_open"]
+    assert any(b.startswith("A key exchange with ML-KEM-512") and "1,568 B on the wire" in b
+               for b in bullets)
     fences = [t.content for t in tokens if t.type == "fence"]
     assert any(f.startswith("pqbench speed ML-KEM-512") for f in fences)
 

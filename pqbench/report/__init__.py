@@ -79,7 +79,9 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
         *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
+    bullets = publickey.summary(speed_rows)
     text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),
+                        *(["\n".join(bullets)] if bullets else []),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)
     names = [c.filename for c in charts]

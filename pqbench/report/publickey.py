@@ -274,3 +274,48 @@ def gap(rows: Sequence[Measurement]) -> Section | None:
     text.append(md.table(headers, table_rows,
                          ["l", "l", *("r" for _ in impls), *("r" for _ in pairs)]))
     return Section("\n\n".join(text))
+
+
+# --- the summary at the top -----------------------------------------------------------------
+
+#: (role, post-quantum schemes in order of preference, classical scheme) for the summary:
+#: the NIST level 3 parameter set first, as TLS deployments pick it.
+_SUMMARY_PAIRS = (("exchange", ("ML-KEM-768", "ML-KEM-512", "ML-KEM-1024"), "X25519"),
+                  ("signature", ("ML-DSA-65", "ML-DSA-44", "ML-DSA-87"), "Ed25519"))
+
+
+def _summary_line(role: str, pq: Exchange, classical: Exchange) -> str:
+    what = "A key exchange" if role == "exchange" else "A signature (sign + verify)"
+    time_ratio = pq.us / classical.us
+    wire = ""
+    if pq.wire_bytes and classical.wire_bytes:
+        wire = (f"; it puts {md.byte_count(pq.wire_bytes)} on the wire instead of "
+                f"{md.byte_count(classical.wire_bytes)} "
+                f"({md.ratio(pq.wire_bytes / classical.wire_bytes)})")
+    return (f"- {what} with {pq.algorithm} takes {md.duration_us(pq.us)} "
+            f"({pq.implementation}), {md.ratio(time_ratio)} the time of {classical.algorithm} "
+            f"({md.duration_us(classical.us)}, {classical.implementation}){wire}.")
+
+
+def summary(rows: Sequence[Measurement]) -> list[str]:
+    """Bullets for the top of the report: the level-3 PQ schemes against their classical
+    counterparts (fastest implementation of each), and what each binding keeps of native."""
+    public = [m for m in rows if m.block_size is None]
+    lines = []
+    for role, pq_names, classical_name in _SUMMARY_PAIRS:
+        best = {ex.algorithm: ex for ex in _fastest(_exchanges(role, public))}
+        pq_name = next((name for name in pq_names if name in best), None)
+        if pq_name and classical_name in best:
+            lines.append(_summary_line(role, best[pq_name], best[classical_name]))
+    index = {(m.algorithm, m.operation, m.implementation): m.ops_per_sec for m in public}
+    for binding, native in BINDINGS:
+        shares = sorted(index[(a, op, binding)] / index[(a, op, n)]
+                        for (a, op, n) in index
+                        if n == native and (a, op, binding) in index)
+        if shares:
+            middle = len(shares) // 2
+            median = (shares[middle] if len(shares) % 2
+                      else (shares[middle - 1] + shares[middle]) / 2)
+            lines.append(f"- {binding} runs at a median {median * 100:.0f} % of {native}'s "
+                         f"native speed over {len(shares)} operations measured through both.")
+    return lines
