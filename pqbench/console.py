@@ -69,14 +69,23 @@ def speed_table(run: Run) -> Table:
     table = Table(title=f"pqbench run {run.run_id} ({run.status})", title_justify="left")
     for column, justify in (("algorithm", "left"), ("implementation", "left"),
                             ("operation", "left"), ("ops/s", "right"), ("µs/op", "right"),
+                            ("bytes/s", "right"),
                             ("±95% CI", "right"), ("CV", "right"), ("cycles/op", "right"),
-                            ("sizes (bytes)", "left")):
+                            ("sizes (bytes) / key, security bits", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for m in run.measurements:
         cycles = plain(m.cycles_per_op) if m.cycles_per_op else "-"
         table.add_row(m.algorithm, m.implementation, m.operation + _block(m),
-                      plain(m.ops_per_sec), plain(m.us_per_op), *spread(m), cycles, _sizes(m))
+                      plain(m.ops_per_sec), plain(m.us_per_op), si(m.bytes_per_sec, "B/s"),
+                      *spread(m), cycles, _sizes(m) or _bits(m))
     return table
+
+
+def _bits(m: Measurement) -> str:
+    """Key and security bits of a cipher or hash row: what a longer key buys."""
+    names = (("key_bits", "key"), ("security_bits", "sec"), ("quantum_security_bits", "PQ"))
+    return " ".join(f"{short} {m.attributes[k]}" for k, short in names
+                    if m.attributes.get(k) is not None)
 
 
 def _block(m: Measurement) -> str:

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pqbench import stats
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.implementations.base import Implementation
+from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.timing import multi
 
 #: `openssl speed -evp` block sizes.
 BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)
@@ -37,6 +39,10 @@ class SpeedSettings:
     #: Bytes per operation for ciphers and hashes (the `openssl speed` sweep by default).
     block_sizes: tuple[int, ...] = BLOCK_SIZES
     label: str | None = None
+    #: Worker processes timing each operation at once (`openssl speed -multi`).
+    processes: int = 1
+    #: CPUs to pin the workers to, in turn; empty: the OS decides.
+    cpus: tuple[int, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -46,7 +52,7 @@ class SpeedSettings:
     def as_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "rounds": self.rounds, "warmup": self.warmup,
                 "operations": list(self.operations), "block_sizes": list(self.block_sizes),
-                **self.extra}
+                "processes": self.processes, "cpus": list(self.cpus), **self.extra}
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,12 @@ class SuiteRecorder:
 def measure(task: Task, settings: SpeedSettings) -> Measurement:
     """Prepare outside the clock, warm up, then time `settings.rounds` rounds."""
     prepared = task.implementation.prepare(task.algorithm, task.operation, task.block_size)
+    if settings.processes > 1:
+        return _measure_in_processes(task, settings, prepared)
+    pinned = multi.pin(settings.cpus[0]) if settings.cpus else False
     prepared.run(settings.warmup)
     rounds = tuple(prepared.run(settings.round_seconds) for _ in range(settings.rounds))
+    attributes = {**prepared.attributes, **({"cpu": settings.cpus[0]} if pinned else {})}
     return Measurement(
         algorithm=task.algorithm.name,
         implementation=task.implementation.name,
@@ -109,8 +119,31 @@ def measure(task: Task, settings: SpeedSettings) -> Measurement:
         rounds=rounds,
         sizes=dict(prepared.sizes),
         block_size=task.block_size,
-        attributes=dict(prepared.attributes),
+        attributes=attributes,
         counter=prepared.counter,
+    )
+
+
+def _measure_in_processes(task: Task, settings: SpeedSettings,
+                          prepared: TimedOperation) -> Measurement:
+    """The aggregate of N workers as the row; each worker's median rate as an attribute."""
+    per_worker = multi.run_in_processes(
+        lambda: task.implementation.prepare(task.algorithm, task.operation, task.block_size),
+        processes=settings.processes, warmup=settings.warmup,
+        round_seconds=settings.round_seconds, rounds=settings.rounds, cpus=settings.cpus)
+    per_process = [stats.summarize([r.ops_per_sec for r in rounds]).median
+                   for rounds in per_worker]
+    return Measurement(
+        algorithm=task.algorithm.name,
+        implementation=task.implementation.name,
+        operation=task.operation,
+        rounds=tuple(multi.aggregate(per_worker)),
+        sizes=dict(prepared.sizes),
+        block_size=task.block_size,
+        attributes={**prepared.attributes, "processes": settings.processes,
+                    "per_process_ops_per_sec": per_process,
+                    "cpus": list(settings.cpus)},
+        counter=None,
     )
 
 

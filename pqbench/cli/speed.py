@@ -14,6 +14,7 @@ from pqbench.errors import UsageError
 from pqbench.implementations import select
 from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
 from pqbench.store import Store
+from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5
 QUICK_ROUNDS = 5
@@ -51,6 +52,11 @@ def speed(
         "--mask", help="Hide CPU capabilities from OpenSSL for this run, e.g. aesni,shani "
                        "(OPENSSL_ia32cap; OPENSSL_armcap on ARM); recorded in the "
                        "fingerprint.")] = None,
+    processes: Annotated[int, typer.Option(
+        "--multi", help="Run N worker processes at once per operation, as `openssl speed "
+                        "-multi`; rows show the aggregate, JSON also each worker.")] = 1,
+    cpu: Annotated[str | None, typer.Option(
+        "--cpu", help="Pin the worker(s) to these CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
     json_output: JsonOption = False,
     csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
     db: DbOption = None,
@@ -71,7 +77,11 @@ def speed(
         operations=tuple(operation or ()),
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         label=label,
+        processes=processes,
+        cpus=multi.parse_cpus(cpu) if cpu else (),
     )
+    if processes < 1:
+        raise UsageError("--multi must be at least 1")
     if block_bytes is not None and block_bytes < 1:
         raise UsageError("--bytes must be at least 1")
     if settings.seconds <= 0 or settings.rounds < 1:

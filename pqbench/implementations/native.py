@@ -1,0 +1,242 @@
+"""The native timing loops as implementations: `liboqs` and the system `libcrypto`.
+
+Both run the loop in C (pqbench/timing/_native.c), so their rows carry no binding cost:
+`liboqs` calls the very library liboqs-python loaded, `libcrypto` is the OS's own OpenSSL
+(the library the `openssl` command uses), reached through EVP. Each C loop checks its
+operation once for correctness before the clock starts; the self-checks here run that
+check through a minimal loop so a wrong answer stops the pair before it is timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pqbench.algorithms.base import Algorithm
+from pqbench.errors import ImplementationUnavailable, NotOfferedError, VerificationError
+from pqbench.implementations.base import Check, Implementation, TimedOperation
+from pqbench.timing import native
+from pqbench.timing.contract import LoopResult
+
+#: Long enough for the C check plus at least one timed operation.
+_CHECK_SECONDS = 1e-6
+
+
+@dataclass
+class NativeOperation(TimedOperation):
+    """An operation whose whole loop runs in C; `loop(seconds)` honours the contract."""
+
+    loop: Callable[[float], LoopResult]
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    attributes: Mapping[str, object] = field(default_factory=dict)
+    counter: str | None = None
+
+    def run(self, seconds: float) -> LoopResult:
+        return self.loop(seconds)
+
+
+def _run_check(loop: Callable[[float], LoopResult], what: str) -> None:
+    """Run the C correctness check (it precedes every loop) with a negligible loop."""
+    try:
+        loop(_CHECK_SECONDS)
+    except RuntimeError as exc:
+        raise VerificationError(f"{what}: {exc}") from exc
+    except ValueError as exc:
+        raise NotOfferedError(str(exc)) from exc
+
+
+class NativeLiboqs(Implementation):
+    """liboqs through the C loop, with every buffer allocated outside the clock."""
+
+    name = "liboqs"
+    description = "liboqs called from a native C timing loop (as its own speed_kem/speed_sig)"
+    kinds = frozenset({"kem", "signature"})
+
+    def __init__(self) -> None:
+        self._library: str | None = None
+        self._error: str | None = None
+
+    def _oqs(self) -> Any:
+        from pqbench.liboqs import import_oqs, loaded_install
+
+        if self._library is None and self._error is None:
+            try:
+                import_oqs()
+                install = loaded_install()
+                if not native.available():
+                    raise ImplementationUnavailable(native.unavailable_reason() or "")
+                assert install is not None
+                native.oqs_load(install.library)
+                self._library = str(install.library)
+            except (ImplementationUnavailable, OSError) as exc:
+                self._error = str(exc)
+        if self._error is not None:
+            raise ImplementationUnavailable(self._error)
+        return import_oqs()
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            self._oqs()
+        except ImplementationUnavailable as exc:
+            return str(exc)
+        return None
+
+    def versions(self) -> dict[str, object]:
+        return {}  # the liboqs-python row reports the same library
+
+    def offers(self, alg: Algorithm, operation: str) -> str | None:
+        reason = self.unavailable_reason()
+        if reason:
+            return reason
+        if alg.liboqs_name is None:
+            return f"liboqs does not implement {alg.name}"
+        oqs = self._oqs()
+        enabled = (oqs.get_enabled_kem_mechanisms() if alg.kind == "kem"
+                   else oqs.get_enabled_sig_mechanisms())
+        if alg.liboqs_name not in enabled:
+            return f"{alg.liboqs_name} is not enabled in the loaded liboqs"
+        if operation not in alg.all_operations:
+            return f"{alg.name} has no {operation!r} operation"
+        return None
+
+    def _details(self, alg: Algorithm) -> dict[str, Any]:
+        oqs = self._oqs()
+        holder = (oqs.KeyEncapsulation if alg.kind == "kem" else oqs.Signature)(alg.liboqs_name)
+        details: dict[str, Any] = holder.details
+        holder.free()
+        return details
+
+    def _loop(self, alg: Algorithm, operation: str) -> tuple[Callable[[float], LoopResult],
+                                                             dict[str, int]]:
+        reason = self.offers(alg, operation)
+        if reason:
+            raise NotOfferedError(reason)
+        d = self._details(alg)
+        name = str(alg.liboqs_name)
+        sizes = {"public_key": d["length_public_key"], "secret_key": d["length_secret_key"]}
+        if alg.kind == "kem":
+            sizes.update(ciphertext=d["length_ciphertext"],
+                         shared_secret=d["length_shared_secret"])
+            return (lambda s: native.oqs_kem(
+                name, operation, s, pk_len=sizes["public_key"], sk_len=sizes["secret_key"],
+                ct_len=sizes["ciphertext"], ss_len=sizes["shared_secret"])), sizes
+        sizes.update(signature=d["length_signature"], message=32)
+        return (lambda s: native.oqs_sig(
+            name, operation, s, pk_len=sizes["public_key"], sk_len=sizes["secret_key"],
+            sig_len_max=sizes["signature"], msg_len=32)), sizes
+
+    def self_check(self, alg: Algorithm) -> list[Check]:
+        checked = "decaps" if alg.kind == "kem" else "verify"
+        loop, _ = self._loop(alg, checked)
+        _run_check(loop, f"{alg.name} in liboqs")
+        what = ("decapsulation returns the encapsulated secret" if alg.kind == "kem"
+                else "signature verifies; a changed message is rejected")
+        return [Check("native check", what)]
+
+    def prepare(self, alg: Algorithm, operation: str,
+                block_size: int | None = None) -> TimedOperation:
+        loop, sizes = self._loop(alg, operation)
+        return NativeOperation(loop, sizes, counter=native.counter_name())
+
+
+#: pqbench's canonical names -> the names the C loop takes for public-key algorithms.
+_PK_NAMES = {"ECDH-P-256": "P-256", "ECDH-P-384": "P-384", "ECDH-P-521": "P-521"}
+
+
+class NativeLibcrypto(Implementation):
+    """The operating system's own libcrypto through EVP, in `openssl speed`'s loops."""
+
+    name = "libcrypto"
+    description = "the system libcrypto (what the openssl command uses), native EVP loops"
+
+    def unavailable_reason(self) -> str | None:
+        return native.unavailable_reason()
+
+    def versions(self) -> dict[str, object]:
+        if not native.available():
+            return {}
+        return {"libcrypto": native.ssl_version()}
+
+    def details(self) -> dict[str, dict[str, object]]:
+        if not native.available():
+            return {}
+        return {"libcrypto": {"version": native.ssl_version(),
+                              "library": native.ssl_library_path()}}
+
+    def offers(self, alg: Algorithm, operation: str) -> str | None:
+        reason = self.unavailable_reason()
+        if reason:
+            return reason
+        if operation not in alg.all_operations:
+            return f"{alg.name} has no {operation!r} operation"
+        if alg.kind in ("cipher", "hash"):
+            if alg.param("evp") is None:
+                return f"libcrypto has no EVP {alg.kind} for {alg.name}"
+            if operation in ("seal", "open"):
+                return "whole AEAD messages are measured through cryptography only"
+            return None
+        return native.ssl_offers(_PK_NAMES.get(alg.name, alg.name))
+
+    def _loop(self, alg: Algorithm, operation: str,
+              block_size: int | None) -> Callable[[float], LoopResult]:
+        reason = self.offers(alg, operation)
+        if reason:
+            raise NotOfferedError(reason)
+        if alg.kind == "hash":
+            evp, size = str(alg.param("evp")), block_size or 16384
+            return lambda s: native.ssl_digest(evp, size, s)
+        if alg.kind == "cipher":
+            evp, size = str(alg.param("evp")), block_size or 16384
+            return lambda s: native.ssl_cipher(evp, operation, size, s)
+        name = _PK_NAMES.get(alg.name, alg.name)
+        return lambda s: native.ssl_pk(name, operation, s)
+
+    def self_check(self, alg: Algorithm) -> list[Check]:
+        checked = {"kem": "decaps", "signature": "verify", "key-agreement": "derive",
+                   "rsa": "decrypt", "hash": "hash"}.get(alg.kind)
+        if alg.kind == "cipher":
+            checked = "unwrap" if "unwrap" in alg.all_operations else "decrypt"
+        checked = checked if checked in alg.all_operations else alg.all_operations[0]
+        size = 1024 if alg.kind in ("cipher", "hash") else None
+        _run_check(self._loop(alg, checked, size), f"{alg.name} in libcrypto")
+        return [Check("native check", f"{checked} checked in C before every loop")]
+
+    def prepare(self, alg: Algorithm, operation: str,
+                block_size: int | None = None) -> TimedOperation:
+        loop = self._loop(alg, operation, block_size)
+        attributes: dict[str, object] = {}
+        if alg.kind in ("cipher", "hash"):
+            from pqbench.algorithms.ciphers import security_attributes
+
+            attributes = {**security_attributes(alg), "per_op": _per_op(alg, operation)}
+        return NativeOperation(loop, _sizes_like_cryptography(alg, operation), attributes,
+                               native.counter_name())
+
+
+def _per_op(alg: Algorithm, operation: str) -> str:
+    if alg.kind == "hash":
+        return "one EVP_Digest of block_size bytes (init, update, final)"
+    if operation in ("wrap", "unwrap"):
+        return f"one RFC 3394 {operation} of block_size bytes"
+    return "one EVP update of block_size bytes on one context (as openssl speed -evp)"
+
+
+def _sizes_like_cryptography(alg: Algorithm, operation: str) -> dict[str, int]:
+    """Wire sizes are properties of the algorithm and its encoding, not of the library:
+    take them from the cryptography row of the same operation where it exists."""
+    if alg.kind in ("cipher", "hash"):
+        return {}
+    from pqbench.implementations import all_implementations
+
+    for impl in all_implementations():
+        if impl.name == "cryptography" and impl.offers(alg, operation) is None:
+            return dict(impl.prepare(alg, operation).sizes)
+    return {}
+
+
+@cache
+def native_implementations() -> tuple[Implementation, ...]:
+    """Both native implementations; each says itself when it cannot run here."""
+    return (NativeLiboqs(), NativeLibcrypto())
