@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pqbench import environment
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,3 +70,18 @@ def test_the_plugin_does_not_break_sessions_without_pytest_benchmark(tmp_path: P
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n")
     done = _pytest("-p", "no:benchmark", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_native_loop_records_time_per_operation(tmp_path: Path) -> None:
+    """Each pytest-benchmark round of a native case is one C loop round, recorded as its
+    elapsed time divided by its operations: the statistics are per operation."""
+    document = _benchmark(tmp_path, "ML-KEM-512-liboqs-encaps")
+    (bench,) = document["benchmarks"]  # type: ignore[misc]
+    extra = bench["extra_info"]
+    assert extra["implementation"] == "liboqs" and extra["timing"].startswith("pqbench native")
+    per_op = sorted(ns / ops / 1e9 for ns, ops in zip(extra["elapsed_ns"], extra["ops"],
+                                                       strict=True))
+    assert bench["stats"]["rounds"] == len(per_op) >= 3
+    assert bench["stats"]["min"] == pytest.approx(per_op[0], rel=1e-9)
+    assert bench["stats"]["max"] == pytest.approx(per_op[-1], rel=1e-9)
+    assert extra["cycles_per_op"] is None or extra["cycles_per_op"] > 0
