@@ -170,8 +170,7 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
     if values_all:
         low, high = min(values_all), max(values_all)
         lower = 10 ** math.floor(math.log10(low))
-        # Room right of the longest bar for its value label.
-        upper = 10 ** math.ceil(math.log10(high * 1.6))
+        upper = high * 2.5  # room right of the longest bar for its value label
         ax.set_xlim(lower, upper)
         _log_axis(ax.xaxis, [lower, upper])
     ax.set_yticks(range(rows), chart.labels)

@@ -158,18 +158,38 @@ _TITLES = {"exchange": ("Key exchange", "exchange", "exchanges/s", "bytes on the
            "signature": ("Signatures", "sign + verify", "sign+verify/s", "signature + public key")}
 
 
-def _exchange_table(role: str, found: Sequence[Exchange], show_impl: bool) -> str:
+#: Where an implementation lacks the classical baseline (liboqs has no X25519), its
+#: counterpart of the same kind stands in: native against native, binding against binding.
+_COUNTERPART = {"liboqs": "libcrypto", "libcrypto": "liboqs",
+                "liboqs-python": "cryptography", "cryptography": "liboqs-python"}
+
+
+def _baseline_for(ex: Exchange, baselines: dict[str, Exchange],
+                  any_implementation: bool) -> Exchange | None:
+    if any_implementation:
+        return min(baselines.values(), key=lambda b: b.us) if baselines else None
+    return baselines.get(ex.implementation) or baselines.get(
+        _COUNTERPART.get(ex.implementation, ""))
+
+
+def _exchange_table(role: str, found: Sequence[Exchange], show_impl: bool,
+                    baselines: dict[str, Exchange]) -> str:
+    """`show_impl`: the fastest-of-each table, set against the fastest baseline; otherwise
+    one implementation's table, set against its own baseline or its counterpart's."""
     _, per, rate, wire = _TITLES[role]
-    baseline = {ex.implementation: ex for ex in found if ex.algorithm == BASELINE[role]}
     headers = ["algorithm", *(["implementation"] if show_impl else []), "security",
                f"µs per {per}", rate, f"time vs {BASELINE[role]}", "cycles", wire,
                "operations"]
     rows = []
     for ex in found:
-        base = baseline.get(ex.implementation)
+        base = _baseline_for(ex, baselines, show_impl)
+        versus = md.MISSING
+        if base is not None:
+            versus = md.ratio(ex.us / base.us)
+            if base.implementation != ex.implementation:
+                versus += f" (vs {base.implementation})"
         rows.append([ex.algorithm, *([ex.implementation] if show_impl else []), ex.security,
-                     md.number(ex.us), md.si(ex.per_second),
-                     md.ratio(ex.us / base.us) if base else md.MISSING,
+                     md.number(ex.us), md.si(ex.per_second), versus,
                      md.si(ex.cycles), md.byte_count(ex.wire_bytes), _operations_text(ex)])
     align = ["l", *(["l"] if show_impl else []), "l", "r", "r", "r", "r", "r", "l"]
     return md.table(headers, rows, align)
@@ -201,14 +221,15 @@ def headline(rows: Sequence[Measurement], prefix: str) -> Section | None:
         if not found:
             continue
         title = _TITLES[role][0]
+        baselines = {ex.implementation: ex for ex in found if ex.algorithm == BASELINE[role]}
         parts += [md.heading(3, title),
                   "Fastest measured implementation of each algorithm:",
-                  _exchange_table(role, _fastest(found), show_impl=True)]
-        for impl in implementations_of([m for m in public]):
+                  _exchange_table(role, _fastest(found), True, baselines)]
+        for impl in implementations_of(public):
             mine = [ex for ex in found if ex.implementation == impl]
             if mine:
                 parts += [md.heading(4, f"{title} through {impl}"),
-                          _exchange_table(role, mine, show_impl=False)]
+                          _exchange_table(role, mine, False, baselines)]
         chart = _ops_chart(role, public, f"{prefix}{role}-ops.png")
         if chart is not None:
             charts.append(chart)
