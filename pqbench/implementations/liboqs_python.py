@@ -79,6 +79,10 @@ class LiboqsPythonImplementation(Implementation):
     description = "liboqs called through the liboqs-python ctypes binding"
     kinds = frozenset({"kem", "signature"})
 
+    def in_scope(self, alg: Algorithm) -> bool:
+        # liboqs is about post-quantum schemes: nobody expects Ed25519 or RSA from it.
+        return alg.liboqs_name is not None
+
     def __init__(self) -> None:
         self._oqs: ModuleType | None = None
         self._error: str | None = None

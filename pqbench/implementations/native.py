@@ -54,6 +54,9 @@ class NativeLiboqs(Implementation):
     description = "liboqs called from a native C timing loop (as its own speed_kem/speed_sig)"
     kinds = frozenset({"kem", "signature"})
 
+    def in_scope(self, alg: Algorithm) -> bool:
+        return alg.liboqs_name is not None
+
     def __init__(self) -> None:
         self._library: str | None = None
         self._error: str | None = None

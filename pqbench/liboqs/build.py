@@ -10,6 +10,7 @@ place, under a file lock, so an interrupted or concurrent set-up never leaves ha
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import fcntl
 import hashlib
@@ -90,6 +91,11 @@ def ensure(log: Log = log_to_stderr, *, force: bool = False) -> LiboqsInstall:
             f"pqbench built liboqs but cannot use it: "
             f"{found_or_rejected}. Remove {prefix} and retry."
         )
+    # The export check loaded the library from its staging directory before the rename, so
+    # the loader reports that path for the same soname; name the file where it now lives.
+    renamed = prefix / "lib" / found_or_rejected.library.name
+    if found_or_rejected.library != renamed and renamed.is_file():
+        found_or_rejected = dataclasses.replace(found_or_rejected, library=renamed)
     return found_or_rejected
 
 
