@@ -198,7 +198,7 @@ def test_import_oqs_keeps_stdout_empty(cache_prefix: Path) -> None:
     code = (
         "from pqbench.liboqs import import_oqs\n"
         "oqs = import_oqs()\n"
-        "import logging; logging.getLogger('oqs.oqs').info('after import')\n"
+        "import logging; logging.getLogger('oqs.oqs').warning('after import')\n"
     )
     result = run_python(code, {"OQS_INSTALL_PATH": str(cache_prefix)})
     assert result.returncode == 0, result.stderr
