@@ -13,7 +13,7 @@ from pqbench import compare, history
 from pqbench.compare import RunComparison
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
-from pqbench.report.charts import History, Ratios
+from pqbench.report.charts import LINE_COLOURS, History, Ratios
 from pqbench.results import Run
 
 #: Rows in the ratio chart; the largest changes first, as compare sorts them.
@@ -61,14 +61,14 @@ def _causes(row: compare.Row) -> str:
                      for c in row.causes)
 
 
-def compare_table(result: RunComparison) -> str:
+def compare_table(result: RunComparison, rows_shown: Sequence[compare.Row]) -> str:
     level = f"{result.rows[0].ci_level * 100:.0f} % CI" if result.rows else "CI"
     headers = ["algorithm", "implementation", "operation", "block", "before", "after",
                "after / before", level, "p", "verdict", "explanation"]
     rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
              _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
              _interval(r.ci_low, r.ci_high), _p(r.p_value), f"**{r.verdict}**"
-             if r.changed else r.verdict, _causes(r)] for r in result.rows]
+             if r.changed else r.verdict, _causes(r)] for r in rows_shown]
     return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "l", "l"])
 
 
@@ -113,8 +113,12 @@ def _summary(result: RunComparison) -> str:
             f"±{result.threshold * 100:g} %; ratios above 1 mean the after side is faster.")
 
 
-def comparison(result: RunComparison, index: int, prefix: str = "") -> Section:
-    """One before/after pair: summary, what differs, the table, the ratio chart."""
+def comparison(result: RunComparison, index: int, prefix: str = "",
+               changed_only: bool = False) -> Section:
+    """One before/after pair: summary, what differs, the table, the ratio chart.
+
+    `changed_only` (a history of several steps) lists only rows judged faster or slower.
+    """
     chart = ratio_chart(result, f"{prefix}compare-{index}.png")
     parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
              _summary(result)]
@@ -127,7 +131,13 @@ def comparison(result: RunComparison, index: int, prefix: str = "") -> Section:
         if diffs[1]:
             parts.append(f"{diffs[1]} further fields differ (library build details); "
                          "`pqbench compare --json` lists them all.")
-    parts += [compare_table(result), md.image(chart.title, chart.filename)]
+    shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
+    if shown:
+        parts.append(compare_table(result, shown))
+    if len(shown) < len(result.rows):
+        parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
+                     "the chart shows the largest ratios of all rows.")
+    parts.append(md.image(chart.title, chart.filename))
     missing = len(result.only_before) + len(result.only_after)
     if missing:
         parts.append(f"{missing} rows were measured on one side only and are not compared.")
@@ -163,16 +173,21 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float,
              if by else "Each run against the next, oldest first.",
              f"Method: {results[0].method}."]
     head = Section("\n\n".join(intro))
-    steps = history_section(runs, by or "run_id", annotations, prefix)
-    return [head, *(comparison(r, i + 1, prefix) for i, r in enumerate(results)),
+    labels = [r.label for r in runs]
+    unique_labels = None not in labels and len(set(labels)) == len(labels)
+    steps = history_section(runs, by or ("label" if unique_labels else "run_id"), annotations,
+                            prefix)
+    return [head, *(comparison(r, i + 1, prefix, changed_only=len(results) > 1)
+                    for i, r in enumerate(results)),
             *([steps] if steps else [])]
 
 
 # --- history ------------------------------------------------------------------------------
 
-#: History charts drawn at most (one per algorithm with a step), and series per chart.
-_HISTORY_CHARTS = 6
-_HISTORY_SERIES = 8
+#: History charts drawn at most (one per algorithm, largest steps first), and series per
+#: chart (one colour each, never repeated).
+_HISTORY_CHARTS = 4
+_HISTORY_SERIES = len(LINE_COLOURS)
 
 
 def _series_label(s: history.Series) -> str:
@@ -180,9 +195,15 @@ def _series_label(s: history.Series) -> str:
     return f"{s.operation}{block} [{s.implementation}]"
 
 
+def _largest_step(series: history.Series) -> float:
+    """|ln ratio| of the series' largest step; 0 without one."""
+    return max((abs(math.log(step.ratio)) for step in series.steps if step.ratio > 0),
+               default=0.0)
+
+
 def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Sequence[str],
                    by: str, filename: str) -> History:
-    shown = sorted(series, key=lambda s: (not s.steps, s.implementation, s.operation,
+    shown = sorted(series, key=lambda s: (-_largest_step(s), s.implementation, s.operation,
                                           s.block_size or 0))[:_HISTORY_SERIES]
     unit = shown[0].unit
     lines = []
@@ -204,11 +225,17 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
         return None
     names = list(dict.fromkeys(m.algorithm for r in sorted(runs, key=lambda r: r.started_at)
                                for m in r.measurements))
-    per_algorithm = {name: history.history(runs, name, by=by, annotations=annotations)
+    # A series measured in one group only has no history to show.
+    per_algorithm = {name: [s for s in history.history(runs, name, by=by,
+                                                        annotations=annotations)
+                            if len(s.points) >= 2]
                      for name in names}
-    stepped = [name for name, series in per_algorithm.items() if any(s.steps for s in series)]
-    charted = (stepped or names[:1])[:_HISTORY_CHARTS]
-    charts = [_history_chart(name, per_algorithm[name], builds, by, f"{prefix}history-{i + 1}.png")
+    largest = {name: max((_largest_step(s) for s in series), default=0.0)
+               for name, series in per_algorithm.items()}
+    ranked = sorted((n for n in names if per_algorithm[n]), key=lambda n: -largest[n])
+    charted = [n for n in ranked if largest[n] > 0][:_HISTORY_CHARTS] or ranked[:1]
+    charts = [_history_chart(name, per_algorithm[name], builds, by,
+                             f"{prefix}history-{i + 1}.png")
               for i, name in enumerate(charted)]
     rows = [[s.algorithm, s.implementation, s.operation, md.byte_count(s.block_size),
              step.build, _rate(step.before, s.unit), _rate(step.after, s.unit),
