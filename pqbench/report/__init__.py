@@ -69,7 +69,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
     speed_rows = list(speed_run.measurements) if speed_run else []
     sections: list[Section | None] = [
         publickey.headline(speed_rows, ""),
-        publickey.gap(speed_rows),
+        publickey.gap(speed_rows, speed_run.environment if speed_run else None),
         bulk.symmetric(speed_rows, ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         *comparison,

@@ -16,8 +16,9 @@ Costs are given per exchange, not only per operation, because that is what a pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pqbench import algorithms
 from pqbench.implementations import ORDER
@@ -263,7 +264,19 @@ def _ops_chart(role: str, rows: Sequence[Measurement], filename: str) -> Grouped
 BINDINGS = (("liboqs-python", "liboqs"), ("cryptography", "libcrypto"))
 
 
-def gap(rows: Sequence[Measurement]) -> Section | None:
+def _library_note(environment: Mapping[str, Any]) -> str | None:
+    """cryptography's wheels bundle their own OpenSSL: say so when it is not the system's."""
+    libraries = environment.get("libraries") or {}
+    bundled, system = libraries.get("cryptography_openssl"), libraries.get("system_libcrypto")
+    if bundled and system and bundled != system:
+        return (f"cryptography runs its bundled {bundled}, libcrypto the system's {system}: "
+                "a cryptography / libcrypto ratio above 1 is the newer OpenSSL being faster, "
+                "not a negative binding cost.")
+    return None
+
+
+def gap(rows: Sequence[Measurement], environment: Mapping[str, Any] | None = None
+        ) -> Section | None:
     """ops/s of each (algorithm, operation) through every implementation, side by side."""
     public = [m for m in rows if m.block_size is None]
     impls = implementations_of(public)
@@ -292,6 +305,9 @@ def gap(rows: Sequence[Measurement]) -> Section | None:
             "`openssl speed` measure); `liboqs-python` and `cryptography` are what a Python "
             "program sees. A ratio below 1 is the share of native speed left after the "
             "binding; a dash means not offered or not measured."]
+    note = _library_note(environment or {})
+    if note and ("cryptography", "libcrypto") in pairs:
+        text.append(note)
     text.append(md.table(headers, table_rows,
                          ["l", "l", *("r" for _ in impls), *("r" for _ in pairs)]))
     return Section("\n\n".join(text))
