@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pqbench import console, report
+from pqbench import compare, console, report
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, handles_errors
 from pqbench.errors import UsageError
@@ -56,6 +56,10 @@ def report_command(
     for build, text, _created in store.annotations():
         notes.setdefault(build, []).append(text)
     comparison = report.comparison_sections(runs, by, threshold, cross_machine, notes)
+    if by and not comparison:
+        values = sorted({name for name, _ in compare.group_runs(runs, by)})
+        console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
+                        "the report has no comparison")
     built = report.build(runs, comparison)
     path = report.resolve_out(out, runs, by, Path.cwd())
     written = report.write(built, path)
