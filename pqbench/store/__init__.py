@@ -7,6 +7,8 @@ run, and an existing file that is not a pqbench database is refused, never overw
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -191,13 +193,16 @@ class Store:
         transactional, so the second creator finds the tables made. SQLite runs DDL outside
         the transaction; a creator that loses the race sees "already exists" and retries.
         """
-        for attempt in range(3):
+        deadline = time.monotonic() + 30
+        while True:
             try:
                 self._create_schema()
                 return
             except (OperationalError, ProgrammingError, IntegrityError):
-                if attempt == 2:
+                # Another creator made some tables meanwhile; the next pass skips them.
+                if time.monotonic() > deadline:
                     raise
+                time.sleep(0.02 + random.random() * 0.05)
 
     def _create_schema(self) -> None:
         with self.engine.begin() as conn:
@@ -205,12 +210,10 @@ class Store:
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
                              {"key": _SCHEMA_LOCK_KEY})
             schema.metadata.create_all(conn)
-            existing = set(conn.execute(select(schema.meta.c.key)).scalars())
             rows = [{"key": "application", "value": schema.APPLICATION},
                     {"key": "schema_version", "value": str(schema.SCHEMA_VERSION)}]
-            missing = [r for r in rows if r["key"] not in existing]
-            if missing:
-                conn.execute(schema.meta.insert(), missing)
+            # Two creators may both get here on SQLite: the second one's rows are no-ops.
+            conn.execute(_dialect_insert(conn, schema.meta).on_conflict_do_nothing(), rows)
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:
@@ -347,6 +350,17 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
             return [(r.build, r.text, r.created_at) for r in rows]
+
+
+def _dialect_insert(conn: Connection, table: Any) -> Any:
+    """INSERT with the dialect's ON CONFLICT support (both backends have DO NOTHING)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
 
 
 def _run_row(run: Run) -> dict[str, Any]:
