@@ -113,8 +113,13 @@ def _prepare_cache(fd: int, mode: CacheMode) -> tuple[cache.Residency, str | Non
     return found, found.reason or (None if mode != "cold" else f"dropped with {note}")
 
 
-def hash_file(path: str, algorithm: str, mode: CacheMode = "cold") -> FileOutcome:
-    """Measure one file; never raises for a bad file, returns a FileFailure instead."""
+def hash_file(path: str, algorithm: str, mode: CacheMode = "cold",
+              overlap: bool = True) -> FileOutcome:
+    """Measure one file; never raises for a bad file, returns a FileFailure instead.
+
+    `overlap` reads on a second thread while hashing; without a spare core it only adds
+    contention, so parallel jobs filling every core hash in turn instead.
+    """
     try:
         fd = inputs.open_regular(path)
     except InputFileError as exc:
@@ -126,7 +131,7 @@ def hash_file(path: str, algorithm: str, mode: CacheMode = "cold") -> FileOutcom
         read = stream.read_pass(fd)
         hash_state, _ = _prepare_cache(fd, mode if mode == "cold" else "as-is")
         hasher = new_hasher(algorithm)
-        hashed = stream.hash_pass(fd, hasher)
+        hashed = (stream.hash_pass if overlap else stream.hash_pass_in_turn)(fd, hasher)
         after = _identity(fd)
     except OSError as exc:
         return FileFailure(path, algorithm, f"{path}: read failed: {exc.strerror or exc}")
@@ -140,8 +145,13 @@ def hash_file(path: str, algorithm: str, mode: CacheMode = "cold") -> FileOutcom
         flags=tuple(_changes(before, after, (read, hashed))))
 
 
-def _hash_file_args(args: tuple[str, str, CacheMode]) -> FileOutcome:
+def _hash_file_args(args: tuple[str, str, CacheMode, bool]) -> FileOutcome:
     return hash_file(*args)
+
+
+def _usable_cpus() -> int:
+    getter = getattr(os, "sched_getaffinity", None)
+    return len(getter(0)) if getter else (os.cpu_count() or 1)
 
 
 def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
@@ -153,10 +163,12 @@ def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
         raise UsageError("--jobs must be at least 1")
     if mode not in CACHE_MODES:
         raise UsageError(f"--cache must be one of {', '.join(CACHE_MODES)}")
-    work = [(os.fspath(p), algorithm, mode) for p in paths]
-    if jobs == 1 or len(work) == 1:
+    workers = min(jobs, len(paths))
+    overlap = workers < _usable_cpus()  # a reader thread needs a core of its own
+    work = [(os.fspath(p), algorithm, mode, overlap or workers == 1) for p in paths]
+    if workers <= 1:
         return [_hash_file_args(w) for w in work]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(_hash_file_args, work))
 
 
