@@ -251,6 +251,6 @@ def test_corpus_cli_stores_a_files_run(tmp_path: Path, runner: CliRunner,
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["kind"] == "files" and doc["settings"]["removed"] is True
-    assert {s["operation"] for s in doc["summary"]} >= {"write", "read", "encrypted-write",
-                                                        "encrypted-read", "hash"}
+    assert {s["operation"] for s in doc["summary"]} >= {
+        "create", "write", "read", "encrypted-write", "encrypted-read", "hash"}
     assert list(where.iterdir()) == []
