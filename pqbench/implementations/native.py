@@ -15,8 +15,9 @@ from functools import cache
 from typing import Any
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.errors import ImplementationUnavailable, NotOfferedError, VerificationError
+from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Check, Implementation, TimedOperation
+from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
 from pqbench.timing import native
 from pqbench.timing.contract import LoopResult
 
@@ -47,65 +48,49 @@ def _run_check(loop: Callable[[float], LoopResult], what: str) -> None:
         raise NotOfferedError(str(exc)) from exc
 
 
-class NativeLiboqs(Implementation):
-    """liboqs through the C loop, with every buffer allocated outside the clock."""
+class NativeLiboqs(LiboqsPythonImplementation):
+    """liboqs through the C loop, with every buffer allocated outside the clock.
+
+    It shares everything but the timing with the liboqs-python implementation: the same
+    loaded library (the C loop dlopens the very file liboqs-python loaded), the same list of
+    enabled mechanisms and the same reasons for what it does not offer.
+    """
 
     name = "liboqs"
     description = "liboqs called from a native C timing loop (as its own speed_kem/speed_sig)"
-    kinds = frozenset({"kem", "signature"})
-
-    def in_scope(self, alg: Algorithm) -> bool:
-        return alg.liboqs_name is not None
 
     def __init__(self) -> None:
-        self._library: str | None = None
-        self._error: str | None = None
-
-    def _oqs(self) -> Any:
-        from pqbench.liboqs import import_oqs, loaded_install
-
-        if self._library is None and self._error is None:
-            try:
-                import_oqs()
-                install = loaded_install()
-                if not native.available():
-                    raise ImplementationUnavailable(native.unavailable_reason() or "")
-                assert install is not None
-                native.oqs_load(install.library)
-                self._library = str(install.library)
-            except (ImplementationUnavailable, OSError) as exc:
-                self._error = str(exc)
-        if self._error is not None:
-            raise ImplementationUnavailable(self._error)
-        return import_oqs()
+        super().__init__()
+        self._native_error: str | None = None
+        self._loaded = False
 
     def unavailable_reason(self) -> str | None:
-        try:
-            self._oqs()
-        except ImplementationUnavailable as exc:
-            return str(exc)
-        return None
+        reason = super().unavailable_reason()
+        if reason or self._loaded or self._native_error:
+            return reason or self._native_error
+        from pqbench.liboqs import loaded_install
+
+        install = loaded_install()
+        if not native.available():
+            self._native_error = native.unavailable_reason()
+        elif install is None:
+            self._native_error = "liboqs-python loaded no liboqs that pqbench can name"
+        else:
+            try:
+                native.oqs_load(install.library)
+                self._loaded = True
+            except OSError as exc:
+                self._native_error = f"the native loop cannot load {install.library}: {exc}"
+        return self._native_error
 
     def versions(self) -> dict[str, object]:
         return {}  # the liboqs-python row reports the same library
 
-    def offers(self, alg: Algorithm, operation: str) -> str | None:
-        reason = self.unavailable_reason()
-        if reason:
-            return reason
-        if alg.liboqs_name is None:
-            return f"liboqs does not implement {alg.name}"
-        oqs = self._oqs()
-        enabled = (oqs.get_enabled_kem_mechanisms() if alg.kind == "kem"
-                   else oqs.get_enabled_sig_mechanisms())
-        if alg.liboqs_name not in enabled:
-            return f"{alg.liboqs_name} is not enabled in the loaded liboqs"
-        if operation not in alg.all_operations:
-            return f"{alg.name} has no {operation!r} operation"
-        return None
+    def details(self) -> dict[str, dict[str, object]]:
+        return {}
 
     def _details(self, alg: Algorithm) -> dict[str, Any]:
-        oqs = self._oqs()
+        oqs = self._module()
         holder = (oqs.KeyEncapsulation if alg.kind == "kem" else oqs.Signature)(alg.liboqs_name)
         details: dict[str, Any] = holder.details
         holder.free()
