@@ -103,7 +103,17 @@ def problems_table(problems: Sequence[Problem]) -> Table:
 
 
 def show_run(run: Run, console: Console = stdout) -> None:
+    from pqbench.implementations import binding_shares
+
     console.print(speed_table(run))
+    libraries = run.environment.get("libraries") or {}
+    bundled, system = libraries.get("cryptography_openssl"), libraries.get("system_libcrypto")
+    for binding, native, share, count in binding_shares(run.measurements):
+        caveat = (f"; note cryptography bundles {bundled}, libcrypto is {system}"
+                  if binding == "cryptography" and bundled and system and bundled != system
+                  else "")
+        console.print(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s native "
+                      f"speed (median over {count} operations measured through both{caveat})")
     if run.problems:
         console.print(problems_table(run.problems))
 

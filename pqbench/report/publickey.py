@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench import algorithms
-from pqbench.implementations import ORDER
+from pqbench.implementations import BINDINGS, ORDER, binding_shares
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
 from pqbench.report.charts import GroupedBars
@@ -260,8 +260,6 @@ def _ops_chart(role: str, rows: Sequence[Measurement], filename: str) -> Grouped
 
 # --- the implementation gap -----------------------------------------------------------------
 
-#: (binding, native loop under it): the binding's share of native speed is its cost.
-BINDINGS = (("liboqs-python", "liboqs"), ("cryptography", "libcrypto"))
 
 
 def _library_note(environment: Mapping[str, Any]) -> str | None:
@@ -344,15 +342,7 @@ def summary(rows: Sequence[Measurement]) -> list[str]:
         pq_name = next((name for name in pq_names if name in best), None)
         if pq_name and classical_name in best:
             lines.append(_summary_line(role, best[pq_name], best[classical_name]))
-    index = {(m.algorithm, m.operation, m.implementation): m.ops_per_sec for m in public}
-    for binding, native in BINDINGS:
-        shares = sorted(index[(a, op, binding)] / index[(a, op, n)]
-                        for (a, op, n) in index
-                        if n == native and (a, op, binding) in index)
-        if shares:
-            middle = len(shares) // 2
-            median = (shares[middle] if len(shares) % 2
-                      else (shares[middle - 1] + shares[middle]) / 2)
-            lines.append(f"- {binding} runs at a median {median * 100:.0f} % of {native}'s "
-                         f"native speed over {len(shares)} operations measured through both.")
+    for binding, native, median, count in binding_shares(public):
+        lines.append(f"- {binding} runs at a median {median * 100:.0f} % of {native}'s "
+                     f"native speed over {count} operations measured through both.")
     return lines
