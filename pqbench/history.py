@@ -131,10 +131,11 @@ def _series(key: RowKey, per_build: Sequence[tuple[str, list[Run], dict[RowKey, 
             ci_high=summary.ci_high * scale, notes=tuple(notes.get(build, ()))))
     steps: list[HistoryStep] = []
     if len(points) >= 3:
-        weights = stats.weights_from_ci([p.ci_low for p in points], [p.ci_high for p in points])
+        lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
+        found = stats.detect_steps([p.median for p in points], stats.weights_from_ci(lows, highs),
+                                   noise=stats.noise_from_ci(lows, highs))
         steps = [HistoryStep(s.index, points[s.index].build, s.before_level, s.after_level,
-                             s.ratio)
-                 for s in stats.detect_steps([p.median for p in points], weights)]
+                             s.ratio) for s in found]
     elif len(points) == 2:
         # Too short for a fit; a two-point history is a comparison of the two builds.
         before, after = pooled_for(key, per_build)

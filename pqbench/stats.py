@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +32,9 @@ _LAPLACE_DIFF_MEDIAN = 1.146193 / math.sqrt(2.0)
 # Smallest noise scale (log units, i.e. 0.01 %) assumed by step detection, so that a
 # noise-free series is not split at every float rounding difference.
 _NOISE_FLOOR = 1e-4
+#: A known per-point noise below 1% (Laplace scale in log units) is not trusted: builds
+#: differ by more than their within-run confidence intervals say.
+_MIN_KNOWN_NOISE = 0.01
 
 
 @dataclass(frozen=True)
@@ -354,8 +358,19 @@ def weights_from_ci(ci_low: Sequence[float], ci_high: Sequence[float]) -> list[f
     return [float(w) for w in weights]
 
 
+def noise_from_ci(ci_low: Sequence[float], ci_high: Sequence[float],
+                  level: float = 0.95) -> float:
+    """Typical Laplace scale of a point's log value from its confidence intervals: the
+    median half-width in log units over the normal quantile of `level`, over sqrt(2)."""
+    low = np.log(_positive_array(ci_low, "ci_low"))
+    high = np.log(_positive_array(ci_high, "ci_high"))
+    z = float(NormalDist().inv_cdf(0.5 + level / 2))
+    return float(np.median((high - low) / 2)) / z / math.sqrt(2)
+
+
 def detect_steps(
-    values: Sequence[float], weights: Sequence[float] | None = None, *, penalty: float = 4.0
+    values: Sequence[float], weights: Sequence[float] | None = None, *, penalty: float = 4.0,
+    noise: float | None = None,
 ) -> list[Step]:
     """Steps in a history of rates, by a penalised weighted L1 piecewise-constant fit.
 
@@ -369,12 +384,20 @@ def detect_steps(
     residuals, estimated robustly from successive differences so that the steps themselves
     barely inflate it (cf. Rice, Ann. Statist. 12, 1984); asv's default amounts to 4.
     Each Step's ``index`` is the first point at the new level; levels are in rate units.
+
+    ``noise``, when the caller knows it (the Laplace scale of a point's log value, e.g. from
+    the points' confidence intervals: ``noise_from_ci``), caps sigma: a short series with
+    two steps (a regression and its fix in five builds) makes half the successive
+    differences steps, where the median-based estimate breaks down and would hide both.
     """
     y = np.log(_positive_array(values, "values"))
     w = _step_weights(weights, y.size)
     if y.size < 3:
         return []
-    gamma = penalty * _noise_scale(y, w) * math.log(y.size)
+    sigma = _noise_scale(y, w)
+    if noise is not None:
+        sigma = min(sigma, max(noise, _MIN_KNOWN_NOISE))
+    gamma = penalty * sigma * math.log(y.size)
     starts = _optimal_partition(_segment_costs(y, w), gamma)
     bounds = [*starts, y.size]
     levels = [_weighted_median(y[a:b], w[a:b]) for a, b in itertools.pairwise(bounds)]

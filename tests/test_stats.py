@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
+from pqbench import stats
 from pqbench.stats import (
     compare_samples,
     detect_steps,
@@ -267,3 +268,34 @@ def test_weights_from_ci_narrow_is_heavy_and_bad_widths_get_median() -> None:
     weights = weights_from_ci([99.0, 90.0, 100.0, 95.0], [101.0, 110.0, 100.0, 105.0])
     assert weights[0] > weights[3] > weights[1]
     assert weights[2] == pytest.approx(float(np.median([weights[0], weights[1], weights[3]])))
+
+
+def test_a_regression_and_its_fix_in_five_builds_are_both_found_with_known_noise() -> None:
+    # Half the successive differences are steps here: the median-based noise estimate
+    # breaks down and finds nothing; the noise known from the points' CIs finds both.
+    values = [18000.0, 18500.0, 250.0, 260.0, 18200.0]
+    lows, highs = [v * 0.98 for v in values], [v * 1.02 for v in values]
+    weights = stats.weights_from_ci(lows, highs)
+    assert stats.detect_steps(values, weights) == []
+    found = stats.detect_steps(values, weights, noise=stats.noise_from_ci(lows, highs))
+    assert [s.index for s in found] == [2, 4]
+    assert found[0].ratio < 0.02 and found[1].ratio > 50
+
+
+def test_known_noise_keeps_flat_histories_flat() -> None:
+    rng = np.random.default_rng(11)
+    false_steps = 0
+    for _ in range(300):
+        values = list(np.exp(rng.normal(0.0, 0.02, 8)) * 1000.0)
+        lows, highs = [v * 0.97 for v in values], [v * 1.03 for v in values]
+        found = stats.detect_steps(values, stats.weights_from_ci(lows, highs),
+                                   noise=stats.noise_from_ci(lows, highs))
+        false_steps += bool(found)
+    assert false_steps / 300 <= 0.05
+
+
+def test_noise_from_ci_inverts_a_normal_interval() -> None:
+    # ln-interval half-width 1.96 * sigma -> Laplace scale sigma / sqrt(2)
+    sigma = 0.05
+    low, high = math.exp(-1.959964 * sigma), math.exp(1.959964 * sigma)
+    assert stats.noise_from_ci([low], [high]) == pytest.approx(sigma / math.sqrt(2), rel=1e-4)
