@@ -8,6 +8,7 @@ reported through a callback and the result is a frozen Run.
 from __future__ import annotations
 
 import secrets
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -210,7 +211,7 @@ def run_suite(
         started_at=started.isoformat(timespec="seconds"),
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         status=status,
-        command=command or " ".join(["pqbench", *sys.argv[1:]]),
+        command=command or shlex.join(["pqbench", *sys.argv[1:]]),
         label=settings.label,
         settings=settings.as_dict(),
         environment=environment,

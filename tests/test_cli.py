@@ -172,3 +172,14 @@ def test_module_entry_point_prints_help() -> None:
     assert done.returncode == 0
     for command in ("speed", "verify", "env", "runs"):
         assert command in done.stdout
+
+
+def test_the_stored_command_reproduces_the_run_under_a_shell(tmp_path: Path) -> None:
+    import shlex
+
+    done = run_cli("speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05",
+                   "--rounds", "2", "--label", "10.14.5 (18F132), retest", "--json",
+                   "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 0, done.stderr
+    argv = shlex.split(json.loads(done.stdout)["command"])
+    assert argv[argv.index("--label") + 1] == "10.14.5 (18F132), retest"

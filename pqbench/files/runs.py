@@ -8,6 +8,7 @@ system and device the files lived on go in the environment, under "storage".
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -60,6 +61,6 @@ def files_run(started: datetime, settings: dict[str, Any], environment: dict[str
               status: str = "complete") -> Run:
     return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
                finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
-               command=" ".join(["pqbench", *sys.argv[1:]]), label=settings.get("label"),
+               command=shlex.join(["pqbench", *sys.argv[1:]]), label=settings.get("label"),
                settings=settings, environment=environment, measurements=tuple(measurements),
                problems=tuple(problems), kind="files")
