@@ -204,6 +204,11 @@ def compare_runs(
     if threshold < 0:
         raise ComparisonError("--threshold must not be negative")
     warnings = check_testbeds([*before, *after], cross_machine)
+    if len(before) == 1 or len(after) == 1:
+        warnings.append(
+            "a side has a single run: its rounds were taken back to back, so drift of the "
+            "machine between runs (load, clock speed) is not in the intervals; for verdicts "
+            "that hold across runs, record two or more runs per side, interleaved")
     pooled_before, pooled_after = pooled_samples(before), pooled_samples(after)
     common = [k for k in pooled_before if k in pooled_after]
     if not common:

@@ -55,6 +55,12 @@ def test_samples_of_a_group_are_pooled() -> None:
     after = [make_run(f"b{i}", seed=10 + i, rounds=3, factor=3.0) for i in range(3)]
     result = compare_runs(before, after)
     assert all(r.n_before == 9 and r.verdict == "faster" for r in result.rows)
+    assert not any("single run" in w for w in result.warnings)
+
+
+def test_a_single_run_a_side_is_warned_about() -> None:
+    result = compare_runs([make_run("a", seed=1)], [make_run("b", seed=2)])
+    assert any("single run" in w and "interleaved" in w for w in result.warnings)
 
 
 def test_no_common_rows_and_empty_groups_are_errors() -> None:
