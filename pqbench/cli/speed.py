@@ -11,21 +11,12 @@ from pqbench import mask as capmask
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.errors import UsageError
-from pqbench.implementations import select
-from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
+from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.store import Store
 from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5
 QUICK_ROUNDS = 5
-
-
-def _liboqs_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Mechanisms the loaded liboqs enables, so any of them can be named."""
-    oqs = LiboqsPythonImplementation()
-    if oqs.unavailable_reason():
-        return (), ()
-    return oqs.enabled_kems(), oqs.enabled_signatures()
 
 
 @app.command()
@@ -86,7 +77,7 @@ def speed(
         raise UsageError("--bytes must be at least 1")
     if settings.seconds <= 0 or settings.rounds < 1:
         raise UsageError("--seconds must be positive and --rounds at least 1")
-    kems, sigs = _liboqs_names()
+    kems, sigs = liboqs_mechanisms()
     chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
     impls = select(implementation)
     tasks = suite.plan(chosen, impls, settings)

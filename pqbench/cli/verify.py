@@ -9,8 +9,7 @@ import typer
 from pqbench import algorithms, console
 from pqbench.cli import app
 from pqbench.cli.common import JsonOption, handles_errors, print_json
-from pqbench.cli.speed import _liboqs_names
-from pqbench.implementations import select
+from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.verify import verify_all
 
 
@@ -24,7 +23,7 @@ def verify(
     json_output: JsonOption = False,
 ) -> None:
     """Run known-answer tests and round-trip/tamper checks of every implementation."""
-    kems, sigs = _liboqs_names()
+    kems, sigs = liboqs_mechanisms()
     names = algorithm or [a.name for a in algorithms.all_algorithms()
                           if a.kind in ("kem", "signature", "key-agreement", "rsa")]
     chosen = algorithms.resolve(names, kems, sigs)

@@ -53,6 +53,17 @@ def all_implementations() -> tuple[Implementation, ...]:
     return tuple(sorted(found, key=lambda impl: _rank(impl.name)))
 
 
+def liboqs_mechanisms() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(KEMs, signatures) the loaded liboqs enables, so any of them can be named; empty
+    when liboqs is unavailable (its rows then say why)."""
+    from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
+
+    for impl in all_implementations():
+        if type(impl) is LiboqsPythonImplementation and not impl.unavailable_reason():
+            return impl.enabled_kems(), impl.enabled_signatures()
+    return (), ()
+
+
 def _rank(name: str) -> int:
     return ORDER.index(name) if name in ORDER else len(ORDER)
 
