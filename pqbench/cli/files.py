@@ -113,7 +113,8 @@ def corpus_command(
     result = corpus.run_corpus(parse_size(total), directory, seed)
     env = environment.collect(label=label, extra={"storage": _storage([where])})
     settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
-                "label": label, "removed": result.removed}
+                "label": label, "removed": result.removed,
+                "xts": corpus.xts_implementation()}
     run = runs.files_run(started, settings, env, runs.corpus_measurements(result))
     store.save_run(run)
     summary = result.summary()

@@ -134,6 +134,14 @@ def ssl_cipher(name: str, op: str, block_size: int, seconds: float) -> LoopResul
     return _result(_module().ssl_cipher(name, op, block_size, seconds))
 
 
+def xts_units(key: bytes, data: bytes, first_unit: int, unit_size: int,
+              encrypt: bool) -> bytes:
+    """Disk-style AES-256-XTS in the system libcrypto: unit i gets tweak first_unit + i
+    (IEEE 1619), one context for all units. For the file benchmark; not a timing loop."""
+    out: bytes = _module().ssl_xts_units(key, data, first_unit, unit_size, encrypt)
+    return out
+
+
 def ssl_digest(name: str, block_size: int, seconds: float) -> LoopResult:
     """Time one EVP_Digest of `block_size` bytes per op, as `openssl speed -evp NAME`."""
     return _result(_module().ssl_digest(name, block_size, seconds))
