@@ -5,6 +5,11 @@ run as the next; `pqbench compare --by label` must call the AES-XTS and SHA-256 
 large significant jump caused by the capability difference, and leave liboqs's ML-KEM
 alone. Masked and unmasked runs alternate (A B A B) so that a change in machine load
 during the test reaches both groups alike. Effects are 2.5x to 50x: no timing thresholds.
+
+The noise threshold is 15% rather than the default 5%: on the shared 2-core CI machine the
+drift between interleaved runs reached 7-10% even for ML-KEM decapsulation, which touches
+nothing the mask hides, and a 5% band then flags drift that the data do show. The jumps
+under test are 2.5x and more, far outside either band.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pqbench import mask
 from tests.conftest import run_cli
 
 SPEED = ("speed", "aes-256-xts", "sha-256", "ml-kem-768", "-o", "encrypt", "-o", "hash",
-         "-o", "encaps", "-o", "decaps", "--bytes", "16384", "--seconds", "0.2",
+         "-o", "encaps", "-o", "decaps", "--bytes", "16384", "--seconds", "0.35",
          "--rounds", "7")
 
 
@@ -37,7 +42,7 @@ def test_masked_baseline_then_unmasked_build_is_a_jump_with_its_cause(tmp_path: 
         _speed(db, "10.14.4", "--mask", "aesni,shani")
         _speed(db, "10.14.5")
 
-    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    done = run_cli("compare", "--by", "label", "--threshold", "0.15", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["before"]["name"], result["after"]["name"]) == ("10.14.4", "10.14.5")
