@@ -38,7 +38,7 @@ def _speed(db: Path, label: str, *extra: str) -> None:
 
 def test_masked_baseline_then_unmasked_build_is_a_jump_with_its_cause(tmp_path: Path) -> None:
     db = tmp_path / "story.db"
-    for _ in range(2):
+    for _ in range(3):
         _speed(db, "10.14.4", "--mask", "aesni,shani")
         _speed(db, "10.14.5")
 
