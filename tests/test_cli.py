@@ -130,7 +130,7 @@ def test_ctrl_c_keeps_completed_measurements_and_exits_130(tmp_path: Path) -> No
          "ml-dsa-65", "rsa2048", "-i", "cryptography", "--seconds", "1.5", "--rounds", "3",
          "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # start-up plus the first few operations
+    time.sleep(8)  # start-up (up to ~3 s on a busy machine) plus a few 1.5 s operations
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
