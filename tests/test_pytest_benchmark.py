@@ -67,7 +67,7 @@ def test_the_main_suite_does_not_collect_benchmarks() -> None:
 
 
 def test_the_plugin_does_not_break_sessions_without_pytest_benchmark(tmp_path: Path) -> None:
-    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n")
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert sum(range(4)) == 6\n")
     done = _pytest("-p", "no:benchmark", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
