@@ -29,23 +29,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench import algorithms
+from pqbench.algorithms.base import Algorithm
 from pqbench.timing import native
 
 TARGET_RATIO = 0.97
 WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored
 LIBOQS_SOURCE_GLOB = "~/.cargo/registry/src/*/oqs-sys-0.11.0+liboqs-0.13.0/liboqs"
 
-# (pk, sk, ct, ss) bytes, FIPS 203 Table 3; (pk, sk, signature) bytes, FIPS 204 Table 2.
-KEM_SIZES = {
-    "ML-KEM-512": (800, 1632, 768, 32),
-    "ML-KEM-768": (1184, 2400, 1088, 32),
-    "ML-KEM-1024": (1568, 3168, 1568, 32),
-}
-SIG_SIZES = {
-    "ML-DSA-44": (1312, 2560, 2420),
-    "ML-DSA-65": (1952, 4032, 3309),
-    "ML-DSA-87": (2592, 4896, 4627),
-}
+# The parameter sets and their FIPS 203/204 sizes, from pqbench's algorithm table.
+PQ_SETS = [a for a in algorithms.all_algorithms() if a.family in ("ML-KEM", "ML-DSA")]
 SPEED_SIG_MESSAGE_LEN = 50  # speed_sig.c signs a 50-byte random message
 
 # openssl speed name -> (pqbench algorithm, {operation: the -mr result tag})
@@ -170,30 +163,18 @@ def run_liboqs_speed(binary: Path, algorithm: str, seconds: int) -> OpsPerSecond
     return result
 
 
-def kem_loop(alg: str) -> Callable[[int, str], float]:
-    pk, sk, ct, ss = KEM_SIZES[alg]
+def native_loop(alg: Algorithm) -> Callable[[int, str], float]:
+    """pqbench's native liboqs loop for one parameter set, with the standard's sizes."""
+    pk, sk = alg.size("public_key"), alg.size("secret_key")
 
     def run(seconds: int, op: str) -> float:
-        result = native.oqs_kem(alg, op, seconds, pk_len=pk, sk_len=sk, ct_len=ct, ss_len=ss)
-        return result.ops_per_sec
-
-    return run
-
-
-def sig_loop(alg: str) -> Callable[[int, str], float]:
-    pk, sk, sig = SIG_SIZES[alg]
-
-    def run(seconds: int, op: str) -> float:
-        result = native.oqs_sig(
-            alg,
-            op,
-            seconds,
-            pk_len=pk,
-            sk_len=sk,
-            sig_len_max=sig,
-            msg_len=SPEED_SIG_MESSAGE_LEN,
-        )
-        return result.ops_per_sec
+        if alg.kind == "kem":
+            return native.oqs_kem(alg.name, op, seconds, pk_len=pk, sk_len=sk,
+                                  ct_len=alg.size("ciphertext"),
+                                  ss_len=alg.size("shared_secret")).ops_per_sec
+        return native.oqs_sig(alg.name, op, seconds, pk_len=pk, sk_len=sk,
+                              sig_len_max=alg.size("signature"),
+                              msg_len=SPEED_SIG_MESSAGE_LEN).ops_per_sec
 
     return run
 
@@ -203,27 +184,12 @@ def speed_tool(binary: Path, alg: str) -> Callable[[int], OpsPerSecond]:
 
 
 def liboqs_cases(tools: dict[str, Path]) -> list[Case]:
-    kems = [
-        Case(
-            "liboqs speed_kem",
-            alg,
-            ("keygen", "encaps", "decaps"),
-            speed_tool(tools["speed_kem"], alg),
-            kem_loop(alg),
-        )
-        for alg in KEM_SIZES
-    ]
-    sigs = [
-        Case(
-            "liboqs speed_sig",
-            alg,
-            ("keygen", "sign", "verify"),
-            speed_tool(tools["speed_sig"], alg),
-            sig_loop(alg),
-        )
-        for alg in SIG_SIZES
-    ]
-    return kems + sigs
+    cases = []
+    for alg in PQ_SETS:
+        tool = "speed_kem" if alg.kind == "kem" else "speed_sig"
+        cases.append(Case(f"liboqs {tool}", alg.name, alg.operations,
+                          speed_tool(tools[tool], alg.name), native_loop(alg)))
+    return cases
 
 
 # --- libcrypto reference: openssl speed -----------------------------------------------------

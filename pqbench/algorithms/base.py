@@ -36,6 +36,9 @@ class Algorithm:
     liboqs_name: str | None = None
     #: Free attributes a family needs (curve name, RSA modulus bits, key bits ...).
     params: tuple[tuple[str, object], ...] = field(default=())
+    #: Sizes in bytes the standard fixes (public_key, secret_key, ciphertext, signature,
+    #: shared_secret), where it fixes them.
+    standard_sizes: tuple[tuple[str, int], ...] = field(default=())
 
     def param(self, key: str, default: object = None) -> object:
         return dict(self.params).get(key, default)
@@ -45,6 +48,10 @@ class Algorithm:
         if not isinstance(value, int):
             raise KeyError(f"{self.name} has no integer parameter {key!r}")
         return value
+
+    def size(self, name: str) -> int:
+        """A size the standard fixes, e.g. size("ciphertext") of ML-KEM-768 is 1088."""
+        return dict(self.standard_sizes)[name]
 
     @property
     def all_operations(self) -> tuple[str, ...]:

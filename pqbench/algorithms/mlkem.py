@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pqbench.algorithms.base import DEFAULT_OPERATIONS, Algorithm
 
-# FIPS 203 Table 2: parameter sets and their NIST security categories.
+# FIPS 203 Table 2: parameter sets and their NIST security categories; Table 3: sizes
+# (encapsulation key, decapsulation key, ciphertext, shared secret).
 ALGORITHMS = tuple(
     Algorithm(
         name=f"ML-KEM-{n}",
@@ -14,6 +15,9 @@ ALGORITHMS = tuple(
         operations=DEFAULT_OPERATIONS["kem"],
         nist_level=level,
         liboqs_name=f"ML-KEM-{n}",
+        standard_sizes=(("public_key", pk), ("secret_key", sk), ("ciphertext", ct),
+                        ("shared_secret", 32)),
     )
-    for n, level in ((512, 1), (768, 3), (1024, 5))
+    for n, level, pk, sk, ct in ((512, 1, 800, 1632, 768), (768, 3, 1184, 2400, 1088),
+                                 (1024, 5, 1568, 3168, 1568))
 )
