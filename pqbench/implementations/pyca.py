@@ -76,12 +76,12 @@ class _MlKem(schemes.KemScheme):
                 "secret_key": len(secret.private_bytes_raw())}
 
 
-class _Signer(schemes.SignatureScheme):
-    """ML-DSA, EdDSA, ECDSA and RSA PKCS#1 v1.5 behind one shape."""
+class _Generated:
+    """Key pairs from a zero-argument generator; `args` go to sign/verify or exchange."""
 
-    def __init__(self, generate: schemes.Call, sign_args: tuple[Any, ...] = ()) -> None:
+    def __init__(self, generate: schemes.Call, args: tuple[Any, ...] = ()) -> None:
         self.generate = generate
-        self.sign_args = sign_args
+        self.args = args
 
     def keygen(self) -> tuple[Any, Any]:
         secret = self.generate()
@@ -90,46 +90,38 @@ class _Signer(schemes.SignatureScheme):
     def keygen_call(self) -> schemes.Call:
         return self.generate
 
+    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
+        return _key_sizes(public, secret)
+
+
+class _Signer(_Generated, schemes.SignatureScheme):
+    """ML-DSA, EdDSA, ECDSA and RSA PKCS#1 v1.5 behind one shape."""
+
     def sign(self, secret: Any, message: bytes) -> bytes:
-        return bytes(secret.sign(message, *self.sign_args))
+        return bytes(secret.sign(message, *self.args))
 
     def sign_call(self, secret: Any, message: bytes) -> schemes.Call:
-        return partial(secret.sign, message, *self.sign_args)
+        return partial(secret.sign, message, *self.args)
 
     def verify(self, public: Any, message: bytes, signature: bytes) -> bool:
         try:
-            public.verify(signature, message, *self.sign_args)
+            public.verify(signature, message, *self.args)
         except InvalidSignature:
             return False
         return True
 
     def verify_call(self, public: Any, message: bytes, signature: bytes) -> schemes.Call:
-        return partial(public.verify, signature, message, *self.sign_args)
-
-    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
-        return _key_sizes(public, secret)
+        return partial(public.verify, signature, message, *self.args)
 
 
-class _Agreement(schemes.AgreementScheme):
-    def __init__(self, generate: schemes.Call, exchange_args: tuple[Any, ...] = ()) -> None:
-        self.generate = generate
-        self.exchange_args = exchange_args
-
-    def keygen(self) -> tuple[Any, Any]:
-        secret = self.generate()
-        return secret.public_key(), secret  # type: ignore[attr-defined]
-
-    def keygen_call(self) -> schemes.Call:
-        return self.generate
+class _Agreement(_Generated, schemes.AgreementScheme):
+    """X25519/X448 and ECDH behind one shape."""
 
     def derive(self, secret: Any, peer_public: Any) -> bytes:
-        return bytes(secret.exchange(*self.exchange_args, peer_public))
+        return bytes(secret.exchange(*self.args, peer_public))
 
     def derive_call(self, secret: Any, peer_public: Any) -> schemes.Call:
-        return partial(secret.exchange, *self.exchange_args, peer_public)
-
-    def key_sizes(self, public: Any, secret: Any) -> dict[str, int]:
-        return _key_sizes(public, secret)
+        return partial(secret.exchange, *self.args, peer_public)
 
 
 class _RsaOaep(schemes.EncryptionScheme):
