@@ -10,6 +10,7 @@ import csv
 import io
 from typing import Any
 
+from pqbench.redaction import redact
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 
@@ -60,7 +61,7 @@ def run_document(run: Run) -> dict[str, Any]:
         "status": run.status,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "command": run.command,
+        "command": redact(run.command),
         "label": run.label,
         "settings": dict(run.settings),
         "environment": dict(run.environment),

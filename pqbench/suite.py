@@ -8,7 +8,6 @@ reported through a callback and the result is a frozen Run.
 from __future__ import annotations
 
 import secrets
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pqbench import stats
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
+from pqbench.redaction import command_line
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.timing import multi
 
@@ -211,7 +211,7 @@ def run_suite(
         started_at=started.isoformat(timespec="seconds"),
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         status=status,
-        command=command or shlex.join(["pqbench", *sys.argv[1:]]),
+        command=command or command_line(sys.argv[1:]),
         label=settings.label,
         settings=settings.as_dict(),
         environment=environment,

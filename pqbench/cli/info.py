@@ -8,6 +8,7 @@ from pqbench import console, environment
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.implementations import all_implementations
+from pqbench.redaction import redact
 from pqbench.store import Store, resolve_location
 
 
@@ -29,7 +30,7 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
     fingerprint = environment.collect()
     impls = {impl.name: impl.unavailable_reason() or "available" for impl in all_implementations()}
     fingerprint["implementations"] = impls
-    fingerprint["database"] = resolve_location(db)
+    fingerprint["database"] = redact(resolve_location(db))
     if json_output:
         print_json(fingerprint)
         return

@@ -8,7 +8,6 @@ system and device the files lived on go in the environment, under "storage".
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -16,6 +15,7 @@ from typing import Any
 
 from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
+from pqbench.redaction import command_line
 from pqbench.results import Measurement, Problem, Run
 from pqbench.suite import new_run_id
 from pqbench.timing.contract import LoopResult
@@ -61,6 +61,6 @@ def files_run(started: datetime, settings: dict[str, Any], environment: dict[str
               status: str = "complete") -> Run:
     return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
                finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
-               command=shlex.join(["pqbench", *sys.argv[1:]]), label=settings.get("label"),
+               command=command_line(sys.argv[1:]), label=settings.get("label"),
                settings=settings, environment=environment, measurements=tuple(measurements),
                problems=tuple(problems), kind="files")

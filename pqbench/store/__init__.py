@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +28,7 @@ from sqlalchemy.exc import (
 )
 
 from pqbench.errors import StoreError
+from pqbench.redaction import passwords_in, redact
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.store import schema
 from pqbench.timing.contract import LoopResult
@@ -92,8 +93,10 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
             raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
 
 
-def _describe(exc: SQLAlchemyError, location: str) -> str:
-    text = str(getattr(exc, "orig", exc))
+def _describe(exc: BaseException, location: str, secrets: list[str]) -> str:
+    """The driver's message, with any password it quotes redacted (psycopg and SQLAlchemy
+    may echo the connection string)."""
+    text = redact(str(getattr(exc, "orig", exc)), secrets)
     if "locked" in text:
         return f"the database {location} is locked by another process; try again later"
     if "readonly" in text or "read-only" in text:
@@ -116,10 +119,15 @@ class RunInfo:
 
 
 class Store:
-    """A results database at a path or URL."""
+    """A results database at a path or URL.
+
+    `location` is what may be shown: the URL with its password redacted. The URL itself
+    stays inside the engine.
+    """
 
     def __init__(self, location: str, engine: Engine) -> None:
-        self.location = location
+        self.location = redact(location)
+        self._secrets = passwords_in(location)
         self.engine = engine
 
     # --- opening --------------------------------------------------------------------------
@@ -130,12 +138,13 @@ class Store:
         if not _is_url(location):
             _check_sqlite_file(Path(location).expanduser(), for_writing=create)
         elif not location.startswith(("postgresql://", "postgres://", "sqlite://")):
-            raise StoreError(f"unsupported database URL {location!r}: use a file path, "
-                             "sqlite:///PATH or postgresql://USER@HOST/DB")
+            raise StoreError(f"unsupported database URL {redact(location)!r}: use a file "
+                             "path, sqlite:///PATH or postgresql://USER@HOST/DB")
         try:
             engine = cls._engine(location)
-        except (SQLAlchemyError, ImportError) as exc:
-            raise StoreError(f"cannot open the database {location}: {exc}") from None
+        except (SQLAlchemyError, ImportError, ValueError) as exc:
+            raise StoreError(f"cannot open the database {redact(location)}: "
+                             f"{redact(str(exc), passwords_in(location))}") from None
         store = cls(location, engine)
         store._validate(create)
         return store
@@ -173,8 +182,8 @@ class Store:
                                      "one; it was left untouched")
             if create:
                 self._initialize()
-        except SQLAlchemyError as exc:
-            raise StoreError(_describe(exc, self.location)) from None
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(_describe(exc, self.location, self._secrets)) from None
 
     def _check_meta(self, conn: Connection) -> None:
         rows = dict(conn.execute(select(schema.meta.c.key, schema.meta.c.value)).all())
@@ -223,7 +232,7 @@ class Store:
         except (DBAPIError, SQLAlchemyError) as exc:
             if isinstance(exc, IntegrityError):
                 raise
-            raise StoreError(_describe(exc, self.location)) from None
+            raise StoreError(_describe(exc, self.location, self._secrets)) from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -232,23 +241,35 @@ class Store:
 
     def save_run(self, run: Run) -> bool:
         """Store a run in one transaction; False when a run with this id is already stored."""
-        if self.has_run(run.run_id):
+        return bool(self.save_runs([run]))
+
+    def save_runs(self, runs: Sequence[Run]) -> list[str]:
+        """Store every run not stored yet, all in one transaction: either all of them are
+        written or none is. Returns the ids written; runs already stored are skipped."""
+        for _attempt in range(3):
+            try:
+                with self._transaction() as conn:
+                    return [run.run_id for run in runs if self._insert_run(conn, run)]
+            except IntegrityError:
+                continue  # another writer stored one of these meanwhile: skip it next time
+        raise StoreError(f"{self.location}: other writers kept storing the same runs; "
+                         "nothing was written, try again")
+
+    def _insert_run(self, conn: Connection, run: Run) -> bool:
+        if conn.execute(select(schema.runs.c.run_id)
+                        .where(schema.runs.c.run_id == run.run_id)).first() is not None:
             return False
-        try:
-            with self._transaction() as conn:
-                conn.execute(schema.runs.insert(), [_run_row(run)])
-                for m in run.measurements:
-                    self._insert_measurement(conn, run.run_id, m)
-                if run.problems:
-                    conn.execute(schema.problems.insert(),
-                                 [_problem_row(run.run_id, p) for p in run.problems])
-                if run.verifications:
-                    conn.execute(schema.verifications.insert(), [
-                        {"run_id": run.run_id, "algorithm": v.algorithm,
-                         "implementation": v.implementation, "checks": list(v.checks)}
-                        for v in run.verifications])
-        except IntegrityError:
-            return False  # stored meanwhile by another writer: the same run, once
+        conn.execute(schema.runs.insert(), [_run_row(run)])
+        for m in run.measurements:
+            self._insert_measurement(conn, run.run_id, m)
+        if run.problems:
+            conn.execute(schema.problems.insert(),
+                         [_problem_row(run.run_id, p) for p in run.problems])
+        if run.verifications:
+            conn.execute(schema.verifications.insert(), [
+                {"run_id": run.run_id, "algorithm": v.algorithm,
+                 "implementation": v.implementation, "checks": list(v.checks)}
+                for v in run.verifications])
         return True
 
     @staticmethod
@@ -367,7 +388,7 @@ def _run_row(run: Run) -> dict[str, Any]:
     env = dict(run.environment)
     return {"run_id": run.run_id, "kind": run.kind, "started_at": run.started_at,
             "finished_at": run.finished_at, "status": run.status, "label": run.label,
-            "command": run.command, "os_build": env.get("os_build"),
+            "command": redact(run.command), "os_build": env.get("os_build"),
             "hostname": env.get("hostname"), "testbed": env.get("testbed"),
             "settings": dict(run.settings), "environment": env}
 
