@@ -2,11 +2,17 @@
 
 Tables and progress go to stderr when stdout carries JSON or CSV, so machine-readable
 output is never mixed with anything else.
+
+Labels, OS builds, host names, paths and error texts come from users and from imported
+files, so nothing they hold may steer the terminal: every table cell, title, message and
+progress line goes through `safe` (control characters and bidirectional overrides removed,
+passwords redacted) and reaches rich as `Text`, which rich never parses as markup.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -14,14 +20,42 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from pqbench.redaction import redact
 from pqbench.results import Measurement, Problem, Run
+
+# C0 controls (ESC, BEL, ...), DEL, C1 controls (CSI ...) and the Unicode bidirectional
+# overrides that reorder what a terminal shows ("Trojan Source", CVE-2021-42574).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACE = frozenset("\t\n\r\x0b\x0c")
+
+
+def clean(value: object) -> str:
+    """Text fit for a terminal: passwords redacted, whitespace controls turned into spaces,
+    every other control character dropped."""
+    return _CONTROL.sub(lambda m: " " if m.group() in _SPACE else "", redact(str(value)))
+
+
+def safe(value: object, style: str = "") -> Text:
+    """`clean` text as a rich Text: shown as it is, never read as [markup]."""
+    return Text(clean(value), style=style)
+
+
+class SafeTable(Table):
+    """A rich Table whose title and string cells are shown literally (see `safe`)."""
+
+    def __init__(self, title: str | None = None, **kwargs: Any) -> None:
+        super().__init__(title=None if title is None else safe(title), **kwargs)
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> None:
+        super().add_row(*(safe(c) if isinstance(c, str) else c for c in cells), **kwargs)
 
 
 def _console(to_stderr: bool) -> Console:
     probe = Console(stderr=to_stderr)
     # Off a terminal rich assumes 80 columns; tables of figures then wrap every cell.
-    return Console(stderr=to_stderr, highlight=False,
+    return Console(stderr=to_stderr, highlight=False, emoji=False,
                    width=None if probe.is_terminal else 160)
 
 
@@ -66,7 +100,7 @@ def _sizes(m: Measurement) -> str:
 
 
 def speed_table(run: Run) -> Table:
-    table = Table(title=f"pqbench run {run.run_id} ({run.status})", title_justify="left")
+    table = SafeTable(title=f"pqbench run {run.run_id} ({run.status})", title_justify="left")
     for column, justify in (("algorithm", "left"), ("implementation", "left"),
                             ("operation", "left"), ("ops/s", "right"), ("µs/op", "right"),
                             ("bytes/s", "right"),
@@ -93,7 +127,7 @@ def _block(m: Measurement) -> str:
 
 
 def problems_table(problems: Sequence[Problem]) -> Table:
-    table = Table(title="not measured", title_justify="left")
+    table = SafeTable(title="not measured", title_justify="left")
     for column in ("algorithm", "implementation", "operation", "why"):
         table.add_column(column)
     for p in problems:
@@ -112,14 +146,15 @@ def show_run(run: Run, console: Console = stdout) -> None:
         caveat = (f"; note cryptography bundles {bundled}, libcrypto is {system}"
                   if binding == "cryptography" and bundled and system and bundled != system
                   else "")
-        console.print(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s native "
-                      f"speed (median over {count} operations measured through both{caveat})")
+        console.print(safe(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s "
+                           f"native speed (median over {count} operations measured through "
+                           f"both{caveat})"))
     if run.problems:
         console.print(problems_table(run.problems))
 
 
 def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left", show_header=False)
+    table = SafeTable(title=title, title_justify="left", show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value")
     for key, value in rows:
@@ -128,7 +163,7 @@ def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> Table:
 
 
 def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = SafeTable(title=title, title_justify="left")
     for column in columns:
         table.add_column(column)
     for row in rows:
@@ -142,8 +177,8 @@ def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], N
     if not enabled or not stderr.is_terminal:
         yield lambda _description: None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=stderr, transient=True)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True)
     with bar:
         task = bar.add_task("starting", total=total)
         first = [True]
@@ -152,22 +187,22 @@ def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], N
             if not first[0]:
                 bar.advance(task)
             first[0] = False
-            bar.update(task, description=description)
+            bar.update(task, description=clean(description))
 
         yield advance
         bar.advance(task)
 
 
 def error(message: str) -> None:
-    stderr.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    stderr.print(Text.assemble(("error:", "bold red"), " ", safe(message)))
 
 
 def warning(message: str) -> None:
-    stderr.print(f"[yellow]warning:[/] {message}")
+    stderr.print(Text.assemble(("warning:", "yellow"), " ", safe(message)))
 
 
 def note(message: str) -> None:
-    stderr.print(message)
+    stderr.print(safe(message))
 
 
 # --- compare and history (pqbench compare / history) -----------------------------------
@@ -202,7 +237,7 @@ COMPARE_COLUMNS = ("algorithm", "implementation", "operation", "before", "after"
 
 def compare_table(result: Any) -> Table:
     """One row per (algorithm, implementation, operation, block size), largest change first."""
-    table = Table(title=f"{result.before_name} → {result.after_name} "
+    table = SafeTable(title=f"{result.before_name} → {result.after_name} "
                         f"(threshold ±{result.threshold:.0%})", title_justify="left")
     for column in COMPARE_COLUMNS:
         table.add_column(column, justify="right" if column in ("before", "after", "ratio",
@@ -214,7 +249,7 @@ def compare_table(result: Any) -> Table:
 
 
 def differences_table(result: Any) -> Table:
-    table = Table(title="fingerprint differences", title_justify="left")
+    table = SafeTable(title="fingerprint differences", title_justify="left")
     for column in ("field", "before", "after"):
         table.add_column(column)
     for diff in result.differences:
@@ -235,12 +270,11 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
     if result.differences:
         console.print(differences_table(result))
     else:
-        console.print("fingerprints identical (apart from labels)")
+        console.print(safe("fingerprints identical (apart from labels)"))
     for row in result.rows:
         for cause in row.causes:
             if cause.strength == "strong":
-                console.print(f"  {row.algorithm} [{row.implementation}]: {cause.why}",
-                              markup=False)
+                console.print(safe(f"  {row.algorithm} [{row.implementation}]: {cause.why}"))
     missing = len(result.only_before) + len(result.only_after)
     if missing:
         note(f"{missing} row(s) measured on one side only were left out")
@@ -267,7 +301,7 @@ def compare_markdown(results: Sequence[Any]) -> str:
 
 def history_table(series: Any) -> Table:
     block = f" @{series.block_size}B" if series.block_size else ""
-    table = Table(title=f"{series.algorithm} {series.operation}{block} "
+    table = SafeTable(title=f"{series.algorithm} {series.operation}{block} "
                         f"[{series.implementation}]", title_justify="left")
     for column in ("build", "first run (UTC)", "runs", "rounds", series.unit, "95% CI",
                    "step", "notes"):
