@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from typing import Any
 
+from pqbench.record.models import RUN_FORMAT
 from pqbench.redaction import redact
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 
-FORMAT = "pqbench-run"
+FORMAT = RUN_FORMAT
 FORMAT_VERSION = 1
+
+
+def _number(value: float | None) -> float | None:
+    """JSON has no NaN or infinity: an undefined figure (one round's CV) is null."""
+    return value if value is None or math.isfinite(value) else None
 
 
 def result_row(m: Measurement) -> dict[str, Any]:
@@ -26,16 +33,16 @@ def result_row(m: Measurement) -> dict[str, Any]:
         "implementation": m.implementation,
         "operation": m.operation,
         "block_size": m.block_size,
-        "ops_per_sec": s.median,
-        "us_per_op": m.us_per_op,
-        "bytes_per_sec": m.bytes_per_sec,
-        "ci_low": s.ci_low,
-        "ci_high": s.ci_high,
+        "ops_per_sec": _number(s.median),
+        "us_per_op": _number(m.us_per_op),
+        "bytes_per_sec": _number(m.bytes_per_sec),
+        "ci_low": _number(s.ci_low),
+        "ci_high": _number(s.ci_high),
         "ci_level": s.ci_level,
-        "cv": s.cv,
+        "cv": _number(s.cv),
         "rounds": s.n,
         "total_ops": m.total_ops,
-        "cycles_per_op": m.cycles_per_op,
+        "cycles_per_op": _number(m.cycles_per_op),
         "cycles_per_byte": (m.cycles_per_op / m.block_size
                             if m.cycles_per_op is not None and m.block_size else None),
         "cycle_counter": m.counter,

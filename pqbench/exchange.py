@@ -4,34 +4,34 @@ Two formats out: pqbench's own JSON (a bundle of run documents, `document.run_do
 lossless) and pytest-benchmark's JSON (loads in `pytest-benchmark compare`; stats in
 seconds per operation, one datum per round). Imports read pqbench JSON only, and treat it
 as untrusted data: size-limited before parsing, parsed with `json` (never executed),
-validated field by field, and all files are checked before anything is written.
+validated as a whole against the run format's schema (`pqbench.record.models`), and all
+files are checked before anything is written; the store then writes every run of every
+file in one transaction.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import platform
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from pytest_benchmark import __version__ as pytest_benchmark_version
 from pytest_benchmark.stats import Stats
 
 from pqbench import document
 from pqbench.errors import InputFileError
+from pqbench.record import models
 from pqbench.results import Run
 
-BUNDLE_FORMAT = "pqbench-export"
+BUNDLE_FORMAT = models.BUNDLE_FORMAT
 BUNDLE_VERSION = 1
 #: Refuse files larger than this before reading them (a week of runs is a few MB).
 MAX_BYTES = 64 * 1024 * 1024
 FORMATS = ("json", "pytest-benchmark")
-
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
 # --- export -----------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def _benchmark(run: Run, m: Any, several: bool) -> dict[str, Any]:
 def export(runs: Sequence[Run], fmt: str) -> str:
     """The export file's text in the chosen format."""
     if fmt == "json":
-        return json.dumps(export_bundle(runs), indent=1) + "\n"
+        return json.dumps(export_bundle(runs), indent=1, allow_nan=False) + "\n"
     if fmt == "pytest-benchmark":
         return json.dumps(export_pytest_benchmark(runs), indent=1, default=str) + "\n"
     raise InputFileError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -133,44 +133,61 @@ def read_file(path: Path, max_bytes: int = MAX_BYTES) -> list[Run]:
         raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise InputFileError(f"{path} is over the import limit of {max_bytes} bytes")
+    return parse(decode(raw, str(path)), str(path))
+
+
+def decode(raw: bytes, source: str) -> Any:
+    """Bytes -> JSON values, refusing what would crash later: nesting deeper than Python's
+    recursion limit and integers longer than its int-to-string limit (4300 digits)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputFileError(f"{path} is not a pqbench export (not UTF-8 text)") from None
+        raise InputFileError(f"{source} is not a pqbench export (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
-        raise InputFileError(f"{path} is not a pqbench export: invalid JSON at line "
+        raise InputFileError(f"{source} is not a pqbench export: invalid JSON at line "
                              f"{exc.lineno} column {exc.colno} ({exc.msg}); "
                              "is the file truncated?") from None
-    return parse(data, str(path))
+    except RecursionError:
+        raise InputFileError(f"{source} is not a pqbench export: JSON nested too "
+                             "deeply") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string ..."
+        raise InputFileError(f"{source} is not a pqbench export: {exc}") from None
 
 
 def parse(data: Any, source: str) -> list[Run]:
-    """Validate a decoded export (bundle or single run document) and build its Runs."""
+    """Validate a decoded export (bundle or single run document) and build its Runs.
+
+    The whole document is checked against one schema (`pqbench.record.models`) before a
+    single Run is built, so a file either yields all its runs or a clear error.
+    """
     if not isinstance(data, dict):
         raise InputFileError(f"{source} is not a pqbench export (top level is not an object)")
     fmt = data.get("format")
     if fmt == BUNDLE_FORMAT:
         _check_version(data, BUNDLE_VERSION, source)
         docs = data.get("runs")
-        if not isinstance(docs, list) or not docs:
-            raise InputFileError(f"{source}: a pqbench export needs a non-empty 'runs' list")
+        if isinstance(docs, list):
+            for index, doc in enumerate(docs):
+                if isinstance(doc, dict):
+                    _check_version(doc, document.FORMAT_VERSION, f"{source}: run {index + 1}")
+        model: type[models.Bundle | models.RunDocument] = models.Bundle
     elif fmt == document.FORMAT:
-        docs = [data]
+        _check_version(data, document.FORMAT_VERSION, source)
+        model = models.RunDocument
     elif "benchmarks" in data and "machine_info" in data:
         raise InputFileError(f"{source} is a pytest-benchmark file; pqbench imports only its "
                              "own exports (`pqbench export --format json`)")
     else:
         raise InputFileError(f"{source} is not a pqbench export (no 'format': "
                              f"'{BUNDLE_FORMAT}' or '{document.FORMAT}')")
-    runs = []
-    for index, doc in enumerate(docs):
-        where = f"{source}: run {index + 1}"
-        if not isinstance(doc, dict) or doc.get("format") != document.FORMAT:
-            raise InputFileError(f"{where} is not a pqbench run document")
-        _check_version(doc, document.FORMAT_VERSION, where)
-        _validate_run(doc, where)
-        runs.append(document.run_from_document(doc))
-    return runs
+    try:
+        validated = model.model_validate(data)
+    except ValidationError as exc:
+        raise InputFileError(_describe(exc, data, source)) from None
+    except RecursionError:  # nesting below json's limit but deep enough for pydantic's
+        raise InputFileError(f"{source}: values nested too deeply") from None
+    runs = validated.runs if isinstance(validated, models.Bundle) else [validated]
+    return [document.run_from_document(run.model_dump(exclude_unset=True)) for run in runs]
 
 
 def _check_version(doc: dict[str, Any], supported: int, where: str) -> None:
@@ -183,85 +200,20 @@ def _check_version(doc: dict[str, Any], supported: int, where: str) -> None:
                              "pqbench to import it")
 
 
-def _fail(where: str, what: str) -> InputFileError:
-    return InputFileError(f"{where}: {what}")
-
-
-def _require(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str,
-             optional: bool = False) -> Any:
-    value = doc.get(key)
-    if value is None and optional:
-        return None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise _fail(where, f"field {key!r} is missing or not a {_kind_name(kind)}")
-    return value
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({str: "string", int: "integer", dict: "object", list: "list",
-                        float: "number"}.get(k, k.__name__) for k in kinds)
-
-
-def _validate_run(doc: dict[str, Any], where: str) -> None:
-    run_id = _require(doc, "run_id", str, where)
-    if not _RUN_ID.match(run_id):
-        raise _fail(where, f"run_id {run_id[:80]!r} is not a pqbench run id")
-    where = f"{where} ({run_id})"
-    for key in ("started_at", "finished_at", "command"):
-        _require(doc, key, str, where)
-    if doc.get("status") not in ("complete", "interrupted"):
-        raise _fail(where, "status must be 'complete' or 'interrupted'")
-    _require(doc, "kind", str, where, optional=True)
-    _require(doc, "label", str, where, optional=True)
-    _require(doc, "settings", dict, where, optional=True)
-    _require(doc, "environment", dict, where)
-    results = _require(doc, "results", list, where)
-    for i, row in enumerate(results):
-        _validate_row(row, f"{where} result {i + 1}")
-    for key in ("problems", "verifications"):
-        items = _require(doc, key, list, where, optional=True) or []
-        for item in items:
-            if not isinstance(item, dict) or not all(
-                    isinstance(item.get(k), str) for k in ("algorithm", "implementation")):
-                raise _fail(where, f"an entry of {key!r} is malformed")
-        if key == "problems" and any(not isinstance(p.get("kind"), str)
-                                     or not isinstance(p.get("reason"), str) for p in items):
-            raise _fail(where, "a problem lacks its kind or reason")
-        if key == "verifications" and any(not isinstance(v.get("checks"), list)
-                                          for v in items):
-            raise _fail(where, "a verification lacks its checks")
-
-
-def _validate_row(row: Any, where: str) -> None:
-    if not isinstance(row, dict):
-        raise _fail(where, "is not an object")
-    for key in ("algorithm", "implementation", "operation"):
-        _require(row, key, str, where)
-    block = _require(row, "block_size", int, where, optional=True)
-    if block is not None and block <= 0:
-        raise _fail(where, "block_size must be positive")
-    _require(row, "sizes", dict, where, optional=True)
-    samples = _require(row, "samples", list, where)
-    if not samples:
-        raise _fail(where, "has no samples")
-    for sample in samples:
-        if not isinstance(sample, dict):
-            raise _fail(where, "a sample is not an object")
-        ops, elapsed, cycles = sample.get("ops"), sample.get("elapsed_ns"), sample.get("cycles")
-        if not _count(ops) or not _count(elapsed) or elapsed == 0:
-            raise _fail(where, "a sample needs integer ops >= 0 and elapsed_ns > 0")
-        if cycles is not None and not _count(cycles):
-            raise _fail(where, "a sample's cycles must be a non-negative integer")
-    for key in ("ops_per_sec", "ci_low", "ci_high"):
-        value = row.get(key)
-        if value is not None and (not isinstance(value, int | float)
-                                  or not math.isfinite(value)):
-            raise _fail(where, f"{key} must be a finite number")
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+def _describe(exc: ValidationError, data: dict[str, Any], source: str) -> str:
+    """The first problem as `file: run 2 (id) results[3].samples[0].elapsed_ns: message`."""
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    loc = tuple(first["loc"])
+    where = source
+    if loc[:1] == ("runs",) and len(loc) > 1 and isinstance(loc[1], int):
+        run = data["runs"][loc[1]]
+        run_id = run.get("run_id") if isinstance(run, dict) else None
+        named = f" ({run_id[:64]})" if isinstance(run_id, str) and run_id else ""
+        where, loc = f"{source}: run {loc[1] + 1}{named}", loc[2:]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{where}: {models.field_path(loc)}: {message}{more}"
 
 
 def read_files(paths: Sequence[Path], max_bytes: int = MAX_BYTES) -> list[Run]:

@@ -74,7 +74,7 @@ def _bundle() -> dict:
     (b'{"hello": "world"}', "not a pqbench export"),
     (b"\xff\xfe garbage", "not UTF-8"),
     ("newer", "newer pqbench"),
-    ("bad-sample", "elapsed_ns > 0"),
+    ("bad-sample", "results[0].samples[0].elapsed_ns"),
     ("bad-id", "not a pqbench run id"),
 ], ids=["not json", "truncated", "pytest-benchmark", "foreign json", "binary", "newer format",
         "bad sample", "bad run id"])

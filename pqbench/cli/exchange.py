@@ -52,7 +52,7 @@ def import_(
     """Store the runs of export files; runs already stored are skipped (idempotent)."""
     runs = exchange.read_files(files)  # every file validated before anything is written
     store = Store.open(db)
-    stored = [run.run_id for run in runs if store.save_run(run)]
+    stored = store.save_runs(runs)  # one transaction: all runs of all files, or none
     skipped = [run.run_id for run in runs if run.run_id not in stored]
     if json_output:
         print_json({"database": store.location, "imported": stored, "already_stored": skipped})

@@ -1,0 +1,1 @@
+"""The run record: its typed models and their JSON Schema."""

@@ -1,0 +1,340 @@
+"""The run format as typed models: what `--json` prints, `export` writes and `import` accepts.
+
+One schema for the whole document (pydantic v2, strict: "123" is not the number 123), with
+every number bounded to what the store can hold (BigInteger counts, Integer block sizes,
+finite floats) and every string and list to a sane size, so a document that validates can
+be stored in SQLite and PostgreSQL and rendered without surprises. Unknown fields are
+refused where the format is closed (run, sample, problem, verification) and kept, as
+bounded JSON, where it is open (a result row's attributes, settings, the fingerprint).
+
+docs/run-format.schema.json is the JSON Schema generated from these models
+(`python -m pqbench.record > docs/run-format.schema.json`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+    model_validator,
+)
+
+#: The store's BigInteger columns (samples' ops, elapsed_ns, cycles).
+MAX_COUNT = 2**63 - 1
+#: The store's Integer columns (block_size).
+MAX_INT32 = 2**31 - 1
+#: Names: algorithms, implementations, operations, fingerprint keys.
+NAME_CHARS = 200
+#: Free text a user types: labels.
+LABEL_CHARS = 1_000
+#: Longer text: commands, reasons, paths, library build strings.
+TEXT_CHARS = 10_000
+#: Items in any one list or object, and the depth of free-form JSON values.
+MAX_ITEMS = 100_000
+MAX_DEPTH = 16
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
+RUN_FORMAT = "pqbench-run"
+BUNDLE_FORMAT = "pqbench-export"
+
+
+def _storable(value: str) -> str:
+    """Text both stores accept: PostgreSQL refuses NUL, and UTF-8 has no lone surrogates."""
+    if "\x00" in value:
+        raise ValueError("text may not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text is not valid Unicode (lone surrogate)") from None
+    return value
+
+
+def _bounded_json(value: Any, depth: int = 0) -> Any:
+    """Free-form JSON (attributes, fingerprint details): bounded like the typed fields."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        if len(value) > TEXT_CHARS:
+            raise ValueError(f"text longer than {TEXT_CHARS} characters")
+        _storable(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if not -MAX_COUNT <= value <= MAX_COUNT:
+            raise ValueError("integer out of the 64-bit range the store holds")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite")
+    elif isinstance(value, list | dict):
+        if len(value) > MAX_ITEMS:
+            raise ValueError(f"more than {MAX_ITEMS} items")
+        for key in value if isinstance(value, dict) else ():
+            _bounded_json(key, depth + 1)
+        for item in value.values() if isinstance(value, dict) else value:
+            _bounded_json(item, depth + 1)
+    return value
+
+
+Json = Annotated[JsonValue, AfterValidator(_bounded_json)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=NAME_CHARS),
+                 AfterValidator(_storable)]
+Key = Annotated[str, StringConstraints(max_length=NAME_CHARS), AfterValidator(_storable)]
+Label = Annotated[str, StringConstraints(max_length=LABEL_CHARS), AfterValidator(_storable)]
+Text = Annotated[str, StringConstraints(max_length=TEXT_CHARS), AfterValidator(_storable)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+BlockSize = Annotated[int, Field(ge=1, le=MAX_INT32)]
+Bits = Annotated[int, Field(ge=0, le=65_536)]
+
+
+def _timestamp(value: str) -> str:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("not an ISO 8601 date and time") from None
+    return value
+
+
+def _run_id(value: str) -> str:
+    if not re.match(RUN_ID_PATTERN, value):
+        raise ValueError(f"{value[:80]!r} is not a pqbench run id (letters, digits and "
+                         "._:- up to 64 characters)")
+    return value
+
+
+#: Run ids name report directories and are typed by users: a safe alphabet, String(64).
+RunId = Annotated[str, AfterValidator(_run_id), Field(json_schema_extra={
+    "pattern": RUN_ID_PATTERN})]
+
+#: started_at / finished_at: ISO 8601, as the store's String(40) columns hold them.
+Timestamp = Annotated[str, StringConstraints(max_length=40), AfterValidator(_timestamp)]
+
+
+def _items(limit: int = MAX_ITEMS) -> Any:
+    """An optional list of at most `limit` items."""
+    return Field(default=None, max_length=limit)
+
+
+class _Closed(BaseModel):
+    """A record whose fields are all known: anything else is refused."""
+
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
+
+
+class _Open(BaseModel):
+    """A record with known fields plus free-form ones, kept as bounded JSON."""
+
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
+    __pydantic_extra__: dict[str, Json] = Field(init=False)
+
+
+# --- measurements -------------------------------------------------------------------------
+
+
+class Sample(_Closed):
+    """One timed round: `ops` operations (bytes for file rows) in `elapsed_ns` ns."""
+
+    ops: Count
+    elapsed_ns: Annotated[int, Field(ge=1, le=MAX_COUNT)]
+    cycles: Count | None = None
+
+
+class ResultRow(_Open):
+    """One measurement: its samples, the summary derived from them, sizes and attributes.
+
+    The summary fields (ops_per_sec ... cycles_per_byte) are recomputed from the samples
+    when a run is loaded; they are checked here so that no file carries NaN or infinity.
+    Extra fields are the row's attributes.
+    """
+
+    algorithm: Name
+    implementation: Name
+    operation: Name
+    block_size: BlockSize | None = None
+    ops_per_sec: NonNegative | None = None
+    us_per_op: NonNegative | None = None
+    bytes_per_sec: NonNegative | None = None
+    ci_low: NonNegative | None = None
+    ci_high: NonNegative | None = None
+    ci_level: Fraction | None = None
+    cv: NonNegative | None = None
+    rounds: Count | None = None
+    total_ops: Count | None = None
+    cycles_per_op: NonNegative | None = None
+    cycles_per_byte: NonNegative | None = None
+    cycle_counter: Text | None = None
+    sizes: dict[Key, Count] = Field(default_factory=dict, max_length=64)
+    samples: list[Sample] = Field(min_length=1, max_length=MAX_ITEMS)
+    # Attributes pqbench itself writes, typed because reports compute with them.
+    key_bits: Bits | None = None
+    security_bits: Bits | None = None
+    quantum_security_bits: Bits | None = None
+    processes: Annotated[int, Field(ge=1, le=4096)] | None = None
+    per_process_ops_per_sec: list[NonNegative] | None = _items(4096)
+    cpus: list[Count] | None = _items(4096)
+    cpu: Count | None = None
+    unit: Name | None = None
+    path: Text | None = None
+    size: Count | None = None
+    cache_mode: Name | None = None
+    flags: list[Text] | None = _items(64)
+    resident: Fraction | None = None
+    digest: Text | None = None
+    cached: bool | None = None
+    library: Name | None = None
+    per_op: Text | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _undefined_cv(cls, data: Any) -> Any:
+        """pqbench before format checks wrote a single round's undefined CV as NaN."""
+        if isinstance(data, dict) and isinstance(data.get("cv"), float) \
+                and math.isnan(data["cv"]) and isinstance(data.get("samples"), list) \
+                and len(data["samples"]) < 2:
+            return {**data, "cv": None}
+        return data
+
+
+class Problem(_Closed):
+    """Something not measured, and why."""
+
+    algorithm: Name
+    implementation: Name
+    operation: Name | None = None
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=32),
+                    AfterValidator(_storable)]
+    reason: Text
+
+
+class Verification(_Closed):
+    """The checks an (algorithm, implementation) passed before it was timed."""
+
+    algorithm: Name
+    implementation: Name
+    checks: list[Name] = Field(max_length=1_000)
+
+
+# --- settings and fingerprint --------------------------------------------------------------
+
+
+class Settings(_Open):
+    """How a run measured: speed settings or file-benchmark settings (extra keys kept)."""
+
+    seconds: NonNegative | None = None
+    rounds: Annotated[int, Field(ge=1, le=MAX_ITEMS)] | None = None
+    warmup: NonNegative | None = None
+    operations: list[Name] | None = _items(1_000)
+    block_sizes: list[BlockSize] | None = _items(1_000)
+    processes: Annotated[int, Field(ge=1, le=4096)] | None = None
+    cpus: list[Count] | None = _items(4096)
+    algorithm: Name | None = None
+    jobs: Annotated[int, Field(ge=1, le=4096)] | None = None
+    cache: Name | None = None
+    label: Label | None = None
+    aggregate_hash_bytes_per_sec: NonNegative | None = None
+    total: Count | None = None
+    files: Count | None = None
+    seed: Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)] | None = None
+    removed: bool | None = None
+    xts: Text | None = None
+
+
+class OperatingSystem(_Open):
+    system: Text | None = None
+    name: Text | None = None
+    version: Text | None = None
+    distribution: Text | None = None
+    kernel: Text | None = None
+    kernel_build: Text | None = None
+    build: Text | None = None
+
+
+class Cpu(_Open):
+    model: Text | None = None
+    flags: list[Name] = Field(default_factory=list, max_length=1_000)
+    count: Annotated[int, Field(ge=0, le=1 << 20)] | None = None
+
+
+class Fingerprint(_Open):
+    """The environment a run measured in; the fields compare, history and reports read."""
+
+    os: OperatingSystem | None = None
+    os_build: Text | None = None
+    arch: Name | None = None
+    cpu: Cpu | None = None
+    cpu_flags: list[Name] = Field(default_factory=list, max_length=1_000)
+    libraries: dict[Key, Text | None] = Field(default_factory=dict, max_length=1_000)
+    library_details: dict[Key, Json] = Field(default_factory=dict, max_length=1_000)
+    knobs: dict[Key, Text | None] = Field(default_factory=dict, max_length=100)
+    hostname: Text | None = None
+    python_executable: Text | None = None
+    # The store's testbed column is String(64).
+    testbed: Annotated[str, StringConstraints(max_length=64), AfterValidator(_storable)] \
+        | None = None
+    label: Label | None = None
+    mask: dict[Key, Json] | None = None
+    storage: list[dict[Key, Json]] | None = _items(1_000)
+
+
+# --- documents ---------------------------------------------------------------------------
+
+
+class RunDocument(_Closed):
+    """One run: `pqbench speed --json`, one entry of an export."""
+
+    format: Literal["pqbench-run"]
+    format_version: Annotated[int, Field(ge=1, le=MAX_INT32)]
+    run_id: RunId
+    kind: Literal["speed", "files"] = "speed"
+    status: Literal["complete", "interrupted"]
+    started_at: Timestamp
+    finished_at: Timestamp
+    command: Text
+    label: Label | None = None
+    settings: Settings = Field(default_factory=Settings)
+    environment: Fingerprint
+    verifications: list[Verification] = Field(default_factory=list, max_length=MAX_ITEMS)
+    results: list[ResultRow] = Field(max_length=MAX_ITEMS)
+    problems: list[Problem] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+class Bundle(_Closed):
+    """`pqbench export --format json`: several run documents in one file."""
+
+    format: Literal["pqbench-export"]
+    format_version: Annotated[int, Field(ge=1, le=MAX_INT32)]
+    exported_at: Timestamp | None = None
+    runs: list[RunDocument] = Field(min_length=1, max_length=10_000)
+
+
+def json_schema() -> dict[str, Any]:
+    """The published JSON Schema of the run format: an export bundle or one run document."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(Bundle | RunDocument).json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "pqbench run format (export bundle or run document)", **schema}
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """A validation error's location as `results[3].samples[0].elapsed_ns`."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not _TYPE_TAG.match(part):
+            text += f".{part[:60]}" if text else part[:60]
+    return text or "document"
+
+
+# Union members and validator wrappers pydantic adds to an error's location.
+_TYPE_TAG = re.compile(r"^(str|int|float|bool|list|dict|none|function-\w+\[.*\]|"
+                       r"(?:constrained-)?\w+\[.*\])$")
