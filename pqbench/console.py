@@ -5,14 +5,14 @@ output is never mixed with anything else.
 
 Labels, OS builds, host names, paths and error texts come from users and from imported
 files, so nothing they hold may steer the terminal: every table cell, title, message and
-progress line goes through `safe` (control characters and bidirectional overrides removed,
-passwords redacted) and reaches rich as `Text`, which rich never parses as markup.
+progress line goes through `safe` (`pqbench.untrusted.printable`: control characters and
+bidirectional overrides removed, passwords redacted) and reaches rich as `Text`, which
+rich never parses as markup.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -22,19 +22,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from pqbench.redaction import redact
 from pqbench.results import Measurement, Problem, Run
-
-# C0 controls (ESC, BEL, ...), DEL, C1 controls (CSI ...) and the Unicode bidirectional
-# overrides that reorder what a terminal shows ("Trojan Source", CVE-2021-42574).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_SPACE = frozenset("\t\n\r\x0b\x0c")
+from pqbench.untrusted import printable
 
 
 def clean(value: object) -> str:
-    """Text fit for a terminal: passwords redacted, whitespace controls turned into spaces,
-    every other control character dropped."""
-    return _CONTROL.sub(lambda m: " " if m.group() in _SPACE else "", redact(str(value)))
+    """Text fit for a terminal: see `pqbench.untrusted.printable`."""
+    return printable(value)
 
 
 def safe(value: object, style: str = "") -> Text:

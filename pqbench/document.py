@@ -12,9 +12,9 @@ import math
 from typing import Any
 
 from pqbench.record.models import RUN_FORMAT
-from pqbench.redaction import redact
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
+from pqbench.untrusted import redact
 
 FORMAT = RUN_FORMAT
 FORMAT_VERSION = 1

@@ -18,9 +18,9 @@ from pqbench import stats
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
-from pqbench.redaction import command_line
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.timing import multi
+from pqbench.untrusted import command_line
 
 #: `openssl speed -evp` block sizes.
 BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)

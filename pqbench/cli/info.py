@@ -8,8 +8,8 @@ from pqbench import console, environment
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.implementations import all_implementations
-from pqbench.redaction import redact
 from pqbench.store import Store, resolve_location
+from pqbench.untrusted import redact
 
 
 def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:

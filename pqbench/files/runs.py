@@ -15,10 +15,10 @@ from typing import Any
 
 from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
-from pqbench.redaction import command_line
 from pqbench.results import Measurement, Problem, Run
 from pqbench.suite import new_run_id
 from pqbench.timing.contract import LoopResult
+from pqbench.untrusted import command_line
 
 
 def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,

@@ -28,10 +28,10 @@ from sqlalchemy.exc import (
 )
 
 from pqbench.errors import StoreError
-from pqbench.redaction import passwords_in, redact
 from pqbench.results import Measurement, Problem, Run, Verification
 from pqbench.store import schema
 from pqbench.timing.contract import LoopResult
+from pqbench.untrusted import passwords_in, redact
 
 ENV_VAR = "PQBENCH_DB"
 #: Seconds to wait for a lock held by another writer before giving up with a clear error.

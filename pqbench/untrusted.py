@@ -1,12 +1,21 @@
-"""Keep database passwords out of everything pqbench prints, stores, exports or reports.
+"""Untrusted text made safe to show: passwords redacted, control characters removed.
 
-A results database is a file path or a URL, and a PostgreSQL URL may carry a password
+Labels, OS builds, host names, paths and error texts come from users and from imported
+files; the console and the report writers pass everything they show through `printable`
+(and then escape it for rich or Markdown themselves).
+
+Passwords. A results database is a file path or a URL, and a PostgreSQL URL may carry a password
 (`postgresql://user:secret@host/db`, or `?password=secret`, libpq's URI forms) or be a
 key=value string with `password=secret`. `redact` replaces every such password with `***`;
 the store, the stored command line, the console and the report writers all go through it,
 so a password typed on a command line is used to connect and nowhere else. The README
 ("Security") shows how to pass one without a command line: PGPASSWORD, ~/.pgpass, a
 service file.
+
+Control characters. ESC and BEL start terminal escape sequences (set the window title,
+clear the screen, hyperlinks), C1 controls do the same on some terminals, and the Unicode
+bidirectional overrides reorder what a reader sees ("Trojan Source", CVE-2021-42574).
+None of them belongs in a label: tabs and line breaks become spaces, the rest is dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +26,9 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import unquote
 
 MASK = "***"
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACES = frozenset("\t\n\r\x0b\x0c")
 
 # scheme://user:password@ — the password runs to the last "@" before the path (RFC 3986
 # reserves "/" in userinfo, so an unencoded "/" cannot be part of it).
@@ -52,3 +64,15 @@ def passwords_in(location: str) -> list[str]:
 def command_line(argv: Sequence[str]) -> str:
     """The command as it is stored with a run: shell-quoted, passwords redacted."""
     return shlex.join(["pqbench", *(redact(arg) for arg in argv)])
+
+
+def printable(value: object, keep_newlines: bool = False) -> str:
+    """`value` as text fit to show: passwords redacted, whitespace controls turned into
+    spaces (line breaks kept with `keep_newlines`), every other control character dropped."""
+    def replace(match: re.Match[str]) -> str:
+        char = match.group()
+        if char == "\n" and keep_newlines:
+            return char
+        return " " if char in _SPACES else ""
+
+    return _CONTROL.sub(replace, redact(str(value)))
