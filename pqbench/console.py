@@ -275,20 +275,21 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
 
 
 def compare_markdown(results: Sequence[Any]) -> str:
-    """The comparison as GitHub-flavoured Markdown tables."""
+    """The comparison as GitHub-flavoured Markdown tables; every cell escaped (md.escape)."""
+    from pqbench.report import markdown as md
+
     lines: list[str] = []
     for result in results:
-        lines += [f"### {result.before_name} → {result.after_name}", ""]
+        lines += [md.heading(3, f"{result.before_name} → {result.after_name}"), ""]
         lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
                   "|" + "|".join("---:" if c in ("before", "after", "ratio", "p") else "---"
                                  for c in COMPARE_COLUMNS) + "|"]
         for row in result.rows:
-            cells = [c.replace("|", "\\|") for c in _compare_cells(row)]
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append("| " + " | ".join(md.escape(c) for c in _compare_cells(row)) + " |")
         if result.differences:
             lines += ["", "| field | before | after |", "|---|---|---|"]
-            lines += [f"| {d.field} | {_short(d.before)} | {_short(d.after)} |"
-                      for d in result.differences]
+            lines += [f"| {md.escape(d.field)} | {md.escape(_short(d.before))} | "
+                      f"{md.escape(_short(d.after))} |" for d in result.differences]
         lines.append("")
     return "\n".join(lines)
 

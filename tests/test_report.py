@@ -51,6 +51,12 @@ def _report(db: Path, out: Path, *args: str) -> tuple[Path, list[Token]]:
     return path, MarkdownIt("commonmark").enable("table").parse(path.read_text("utf-8"))
 
 
+def _plain(inline: Token) -> str:
+    """What an inline token shows: its text and code children, escapes resolved."""
+    return "".join(child.content for child in inline.children or []
+                   if child.type in ("text", "code_inline"))
+
+
 def _tables(tokens: list[Token]) -> list[list[list[str]]]:
     """Each table as rows of cell texts (header row first)."""
     tables: list[list[list[str]]] = []
@@ -62,7 +68,7 @@ def _tables(tokens: list[Token]) -> list[list[list[str]]]:
             row = []
         elif token.type in ("th_open", "td_open"):
             assert row is not None
-            row.append(tokens[i + 1].content if tokens[i + 1].type == "inline" else "")
+            row.append(_plain(tokens[i + 1]) if tokens[i + 1].type == "inline" else "")
         elif token.type == "tr_close":
             assert row is not None
             tables[-1].append(row)
@@ -70,7 +76,7 @@ def _tables(tokens: list[Token]) -> list[list[list[str]]]:
 
 
 def _headings(tokens: list[Token]) -> list[str]:
-    return [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    return [_plain(tokens[i + 1]) for i, t in enumerate(tokens) if t.type == "heading_open"]
 
 
 def _images(tokens: list[Token]) -> list[str]:

@@ -49,10 +49,11 @@ def _title(runs: Sequence[Run]) -> str:
 def _introduction(runs: Sequence[Run], shown: Sequence[Run]) -> str:
     env = runs[-1].environment
     cpu = (env.get("cpu") or {}).get("model") or "an unknown CPU"
-    machine = f"{cpu} ({env.get('arch', '?')}), {env.get('os_build', 'unknown OS build')}"
+    machine = md.text(f"{cpu} ({env.get('arch', '?')}), "
+                      f"{env.get('os_build', 'unknown OS build')}")
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
-                f"{runs[0].started_at} UTC.")
+                f"{md.text(runs[0].started_at)} UTC.")
     ids = ", ".join(md.inline_code(r.run_id) for r in shown)
     return (f"{len(runs)} runs, the newest on {machine}. The result tables are from run "
             f"{ids}; the comparison covers all of them.")

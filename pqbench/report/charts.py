@@ -6,10 +6,15 @@ state is involved. Colours follow the Okabe–Ito palette (Okabe & Ito 2008, "Co
 Design"), distinguishable under the common colour-vision deficiencies; implementations also
 differ by hatch or line style so the chart reads in grey too. PNGs are written without the
 matplotlib version in their metadata, so the same data gives the same bytes.
+
+Labels reach the charts from stored runs: `render` draws with mathtext off (a `$` in a
+label is a dollar sign, not a formula that can fail to parse) and with control characters
+removed from every string, which no font has glyphs for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 from collections.abc import Sequence
@@ -17,10 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from PIL import Image
+
+from pqbench.untrusted import printable
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
              "#000000")
@@ -102,6 +110,23 @@ VERDICT_STYLE = {"faster": ("#0072B2", "^"), "slower": ("#D55E00", "v"),
 
 def render(chart: Chart, directory: Path) -> Path:
     """Draw `chart` into `directory`/`chart.filename` and return the path."""
+    with rc_context({"text.parse_math": False}):
+        return _render(_printable(chart), directory)
+
+
+def _printable(value: Any) -> Any:
+    """The chart with every string passed through `printable` (tuples and fields too)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, tuple):
+        return tuple(_printable(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _printable(getattr(value, f.name))
+                                             for f in dataclasses.fields(value)})
+    return value
+
+
+def _render(chart: Chart, directory: Path) -> Path:
     if isinstance(chart, GroupedBars):
         figure = _grouped_bars(chart)
     elif isinstance(chart, Lines):

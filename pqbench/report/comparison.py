@@ -67,7 +67,7 @@ def compare_table(result: RunComparison, rows_shown: Sequence[compare.Row]) -> s
                "after / before", level, "p", "verdict", "explanation"]
     rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
              _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
-             _interval(r.ci_low, r.ci_high), _p(r.p_value), f"**{r.verdict}**"
+             _interval(r.ci_low, r.ci_high), _p(r.p_value), md.bold(r.verdict)
              if r.changed else r.verdict, _causes(r)] for r in rows_shown]
     return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "l", "l"])
 
@@ -122,7 +122,7 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     chart = ratio_chart(result, f"{prefix}compare-{index}.png")
     parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
              _summary(result)]
-    parts += [f"**Warning:** {w}" for w in result.warnings]
+    parts += [f"**Warning:** {md.text(w)}" for w in result.warnings]
     diffs = differences_table(result)
     parts.append("What differs between the two fingerprints:" if diffs
                  else "The two fingerprints do not differ.")
@@ -171,7 +171,7 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float,
     intro = [md.heading(2, title),
              f"Runs grouped by {md.inline_code(by)}, each group against the next."
              if by else "Each run against the next, oldest first.",
-             f"Method: {results[0].method}."]
+             f"Method: {md.text(results[0].method)}."]
     head = Section("\n\n".join(intro))
     labels = [r.label for r in runs]
     unique_labels = None not in labels and len(set(labels)) == len(labels)

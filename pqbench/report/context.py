@@ -114,7 +114,7 @@ _FILES_METHOD = (
 
 
 def method(runs: Sequence[Run]) -> Section:
-    parts = [md.heading(2, "How this was measured")]
+    parts: list[str] = [md.heading(2, "How this was measured")]
     if any(r.kind == "speed" for r in runs):
         parts.append(_SPEED_METHOD)
     if any(r.kind == "files" for r in runs):
@@ -123,8 +123,9 @@ def method(runs: Sequence[Run]) -> Section:
         measured = len(run.measurements)
         checks = sum(len(v.checks) for v in run.verifications)
         passed = f", {checks} checks passed" if checks else ""
-        parts += [f"**Run {md.inline_code(run.run_id)}** ({run.kind}, {run.status}, "
-                  f"{measured} measurements{passed}): {_settings_line(run)}. "
+        parts += [f"**Run {md.inline_code(run.run_id)}** ({md.text(run.kind)}, "
+                  f"{md.text(run.status)}, {measured} measurements{passed}): "
+                  f"{md.text(_settings_line(run))}. "
                   "Reproduce with:",
                   md.code_block(run.command, "sh")]
     return Section("\n\n".join(parts))

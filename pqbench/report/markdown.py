@@ -1,27 +1,56 @@
 """Markdown building blocks: GitHub-flavoured tables, headings, links, and number formats.
 
-Pure functions from data to text. Cells are escaped so that a `|` in a library version or
-a reason never splits a table row; numbers carry three significant digits and their unit,
-which is as much as a benchmark's spread supports.
+Pure functions from data to text. Everything that comes from a run (labels, OS builds,
+library versions, reasons, commands) is untrusted: `text` makes it one line of literal
+text by backslash-escaping every character that could start Markdown or HTML (CommonMark
+§2.4 allows a backslash before any ASCII punctuation), so a label can neither open raw
+HTML, an image, a link or emphasis, nor split a table row, nor end a heading. Code spans
+and blocks are fenced longer than any backtick run inside them. Strings this module builds
+are `Markdown` and are not escaped again. Numbers carry three significant digits and their
+unit, which is as much as a benchmark's spread supports.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+
+from pqbench.untrusted import printable
 
 #: A dash for "not measured" or "not applicable", as in the console tables.
 MISSING = "–"
 
+# Characters that open inline markup or HTML anywhere in a line (`#` and `$` too: a
+# heading's closing sequence, and GitHub's math); and a list marker at the start, in case
+# the text starts a line ("- x", "2. y"; `>`, `#` and `*` are escaped anywhere).
+_SPECIAL = re.compile(r"([\\`*_\[\]<>&|#~$!])")
+_LINE_START = re.compile(r"^(\d{0,9})((?<=\d)[.)]|(?<!\d)[-+])(?=\s|$)")
 
-def escape(text: object) -> str:
-    """One table cell: no line breaks, no unescaped pipes (GFM table syntax)."""
-    value = str(text).replace("\\", "\\\\").replace("|", "\\|")
-    return " ".join(value.split())
+
+class Markdown(str):
+    """Text that already is Markdown, built here from escaped parts: not escaped again."""
+
+
+def text(value: object) -> Markdown:
+    """Untrusted text as one line of literal Markdown (see the module docstring)."""
+    if isinstance(value, Markdown):
+        return value
+    line = _SPECIAL.sub(r"\\\1", " ".join(printable(value).split()))
+    return Markdown(_LINE_START.sub(r"\1\\\2", line))
+
+
+def escape(value: object) -> Markdown:
+    """One table cell: literal text, no line breaks, pipes escaped (GFM table syntax)."""
+    return text(value)
+
+
+def bold(value: object) -> Markdown:
+    return Markdown(f"**{text(value)}**")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]],
-          align: Sequence[str] | None = None) -> str:
+          align: Sequence[str] | None = None) -> Markdown:
     """A GFM pipe table; `align` holds "l" or "r" per column (left by default)."""
     if align is not None and len(align) != len(headers):
         raise ValueError("one alignment per column")
@@ -32,26 +61,37 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]],
     lines = ["| " + " | ".join(escape(h) for h in headers) + " |",
              "| " + " | ".join(marks) + " |"]
     lines.extend("| " + " | ".join(escape(cell) for cell in row) + " |" for row in rows)
-    return "\n".join(lines)
+    return Markdown("\n".join(lines))
 
 
-def heading(level: int, text: str) -> str:
-    return f"{'#' * level} {text}"
+def heading(level: int, title: object) -> Markdown:
+    return Markdown(f"{'#' * level} {text(title)}")
 
 
-def image(alt: str, relpath: str) -> str:
-    """An image with a relative link; the path uses forward slashes as URLs do."""
-    return f"![{alt}]({relpath.replace(chr(92), '/')})"
+def image(alt: object, relpath: str) -> Markdown:
+    """An image of a chart pqbench wrote beside the report: a relative path, never a URL."""
+    path = relpath.replace(chr(92), "/")
+    if "://" in path or path.startswith("/") or not re.fullmatch(r"[A-Za-z0-9._/-]+", path):
+        raise ValueError(f"chart paths are relative file names, not {path!r}")
+    return Markdown(f"![{text(alt)}]({path})")
 
 
-def code_block(text: str, language: str = "") -> str:
-    return f"```{language}\n{text}\n```"
+def code_block(content: object, language: str = "") -> Markdown:
+    """A fenced block holding `content` verbatim: the fence is longer than any backtick
+    run inside (CommonMark §4.5), so nothing in it can close the block early."""
+    body = printable(content, keep_newlines=True)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return Markdown(f"{fence}{text(language)}\n{body}\n{fence}")
 
 
-def inline_code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+def inline_code(content: object) -> Markdown:
+    """A code span around `content` (one line), fenced longer than its backtick runs."""
+    body = " ".join(printable(content).split())
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return Markdown(f"{fence}{pad}{body}{pad}{fence}")
 
 
 # --- numbers ------------------------------------------------------------------------------

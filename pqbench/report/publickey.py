@@ -267,7 +267,8 @@ def _library_note(environment: Mapping[str, Any]) -> str | None:
     libraries = environment.get("libraries") or {}
     bundled, system = libraries.get("cryptography_openssl"), libraries.get("system_libcrypto")
     if bundled and system and bundled != system:
-        return (f"cryptography runs its bundled {bundled}, libcrypto the system's {system}: "
+        return (f"cryptography runs its bundled {md.text(bundled)}, libcrypto the system's "
+                f"{md.text(system)}: "
                 "a cryptography / libcrypto ratio above 1 is the newer OpenSSL being faster, "
                 "not a negative binding cost.")
     return None
@@ -327,9 +328,10 @@ def _summary_line(role: str, pq: Exchange, classical: Exchange) -> str:
         wire = (f"; it puts {md.byte_count(pq.wire_bytes)} on the wire instead of "
                 f"{md.byte_count(classical.wire_bytes)} "
                 f"({md.ratio(pq.wire_bytes / classical.wire_bytes)})")
-    return (f"- {what} with {pq.algorithm} takes {md.duration_us(pq.us)} "
-            f"({pq.implementation}), {md.ratio(time_ratio)} the time of {classical.algorithm} "
-            f"({md.duration_us(classical.us)}, {classical.implementation}){wire}.")
+    return (f"- {what} with {md.text(pq.algorithm)} takes {md.duration_us(pq.us)} "
+            f"({md.text(pq.implementation)}), {md.ratio(time_ratio)} the time of "
+            f"{md.text(classical.algorithm)} ({md.duration_us(classical.us)}, "
+            f"{md.text(classical.implementation)}){wire}.")
 
 
 def summary(rows: Sequence[Measurement]) -> list[str]:
@@ -343,6 +345,7 @@ def summary(rows: Sequence[Measurement]) -> list[str]:
         if pq_name and classical_name in best:
             lines.append(_summary_line(role, best[pq_name], best[classical_name]))
     for binding, native, median, count in binding_shares(public):
-        lines.append(f"- {binding} runs at a median {median * 100:.0f} % of {native}'s "
+        lines.append(f"- {md.text(binding)} runs at a median {median * 100:.0f} % of "
+                     f"{md.text(native)}'s "
                      f"native speed over {count} operations measured through both.")
     return lines
