@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pqbench.errors import UsageError
+from pqbench.interrupts import Terminated
 
 IA32CAP = "OPENSSL_ia32cap"
 ARMCAP = "OPENSSL_armcap"
@@ -229,5 +230,7 @@ def relaunch(mask: Mask, argv: Sequence[str] | None = None) -> int | None:
     child = subprocess.Popen([sys.executable, "-m", "pqbench", *args], env=env)
     try:
         return child.wait()
-    except KeyboardInterrupt:
-        return child.wait()  # the child got the same SIGINT and stores what it finished
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated):
+            child.terminate()  # SIGTERM reached only this process: pass it on
+        return child.wait()  # the child stores what it finished

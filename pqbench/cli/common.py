@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from pqbench import console
+from pqbench import console, interrupts
 from pqbench.errors import PqbenchError
+from pqbench.record.models import LABEL_CHARS
 from pqbench.store import ENV_VAR
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,19 +27,64 @@ DbOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
+def finite_float(low: float, high: float, *, low_open: bool = False
+                 ) -> Callable[[str], float]:
+    """A typer `parser` for a float in a range that refuses NaN and infinity (a plain
+    range check lets NaN through: every comparison with NaN is false)."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise typer.BadParameter(f"{value!r} is not a number") from None
+        above = number > low if low_open else number >= low
+        if not math.isfinite(number) or not above or number > high:
+            raise typer.BadParameter(f"{value!r} is not a finite number "
+                                     f"{'>' if low_open else '>='} {low:g} and <= {high:g}")
+        return number
+
+    return parse
+
+
+def check_text(value: str | None, what: str = "--label") -> str | None:
+    """A label or note the store can hold: bounded, valid Unicode (argv bytes that are not
+    UTF-8 arrive as lone surrogates, which neither database accepts)."""
+    if value is None:
+        return None
+    if len(value) > LABEL_CHARS:
+        raise typer.BadParameter(f"{what} is longer than {LABEL_CHARS} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise typer.BadParameter(f"{what} is not valid UTF-8 text") from None
+    return value
+
+
+def _label(value: str | None) -> str | None:
+    return check_text(value)
+
+
+LabelOption = Annotated[str | None, typer.Option(
+    help=f"Free label stored with the run (up to {LABEL_CHARS} characters).",
+    callback=_label)]
+
+
 def handles_errors(command: F) -> F:
-    """Map PqbenchError to a clear message and its exit code; Ctrl-C to 130."""
+    """Map PqbenchError to a clear message and its exit code; Ctrl-C to 130 and SIGTERM
+    (treated like Ctrl-C, see `pqbench.interrupts`) to 143."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        interrupts.install()
         try:
             return command(*args, **kwargs)
         except PqbenchError as exc:
             console.error(str(exc))
             raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            console.error("interrupted")
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as exc:
+            console.error("terminated" if isinstance(exc, interrupts.Terminated)
+                          else "interrupted")
+            raise typer.Exit(interrupts.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
 

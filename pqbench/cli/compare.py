@@ -8,7 +8,7 @@ import typer
 
 from pqbench import console
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import DbOption, JsonOption, finite_float, handles_errors, print_json
 from pqbench.compare import RunComparison, compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.results import Run
@@ -25,6 +25,7 @@ def compare(
         help="Group the stored runs by a fingerprint field: label, os_build, "
              "libraries.cryptography, knobs.OPENSSL_ia32cap, date ...")] = None,
     threshold: Annotated[float, typer.Option(
+        parser=finite_float(0, 10),
         help="Noise band: a verdict needs the whole 99% CI of the ratio beyond 1 ± this.")
     ] = 0.05,
     cross_machine: Annotated[bool, typer.Option(

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console, document, environment
+from pqbench import algorithms, console, document, environment, interrupts
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
 from pqbench.errors import UsageError
 from pqbench.files import corpus, hashing, runs, storage
 from pqbench.store import Store
@@ -21,14 +21,20 @@ files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus e
 app.add_typer(files_app, name="files")
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+MAX_SIZE = 1 << 50
+MAX_JOBS = 1024
 
 
 def parse_size(text: str) -> int:
     """`256M`, `1G`, `1.5GiB`, `300000000`: binary units, bytes without one."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:i?B)?\s*", text,
+                         re.IGNORECASE)
     if not match:
         raise UsageError(f"cannot read size {text!r}; write e.g. 256M or 1G")
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    size = float(match.group(1)) * _UNITS[match.group(2).upper()]
+    if not size <= MAX_SIZE:
+        raise UsageError(f"size {text!r} is over the {MAX_SIZE >> 40} TiB this command takes")
+    return int(size)
 
 
 def _hash_name(name: str) -> str:
@@ -56,12 +62,12 @@ def hash_command(
     algorithm: Annotated[str, typer.Option("--algorithm", "-a", help=(
         "sha256, sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, crc32c, "
         "fletcher64."))] = "sha256",
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Files measured in parallel "
-                                                           "(processes).")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
+                                      help="Files measured in parallel (processes).")] = 1,
     cache_mode: Annotated[str, typer.Option("--cache", help=(
         "cold: drop the file from the page cache before each pass; warm: read it once "
         "first; as-is: measure as found."))] = "cold",
-    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -69,13 +75,21 @@ def hash_command(
     name = _hash_name(algorithm)
     store = Store.open(db)
     started = datetime.now(UTC)
-    outcomes = hashing.hash_files(paths, name, cache_mode, jobs)  # type: ignore[arg-type]
+    outcomes: list[hashing.FileOutcome] = []
+    interrupted: KeyboardInterrupt | None = None
+    try:
+        for outcome in hashing.iter_hashes(paths, name, cache_mode, jobs):  # type: ignore[arg-type]
+            outcomes.append(outcome)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
+        interrupted = exc
     measurements, problems = runs.hash_measurements(outcomes)
     env = environment.collect(label=label, extra={"storage": _storage(paths)})
     settings = {"algorithm": name, "jobs": jobs, "cache": cache_mode, "label": label,
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
-    run = runs.files_run(started, settings, env, measurements, problems)
-    store.save_run(run)
+    run = runs.files_run(started, settings, env, measurements, problems,
+                         status="interrupted" if interrupted else "complete")
+    with interrupts.deferred():
+        store.save_run(run)
     rows = [o.as_row() for o in outcomes]
     if json_output:
         print_json({**document.run_document(run), "files": rows})
@@ -85,8 +99,12 @@ def hash_command(
             ("path", "size", "read", "hash", "cached", "digest", "flags / error"),
             [(r["path"], console.si(r["size"], "B"), console.si(r["read_bytes_per_sec"], "B/s"),
               console.si(r["hash_bytes_per_sec"], "B/s"), r["cached"], r["digest"],
-              r["error"] or "; ".join(r["flags"])) for r in rows]))
+              r["error"] or "; ".join(r["flags"]) or r["note"]) for r in rows]))
         console.note(f"stored as run {run.run_id} in {store.location}")
+    if interrupted is not None:
+        console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "
+                      f"{run.run_id}")
+        raise typer.Exit(interrupts.exit_code(interrupted))
     failures = [o for o in outcomes if isinstance(o, hashing.FileFailure)]
     changed = [o for o in outcomes if isinstance(o, hashing.FileHash) and o.flags]
     if failures or changed:
@@ -101,8 +119,9 @@ def corpus_command(
     total: Annotated[str, typer.Option(help="Total corpus size, e.g. 256M or 1G.")] = "256M",
     directory: Annotated[str | None, typer.Option(
         "--dir", help="Where to write (default: the temporary directory).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Random seed for sizes and order.")] = None,
-    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, max=2**63 - 1, help="Random seed for sizes and order.")] = None,
+    label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -115,8 +134,10 @@ def corpus_command(
     settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
                 "label": label, "removed": result.removed,
                 "xts": corpus.xts_implementation()}
-    run = runs.files_run(started, settings, env, runs.corpus_measurements(result))
-    store.save_run(run)
+    run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
+                         status="interrupted" if result.interrupted else "complete")
+    with interrupts.deferred():
+        store.save_run(run)
     summary = result.summary()
     if json_output:
         print_json({**document.run_document(run), "summary": [
@@ -129,4 +150,9 @@ def corpus_command(
             ("operation", "algorithm", "bytes", "throughput"),
             [(op, alg, console.si(n, "B"), console.si(rate, "B/s"))
              for op, alg, n, rate in summary]))
-        console.note(f"stored as run {run.run_id} in {store.location}; corpus removed")
+        console.note(f"stored as run {run.run_id} in {store.location}; corpus "
+                     + ("removed" if result.removed else f"NOT removed: {result.directory}"))
+    if result.interrupted:
+        console.error(f"interrupted; the {len(run.measurements)} steps completed were stored "
+                      f"as run {run.run_id}")
+        raise typer.Exit(interrupts.exit_code())

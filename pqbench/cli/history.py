@@ -8,7 +8,7 @@ import typer
 
 from pqbench import console
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import DbOption, JsonOption, check_text, handles_errors, print_json
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.history import history as build_history
 from pqbench.store import Store
@@ -55,6 +55,8 @@ def annotate(
     """Attach an explanation to a build; `history` and reports show it."""
     if not build.strip() or not text.strip():
         raise UsageError("both BUILD and TEXT must be non-empty")
+    check_text(build, "BUILD")
+    check_text(text, "TEXT")
     store = Store.open(db, create=False)
     store.annotate(build, text)
     console.note(f"noted for {build}: {text}")

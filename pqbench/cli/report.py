@@ -9,7 +9,7 @@ import typer
 
 from pqbench import compare, console, report
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, handles_errors
+from pqbench.cli.common import DbOption, finite_float, handles_errors
 from pqbench.errors import UsageError
 from pqbench.results import Run
 from pqbench.store import Store
@@ -40,7 +40,11 @@ def report_command(
              "Default: reports/<run id or group>/report.md under the current directory.")]
     = None,
     threshold: Annotated[float, typer.Option(
+        parser=finite_float(0, 10, low_open=True),
         help="Smallest change (fraction) a comparison calls faster or slower.")] = 0.05,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing report (and its charts) at the same place.")
+    ] = False,
     cross_machine: Annotated[bool, typer.Option(
         "--cross-machine", help="Compare runs from different testbeds (CPU model, flags, "
                                 "arch) anyway, with a warning.")] = False,
@@ -62,5 +66,5 @@ def report_command(
                         "the report has no comparison")
     built = report.build(runs, comparison)
     path = report.resolve_out(out, runs, by, Path.cwd())
-    written = report.write(built, path)
+    written = report.write(built, path, overwrite=force)
     console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")

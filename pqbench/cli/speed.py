@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console, document, environment, suite
+from pqbench import algorithms, console, document, environment, interrupts, suite
 from pqbench import mask as capmask
+from pqbench.algorithms.base import Algorithm
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    LabelOption,
+    finite_float,
+    handles_errors,
+    print_json,
+)
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.store import Store
@@ -17,6 +26,13 @@ from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5
 QUICK_ROUNDS = 5
+#: An hour per operation is more than any figure needs; beyond it a typo runs for days.
+MAX_SECONDS = 3600.0
+#: Rounds are samples: a thousand pins a median far beyond what drift between runs allows.
+MAX_ROUNDS = 1000
+#: The native loops' largest block (64 MiB, one buffer per operation and direction).
+MAX_BLOCK_BYTES = 64 << 20
+MAX_PROCESSES = 1024
 
 
 @app.command()
@@ -26,26 +42,31 @@ def speed(
         help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
              "liboqs name). None: the quick headline suite.")] = None,
     seconds: Annotated[float | None, typer.Option(
+        parser=finite_float(0, MAX_SECONDS, low_open=True),
         help="Timed seconds per operation, split over the rounds "
-             f"(default 1; quick suite {QUICK_SECONDS}).")] = None,
+             f"(default 1; quick suite {QUICK_SECONDS}; at most {MAX_SECONDS:g}).")] = None,
     rounds: Annotated[int | None, typer.Option(
-        help=f"Timed rounds per operation (default 7; quick suite {QUICK_ROUNDS}).")] = None,
+        min=1, max=MAX_ROUNDS,
+        help=f"Timed rounds per operation (default 7; quick suite {QUICK_ROUNDS}; at most "
+             f"{MAX_ROUNDS}).")] = None,
     implementation: Annotated[list[str] | None, typer.Option(
         "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
     operation: Annotated[list[str] | None, typer.Option(
         "--operation", "-o", help="Only these operations (repeatable); `-o keygen` adds RSA "
                                   "key generation.")] = None,
     block_bytes: Annotated[int | None, typer.Option(
-        "--bytes", help="Ciphers and hashes: only this many bytes per operation (default: "
-                        "the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
-    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+        "--bytes", min=1, max=MAX_BLOCK_BYTES,
+        help="Ciphers and hashes: only this many bytes per operation, at most 64 MiB "
+             "(default: the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
+    label: LabelOption = None,
     mask: Annotated[str | None, typer.Option(
         "--mask", help="Hide CPU capabilities from OpenSSL for this run, e.g. aesni,shani "
                        "(OPENSSL_ia32cap; OPENSSL_armcap on ARM); recorded in the "
                        "fingerprint.")] = None,
     processes: Annotated[int, typer.Option(
-        "--multi", help="Run N worker processes at once per operation, as `openssl speed "
-                        "-multi`; rows show the aggregate, JSON also each worker.")] = 1,
+        "--multi", min=1, max=MAX_PROCESSES,
+        help="Run N worker processes at once per operation, as `openssl speed -multi`; "
+             "rows show the aggregate, JSON also each worker.")] = 1,
     cpu: Annotated[str | None, typer.Option(
         "--cpu", help="Pin the worker(s) to these CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
     json_output: JsonOption = False,
@@ -71,14 +92,10 @@ def speed(
         processes=processes,
         cpus=multi.parse_cpus(cpu) if cpu else (),
     )
-    if processes < 1:
-        raise UsageError("--multi must be at least 1")
-    if block_bytes is not None and block_bytes < 1:
-        raise UsageError("--bytes must be at least 1")
-    if settings.seconds <= 0 or settings.rounds < 1:
-        raise UsageError("--seconds must be positive and --rounds at least 1")
     kems, sigs = liboqs_mechanisms()
     chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
+    _check_operations(settings.operations, chosen)
+    _warn_oversubscribed(processes)
     impls = select(implementation)
     tasks = suite.plan(chosen, impls, settings)
     if not tasks:
@@ -90,7 +107,8 @@ def speed(
         "mask": capability_mask.fingerprint() if capability_mask else None})
     with console.progress_bar(len(tasks)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
-    store.save_run(run)
+    with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
+        store.save_run(run)
     if json_output:
         print_json(document.run_document(run))
     elif csv_output:
@@ -101,7 +119,25 @@ def speed(
     if run.status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed measurements were "
                       f"stored as run {run.run_id}")
-        raise typer.Exit(130)
+        raise typer.Exit(interrupts.exit_code())
     if any(p.kind == "failed verification" for p in run.problems):
         console.error("an implementation failed its checks and was not timed (see above)")
         raise typer.Exit(1)
+
+
+def _check_operations(wanted: Sequence[str], chosen: Sequence[Algorithm]) -> None:
+    """`-o NAME` that no chosen algorithm has is a typo in the operation, not the algorithm."""
+    for operation in wanted:
+        if not any(operation in alg.all_operations for alg in chosen):
+            offered = "; ".join(f"{alg.name}: {', '.join(alg.all_operations)}"
+                                for alg in chosen)
+            raise UsageError(f"unknown operation {operation!r} (-o); the operations are "
+                             f"{offered}")
+
+
+def _warn_oversubscribed(processes: int) -> None:
+    cpus = multi.usable_cpus()
+    if processes > cpus:
+        console.warning(f"--multi {processes} on {cpus} CPU(s): the workers take turns on "
+                        "the CPUs, so the aggregate shows the scheduler's sharing, not more "
+                        "throughput; use at most one worker per CPU")

@@ -20,7 +20,7 @@ fresh random order:
 6. hash: SHA-256 of each file by the overlapped hash pass, from a dropped cache.
 
 Encrypted copies are removed as soon as they are measured. Everything lives in one fresh
-directory that is removed at the end, also on Ctrl-C and on a full disk (ENOSPC, or
+directory that is removed at the end, also on Ctrl-C, SIGTERM and on a full disk (ENOSPC, or
 EFBIG under a file-size limit: SIGXFSZ is ignored so the write fails instead of killing).
 """
 
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from pqbench import interrupts
 from pqbench.digests import new_hasher
 from pqbench.errors import PqbenchError, UsageError
 from pqbench.files import cache, stream
@@ -83,6 +84,8 @@ class CorpusResult:
     sizes: list[int]
     steps: list[Step] = field(default_factory=list)
     removed: bool = False
+    #: Stopped by Ctrl-C or SIGTERM: `steps` holds what completed, the files are removed.
+    interrupted: bool = False
 
     def summary(self) -> list[tuple[str, str, int, float]]:
         """(operation, algorithm, bytes, aggregate bytes/s) in phase order."""
@@ -308,6 +311,8 @@ def run_corpus(total: int = DEFAULT_TOTAL, directory: str | None = None,
     try:
         with _full_disk_is_an_error():
             _Run(result, rng).all_phases()
+    except KeyboardInterrupt:
+        result.interrupted = True
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             raise CorpusError(f"disk full while writing the corpus in {parent} "
@@ -315,6 +320,7 @@ def run_corpus(total: int = DEFAULT_TOTAL, directory: str | None = None,
         raise CorpusError(f"corpus failed in {scratch}: {exc}; everything it wrote was "
                           "removed") from None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        with interrupts.deferred():  # a second signal must not leave half the corpus
+            shutil.rmtree(scratch, ignore_errors=True)
         result.removed = not os.path.exists(scratch)
     return result

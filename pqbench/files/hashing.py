@@ -15,7 +15,7 @@ marked. With --jobs N the files are measured by N processes (no GIL shared).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -52,10 +52,13 @@ class FileHash:
         return cache.Residency(self.hash_resident).cached
 
     def as_row(self) -> dict[str, Any]:
+        empty = self.read.nbytes == 0 or self.hashed.nbytes == 0
         return {"path": self.path, "size": self.size, "algorithm": self.algorithm,
                 "library": self.library,
-                "read_bytes_per_sec": self.read.bytes_per_sec,
-                "hash_bytes_per_sec": self.hashed.bytes_per_sec,
+                "read_bytes_per_sec": None if empty else self.read.bytes_per_sec,
+                "hash_bytes_per_sec": None if empty else self.hashed.bytes_per_sec,
+                "note": "empty file: no rate (bytes per second over 0 bytes is not defined)"
+                if empty else None,
                 "read_seconds": self.read.elapsed_ns / 1e9,
                 "hash_seconds": self.hashed.elapsed_ns / 1e9,
                 "digest": self.digest, "cached": self.cached, "cache_mode": self.cache_mode,
@@ -75,7 +78,8 @@ class FileFailure:
 
     def as_row(self) -> dict[str, Any]:
         return {"path": self.path, "size": None, "algorithm": self.algorithm,
-                "read_bytes_per_sec": None, "hash_bytes_per_sec": None, "digest": None,
+                "read_bytes_per_sec": None, "hash_bytes_per_sec": None, "note": None,
+                "digest": None,
                 "cached": None, "flags": list(self.flags), "error": self.error}
 
 
@@ -157,6 +161,12 @@ def _usable_cpus() -> int:
 def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
                jobs: int = 1) -> list[FileOutcome]:
     """Measure every path, `jobs` at a time (processes), results in the order given."""
+    return list(iter_hashes(paths, algorithm, mode, jobs))
+
+
+def iter_hashes(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
+                jobs: int = 1) -> Iterator[FileOutcome]:
+    """`hash_files` one outcome at a time, so an interrupted caller keeps those done."""
     if algorithm not in LIBRARIES:
         raise UsageError(f"{algorithm} cannot hash files; choose from {', '.join(LIBRARIES)}")
     if jobs < 1:
@@ -167,9 +177,13 @@ def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
     overlap = workers < _usable_cpus()  # a reader thread needs a core of its own
     work = [(os.fspath(p), algorithm, mode, overlap or workers == 1) for p in paths]
     if workers <= 1:
-        return [_hash_file_args(w) for w in work]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_hash_file_args, work))
+        yield from (_hash_file_args(w) for w in work)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        yield from pool.map(_hash_file_args, work)
+    finally:  # interrupted: files not started are dropped, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def aggregate_hash_rate(outcomes: Sequence[FileOutcome]) -> float | None:

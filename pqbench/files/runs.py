@@ -28,16 +28,30 @@ def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,
                        attributes={"unit": "byte", **attributes})
 
 
+def stored_path(path: str) -> str:
+    """A path as text both stores hold: bytes that are not UTF-8 (lone surrogates from
+    os.fsdecode) become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def hash_measurements(outcomes: Sequence[FileOutcome]) -> tuple[list[Measurement],
                                                                   list[Problem]]:
+    """Rows for the files measured; a problem for each file that could not be, and for
+    each empty file (its digest is known, but bytes per second over zero bytes is not)."""
     measurements: list[Measurement] = []
     problems: list[Problem] = []
     for o in outcomes:
         if isinstance(o, FileFailure):
-            problems.append(Problem(o.algorithm, "files", "error", o.error, "hash"))
+            problems.append(Problem(o.algorithm, "files", "error", stored_path(o.error),
+                                    "hash"))
             continue
         assert isinstance(o, FileHash)
-        common = {"path": o.path, "size": o.size, "cache_mode": o.cache_mode,
+        if o.read.nbytes == 0 or o.hashed.nbytes == 0:
+            problems.append(Problem(o.algorithm, o.library, "no rate", stored_path(
+                f"{o.path}: empty file, digest {o.digest}; a rate over 0 bytes is not "
+                "defined"), "hash"))
+            continue
+        common = {"path": stored_path(o.path), "size": o.size, "cache_mode": o.cache_mode,
                   "flags": list(o.flags)}
         measurements.append(_bytes_row("read", "os", "read", o.read.nbytes, o.read.elapsed_ns,
                                        {**common, "resident": o.read_resident}))
@@ -53,7 +67,7 @@ def corpus_measurements(result: CorpusResult) -> list[Measurement]:
                        if s.algorithm.startswith("AES") else "hashlib", s.operation, s.nbytes,
                        s.elapsed_ns, {"path": s.path, "size": s.size, "resident": s.resident,
                                       "digest": s.digest})
-            for s in result.steps]
+            for s in result.steps if s.nbytes > 0]
 
 
 def files_run(started: datetime, settings: dict[str, Any], environment: dict[str, Any],

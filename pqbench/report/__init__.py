@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench.errors import InputFileError
 from pqbench.report import bulk, comparison, context, publickey
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
@@ -99,11 +100,26 @@ def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float = 
     return comparison.sections(runs, by, threshold, cross_machine, annotations)
 
 
-def write(report: Report, path: Path) -> list[Path]:
-    """Write the Markdown to `path` and the charts beside it; returns every file written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.markdown, encoding="utf-8")
-    return [path, *(render(chart, path.parent) for chart in report.charts)]
+def write(report: Report, path: Path, overwrite: bool = False) -> list[Path]:
+    """Write the Markdown to `path` and the charts beside it; returns every file written.
+
+    An existing report is replaced only with `overwrite` (a report may have been edited
+    by hand); every file is checked before the first one is written.
+    """
+    targets = [path, *(path.parent / chart.filename for chart in report.charts)]
+    if not overwrite:
+        existing = [str(t) for t in targets if t.exists() or t.is_symlink()]
+        if existing:
+            raise InputFileError(f"{existing[0]} already exists; pass --force to replace "
+                                 "the report, or choose another --out")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report.markdown, encoding="utf-8")
+        return [path, *(render(chart, path.parent) for chart in report.charts)]
+    except OSError as exc:
+        where = exc.filename or path
+        raise InputFileError(f"cannot write the report to {where}: "
+                             f"{exc.strerror or exc}") from None
 
 
 def _slug(text: str) -> str:

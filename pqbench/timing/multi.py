@@ -36,6 +36,12 @@ def parse_cpus(text: str) -> tuple[int, ...]:
     return tuple(cpus)
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask), else the machine's count."""
+    allowed = _allowed_cpus()
+    return len(allowed) if allowed else (os.cpu_count() or 1)
+
+
 def _allowed_cpus() -> set[int] | None:
     getter = getattr(os, "sched_getaffinity", None)
     return set(getter(0)) if getter else None
@@ -81,6 +87,10 @@ def run_in_processes(prepare: Callable[[], Any], *, processes: int, warmup: floa
         worker.start()
     try:
         collected = [results.get() for _ in workers]
+    except BaseException:  # Ctrl-C or SIGTERM: stop the workers now, not after their rounds
+        for worker in workers:
+            worker.terminate()
+        raise
     finally:
         for worker in workers:
             worker.join(timeout=5)

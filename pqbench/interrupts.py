@@ -1,0 +1,56 @@
+"""SIGTERM treated like Ctrl-C: keep what completed, clean up, exit 143 (130 for Ctrl-C).
+
+`kill`, systemd and CI runners stop a process with SIGTERM, whose default action ends it on
+the spot: no run stored, temporary files left behind. While a command runs, SIGTERM raises
+`Terminated`, a KeyboardInterrupt, so every place that already keeps completed work on
+Ctrl-C (the speed suite, `files hash`, `files corpus`) does the same for SIGTERM. The exit
+status follows the shell convention 128 + signal number.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+SIGINT_EXIT = 128 + signal.SIGINT  # 130
+SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_terminated = threading.Event()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would raise KeyboardInterrupt."""
+
+
+def _raise_terminated(_signum: int, _frame: object) -> None:
+    _terminated.set()
+    raise Terminated()
+
+
+def install() -> None:
+    """Make SIGTERM raise Terminated in the main thread (a no-op elsewhere)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def exit_code(exc: BaseException | None = None) -> int:
+    """143 after SIGTERM, 130 after Ctrl-C (for `exc`, or for the last signal received
+    when the interruption was caught and turned into an interrupted run)."""
+    terminated = isinstance(exc, Terminated) if exc is not None else _terminated.is_set()
+    return SIGTERM_EXIT if terminated else SIGINT_EXIT
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back until the block ends (storing a run, removing files),
+    so a second signal cannot cut the clean-up short; a held signal is delivered after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
