@@ -3,13 +3,18 @@
 Debian's server binaries (`initdb`, `pg_ctl`) from PATH or /usr/lib/postgresql/*/bin; as
 root, apt-get installs them when missing (CI runs as root on a fresh machine). initdb
 refuses to run as root, so the cluster belongs to the `postgres` user (or `nobody`) and
-lives in a temporary directory, listening on 127.0.0.1 on a free port with trust auth.
-PQBENCH_TEST_POSTGRES_URL points the tests at an existing server instead.
+lives in a temporary directory, listening on 127.0.0.1 on a free port. The `pqbench`
+superuser connects with trust auth; every other role needs its password (SCRAM), so a
+test can log in as a role with a password (`password_role`). PQBENCH_TEST_POSTGRES_URL
+points the tests at an existing server instead.
 """
 
 from __future__ import annotations
 
+import base64
 import glob
+import hashlib
+import hmac
 import os
 import pwd
 import shutil
@@ -22,6 +27,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 URL_VAR = "PQBENCH_TEST_POSTGRES_URL"
+#: The server log of each server started here, by base URL (tests grep it for secrets).
+LOGS: dict[str, Path] = {}
+
+_HBA = """\
+local all all trust
+host all pqbench 127.0.0.1/32 trust
+host all all 127.0.0.1/32 scram-sha-256
+"""
 
 
 class PostgresUnavailable(RuntimeError):
@@ -111,6 +124,10 @@ def running_server() -> Iterator[str]:
                    "-E", "UTF8", "--no-sync")
         if init.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {init.stdout}\n{init.stderr}")
+        hba = data / "pg_hba.conf"
+        hba.write_text(_HBA)
+        if user is not None:
+            os.chown(hba, user.pw_uid, user.pw_gid)
         options = (f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=200 "
                    "-c full_page_writes=off")
         start = run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"),
@@ -118,8 +135,10 @@ def running_server() -> Iterator[str]:
         if start.returncode != 0:
             log = (root / "server.log").read_text() if (root / "server.log").exists() else ""
             raise PostgresUnavailable(f"pg_ctl start failed: {start.stderr}\n{log[-2000:]}")
+        url = f"postgresql://pqbench@127.0.0.1:{port}"
+        LOGS[url] = root / "server.log"
         try:
-            yield f"postgresql://pqbench@127.0.0.1:{port}"
+            yield url
         finally:
             run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
     finally:
@@ -134,3 +153,34 @@ def fresh_database(base_url: str) -> str:
     with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"{base_url}/{name}"
+
+
+def scram_verifier(password: str, iterations: int = 4096) -> str:
+    """The SCRAM-SHA-256 verifier PostgreSQL stores for `password` (RFC 5802, RFC 7677),
+    so CREATE ROLE carries a hash and the password itself never reaches the server."""
+    salt = os.urandom(16)
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    stored_key = hashlib.sha256(client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", "sha256").digest()
+    b64 = base64.b64encode
+    return (f"SCRAM-SHA-256${iterations}:{b64(salt).decode()}$"
+            f"{b64(stored_key).decode()}:{b64(server_key).decode()}")
+
+
+def password_role(base_url: str, role: str, password: str) -> str:
+    """A login role with a password owning a new database; the database's URL without
+    the password (postgresql://ROLE@HOST:PORT/DB)."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"pqbench_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(scram_verifier(password))))
+        conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
+            sql.Identifier(name), sql.Identifier(role)))
+    host = base_url.split("@", 1)[1]
+    return f"postgresql://{role}@{host}/{name}"
