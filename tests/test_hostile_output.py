@@ -1,0 +1,213 @@
+"""Hostile labels, OS builds and reasons on the terminal and in Markdown: shown, never obeyed.
+
+Terminal: no escape sequence reaches the output, rich markup in a label is shown as typed
+(and never crashes `runs` or `compare`). Markdown: the report and `compare --markdown` are
+parsed with markdown-it; no raw HTML, no remote image, no link, no emphasis comes from the
+data, every code block holds exactly the command, and the hostile text reads as typed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from rich.console import Console
+from typer.testing import CliRunner
+
+from pqbench import console, exchange
+from pqbench.cli import app
+from pqbench.results import Problem
+from pqbench.store import Store
+from tests.tests_data import environment, make_run
+
+ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x9b31m\u202e"
+MARKUP = "[link=http://evil]x[/link] [/bold] x"
+MARKDOWN = "<script>alert(1)</script> ![](http://evil/x.png) ``` [a](http://evil) *b* |c| #"
+HOSTILE = f"{MARKUP} {MARKDOWN} {ESCAPES}"
+SHOWN_MARKUP = "[link=http://evil]x[/link] [/bold] x"
+
+
+def _hostile_db(tmp_path: Path) -> Path:
+    """Two runs with hostile labels, OS builds, host names, versions, reasons and commands."""
+    db = tmp_path / "hostile.db"
+    store = Store.open(str(db))
+    for i, (run_id, label) in enumerate((("20260101-a", f"A {HOSTILE}"),
+                                          ("20260102-b", f"B {HOSTILE}"))):
+        env = environment(label=label, os_build=f"build {i} | {HOSTILE}",
+                          hostname=f"host {HOSTILE}", cpu__model=f"CPU {HOSTILE}",
+                          libraries__system_libcrypto=f"LibreSSL {HOSTILE}")
+        run = make_run(run_id, seed=i, label=label, env=env, factor=1 + i,
+                       started_at=f"2026-01-0{i + 1}T00:00:00+00:00")
+        run = type(run)(**{**run.__dict__,
+                           "command": f"pqbench speed --label '{HOSTILE} ````'",
+                           "problems": (Problem("ML-KEM-768", "libcrypto", "not offered",
+                                                f"reason {HOSTILE}"),)})
+        assert store.save_run(run)
+    store.close()
+    return db
+
+
+def _plain_terminal(output: str) -> None:
+    for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert char not in output, repr(output)
+
+
+@pytest.mark.parametrize("command", [["runs"], ["compare", "--by", "label"],
+                                     ["compare", "20260101-a", "20260102-b"],
+                                     ["history", "ML-KEM-768"], ["history", "ML-KEM-768",
+                                                                  "--by", "label"]])
+def test_terminal_shows_hostile_text_literally(tmp_path: Path, command: list[str]) -> None:
+    db = _hostile_db(tmp_path)
+    result = CliRunner().invoke(app, [*command, "--db", str(db)])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    _plain_terminal(result.output)
+    flat = "".join(result.stdout.split())
+    if command[0] == "history":
+        assert "ML-KEM-768encaps[liboqs]" in flat  # the title keeps [liboqs]
+    else:
+        assert "".join(SHOWN_MARKUP.split()) in flat or "[/bold]" in flat
+
+
+def test_a_closing_tag_label_from_the_command_line_never_breaks_runs(tmp_path: Path) -> None:
+    db = tmp_path / "labels.db"
+    for label in ("[/bold] x", f"{ESCAPES}[link=http://evil]x[/link]"):
+        done = CliRunner().invoke(app, ["speed", "x25519", "-i", "cryptography", "-o", "derive",
+                                        "--seconds", "0.02", "--rounds", "2", "--label", label,
+                                        "--db", str(db)])
+        assert done.exit_code == 0, done.output
+    for command in (["runs"], ["compare", "--by", "label"]):
+        result = CliRunner().invoke(app, [*command, "--db", str(db)])
+        assert result.exit_code == 0 and result.exception is None, result.output
+        _plain_terminal(result.output)
+        assert "[/bold] x" in result.stdout
+        assert "[link=http://evil]x[/link]" in "".join(result.stdout.split())
+
+
+def test_progress_lines_keep_brackets_and_drop_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    buffer = io.StringIO()
+    monkeypatch.setattr(console, "stderr", Console(file=buffer, force_terminal=True,
+                                                   width=200, emoji=False))
+    with console.progress_bar(2) as advance:
+        advance(f"ML-KEM-768 encaps [liboqs] {ESCAPES}")
+    text = buffer.getvalue()
+    assert "[liboqs]" in text
+    assert "\x1b]0;" not in text and "\x07" not in text
+
+
+def test_messages_are_escaped_and_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    console.error(f"[/bold] {ESCAPES} postgresql://u:S3cretPW@h/db")
+    console.warning("[red]x[/red]")
+    console.note(":smile: [b]y[/b]")
+    err = capsys.readouterr().err
+    assert "[/bold]" in err and "[red]x[/red]" in err and ":smile: [b]y[/b]" in err
+    assert "S3cretPW" not in err and "u:***@h" in err
+    _plain_terminal(err)
+
+
+# --- Markdown -----------------------------------------------------------------------------
+
+PARSER = MarkdownIt("commonmark").enable("table")
+
+
+def _inline_children(tokens: list[Token]) -> list[Token]:
+    return [c for t in tokens if t.type == "inline" for c in t.children or []]
+
+
+def _check_inert(tokens: list[Token]) -> str:
+    """No HTML, no link, no remote image; returns the text a reader sees."""
+    children = _inline_children(tokens)
+    kinds = {t.type for t in tokens} | {c.type for c in children}
+    assert not kinds & {"html_block", "html_inline", "link_open"}, kinds
+    for child in children:
+        if child.type == "image":
+            assert "://" not in str(child.attrs["src"]), child.attrs
+    return "\n".join(c.content for c in children if c.type in ("text", "code_inline"))
+
+
+def test_report_escapes_everything_from_the_runs(tmp_path: Path) -> None:
+    db = _hostile_db(tmp_path)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", "--by", "label", "--db", str(db), "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    text = (out / "report.md").read_text("utf-8")
+    tokens = PARSER.parse(text)
+    shown = _check_inert(tokens)
+    assert "<script>alert(1)</script>" in shown and "![](http://evil/x.png)" in shown
+    assert "[/bold]" in shown and "|c|" in shown
+    assert not any(c in text for c in ("\x1b", "\x07", "\x9b", "\u202e"))
+    # Emphasis in the report comes from pqbench only (verdicts, "Run ..."), never from *b*.
+    emphasised = _emphasis(tokens)
+    assert all(e != "b" for e in emphasised), emphasised
+    fences = [t for t in tokens if t.type == "fence"]
+    assert fences and all(f.content == f"pqbench speed --label '{_shown(HOSTILE)} ````'\n"
+                          for f in fences), [f.content for f in fences]
+    # Every table row has as many cells as its header: no | in the data split a row.
+    for start, token in enumerate(tokens):
+        if token.type == "table_open":
+            widths = _row_widths(tokens[start:])
+            assert len(set(widths)) == 1, widths
+
+
+def _shown(text: str) -> str:
+    """What survives of HOSTILE in a code block: control characters dropped."""
+    return "".join(c for c in text if c.isprintable() and c != "\u202e")
+
+
+def _emphasis(tokens: list[Token]) -> list[str]:
+    found, inside = [], False
+    for child in _inline_children(tokens):
+        if child.type == "em_open":
+            inside = True
+        elif child.type == "em_close":
+            inside = False
+        elif inside and child.type == "text":
+            found.append(child.content)
+    return found
+
+
+def _row_widths(tokens: list[Token]) -> list[int]:
+    widths, count = [], 0
+    for token in tokens:
+        if token.type in ("th_open", "td_open"):
+            count += 1
+        elif token.type == "tr_close":
+            widths.append(count)
+            count = 0
+        elif token.type == "table_close":
+            break
+    return widths
+
+
+def test_compare_markdown_escapes_os_builds_and_labels(tmp_path: Path) -> None:
+    db = _hostile_db(tmp_path)
+    result = CliRunner().invoke(app, ["compare", "20260101-a", "20260102-b", "--markdown",
+                                      "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    tokens = PARSER.parse(result.stdout)
+    shown = _check_inert(tokens)
+    assert "build 0 | " in shown and "build 1 | " in shown  # the | is text, not a column
+    for start, token in enumerate(tokens):
+        if token.type == "table_open":
+            assert len(set(_row_widths(tokens[start:]))) == 1
+
+
+def test_an_imported_hostile_run_reports_safely(tmp_path: Path) -> None:
+    """The issue's route: the hostile run arrives by `pqbench import`."""
+    source = _hostile_db(tmp_path)
+    runs = [Store.open(str(source)).load_run(r) for r in ("20260101-a", "20260102-b")]
+    path = tmp_path / "export.json"
+    path.write_text(exchange.export(runs, "json"))
+    target = tmp_path / "imported.db"
+    assert CliRunner().invoke(app, ["import", str(path), "--db", str(target)]).exit_code == 0
+    out = tmp_path / "imported-report"
+    result = CliRunner().invoke(app, ["report", "20260101-a", "--db", str(target), "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    tokens = PARSER.parse((out / "report.md").read_text("utf-8"))
+    assert "<script>" in _check_inert(tokens)
+    assert json.loads(path.read_text())["runs"][0]["label"].startswith("A [link")
