@@ -31,8 +31,9 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069
 _SPACES = frozenset("\t\n\r\x0b\x0c")
 
 # scheme://user:password@ — the password runs to the last "@" before the path (RFC 3986
-# reserves "/" in userinfo, so an unencoded "/" cannot be part of it).
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:)[^/?#\s]*@")
+# reserves "/" in userinfo, so an unencoded "/" cannot be part of it). One slash is
+# enough: a URL that went through a path normaliser reads "postgresql:/user:pw@host".
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^:/?#@\s]*:)[^/?#\s]*@")
 # ?password=... or &password=... in a URI; password=... or password='...' in a key=value DSN.
 _QUERY = re.compile(r"(?P<head>[?&]password=)[^&#\s]*", re.IGNORECASE)
 _KEYWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'&#]+)",

@@ -15,6 +15,7 @@ from pqbench import console, interrupts
 from pqbench.errors import PqbenchError
 from pqbench.record.models import LABEL_CHARS
 from pqbench.store import ENV_VAR
+from pqbench.untrusted import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,13 +34,14 @@ def finite_float(low: float, high: float, *, low_open: bool = False
     range check lets NaN through: every comparison with NaN is false)."""
 
     def parse(value: str) -> float:
+        shown = repr(printable(value))
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise typer.BadParameter(f"{value!r} is not a number") from None
+            raise typer.BadParameter(f"{shown} is not a number") from None
         above = number > low if low_open else number >= low
         if not math.isfinite(number) or not above or number > high:
-            raise typer.BadParameter(f"{value!r} is not a finite number "
+            raise typer.BadParameter(f"{shown} is not a finite number "
                                      f"{'>' if low_open else '>='} {low:g} and <= {high:g}")
         return number
 

@@ -1,0 +1,226 @@
+"""Bad arguments and signals: a clear message and exit code, never a traceback, nothing lost.
+
+Includes the CLI-wide sweep: every option and argument of every command gets hostile
+values (NaN, infinities, huge and negative numbers, markup, escape sequences, a URL with a
+password) and must end in a clean exit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pqbench.cli import app
+from pqbench.store import Store
+from pqbench.timing import multi
+from tests.tests_data import make_run
+
+FAST = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02", "--rounds", "1"]
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> typer.testing.Result:
+    result = CliRunner().invoke(app, list(args), env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        (args, repr(result.exception))
+    return result
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "1e9", "3601"])
+def test_seconds_must_be_finite_and_bounded(tmp_path: Path, value: str) -> None:
+    result = _invoke("speed", "x25519", "--seconds", value, "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 2 and "--seconds" in result.output
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--bytes", "1000000000000"), ("--bytes", "0"),
+                                           ("--bytes", str((64 << 20) + 1)),
+                                           ("--rounds", "0"), ("--rounds", "1001"),
+                                           ("--multi", "0"), ("--multi", "100000")])
+def test_sizes_and_counts_are_bounded(tmp_path: Path, option: str, value: str) -> None:
+    result = _invoke("speed", "aes-128-gcm", option, value, "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 2 and option in result.output
+
+
+def test_an_unknown_operation_blames_the_operation(tmp_path: Path) -> None:
+    result = _invoke("speed", "x25519", "-o", "nosuchop", "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "unknown operation 'nosuchop'" in message and "X25519: keygen, derive" in message
+
+
+def test_more_workers_than_cpus_warns(tmp_path: Path) -> None:
+    workers = multi.usable_cpus() + 1
+    result = _invoke("speed", *FAST, "--multi", str(workers), "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 0, result.output
+    assert f"--multi {workers} on {multi.usable_cpus()} CPU(s)" in " ".join(
+        result.stderr.split())
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1, label="a"))
+    store.save_run(make_run("20260102-b", seed=2, label="b", factor=2.0))
+    store.close()
+    return db
+
+
+def test_report_out_under_a_file_or_uncreatable_is_a_clear_error(stored: Path,
+                                                                 tmp_path: Path) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    for out in (blocker / "report", Path("/proc/pqbench-cannot/report")):
+        result = _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out))
+        assert result.exit_code == 1 and "cannot write the report" in result.stderr, \
+            result.output
+
+
+def test_an_existing_report_needs_force(stored: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    assert _invoke("report", "20260101-a", "--db", str(stored), "--out",
+                   str(out)).exit_code == 0
+    report = out / "report.md"
+    report.write_text("edited by hand")
+    result = _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out))
+    assert result.exit_code == 1 and "--force" in result.stderr
+    assert report.read_text() == "edited by hand"
+    assert _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out),
+                   "--force").exit_code == 0
+    assert report.read_text().startswith("# pqbench report")
+
+
+def test_an_empty_file_hashes_and_costs_no_other_file_its_result(tmp_path: Path) -> None:
+    empty, normal = tmp_path / "empty.bin", tmp_path / "normal.bin"
+    empty.write_bytes(b"")
+    normal.write_bytes(os.urandom(3 << 20))
+    db = tmp_path / "files.db"
+    result = _invoke("files", "hash", str(empty), str(normal), "--cache", "as-is", "--json",
+                     "--db", str(db))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    rows = {Path(r["path"]).name: r for r in doc["files"]}
+    assert rows["empty.bin"]["digest"] == hashlib.sha256(b"").hexdigest()
+    assert rows["empty.bin"]["hash_bytes_per_sec"] is None
+    assert "no rate" in rows["empty.bin"]["note"]
+    assert rows["normal.bin"]["digest"] == hashlib.sha256(normal.read_bytes()).hexdigest()
+    assert rows["normal.bin"]["hash_bytes_per_sec"] > 0
+    run = Store.open(str(db)).load_run(doc["run_id"])
+    assert {Path(str(m.attributes["path"])).name for m in run.measurements} == {"normal.bin"}
+    assert [p.kind for p in run.problems] == ["no rate"]
+    table = _invoke("files", "hash", str(empty), "--cache", "as-is", "--db", str(db))
+    assert table.exit_code == 0 and "no rate" in table.stdout
+
+
+# --- signals ------------------------------------------------------------------------------
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "pqbench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_sigterm_stores_completed_measurements_and_exits_143(tmp_path: Path) -> None:
+    db = tmp_path / "term.db"
+    proc = _start("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
+                  "-i", "cryptography", "--seconds", "1.5", "--rounds", "3", "--db", str(db))
+    time.sleep(8)  # start-up (up to ~3 s on a busy machine) plus a few 1.5 s operations
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted" and 0 < info.measurements < 13
+    assert "Traceback" not in stderr
+
+
+def test_sigterm_during_files_corpus_removes_the_corpus(tmp_path: Path) -> None:
+    where = tmp_path / "scratch"
+    where.mkdir()
+    db = tmp_path / "corpus.db"
+    proc = _start("files", "corpus", "--total", "96M", "--dir", str(where), "--seed", "3",
+                  "--db", str(db))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(where.glob("*/file*.bin")):
+        time.sleep(0.05)
+    assert any(where.glob("*/file*.bin")), "the corpus never started"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert list(where.iterdir()) == []
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted" and info.kind == "files"
+
+
+# --- every command, hostile values --------------------------------------------------------
+
+BAD = ["nan", "inf", "-1", "0", "1e309", "9" * 30, "", "[/bold] x", "\x1b]0;T\x07",
+       "postgresql://u:S3cretPW@127.0.0.1:1/x"]
+
+
+def _commands() -> list[tuple[list[str], list[str]]]:
+    """(command path, option names and argument names) of every command."""
+    group = typer.main.get_command(app)
+    found = []
+
+    def walk(command: object, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            for name, sub in subcommands.items():
+                walk(sub, [*path, name])
+            return
+        names = [p.opts[0] if p.param_type_name == "option" else f"ARG:{p.name}"
+                 for p in getattr(command, "params", [])
+                 if not getattr(p, "is_flag", False) and p.name != "help"]
+        found.append((path, names))
+
+    walk(group, [])
+    return found
+
+
+def _base(path: list[str], data: Path, db: Path) -> list[str]:
+    """Arguments that make a command valid apart from the one under test."""
+    return {
+        "speed": FAST, "verify": ["x25519", "-i", "cryptography"],
+        "export": ["20260101-a"], "import": [str(data)], "compare": ["20260101-a", "20260102-b"],
+        "history": ["ML-KEM-768"], "annotate": ["build", "note"],
+        "report": ["20260101-a", "--out", str(db.parent / "r"), "--force"],
+        "hash": [str(data), "--cache", "as-is"], "corpus": ["--total", "1K"],
+    }.get(path[-1], [])
+
+
+def test_every_command_survives_hostile_values(tmp_path: Path, stored: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "export.json"
+    assert _invoke("export", "20260101-a", "-O", str(data), "--db", str(stored)).exit_code == 0
+    env = {"PQBENCH_DB": str(stored)}
+    checked = 0
+    for path, names in _commands():
+        base = _base(path, data, stored)
+        for name in names:
+            for value in BAD:
+                if name.startswith("ARG:"):
+                    args = [*path, value, *base[1:]] if base else [*path, value]
+                else:
+                    args = [*path, *base, name, value]
+                if name != "--db":
+                    args += ["--db", str(stored)]
+                result = _invoke(*args, env=env)
+                assert result.exit_code in (0, 1, 2), (args, result.output)
+                assert "Traceback" not in result.output
+                assert "S3cretPW" not in result.output, args
+                for char in ("\x1b", "\x07"):
+                    assert char not in result.stderr, (args, result.stderr)
+                checked += 1
+    assert checked > 300
