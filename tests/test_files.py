@@ -276,3 +276,28 @@ def test_corpus_xts_matches_cryptography_sector_by_sector() -> None:
     assert sealed == expected
     assert corpus._xts(key, sealed, 41, False) == data
     assert "native" in corpus.xts_implementation()
+
+
+def test_corpus_xts_without_the_extension_gives_the_same_bytes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fallback (one cryptography context per sector) must seal exactly what the native
+    # one does, and say which one ran.
+    from pqbench.files import xts
+
+    key, data = os.urandom(64), os.urandom(corpus.SECTOR * 3)
+    assert xts.native_available()
+    native_sealed = corpus._xts(key, data, 9, True)
+    monkeypatch.setattr(xts, "_ext", None)
+    assert "Python" in corpus.xts_implementation()
+    assert corpus._xts(key, data, 9, True) == native_sealed
+    assert corpus._xts(key, native_sealed, 9, False) == data
+
+
+@pytest.mark.parametrize(("key_len", "data_len", "message"), [
+    (32, 4096, "64-byte key"), (64, 4000, "whole units")])
+def test_native_xts_refuses_bad_keys_and_partial_units(key_len: int, data_len: int,
+                                                       message: str) -> None:
+    from pqbench.files import _xts
+
+    with pytest.raises(ValueError, match=message):
+        _xts.xts_units(bytes(key_len), bytes(data_len), 0, corpus.SECTOR, True)

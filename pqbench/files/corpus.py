@@ -39,14 +39,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from pqbench import interrupts
 from pqbench.digests import new_hasher
 from pqbench.errors import PqbenchError, UsageError
-from pqbench.files import cache, stream
-from pqbench.timing import native
+from pqbench.files import cache, stream, xts
 
 MIN_FILE = 2_000_000
 MAX_FILE = 2_000_000_000
@@ -184,24 +182,12 @@ def _dropped(path: str) -> float | None:
 
 
 def xts_implementation() -> str:
-    """Which XTS the corpus uses: the native one keeps the key schedule across sectors, as
-    a kernel does; the fallback builds one cryptography context per sector, whose Python
-    cost (not AES) then bounds the encrypted figures (about 0.4 GB/s here)."""
-    if native.available():
-        return "libcrypto AES-256-XTS, one context for all sectors (native)"
-    return "cryptography AES-256-XTS, one context per sector (Python)"
+    """Which XTS the corpus uses (see pqbench.files.xts)."""
+    return xts.implementation()
 
 
 def _xts(key: bytes, data: bytes, first_sector: int, encrypt: bool) -> bytes:
-    if native.available():
-        return native.xts_units(key, data, first_sector, SECTOR, encrypt)
-    out = bytearray(len(data))
-    for offset in range(0, len(data), SECTOR):
-        tweak = (first_sector + offset // SECTOR).to_bytes(16, "little")
-        cipher = Cipher(algorithms.AES(key), modes.XTS(tweak))
-        ctx = cipher.encryptor() if encrypt else cipher.decryptor()
-        out[offset:offset + SECTOR] = ctx.update(data[offset:offset + SECTOR])
-    return bytes(out)
+    return xts.units(key, data, first_sector, SECTOR, encrypt)
 
 
 #: (algorithm, seal(record index, bytes), unseal(record index, bytes), stored record size)

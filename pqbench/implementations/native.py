@@ -1,6 +1,6 @@
 """The native timing loops as implementations: `liboqs` and the system `libcrypto`.
 
-Both run the loop in C (pqbench/timing/_native.c), so their rows carry no binding cost:
+Both run the loop in C (pqbench/timing/csrc/), so their rows carry no binding cost:
 `liboqs` calls the very library liboqs-python loaded, `libcrypto` is the OS's own OpenSSL
 (the library the `openssl` command uses), reached through EVP. Each C loop checks its
 operation once for correctness before the clock starts; the self-checks here run that

@@ -1,6 +1,6 @@
 """Typed facade over the C extension `pqbench.timing._native`.
 
-The extension runs the timing loop in C (see _native.c), so a measurement carries no
+The extension runs the timing loop in C (see csrc/native.h), so a measurement carries no
 Python binding cost per operation: it is what liboqs's own speed_kem/speed_sig and
 `openssl speed` would report. It is optional: without a C compiler or the OpenSSL headers
 the install still succeeds, `available()` is False and `unavailable_reason()` says why.
@@ -132,14 +132,6 @@ def ssl_pk(alg: str, op: str, seconds: float) -> LoopResult:
 def ssl_cipher(name: str, op: str, block_size: int, seconds: float) -> LoopResult:
     """Time one EVP update of `block_size` bytes per op, as `openssl speed -evp NAME`."""
     return _result(_module().ssl_cipher(name, op, block_size, seconds))
-
-
-def xts_units(key: bytes, data: bytes, first_unit: int, unit_size: int,
-              encrypt: bool) -> bytes:
-    """Disk-style AES-256-XTS in the system libcrypto: unit i gets tweak first_unit + i
-    (IEEE 1619), one context for all units. For the file benchmark; not a timing loop."""
-    out: bytes = _module().ssl_xts_units(key, data, first_unit, unit_size, encrypt)
-    return out
 
 
 def ssl_digest(name: str, block_size: int, seconds: float) -> LoopResult:
