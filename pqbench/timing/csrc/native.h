@@ -123,7 +123,8 @@ typedef struct {
     EVP_PKEY *key;        /* our key (private) */
     EVP_PKEY *peer;       /* ECDH peer */
     EVP_PKEY_CTX *ctx;    /* the op's ctx: sign/verify/encrypt/decrypt/derive/encaps */
-    EVP_MD_CTX *md;       /* EdDSA and ML-DSA one-shot DigestSign/DigestVerify */
+    EVP_MD_CTX *md;       /* EdDSA and ML-DSA before OpenSSL 3.4: DigestSign/DigestVerify */
+    EVP_SIGNATURE *sigalg; /* EdDSA and ML-DSA from 3.4: the message-signing algorithm */
     unsigned char in[64]; /* the message (speed: 36 bytes for RSA, 20 for EC/EdDSA) */
     size_t in_len;
     unsigned char *out; /* signature / ciphertext / shared secret written by the op */
@@ -144,6 +145,8 @@ void pk_bench_free(pk_bench *b);
 int pk_new_key(pk_bench *b, EVP_PKEY **key, bench_error *e);
 int pk_alloc_out(pk_bench *b, size_t cap, bench_error *e);
 int op_pkey_keygen(void *c);
+int op_pkey_sign(void *c);
+int op_pkey_verify(void *c);
 int pk_prepare_oneshot_sig(pk_bench *b, const char *op, bench_op *fn, bench_error *e);
 int pk_prepare_mlkem(pk_bench *b, const char *op, bench_op *fn, bench_error *e);
 

@@ -123,6 +123,7 @@ void pk_bench_free(pk_bench *b)
     EVP_PKEY_free(b->peer);
     EVP_PKEY_CTX_free(b->ctx);
     EVP_MD_CTX_free(b->md);
+    EVP_SIGNATURE_free(b->sigalg);
     OPENSSL_clear_free(b->out, b->out_cap);
     OPENSSL_clear_free(b->aux, b->out_cap);
     OPENSSL_clear_free(b->aux2, b->aux2_cap);
@@ -155,7 +156,7 @@ static int pk_rsa_key(pk_bench *b, bench_error *e)
 /* --- the timed ops: each mirrors one loop of OpenSSL 3.x apps/speed.c ---------------- */
 
 /* speed's RSA_sign_loop / ECDSA_sign_loop: EVP_PKEY_sign on a sign-initialised ctx. */
-static int op_pkey_sign(void *c)
+int op_pkey_sign(void *c)
 {
     pk_bench *b = c;
     b->out_len = b->out_cap;
@@ -163,7 +164,7 @@ static int op_pkey_sign(void *c)
 }
 
 /* speed's RSA_verify_loop / ECDSA_verify_loop: EVP_PKEY_verify of a prepared signature. */
-static int op_pkey_verify(void *c)
+int op_pkey_verify(void *c)
 {
     pk_bench *b = c;
     return EVP_PKEY_verify(b->ctx, b->aux, b->aux_len, b->in, b->in_len) == 1;
@@ -224,9 +225,22 @@ static int pk_ctx_for(pk_bench *b, EVP_PKEY *key, bench_error *e)
     return 1;
 }
 
+/* 1 if a verify-initialised ctx refuses the signature in aux once one message bit changed. */
+static int rejects_changed_message(EVP_PKEY_CTX *verify, pk_bench *b)
+{
+    int rejected;
+
+    b->in[0] ^= 1;
+    rejected = EVP_PKEY_verify(verify, b->aux, b->aux_len, b->in, b->in_len) != 1;
+    b->in[0] ^= 1;
+    ERR_clear_error(); /* the refusal leaves its reason on the queue */
+    return rejected;
+}
+
 /*
- * The RSA check: the signature (kept in aux for the verify loop) verifies and, unless only
- * signing is timed, decrypt(encrypt(m)) == m (the ciphertext stays in aux for decrypt).
+ * The RSA check: the signature (kept in aux for the verify loop) verifies, and not for a
+ * changed message, and unless only signing is timed, decrypt(encrypt(m)) == m (the
+ * ciphertext stays in aux for decrypt).
  */
 static int rsa_check(pk_bench *b, int with_encryption, bench_error *e)
 {
@@ -238,7 +252,8 @@ static int rsa_check(pk_bench *b, int with_encryption, bench_error *e)
     ok = check != NULL && EVP_PKEY_sign_init(check) > 0 &&
          EVP_PKEY_sign(check, b->aux, &b->aux_len, b->in, b->in_len) > 0 &&
          EVP_PKEY_verify_init(check) > 0 &&
-         EVP_PKEY_verify(check, b->aux, b->aux_len, b->in, b->in_len) == 1;
+         EVP_PKEY_verify(check, b->aux, b->aux_len, b->in, b->in_len) == 1 &&
+         rejects_changed_message(check, b);
     if (ok && with_encryption) {
         b->aux_len = b->out_cap;
         ok = EVP_PKEY_encrypt_init(check) > 0 &&
@@ -350,6 +365,9 @@ static int pk_prepare_ecdsa(pk_bench *b, const char *op, bench_op *fn, bench_err
         return ERR_peek_error() ? fail_ssl(e, "ECDSA correctness check")
                                 : fail(e, ERR_RUNTIME, "%s: a fresh signature does not verify",
                                        b->alg->name);
+    if (!rejects_changed_message(b->ctx, b))
+        return fail(e, ERR_RUNTIME, "%s: a signature verifies for a changed message",
+                    b->alg->name);
     if (strcmp(op, "sign") == 0) {
         *fn = op_pkey_sign;
         if (EVP_PKEY_sign_init(b->ctx) <= 0)
