@@ -47,3 +47,7 @@ class InputFileError(PqbenchError):
 
 class ComparisonError(PqbenchError):
     """Runs cannot be compared: none found, no common rows, or different machines."""
+
+
+class UserlandError(PqbenchError):
+    """Another OS userland cannot be built, refreshed or entered; the message says why."""

@@ -1,0 +1,131 @@
+"""Another OS userland on the same machine: measure the next OS release's crypto here.
+
+An OS upgrade changes the C library, OpenSSL and Python under the same kernel and CPU. To
+see what that does to crypto speed before (or without) upgrading, pqbench builds the
+other release's userland with debootstrap into its cache, installs itself there from the
+current source tree with the README's own `make setup`, and runs inside it through
+chroot. Each side is then an ordinary pqbench with its own fingerprint; `ab` drives both
+from the host (the other side through `command_prefix()`).
+
+    python -m pqbench.userland build debian-trixie     # build or reuse, then refresh pqbench
+    python -m pqbench.userland prefix debian-trixie    # the command that starts its pqbench
+    python -m pqbench.userland run debian-trixie -- pqbench speed ml-kem-768 -i libcrypto
+
+Building and entering need root (debootstrap, chroot and mount). Container engines
+(docker, podman) are detected, and offered only when one actually runs
+(`container_engines()`). Importing this package has no side effects.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pqbench.errors import UserlandError
+from pqbench.userland.recipe import (
+    BASE_MANIFEST,
+    INSTALL_DIR,
+    INSTALL_MANIFEST,
+    PQBENCH,
+    RECIPES,
+    inside,
+    read_manifest,
+    recipe,
+    root_of,
+)
+
+__all__ = ["RECIPES", "Userland", "UserlandError", "command_prefix", "container_engines",
+           "ensure", "find", "log_to_stderr"]
+
+Log = Callable[[str], None]
+
+
+def log_to_stderr(message: str) -> None:
+    print(f"pqbench.userland: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Userland:
+    """A built userland with pqbench set up inside."""
+
+    name: str
+    root: Path
+    base: dict[str, Any]
+    install: dict[str, Any]
+
+    def command_prefix(self) -> list[str]:
+        """argv that starts this userland's pqbench: append its arguments (e.g. `worker`)."""
+        return [sys.executable, "-m", "pqbench.userland", "run", self.name, "--", str(PQBENCH)]
+
+
+def find(name: str) -> Userland:
+    """The userland `name` as built, without building or refreshing anything."""
+    spec = recipe(name)
+    root = root_of(spec)
+    base = read_manifest(root / BASE_MANIFEST)
+    install = read_manifest(inside(root, INSTALL_DIR) / INSTALL_MANIFEST)
+    if base is None or install is None or not inside(root, PQBENCH).exists():
+        raise UserlandError(f"userland {name} is not built at {root}: run "
+                            f"`python -m pqbench.userland build {name}` (as root)")
+    return Userland(name, root, base, install)
+
+
+def ensure(name: str, log: Log = log_to_stderr) -> Userland:
+    """Build the userland `name` or reuse it, and (re)install pqbench from this tree.
+
+    The host's liboqs build is needed inside (it is mounted, not rebuilt), so it is made
+    first if the cache has none.
+    """
+    from pqbench.userland.bootstrap import ensure_base
+    from pqbench.userland.install import ensure_installed
+
+    spec = recipe(name)
+    _ensure_liboqs_cache(log)
+    root = ensure_base(spec, log)
+    ensure_installed(root, log)
+    return find(name)
+
+
+def _ensure_liboqs_cache(log: Log) -> None:
+    from pqbench.liboqs.build import build_pinned
+    from pqbench.liboqs.locate import MANIFEST_NAME, cache_dir
+
+    if not any(cache_dir().glob(f"*/{MANIFEST_NAME}")):
+        log("the userland reuses pqbench's liboqs build, and the cache has none: building it")
+        build_pinned(log)
+
+
+def command_prefix(name: str) -> list[str]:
+    """The command prefix that starts the pqbench of the built userland `name`."""
+    return find(name).command_prefix()
+
+
+def shell_prefix(name: str) -> str:
+    """command_prefix() quoted for a shell."""
+    return shlex.join(command_prefix(name))
+
+
+def container_engines() -> dict[str, str]:
+    """Each container engine found, with whether it runs: pqbench offers a container
+    image as the other userland only where an engine answers (none is faked)."""
+    found: dict[str, str] = {}
+    for engine in ("docker", "podman"):
+        path = shutil.which(engine)
+        if path is None:
+            continue
+        try:
+            done = subprocess.run([path, "info"], capture_output=True, text=True, timeout=20,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            found[engine] = f"{path}: does not answer ({exc})"
+            continue
+        found[engine] = (f"{path}: running" if done.returncode == 0 else
+                         f"{path}: installed, but no engine runs "
+                         f"({(done.stderr.strip().splitlines() or ['no reason'])[-1]})")
+    return found

@@ -1,0 +1,199 @@
+"""Building a userland's base system with debootstrap, once, safely.
+
+debootstrap runs into a hidden staging directory beside the final one, under a file
+lock, and the result is renamed into place only when it is complete (as pqbench.liboqs
+builds liboqs): an interrupted or concurrent build never leaves half a userland. The
+host's CA certificates (on some machines outbound TLS passes a proxy whose CA only the
+host trusts, in /usr/local/share/ca-certificates) are copied in and
+update-ca-certificates runs inside, at build time and whenever the host's set changes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pqbench.errors import UserlandError
+from pqbench.userland import chroot
+from pqbench.userland.recipe import (
+    BASE_MANIFEST,
+    Recipe,
+    architecture,
+    read_manifest,
+    root_of,
+    userlands_dir,
+    write_manifest,
+)
+
+Log = Callable[[str], None]
+
+HOST_CAS = Path("/usr/local/share/ca-certificates")
+
+
+def ensure_base(spec: Recipe, log: Log) -> Path:
+    """The userland's root with its base system built and the host's CAs trusted."""
+    root = root_of(spec)
+    chroot.require_root()
+    if _missing_packages(root, spec) is None:
+        userlands_dir().mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(userlands_dir() / ".lock", log):
+            if _missing_packages(root, spec) is None:
+                _build(spec, root, log)
+    missing = _missing_packages(root, spec)
+    if missing:
+        _add_packages(root, missing, log)
+    if (read_manifest(root / BASE_MANIFEST) or {}).get("host_cas") != cas_fingerprint():
+        trust_host_cas(root, log)
+    return root
+
+
+def _missing_packages(root: Path, spec: Recipe) -> list[str] | None:
+    """None if there is no finished base at `root`, else the recipe's packages it lacks."""
+    manifest = read_manifest(root / BASE_MANIFEST)
+    if manifest is None:
+        return None
+    return [p for p in spec.packages if p not in manifest.get("packages", [])]
+
+
+def _build(spec: Recipe, root: Path, log: Log) -> None:
+    remove_leftovers(root.parent)
+    debootstrap = find_debootstrap(log)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{root.name}-", dir=root.parent))
+    staging.chmod(0o755)
+    started = time.monotonic()
+    try:
+        log(f"debootstrap --variant={spec.variant} {spec.suite} from {spec.mirror} "
+            "(a minute or two)")
+        # Inside unshare too: debootstrap mounts /proc and /sys in its target.
+        chroot.run([*chroot.unshare_argv(), debootstrap,
+                    f"--variant={spec.variant}", f"--include={','.join(spec.packages)}",
+                    f"--arch={architecture()}", spec.suite, str(staging), spec.mirror],
+                   timeout=3600, what="debootstrap")
+        manifest: dict[str, Any] = {
+            "recipe": spec.name, "suite": spec.suite, "mirror": spec.mirror,
+            "variant": spec.variant, "arch": architecture(), "packages": list(spec.packages),
+            "build_seconds": round(time.monotonic() - started, 1),
+            "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        }
+        write_manifest(staging / BASE_MANIFEST, manifest)
+        trust_host_cas(staging, log)
+        staging.rename(root)
+    finally:
+        safe_rmtree(staging)
+    log(f"built {root} in {round(time.monotonic() - started)} s")
+
+
+def _add_packages(root: Path, packages: list[str], log: Log) -> None:
+    """Install packages the recipe gained since this userland was built."""
+    log(f"installing {', '.join(packages)} in {root.name}")
+    chroot.run_inside(root, ["apt-get", "update", "-q"], timeout=900, what="apt-get update")
+    chroot.run_inside(root, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install",
+                             "-y", "-q", "--no-install-recommends", *packages],
+                      timeout=1800, what="apt-get install")
+    path = root / BASE_MANIFEST
+    manifest = read_manifest(path) or {}
+    manifest["packages"] = sorted({*manifest.get("packages", []), *packages})
+    write_manifest(path, manifest)
+
+
+def find_debootstrap(log: Log) -> str:
+    """debootstrap's path; as root with apt-get, Debian's package is installed if missing."""
+    search = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    found = shutil.which("debootstrap", path=search)
+    if found:
+        return found
+    if shutil.which("apt-get"):
+        log("installing debootstrap with apt-get")
+        env_prefix = ["env", "DEBIAN_FRONTEND=noninteractive"]
+        chroot.run([*env_prefix, "apt-get", "update", "-q"], timeout=900, what="apt-get update")
+        chroot.run([*env_prefix, "apt-get", "install", "-y", "-q", "debootstrap"],
+                   timeout=900, what="apt-get install debootstrap")
+        found = shutil.which("debootstrap", path=search)
+        if found:
+            return found
+    raise UserlandError("debootstrap is needed to build a userland: install Debian's "
+                        "`debootstrap` package (apt-get install debootstrap)")
+
+
+def cas_fingerprint() -> str:
+    """A hash of the host's local CA certificates (names and contents)."""
+    digest = hashlib.sha256()
+    for cert in sorted(HOST_CAS.rglob("*.crt")) if HOST_CAS.is_dir() else []:
+        digest.update(str(cert.relative_to(HOST_CAS)).encode() + b"\0" + cert.read_bytes())
+    return digest.hexdigest()
+
+
+def trust_host_cas(root: Path, log: Log) -> None:
+    """Copy the host's local CAs in and rebuild the userland's CA bundle from them."""
+    target = root / HOST_CAS.relative_to("/")
+    shutil.rmtree(target / "pqbench-host", ignore_errors=True)
+    certs = sorted(HOST_CAS.rglob("*.crt")) if HOST_CAS.is_dir() else []
+    for cert in certs:
+        copy = target / "pqbench-host" / cert.relative_to(HOST_CAS)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cert, copy)
+    log(f"trusting {len(certs)} host CA certificate(s) inside {root.name}")
+    chroot.run_inside(root, ["update-ca-certificates", "--fresh"], timeout=300,
+                      what="update-ca-certificates")
+    path = root / BASE_MANIFEST
+    manifest = read_manifest(path) or {}
+    manifest["host_cas"] = cas_fingerprint()
+    write_manifest(path, manifest)
+
+
+@contextmanager
+def exclusive_lock(path: Path, log: Log) -> Iterator[None]:
+    """One builder at a time per machine; the others wait and then reuse its result."""
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another build of a userland to finish ({path})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def mounts_below(path: Path) -> list[str]:
+    """Mount points at or below `path` in this process's namespace (from mountinfo)."""
+    prefix = str(path.resolve())
+    found: list[str] = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        # Field 5 is the mount point, with space, tab, newline and backslash octal-escaped.
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4])
+        if point == prefix or point.startswith(prefix + "/"):
+            found.append(point)
+    return found
+
+
+def safe_rmtree(path: Path) -> None:
+    """Remove a userland tree, but never across a mount point (it could be the host's /dev)."""
+    if not path.exists():
+        return
+    mounted = mounts_below(path)
+    if mounted:
+        raise UserlandError(f"not removing {path}: {', '.join(mounted)} is mounted there; "
+                            "unmount it first (umount -R)")
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_leftovers(directory: Path) -> None:
+    """Staging trees of interrupted builds; called with the lock held."""
+    for leftover in directory.glob(".staging-*"):
+        safe_rmtree(leftover)
