@@ -11,9 +11,11 @@ from the host (the other side through `command_prefix()`).
     python -m pqbench.userland prefix debian-trixie    # the command that starts its pqbench
     python -m pqbench.userland run debian-trixie -- pqbench speed ml-kem-768 -i libcrypto
 
-Building and entering need root (debootstrap, chroot and mount). Container engines
-(docker, podman) are detected, and offered only when one actually runs
-(`container_engines()`). Importing this package has no side effects.
+Building and entering need root (debootstrap, chroot and mount). A container image would
+serve as well where docker or podman runs; `container_engines()` says which are installed
+and whether one answers. None ran on the machines this was written on (a docker client
+without a daemon), so there is no container path yet rather than an untested one.
+Importing this package has no side effects.
 """
 
 from __future__ import annotations
