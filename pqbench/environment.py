@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,10 +29,10 @@ ARM_CRYPTO_FLAGS = ("aes", "pmull", "sha1", "sha2", "sha3", "sha512")
 KNOBS = ("OPENSSL_ia32cap", "OPENSSL_armcap", "OPENSSL_ppccap", "OPENSSL_sparcv9cap")
 
 
-def _os_release() -> dict[str, str]:
-    for path in ("/etc/os-release", "/usr/lib/os-release"):
+def _os_release(root: Path = Path("/")) -> dict[str, str]:
+    for path in ("etc/os-release", "usr/lib/os-release"):
         try:
-            text = Path(path).read_text()
+            text = (root / path).read_text()
         except OSError:
             continue
         pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
@@ -96,6 +97,114 @@ def cpu() -> dict[str, Any]:
         else ARM_CRYPTO_FLAGS
     return {"model": model or platform.processor(),
             "flags": sorted(f for f in wanted if f in flags), "count": os.cpu_count()}
+
+
+# --- what explains an OS-level change besides the libraries --------------------------
+#
+# Every read below tolerates absence (a container without /sys, a chroot without
+# systemd, macOS, Windows) and answers None for what it cannot read; none can fail a run.
+# `root` lets the tests read a made-up /proc and /sys.
+
+_CPU = Path("sys/devices/system/cpu")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace").strip() or None
+    except (OSError, ValueError):
+        return None
+
+
+def platform_state(root: Path = Path("/")) -> dict[str, Any]:
+    """The userland and the kernel apart, the C library, virtualization, the CPU
+    frequency policy, SMT, microcode and the kernel's CPU-vulnerability mitigations."""
+    release = _os_release(root)
+    return {
+        "userland": release.get("PRETTY_NAME") or release.get("NAME"),
+        "kernel": f"{platform.release()} {platform.version()}".strip() or None,
+        "libc": libc(),
+        "virtualization": virtualization(root),
+        "cpufreq": cpu_frequency_policy(root),
+        "smt": {"control": _read(root / _CPU / "smt" / "control"),
+                "active": _read(root / _CPU / "smt" / "active")},
+        "microcode": microcode(root),
+        "mitigations": mitigations(root),
+    }
+
+
+def libc() -> str | None:
+    """The C library this Python runs on, e.g. "glibc 2.41" (None for musl, macOS ...)."""
+    try:
+        found = os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError, AttributeError):
+        found = None
+    if found:
+        return found
+    name, version = platform.libc_ver()
+    return f"{name} {version}" if name else None
+
+
+def virtualization(root: Path = Path("/")) -> dict[str, Any]:
+    """Whether the kernel runs under a hypervisor, from what the kernel itself shows (the
+    cpuinfo `hypervisor` flag, /sys/hypervisor, DMI), so every userland on one machine
+    agrees; `detected` adds systemd-detect-virt's names where that tool is installed."""
+    flagged = False
+    for line in (_read(root / "proc" / "cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            flagged = "hypervisor" in value.split()
+            break
+    dmi_dir = root / "sys" / "class" / "dmi" / "id"
+    dmi = [_read(dmi_dir / name) for name in ("sys_vendor", "product_name")]
+    detected = None
+    if root == Path("/") and shutil.which("systemd-detect-virt"):
+        vm = _command("systemd-detect-virt", "--vm") or "none"
+        container = _command("systemd-detect-virt", "--container") or "none"
+        detected = f"vm {vm}, container {container}"
+    return {"hypervisor": flagged or (root / "sys" / "hypervisor" / "type").exists(),
+            "hypervisor_type": _read(root / "sys" / "hypervisor" / "type"),
+            "dmi": " ".join(d for d in dmi if d) or None,
+            "detected": detected}
+
+
+def cpu_frequency_policy(root: Path = Path("/")) -> dict[str, Any]:
+    """The cpufreq driver and governor of CPU 0's policy, and whether boost (turbo) is on.
+
+    Boost is /sys/devices/system/cpu/cpufreq/boost where the driver has it (acpi-cpufreq,
+    amd-pstate), else the inverse of intel_pstate/no_turbo.
+    """
+    policy = root / _CPU / "cpufreq" / "policy0"
+    boost = _read(root / _CPU / "cpufreq" / "boost")
+    no_turbo = _read(root / _CPU / "intel_pstate" / "no_turbo")
+    if boost is None and no_turbo is not None:
+        boost = "0" if no_turbo == "1" else "1"
+    return {"driver": _read(policy / "scaling_driver"),
+            "governor": _read(policy / "scaling_governor"),
+            "boost": {"1": "on", "0": "off"}.get(boost or "", boost)}
+
+
+def microcode(root: Path = Path("/")) -> str | None:
+    """CPU 0's microcode revision (sysfs, else the cpuinfo `microcode` line)."""
+    found = _read(root / _CPU / "cpu0" / "microcode" / "version")
+    if found:
+        return found
+    for line in (_read(root / "proc" / "cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "microcode":
+            return value.strip() or None
+    return None
+
+
+def mitigations(root: Path = Path("/")) -> dict[str, str]:
+    """The kernel's state for each CPU vulnerability it knows (Spectre, Meltdown, GDS ...),
+    as /sys/devices/system/cpu/vulnerabilities reports it; empty where it does not."""
+    folder = root / _CPU / "vulnerabilities"
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return {}
+    found = {name: _read(folder / name) for name in names}
+    return {name: text for name, text in found.items() if text is not None}
 
 
 def system_libcrypto() -> dict[str, Any]:
@@ -174,6 +283,7 @@ def collect(label: str | None = None, extra: dict[str, Any] | None = None) -> di
         "hostname": socket.gethostname(),
         "python_executable": sys.executable,
         "testbed": testbed(cpu_info, arch),
+        "platform": platform_state(),
         "label": label,
         **(extra or {}),
     }

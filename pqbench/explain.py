@@ -23,7 +23,10 @@ from pqbench import mask
 STRENGTHS = ("strong", "likely", "weak")
 
 #: Fingerprint fields that never explain anything: free text, derived hashes, duplicates.
-IGNORED = {"label", "testbed", "cpu.flags", "mask.detected"}
+#: systemd-detect-virt's answer depends on the userland having systemd (a minbase chroot
+#: has not), so it differs between userlands of one machine; the kernel-read
+#: virtualization fields beside it carry the comparison.
+IGNORED = {"label", "testbed", "cpu.flags", "mask.detected", "platform.virtualization.detected"}
 
 #: Implementations (or the library a row says it used) that run on an OpenSSL libcrypto,
 #: so OPENSSL_*cap reaches them. Python's hashlib links the system libcrypto.
@@ -228,11 +231,29 @@ def _library_cause(diff: Difference, implementation: str) -> Cause | None:
     return None
 
 
-_WEAK_PREFIXES = ("os", "os_build", "arch", "cpu.", "libraries.python", "hostname")
+_WEAK_PREFIXES = ("os", "os_build", "arch", "cpu.", "libraries.python", "hostname", "platform.")
+
+#: Why each part of the platform fingerprint is only a weak cause for any one row.
+_PLATFORM_WHY = (
+    ("platform.mitigations.", "kernel CPU-vulnerability mitigations act mostly at system "
+     "calls and context switches, which a timed loop hardly makes; a few (SSBD, STIBP) can "
+     "also slow user code a little"),
+    ("platform.microcode", "microcode can change what some instructions cost (the GDS fix "
+     "slowed AVX gathers), rarely what crypto loops use"),
+    ("platform.cpufreq.", "the frequency policy (driver, governor, boost) moves every row "
+     "by about the same factor, not one row alone"),
+    ("platform.smt.", "SMT changes what a sibling thread takes from the core; it moves "
+     "every row, most under load"),
+    ("platform.virtualization.", "the hypervisor adds the same small cost to every row"),
+    ("platform.libc", "the C library (memcpy, malloc) sits under every implementation"),
+    ("platform.userland", "another OS release rebuilds every library with another compiler"),
+    ("platform.kernel", "the kernel's scheduler, timers and mitigations reach every row"),
+)
 
 
 def _weak_cause(diff: Difference) -> Cause | None:
-    if diff.field.startswith(_WEAK_PREFIXES):
-        return Cause(diff.field, diff.before, diff.after, "weak",
-                     "affects every row a little (scheduler, mitigations, compiler, clocks)")
-    return None
+    if not diff.field.startswith(_WEAK_PREFIXES):
+        return None
+    why = next((text for prefix, text in _PLATFORM_WHY if diff.field.startswith(prefix)),
+               "affects every row a little (scheduler, mitigations, compiler, clocks)")
+    return Cause(diff.field, diff.before, diff.after, "weak", why)

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from pqbench import algorithms
+from pqbench import algorithms, environment
 from pqbench.errors import UserlandError
 from pqbench.liboqs import find_installed
 from pqbench.liboqs.locate import cache_dir, cache_root
 from pqbench.userland import Userland, ensure, find
 from pqbench.userland.bootstrap import mounts_below, safe_rmtree
-from pqbench.userland.chroot import environment, mount_namespace
+from pqbench.userland.chroot import inside_environment, mount_namespace
 from pqbench.userland.install import fingerprint, sync
 
 NAME = "debian-trixie"
@@ -108,9 +108,16 @@ def test_liboqs_inside_is_the_hosts_cached_build(trixie: Userland) -> None:
     assert env["library_details"]["liboqs"]["library"] == str(host.library)
     assert env["implementations"]["liboqs-python"] == "available"
     assert env["implementations"]["liboqs"] == "available"
-    # Same machine, other userland: the kernel is the host's, the C library is not.
+    # Same machine, other userland: the kernel and what it reports are the host's, the
+    # userland and its C library are not (Debian 12 has glibc 2.36, Debian 13 2.41).
     assert env["os"]["kernel"] == platform.release()
     assert env["cpu_flags"], "no /proc/cpuinfo inside: /proc was not mounted"
+    ours, theirs = environment.platform_state(), env["platform"]
+    for same in ("kernel", "microcode", "mitigations", "smt", "cpufreq"):
+        assert theirs[same] == ours[same], same
+    assert theirs["virtualization"]["hypervisor"] == ours["virtualization"]["hypervisor"]
+    assert theirs["userland"].startswith("Debian GNU/Linux 13")
+    assert theirs["libc"].startswith("glibc ") and theirs["libc"] != ours["libc"]
 
 
 def test_the_environment_inside_keeps_knobs_and_drops_host_paths(trixie: Userland) -> None:
@@ -122,7 +129,8 @@ def test_the_environment_inside_keeps_knobs_and_drops_host_paths(trixie: Userlan
     assert "PYTHONPATH" not in seen and "VIRTUAL_ENV" not in seen
     assert seen["PQBENCH_CACHE_DIR"] == str(cache_root())
     assert seen["HOME"] == "/root" and seen["PATH"].startswith("/usr/local/sbin")
-    pure = environment({"PATH": "/x", "LD_PRELOAD": "/y.so", "LC_ALL": "xx", "http_proxy": "p"})
+    pure = inside_environment({"PATH": "/x", "LD_PRELOAD": "/y.so", "LC_ALL": "xx",
+                               "http_proxy": "p"})
     assert pure["PATH"] != "/x" and "LD_PRELOAD" not in pure and "LC_ALL" not in pure
     assert pure["http_proxy"] == "p" and pure["LANG"] == "C.UTF-8"
 

@@ -58,7 +58,7 @@ class Mount:
                 ["mount", "-o", "remount,bind,ro", target]]
 
 
-def environment(host: Mapping[str, str]) -> dict[str, str]:
+def inside_environment(host: Mapping[str, str]) -> dict[str, str]:
     """The environment a command inside gets: the host's minus its paths and interpreters.
 
     OPENSSL_*cap knobs, proxies and PIP_* settings pass through; PQBENCH_CACHE_DIR names
@@ -133,7 +133,7 @@ def enter(root: Path, command: Sequence[str], cwd: str, host_namespace: str) -> 
     os.chroot(root)
     os.chdir(cwd)
     try:
-        os.execvpe(command[0], list(command), environment(host))
+        os.execvpe(command[0], list(command), inside_environment(host))
     except OSError as exc:
         raise UserlandError(f"cannot run {command[0]} in {root}: {exc}") from exc
 
