@@ -7,6 +7,7 @@ the native tests inside it against the userland's own OpenSSL 3.5. Needs root, a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -91,7 +92,7 @@ def test_speed_inside_measures_the_userlands_own_openssl_35(trixie: Userland,
 
 
 def test_the_native_tests_pass_against_openssl_35_inside(trixie: Userland) -> None:
-    done = inside(trixie, "sh", "-c", "cd /opt/pqbench && .venv/bin/python -m pytest -q "
+    done = inside(trixie, "sh", "-c", f"cd {trixie.install_dir} && .venv/bin/python -m pytest -q "
                   "-p no:cacheprovider tests/test_native.py tests/test_native_implementations.py "
                   "tests/test_files.py -k 'native or ssl or oqs or xts'", timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
@@ -177,7 +178,9 @@ def test_prefix_and_run_on_the_command_line(trixie: Userland) -> None:
                               capture_output=True, text=True, timeout=120, check=False)
 
     prefix = json.loads(cli("prefix", NAME, "--json").stdout)
-    assert prefix[0] == sys.executable and prefix[-1] == "/opt/pqbench/.venv/bin/pqbench"
+    assert prefix[0] == sys.executable
+    checkout = f"{REPO.name}-{hashlib.sha256(str(REPO).encode()).hexdigest()[:8]}"
+    assert prefix[-1] == f"/opt/pqbench/{checkout}/.venv/bin/pqbench"
     release = cli("run", NAME, "--", "cat", "/etc/debian_version")
     assert release.returncode == 0 and release.stdout.startswith("13."), release.stderr
     missing = cli("run", NAME)

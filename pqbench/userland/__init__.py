@@ -26,17 +26,18 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pqbench.errors import UserlandError
+from pqbench.userland.install import source_tree
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
-    INSTALL_DIR,
     INSTALL_MANIFEST,
-    PQBENCH,
     RECIPES,
     inside,
+    install_dir,
+    pqbench_in,
     read_manifest,
     recipe,
     root_of,
@@ -54,28 +55,36 @@ def log_to_stderr(message: str) -> None:
 
 @dataclass(frozen=True)
 class Userland:
-    """A built userland with pqbench set up inside."""
+    """A built userland with pqbench set up inside from this checkout."""
 
     name: str
     root: Path
+    install_dir: PurePosixPath
     base: dict[str, Any]
     install: dict[str, Any]
 
+    @property
+    def pqbench(self) -> PurePosixPath:
+        """The pqbench inside, as a path in the userland."""
+        return pqbench_in(self.install_dir)
+
     def command_prefix(self) -> list[str]:
         """argv that starts this userland's pqbench: append its arguments (e.g. `worker`)."""
-        return [sys.executable, "-m", "pqbench.userland", "run", self.name, "--", str(PQBENCH)]
+        return [sys.executable, "-m", "pqbench.userland", "run", self.name, "--",
+                str(self.pqbench)]
 
 
 def find(name: str) -> Userland:
-    """The userland `name` as built, without building or refreshing anything."""
+    """The userland `name` with this checkout's pqbench, without building anything."""
     spec = recipe(name)
     root = root_of(spec)
+    installed = install_dir(source_tree())
     base = read_manifest(root / BASE_MANIFEST)
-    install = read_manifest(inside(root, INSTALL_DIR) / INSTALL_MANIFEST)
-    if base is None or install is None or not inside(root, PQBENCH).exists():
-        raise UserlandError(f"userland {name} is not built at {root}: run "
-                            f"`python -m pqbench.userland build {name}` (as root)")
-    return Userland(name, root, base, install)
+    install = read_manifest(inside(root, installed) / INSTALL_MANIFEST)
+    if base is None or install is None or not inside(root, pqbench_in(installed)).exists():
+        raise UserlandError(f"userland {name} with pqbench from {source_tree()} is not built "
+                            f"at {root}: run `python -m pqbench.userland build {name}` (as root)")
+    return Userland(name, root, installed, base, install)
 
 
 def ensure(name: str, log: Log = log_to_stderr) -> Userland:

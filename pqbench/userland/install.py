@@ -1,10 +1,10 @@
 """Installing pqbench in a userland from the current source tree, as its README says.
 
-The tree pqbench runs from is copied to /opt/pqbench inside (the files git knows, or
-every file but build outputs and virtual environments when there is no git), then
-`make setup` runs there: the README's own set-up, which makes /opt/pqbench/.venv with an
-editable install, builds the C extensions against the userland's OpenSSL headers, and
-finds liboqs in the host's mounted cache.
+The tree pqbench runs from is copied to /opt/pqbench/<checkout>-<hash> inside (the files
+git knows, or every file but build outputs and virtual environments when there is no
+git), then `make setup` runs there: the README's own set-up, which makes a .venv in that
+copy with an editable install, builds the C extensions against the userland's OpenSSL
+headers, and finds liboqs in the host's mounted cache.
 
 Why a copy with an editable install inside, not the host checkout itself: the copy is the
 userland's own checkout, so building the extensions for its Python never writes into the
@@ -22,16 +22,16 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pqbench
 from pqbench.errors import UserlandError
 from pqbench.userland import chroot
 from pqbench.userland.recipe import (
-    INSTALL_DIR,
     INSTALL_MANIFEST,
-    PQBENCH,
     inside,
+    install_dir,
+    pqbench_in,
     read_manifest,
     write_manifest,
 )
@@ -104,19 +104,28 @@ def _same(a: Path, b: Path) -> bool:
 
 def ensure_installed(root: Path, log: Log) -> dict[str, object]:
     """pqbench from the current tree, set up inside the userland; the install manifest."""
+    from pqbench.userland.bootstrap import exclusive_lock
+
     tree = source_tree()
+    target = install_dir(tree)
+    dest = inside(root, target)
+    dest.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(dest.parent / f".{dest.name}.lock", log):
+        return _install(root, tree, target, log)
+
+
+def _install(root: Path, tree: Path, target: PurePosixPath, log: Log) -> dict[str, object]:
     files = source_files(tree)
     stamp = fingerprint(tree, files)
-    dest = inside(root, INSTALL_DIR)
+    dest = inside(root, target)
     manifest_path = dest / INSTALL_MANIFEST
     manifest = read_manifest(manifest_path) or {}
-    if manifest.get("fingerprint") == stamp and inside(root, PQBENCH).exists():
+    if manifest.get("fingerprint") == stamp and inside(root, pqbench_in(target)).exists():
         return manifest
     started = time.monotonic()
-    log(f"installing pqbench from {tree} into {root.name}:{INSTALL_DIR} (make setup)")
-    dest.mkdir(parents=True, exist_ok=True)
+    log(f"installing pqbench from {tree} into {root.name}:{target} (make setup)")
     sync(tree, files, dest, list(manifest.get("files", [])))
-    chroot.run_inside(root, ["make", "setup"], cwd=str(INSTALL_DIR), timeout=3600,
+    chroot.run_inside(root, ["make", "setup"], cwd=str(target), timeout=3600,
                       what="make setup inside the userland")
     manifest = {
         "source": str(tree), "fingerprint": stamp, "files": files,

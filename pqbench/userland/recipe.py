@@ -5,11 +5,13 @@ pqbench's per-user cache (never in the repository) under
 `cache_root()/userlands/<name>-<dpkg architecture>/`, e.g.
 `~/.cache/pqbench/userlands/debian-trixie-amd64/`. Two manifests say what is inside:
 `pqbench-userland.json` at its root (the base system, written once when it is built) and
-`/opt/pqbench/.pqbench-install.json` (the pqbench installed in it, rewritten on refresh).
+`/opt/pqbench/<checkout>/.pqbench-install.json` (a pqbench installed in it from one host
+checkout, rewritten on refresh).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -23,10 +25,9 @@ from pqbench.errors import UsageError
 from pqbench.liboqs.locate import cache_root
 
 BASE_MANIFEST = "pqbench-userland.json"
-INSTALL_DIR = PurePosixPath("/opt/pqbench")
+#: pqbench checkouts inside, one per host checkout (see install_dir).
+INSTALLS = PurePosixPath("/opt/pqbench")
 INSTALL_MANIFEST = ".pqbench-install.json"
-#: The pqbench that `make setup` installs inside (README set-up: .venv in the checkout).
-PQBENCH = INSTALL_DIR / ".venv" / "bin" / "pqbench"
 MIRROR_VAR = "PQBENCH_DEBIAN_MIRROR"
 
 #: What the README set-up needs inside, and nothing more: python3, its venv module and
@@ -89,6 +90,18 @@ def architecture() -> str:
 def root_of(spec: Recipe) -> Path:
     """Where the userland made from `spec` lives on this machine."""
     return userlands_dir() / f"{spec.name}-{architecture()}"
+
+
+def install_dir(tree: Path) -> PurePosixPath:
+    """/opt/pqbench/<checkout name>-<hash of its host path>: one install per host checkout,
+    so two checkouts on one machine (git worktrees) never overwrite each other's."""
+    digest = hashlib.sha256(str(tree).encode()).hexdigest()[:8]
+    return INSTALLS / f"{tree.name}-{digest}"
+
+
+def pqbench_in(install: PurePosixPath) -> PurePosixPath:
+    """The pqbench that `make setup` makes in a checkout (README: .venv in the checkout)."""
+    return install / ".venv" / "bin" / "pqbench"
 
 
 def inside(root: Path, path: PurePosixPath) -> Path:
