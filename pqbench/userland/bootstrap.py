@@ -44,16 +44,15 @@ def ensure_base(spec: Recipe, log: Log) -> Path:
     """The userland's root with its base system built and the host's CAs trusted."""
     root = root_of(spec)
     chroot.require_root()
-    if _missing_packages(root, spec) is None:
-        userlands_dir().mkdir(parents=True, exist_ok=True)
-        with exclusive_lock(userlands_dir() / ".lock", log):
-            if _missing_packages(root, spec) is None:
-                _build(spec, root, log)
-    missing = _missing_packages(root, spec)
-    if missing:
-        _add_packages(root, missing, log)
-    if (read_manifest(root / BASE_MANIFEST) or {}).get("host_cas") != cas_fingerprint():
-        trust_host_cas(root, log)
+    userlands_dir().mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(userlands_dir() / ".lock", log):
+        missing = _missing_packages(root, spec)
+        if missing is None:
+            _build(spec, root, log)
+        elif missing:
+            _add_packages(root, missing, log)
+        if (read_manifest(root / BASE_MANIFEST) or {}).get("host_cas") != cas_fingerprint():
+            trust_host_cas(root, log)
     return root
 
 
@@ -87,10 +86,21 @@ def _build(spec: Recipe, root: Path, log: Log) -> None:
         }
         write_manifest(staging / BASE_MANIFEST, manifest)
         trust_host_cas(staging, log)
-        staging.rename(root)
+        _replace(staging, root)
     finally:
         safe_rmtree(staging)
     log(f"built {root} in {round(time.monotonic() - started)} s")
+
+
+def _replace(staging: Path, root: Path) -> None:
+    """Rename the finished tree into place; a broken one there (no manifest) goes first."""
+    old = None
+    if root.exists():
+        old = root.with_name(f".staging-old-{root.name}-{os.getpid()}")
+        root.rename(old)
+    staging.rename(root)
+    if old is not None:
+        safe_rmtree(old)
 
 
 def _add_packages(root: Path, packages: list[str], log: Log) -> None:
