@@ -342,3 +342,36 @@ def test_without_the_extension_available_is_false_with_a_reason() -> None:
     assert "not built" in reason
     assert "libssl-dev" in reason
     assert raised.startswith("raised: the native extension was not built")
+
+
+# --- the operation count ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("op", "bytes_per_op"), [("keygen", 64), ("encaps", 32)])
+def test_oqs_loop_reports_exactly_the_operations_it_ran(liboqs: str, op: str,
+                                                        bytes_per_op: int) -> None:
+    """Count the operations independently: liboqs's own custom-RNG hook sees every random
+    byte the loop draws. FIPS 203 fixes the draws: ML-KEM.KeyGen takes d and z, 32 bytes
+    each (Algorithm 19), ML-KEM.Encaps takes m, 32 bytes (Algorithm 20), Decaps none. The
+    check before the loop runs keygen, encaps and decaps once: 96 bytes."""
+    import ctypes
+
+    library = liboqs_library()
+    assert library is not None
+    oqs = ctypes.CDLL(str(library))  # the very object the loop dlopened: one RNG state
+    drawn = [0]
+
+    @ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
+    def counting_rng(buffer: ctypes._Pointer[ctypes.c_uint8], length: int) -> None:
+        drawn[0] += length
+        ctypes.memmove(buffer, os.urandom(length), length)
+
+    pk, sk, ct, ss = KEMS["ML-KEM-768"]
+    oqs.OQS_randombytes_custom_algorithm(counting_rng)
+    try:
+        result = native.oqs_kem("ML-KEM-768", op, SECONDS, pk_len=pk, sk_len=sk, ct_len=ct,
+                                ss_len=ss)
+    finally:
+        assert oqs.OQS_randombytes_switch_algorithm(b"OpenSSL") == 0
+    assert result.ops > 1
+    assert drawn[0] == 96 + bytes_per_op * result.ops
