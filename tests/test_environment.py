@@ -118,3 +118,21 @@ def test_platform_changes_are_weak_causes_and_detect_virt_is_not_one() -> None:
     libc = causes_for("X25519", "libcrypto", [Difference("platform.libc", "glibc 2.36",
                                                          "glibc 2.41")])
     assert [c.strength for c in libc] == ["weak"]
+
+
+def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_run) -> None:
+    import copy
+
+    import pytest
+
+    from pqbench import exchange
+    from pqbench.errors import InputFileError
+
+    _, doc = small_run
+    (run,) = exchange.parse(copy.deepcopy(doc), "run.json")
+    assert run.environment["platform"] == doc["environment"]["platform"]
+    assert run.environment["platform"]["libc"] == environment.libc()
+    bad = copy.deepcopy(doc)
+    bad["environment"]["platform"]["mitigations"] = {"spectre_v2": 2}
+    with pytest.raises(InputFileError, match=r"environment\.platform\.mitigations"):
+        exchange.parse(bad, "bad.json")

@@ -263,6 +263,19 @@ class Cpu(_Open):
     count: Annotated[int, Field(ge=0, le=1 << 20)] | None = None
 
 
+class Platform(_Open):
+    """What explains an OS-level change besides the libraries (environment.platform_state)."""
+
+    userland: Text | None = None
+    kernel: Text | None = None
+    libc: Text | None = None
+    virtualization: dict[Key, Json] = Field(default_factory=dict, max_length=100)
+    cpufreq: dict[Key, Text | None] = Field(default_factory=dict, max_length=100)
+    smt: dict[Key, Text | None] = Field(default_factory=dict, max_length=100)
+    microcode: Text | None = None
+    mitigations: dict[Key, Text] = Field(default_factory=dict, max_length=1_000)
+
+
 class Fingerprint(_Open):
     """The environment a run measured in; the fields compare, history and reports read."""
 
@@ -282,6 +295,7 @@ class Fingerprint(_Open):
     label: Label | None = None
     mask: dict[Key, Json] | None = None
     storage: list[dict[Key, Json]] | None = _items(1_000)
+    platform: Platform | None = None
 
 
 # --- documents ---------------------------------------------------------------------------
