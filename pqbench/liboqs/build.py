@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -26,39 +25,29 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pqbench.errors import ImplementationUnavailable
+from pqbench.errors import ImplementationUnavailable, UsageError
 from pqbench.liboqs.locate import (
     MANIFEST_NAME,
     ORIGIN_CACHE,
     LiboqsInstall,
     Rejected,
-    cache_dir,
+    left_out,
     probe,
     survey,
 )
+from pqbench.liboqs.recipes import (
+    COMPAT_SOURCE,
+    CRATE,
+    CRATE_VERSION,
+    FULL,
+    LIBOQS_VERSION,
+    MINIMAL,
+    SOURCE,
+    Recipe,
+    reusable_for,
+)
 
 Log = Callable[[str], None]
-
-CRATE = "oqs-sys"
-CRATE_VERSION = "0.11.0+liboqs-0.13.0"
-LIBOQS_VERSION = "0.13.0"
-SOURCE = f"crates.io {CRATE} {CRATE_VERSION}"
-COMPAT_SOURCE = Path(__file__).with_name("compat.c")
-
-# All algorithms (the default), stateful signatures as liboqs-python's own installer enables
-# them, runtime CPU dispatch so the cache is portable across x86-64 machines, OpenSSL for
-# SHA-2/AES. Static PIC so compat.c can be linked into the one shared library.
-CMAKE_OPTIONS = (
-    "-DCMAKE_BUILD_TYPE=Release",
-    "-DBUILD_SHARED_LIBS=OFF",
-    "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
-    "-DOQS_BUILD_ONLY_LIB=ON",
-    "-DOQS_DIST_BUILD=ON",
-    "-DOQS_USE_OPENSSL=ON",
-    "-DOQS_ENABLE_SIG_STFL_LMS=ON",
-    "-DOQS_ENABLE_SIG_STFL_XMSS=ON",
-    "-DOQS_HAZARDOUS_EXPERIMENTAL_ENABLE_SIG_STFL_KEY_SIG_GEN=ON",
-)
 
 
 class SourceUnavailable(Exception):
@@ -69,20 +58,27 @@ def log_to_stderr(message: str) -> None:
     print(f"pqbench.liboqs: {message}", file=sys.stderr, flush=True)
 
 
-def ensure(log: Log = log_to_stderr, *, force: bool = False) -> LiboqsInstall:
+def ensure(
+    log: Log = log_to_stderr, *, force: bool = False, full: bool = False, fallback: bool = True
+) -> LiboqsInstall:
     """A usable liboqs: one already installed, else our pinned build, else liboqs-python's own.
 
-    With `force`, build the pinned liboqs again even if one is found (replacing our cache entry).
+    With `full`, the liboqs found must enable every mechanism it knows, else the full recipe is
+    built. With `force`, build the pinned liboqs again even if one is found (replacing our cache
+    entry). Without `fallback`, a missing cargo raises SourceUnavailable instead of running
+    liboqs-python's installer (which needs liboqs-python installed).
     """
     if not force:
         found, rejected = survey()
         for reason in rejected:
             log(f"skipped {reason}")
-        if found is not None:
+        if found is not None and not (full and _needs_full_build(found, log)):
             return found
     try:
-        prefix = build_pinned(log, force=force)
+        prefix = build_pinned(log, force=force, full=full)
     except SourceUnavailable as exc:
+        if not fallback:
+            raise
         log(f"{exc}; falling back to liboqs-python's installer (git clone from GitHub)")
         return _install_with_liboqs_python(log)
     found_or_rejected = probe(prefix / "lib" / "liboqs.so", ORIGIN_CACHE)
@@ -99,35 +95,66 @@ def ensure(log: Log = log_to_stderr, *, force: bool = False) -> LiboqsInstall:
     return found_or_rejected
 
 
-def options_key() -> str:
-    """Short hash of everything that shapes the build, naming its cache directory."""
-    recipe = {
-        "source": SOURCE,
-        "cmake": CMAKE_OPTIONS,
-        "compat": hashlib.sha256(COMPAT_SOURCE.read_bytes()).hexdigest(),
-    }
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
+def _needs_full_build(found: LiboqsInstall, log: Log) -> bool:
+    """Whether `--all` must build: `found` leaves mechanisms out and our cache would win.
+
+    Our cache entries are ranked by how much they enable, so a full build there takes over
+    from a minimal one; a liboqs found before the cache (OQS_INSTALL_PATH, the system, ~/_oqs)
+    would still be the one loaded, so building would not help: that is a usage error.
+    """
+    if found.build.get("options_key") == FULL.key():
+        return False  # our full recipe: all this platform can enable
+    missing = left_out(found.library)
+    if not missing:
+        return False
+    shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+    if reason := _loaded_before_cache(found):
+        raise UsageError(
+            f"pqbench uses {found.library} ({reason}), which leaves out {len(missing)} "
+            f"mechanisms ({shown}); a full build in pqbench's cache would not be loaded. "
+            "Unset OQS_INSTALL_PATH or point it at a liboqs with every algorithm."
+        )
+    log(f"{found.prefix} leaves out {len(missing)} mechanisms ({shown}); building all")
+    return True
 
 
-def install_dir() -> Path:
-    """cache_root()/liboqs/<version>-<hash of options>/"""
-    return cache_dir() / f"{LIBOQS_VERSION}-{options_key()}"
+def _loaded_before_cache(found: LiboqsInstall) -> str | None:
+    """Why `found` is searched before pqbench's own cache entries, or None if it is one."""
+    env = os.environ.get("OQS_INSTALL_PATH")
+    if env and Path(env).expanduser().resolve() == found.prefix.resolve():
+        return "OQS_INSTALL_PATH selects it"
+    if found.origin != ORIGIN_CACHE:
+        return f"the {found.origin} liboqs comes before pqbench's cache"
+    return None
 
 
-def build_pinned(log: Log = log_to_stderr, *, force: bool = False) -> Path:
-    """Build the pinned liboqs into install_dir() unless a finished build is there; its prefix."""
-    final = install_dir()
+def build_pinned(log: Log = log_to_stderr, *, force: bool = False, full: bool = False) -> Path:
+    """Our pinned liboqs, minimal or `full`; built unless a finished build answers the request.
+
+    A full build in the cache answers a minimal request too; a minimal one never answers
+    `full`. With `force`, the requested recipe is built again.
+    """
+    wanted = FULL if full else MINIMAL
+    return build_recipe(wanted, log, reuse=() if force else reusable_for(wanted))
+
+
+def build_recipe(
+    recipe: Recipe, log: Log = log_to_stderr, *, reuse: tuple[Recipe, ...] = ()
+) -> Path:
+    """Build `recipe` into its cache directory unless a finished build of `reuse` is there."""
+    final = recipe.directory()
     final.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive_lock(final.parent / ".lock", log):
-        if (final / MANIFEST_NAME).is_file() and not force:
-            log(f"another set-up already built {final}")
-            return final
+        for candidate in reuse:
+            if (candidate.directory() / MANIFEST_NAME).is_file():
+                log(f"another set-up already built {candidate.directory()}")
+                return candidate.directory()
         _remove_leftovers(final.parent)
         source = fetch_source(log)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{final.name}-", dir=final.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
         try:
-            _build_into(source, staging, final, log)
+            _build_into(recipe, source, staging, final, log)
             _replace_dir(staging, final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -149,9 +176,11 @@ def fetch_source(log: Log = log_to_stderr) -> Path:
         )
         (Path(manifest_dir) / "lib.rs").write_text("")
         log(f"fetching {SOURCE} with cargo")
+        started = time.monotonic()
         fetched = _run([cargo, "fetch", "--manifest-path", str(manifest)], log, check=False)
         if fetched.returncode != 0:
             raise SourceUnavailable(f"cargo fetch failed: {_tail(fetched.stdout + fetched.stderr)}")
+        log(f"fetched in {time.monotonic() - started:.1f} s")
         metadata = _run(
             [
                 cargo,
@@ -183,7 +212,7 @@ def _liboqs_tree(metadata: dict[str, object]) -> Path:
     raise SourceUnavailable(f"cargo metadata does not list {CRATE} {CRATE_VERSION}")
 
 
-def _build_into(source: Path, staging: Path, final: Path, log: Log) -> None:
+def _build_into(recipe: Recipe, source: Path, staging: Path, final: Path, log: Log) -> None:
     """Configure for `final` (so liboqs.pc names it), install into `staging`, add the .so."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pqbench-oqs-build-") as build_dir:
@@ -196,12 +225,12 @@ def _build_into(source: Path, staging: Path, final: Path, log: Log) -> None:
                 "-B",
                 build_dir,
                 *generator,
-                *CMAKE_OPTIONS,
+                *recipe.cmake_options,
                 f"-DCMAKE_INSTALL_PREFIX={final}",
             ],
             log,
         )
-        log(f"building liboqs {LIBOQS_VERSION} (a few minutes)")
+        log(f"building liboqs {LIBOQS_VERSION}, {recipe.algorithms} algorithms")
         _run(["cmake", "--build", build_dir, "--parallel", str(os.cpu_count() or 2)], log)
         _run(["cmake", "--install", build_dir, "--prefix", str(staging)], log)
     library = _link_shared(source, staging, log)
@@ -209,10 +238,11 @@ def _build_into(source: Path, staging: Path, final: Path, log: Log) -> None:
     manifest = {
         "source": SOURCE,
         "source_dir": str(source),
-        "cmake_options": list(CMAKE_OPTIONS),
+        "algorithms": recipe.algorithms,
+        "cmake_options": list(recipe.cmake_options),
         "compat_shim": True,
         "compat_symbols": ["OQS_SIG_supports_ctx_str"],
-        "options_key": options_key(),
+        "options_key": recipe.key(),
         "build_seconds": round(time.monotonic() - started, 1),
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

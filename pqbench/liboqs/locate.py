@@ -140,6 +140,27 @@ def probe(library: Path, origin: str) -> LiboqsInstall | Rejected:
     return LiboqsInstall(prefix, real, version, origin, info)
 
 
+def left_out(library: Path) -> list[str]:
+    """KEMs and signatures `library` knows by name but was built without (liboqs's own lists).
+
+    liboqs lists every mechanism it has code for (OQS_KEM_alg_identifier) whether or not the
+    build enabled it (OQS_KEM_alg_is_enabled); liboqs-python's get_supported_* read the same.
+    """
+    handle = ctypes.CDLL(str(library))
+    missing: list[str] = []
+    for kind in ("KEM", "SIG"):
+        count = getattr(handle, f"OQS_{kind}_alg_count")
+        identifier = getattr(handle, f"OQS_{kind}_alg_identifier")
+        identifier.argtypes, identifier.restype = [ctypes.c_size_t], ctypes.c_char_p
+        is_enabled = getattr(handle, f"OQS_{kind}_alg_is_enabled")
+        is_enabled.argtypes, is_enabled.restype = [ctypes.c_char_p], ctypes.c_int
+        for index in range(count()):
+            name = identifier(index)
+            if name and not is_enabled(name):
+                missing.append(name.decode("ascii", "replace"))
+    return missing
+
+
 def build_info(prefix: Path) -> dict[str, object]:
     """How a liboqs was built: its oqsconfig.h, plus our manifest when pqbench built it."""
     info: dict[str, object] = {}
@@ -201,12 +222,25 @@ def _library_below(prefix: Path) -> Path | None:
 
 
 def _cache_prefixes() -> list[Path]:
-    """Finished builds in our cache, newest first; `.`-prefixed names are builds in progress."""
+    """Finished builds in our cache, the one enabling most algorithms first, then the newest.
+
+    So a full build (`--all`) is loaded in preference to a minimal one beside it.
+    `.`-prefixed names are builds in progress.
+    """
     root = cache_dir()
     if not root.is_dir():
         return []
     finished = [p for p in root.iterdir() if not p.name.startswith(".") and _is_pqbench_build(p)]
-    return sorted(finished, key=lambda p: p.stat().st_mtime, reverse=True)
+    return sorted(finished, key=lambda p: (_enabled_defines(p), p.stat().st_mtime), reverse=True)
+
+
+def _enabled_defines(prefix: Path) -> int:
+    """How many OQS_ENABLE_* switches a build's oqsconfig.h turns on (0 if unreadable)."""
+    try:
+        text = (prefix / "include" / "oqs" / "oqsconfig.h").read_text(errors="replace")
+    except OSError:
+        return 0
+    return len(re.findall(r"^#define OQS_ENABLE_\w+", text, flags=re.MULTILINE))
 
 
 def _is_pqbench_build(prefix: Path) -> bool:
