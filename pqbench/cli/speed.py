@@ -19,7 +19,7 @@ from pqbench.cli.common import (
     handles_errors,
     print_json,
 )
-from pqbench.errors import UsageError
+from pqbench.errors import UnknownAlgorithmError, UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.store import Store
 from pqbench.timing import multi
@@ -93,7 +93,12 @@ def speed(
         cpus=multi.parse_cpus(cpu) if cpu else (),
     )
     kems, sigs = liboqs_mechanisms()
-    chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
+    try:
+        chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
+    except UnknownAlgorithmError as exc:
+        from pqbench.liboqs.mechanisms import explain_unknown
+
+        raise explain_unknown(exc) from None  # liboqs knows it, this build left it out
     _check_operations(settings.operations, chosen)
     _warn_oversubscribed(processes)
     impls = select(implementation)
