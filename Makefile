@@ -2,7 +2,8 @@
 #   make run    set everything up, run the quick suite, store it, print the table
 #   make test   set everything up, then lint, type-check and run the tests
 # Both are idempotent; the virtual environment lives in .venv/ and liboqs is built once
-# into a per-user cache outside the repository.
+# into a per-user cache outside the repository (`python -m pqbench.liboqs --all` for every
+# algorithm, not only the NIST standards and HQC).
 
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +18,17 @@ $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-setup: $(STAMP)
+# liboqs (cargo fetch, cmake build: standard library only) and the virtual environment (pip)
+# do not need each other, so they run side by side; both are waited for and either failing
+# fails set-up. Without cargo the first step defers to the last one, which then runs
+# liboqs-python's own installer. The last step finds the cache and says what pqbench uses.
+setup:
+	@$(PYTHON) -m pqbench.liboqs --no-fallback >/dev/null & liboqs=$$!; \
+	$(MAKE) --no-print-directory $(STAMP); venv=$$?; \
+	wait $$liboqs; oqs=$$?; \
+	test $$venv -eq 0 || echo "make setup: installing .venv failed (exit $$venv)" >&2; \
+	test $$oqs -eq 0 || echo "make setup: building liboqs failed (exit $$oqs)" >&2; \
+	test $$venv -eq 0 && test $$oqs -eq 0
 	$(BIN)/python -m pqbench.liboqs
 
 run: setup
