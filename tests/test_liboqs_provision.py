@@ -1,15 +1,20 @@
 """pqbench.liboqs against real libraries: our cache build, liboqs-python, and small C libraries.
 
-The set-up step builds the cache; if it is missing, the `cache_prefix` fixture builds it once
-(minutes). Anything that depends on process-global state (OQS_INSTALL_PATH, `import oqs`) runs
-in a subprocess with `sys.executable`.
+The set-up step builds the default (minimal) recipe into the cache; if it is missing, the
+`cache_prefix` fixture builds it once (one to two minutes on 2 cores). The full recipe is
+never compiled here (several minutes): its cmake options are checked by configuring liboqs,
+and its cache handling with builds placed in temporary cache directories. Anything that
+depends on process-global state (OQS_INSTALL_PATH, `import oqs`) runs in a subprocess with
+`sys.executable`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from pqbench.liboqs import build, locate
+from pqbench.liboqs import build, locate, recipes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,14 +38,14 @@ def run_python(
     )
 
 
-def survey_in_subprocess(env: dict[str, str]) -> dict[str, object]:
+def survey_in_subprocess(env: dict[str, str], drop: tuple[str, ...] = ()) -> dict[str, object]:
     code = (
         "import json; from pqbench.liboqs import survey\n"
         "found, rejected = survey()\n"
         "print(json.dumps({'found': found and found.to_dict(),"
         " 'rejected': [vars(r) for r in rejected]}))"
     )
-    result = run_python(code, env)
+    result = run_python(code, env, drop)
     assert result.returncode == 0, result.stderr
     data: dict[str, object] = json.loads(result.stdout)
     return data
@@ -48,8 +53,28 @@ def survey_in_subprocess(env: dict[str, str]) -> dict[str, object]:
 
 @pytest.fixture(scope="session")
 def cache_prefix() -> Path:
-    """Our pinned build in the cache; returns at once when set-up has already built it."""
-    return build.build_pinned(log=lambda message: None)
+    """Our minimal build in the cache, exactly (a full build beside it would not do: some tests
+    need what it leaves out); returns at once when set-up has already built it."""
+    return build.build_recipe(recipes.MINIMAL, log=lambda message: None, reuse=(recipes.MINIMAL,))
+
+
+@pytest.fixture
+def minimal_only_cache(tmp_path: Path, cache_prefix: Path) -> Path:
+    """A cache root (for PQBENCH_CACHE_DIR) whose only entry is the real minimal build."""
+    root = tmp_path / "cache"
+    (root / "liboqs").mkdir(parents=True)
+    (root / "liboqs" / cache_prefix.name).symlink_to(cache_prefix)
+    return root
+
+
+ISOLATED_DROP = ("OQS_INSTALL_PATH", "XDG_CACHE_HOME")
+
+
+def isolated_env(cache_root: Path, home: Path) -> dict[str, str]:
+    """Environment in which pqbench finds liboqs only in `cache_root` (no ~/_oqs, no variable;
+    run_python callers also pass drop=ISOLATED_DROP)."""
+    env = {k: v for k, v in os.environ.items() if k not in ISOLATED_DROP}
+    return env | {"PQBENCH_CACHE_DIR": str(cache_root), "HOME": str(home)}
 
 
 @pytest.fixture(scope="session")
@@ -76,6 +101,7 @@ def test_cache_build_is_usable_with_shim(cache_prefix: Path) -> None:
     assert found.build["source"] == build.SOURCE
     assert found.build["OQS_DIST_BUILD"] is True
     assert found.build["OQS_USE_OPENSSL"] is True
+    assert found.build["algorithms"] == "minimal"
     assert isinstance(found.build["cpu_extensions"], list)
 
 
@@ -238,25 +264,32 @@ def test_main_prints_the_install_as_json(cache_prefix: Path) -> None:
     assert data["version"] == build.LIBOQS_VERSION
     assert data["origin"] == locate.ORIGIN_CACHE
     assert Path(data["library"]).is_file()
+    assert data["build"]["algorithms"] == "minimal"
 
 
-def test_build_pinned_reuses_a_finished_build(cache_prefix: Path) -> None:
+def test_build_pinned_reuses_a_finished_build(
+    cache_prefix: Path, minimal_only_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", str(minimal_only_cache))
     messages: list[str] = []
-    assert build.build_pinned(log=messages.append) == cache_prefix
+    assert build.build_pinned(log=messages.append) == recipes.MINIMAL.directory()
+    assert recipes.MINIMAL.directory().resolve() == cache_prefix
     assert any("already built" in message for message in messages)
 
 
-def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(cache_prefix: Path) -> None:
+def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(
+    minimal_only_cache: Path,
+) -> None:
     code = (
         "from pqbench.liboqs import build\n"
         "print(build.build_pinned(log=lambda m: print(m, flush=True)))\n"
     )
-    lock_path = cache_prefix.parent / ".lock"
+    lock_path = minimal_only_cache / "liboqs" / ".lock"
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # as a set-up in the middle of a build would
         waiter = subprocess.Popen(
             [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env=dict(os.environ, PYTHONPATH=str(REPO), PQBENCH_CACHE_DIR=str(minimal_only_cache)),
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -266,7 +299,8 @@ def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(cache_prefix
     rest, _ = waiter.communicate(timeout=60)
     assert waiter.returncode == 0
     assert "already built" in rest
-    assert rest.strip().splitlines()[-1] == str(cache_prefix)
+    (entry,) = (minimal_only_cache / "liboqs").glob("0.13.0-*")
+    assert rest.strip().splitlines()[-1] == str(entry)
 
 
 def test_cache_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -279,3 +313,355 @@ def test_cache_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert locate.cache_root() == tmp_path / ".cache" / "pqbench"
+
+
+# --- the minimal and full recipes ---------------------------------------------------------
+
+# The default build, as liboqs 0.13 names the algorithms (liboqs README, "Supported
+# Algorithms"): FIPS 203 ML-KEM, HQC, FIPS 204 ML-DSA, Falcon (FN-DSA) and the SPHINCS+
+# parameter sets FIPS 205 standardised as SLH-DSA.
+MINIMAL_KEMS = {"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "HQC-128", "HQC-192", "HQC-256"}
+MINIMAL_SIGNATURES = {
+    "ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
+    "Falcon-512", "Falcon-1024", "Falcon-padded-512", "Falcon-padded-1024",
+    "SPHINCS+-SHA2-128f-simple", "SPHINCS+-SHA2-128s-simple", "SPHINCS+-SHA2-192f-simple",
+    "SPHINCS+-SHA2-192s-simple", "SPHINCS+-SHA2-256f-simple", "SPHINCS+-SHA2-256s-simple",
+    "SPHINCS+-SHAKE-128f-simple", "SPHINCS+-SHAKE-128s-simple", "SPHINCS+-SHAKE-192f-simple",
+    "SPHINCS+-SHAKE-192s-simple", "SPHINCS+-SHAKE-256f-simple", "SPHINCS+-SHAKE-256s-simple",
+}  # fmt: skip
+# The same, as oqsconfig.h switches.
+MINIMAL_SWITCHES = {
+    "KEM_ml_kem_512", "KEM_ml_kem_768", "KEM_ml_kem_1024",
+    "KEM_hqc_128", "KEM_hqc_192", "KEM_hqc_256",
+    "SIG_ml_dsa_44", "SIG_ml_dsa_65", "SIG_ml_dsa_87",
+    "SIG_falcon_512", "SIG_falcon_1024", "SIG_falcon_padded_512", "SIG_falcon_padded_1024",
+    *{f"SIG_sphincs_{h}_{n}{v}_simple" for h in ("sha2", "shake") for n in (128, 192, 256)
+      for v in "fs"},
+}  # fmt: skip
+
+
+def source_tree(prefix: Path) -> Path:
+    """The liboqs source the cache build was made from (its manifest records it)."""
+    manifest = json.loads((prefix / locate.MANIFEST_NAME).read_text())
+    return Path(manifest["source_dir"])
+
+
+def enabled_switches(source: Path, options: tuple[str, ...], build_dir: Path) -> set[str]:
+    """Configure liboqs with `options` (no compiling) and read which algorithms it enables."""
+    subprocess.run(
+        ["cmake", "-S", str(source), "-B", str(build_dir), *options],
+        capture_output=True, check=True, text=True,
+    )  # fmt: skip
+    config = (build_dir / "include" / "oqs" / "oqsconfig.h").read_text()
+    switches = set(re.findall(r"^#define OQS_ENABLE_((?:KEM|SIG|SIG_STFL)_\w+) 1", config, re.M))
+    # Keep one name per algorithm: drop families (upper case) and per-CPU variants.
+    variants = re.compile(r"_(avx2|avx512|x86_64|aarch64|aesni|avx|cuda|neon)$")
+    return {s for s in switches if not s.split("_", 1)[1].isupper() and not variants.search(s)}
+
+
+def declared_algorithms(source: Path) -> set[str]:
+    """Every KEM and signature switch liboqs's alg_support.cmake declares (all we could build)."""
+    text = (source / ".CMake" / "alg_support.cmake").read_text()
+    declared = re.findall(r"cmake_dependent_option\(OQS_ENABLE_((?:KEM|SIG)_[a-z]\w*) ", text)
+    variants = re.compile(r"_(avx2|avx512|x86_64|aarch64|aesni|avx|cuda|neon)$")
+    # Anything under the libjade switch (off unless OQS_LIBJADE_BUILD) is not part of "all".
+    return {s for s in declared if not variants.search(s) and "LIBJADE" not in s}
+
+
+def test_minimal_recipe_configures_exactly_the_standards(
+    cache_prefix: Path, tmp_path: Path
+) -> None:
+    switches = enabled_switches(
+        source_tree(cache_prefix), recipes.MINIMAL.cmake_options, tmp_path / "build"
+    )
+    assert switches == MINIMAL_SWITCHES
+
+
+def test_full_recipe_configures_every_algorithm(cache_prefix: Path, tmp_path: Path) -> None:
+    source = source_tree(cache_prefix)
+    switches = enabled_switches(source, recipes.FULL.cmake_options, tmp_path / "build")
+    # Every algorithm liboqs declares, HQC included though liboqs 0.13 turns it off by default.
+    assert declared_algorithms(source) <= switches
+    assert switches > MINIMAL_SWITCHES  # so a full build answers a minimal request
+    for name in ("KEM_frodokem_640_aes", "KEM_classic_mceliece_348864", "SIG_mayo_1",
+                 "SIG_STFL_lms_sha256_h5_w1", "SIG_STFL_xmss_sha256_h10"):
+        assert name in switches
+
+
+def test_recipes_have_distinct_stable_cache_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", "/nonexistent-cache")
+    minimal, full = recipes.MINIMAL.key(), recipes.FULL.key()
+    assert re.fullmatch(r"[0-9a-f]{12}", minimal) and re.fullmatch(r"[0-9a-f]{12}", full)
+    assert minimal != full
+    assert recipes.MINIMAL.key() == minimal  # a pure function of the recipe
+    assert recipes.MINIMAL.directory() == Path(f"/nonexistent-cache/liboqs/0.13.0-{minimal}")
+    assert recipes.FULL.directory() == Path(f"/nonexistent-cache/liboqs/0.13.0-{full}")
+    extra = "-DOQS_SPEED_USE_ARM_PMU=ON"
+    changed = dataclasses.replace(
+        recipes.MINIMAL, cmake_options=(*recipes.MINIMAL.cmake_options, extra)
+    )
+    assert changed.key() not in (minimal, full)
+
+
+def test_minimal_build_enables_the_standards_and_leaves_the_rest_out(cache_prefix: Path) -> None:
+    code = (
+        "import json; from pqbench.liboqs import import_oqs, loaded_install\n"
+        "from pqbench.liboqs.locate import left_out\n"
+        "oqs = import_oqs()\n"
+        "print(json.dumps({'kems': oqs.get_enabled_kem_mechanisms(),"
+        " 'sigs': oqs.get_enabled_sig_mechanisms(),"
+        " 'left_out': left_out(loaded_install().library)}))\n"
+    )
+    result = run_python(code, {"OQS_INSTALL_PATH": str(cache_prefix)})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data["kems"]) == MINIMAL_KEMS
+    assert set(data["sigs"]) == MINIMAL_SIGNATURES
+    for name in ("FrodoKEM-640-AES", "Classic-McEliece-348864", "BIKE-L1", "Kyber768",
+                 "sntrup761", "Dilithium2", "MAYO-1", "cross-rsdp-128-fast", "OV-Is"):
+        assert name in data["left_out"]
+    assert not (MINIMAL_KEMS | MINIMAL_SIGNATURES) & set(data["left_out"])
+
+
+def refuse_to_fetch(log: object) -> Path:
+    raise build.SourceUnavailable("fetch refused by the test")
+
+
+def test_full_build_in_cache_answers_a_minimal_request(
+    cache_prefix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    recipes.FULL.directory().parent.mkdir(parents=True)
+    recipes.FULL.directory().symlink_to(cache_prefix)  # stands in for a finished full build
+    monkeypatch.setattr(build, "fetch_source", refuse_to_fetch)  # any build attempt fails
+    messages: list[str] = []
+    assert build.build_pinned(messages.append) == recipes.FULL.directory()
+    assert build.build_pinned(messages.append, full=True) == recipes.FULL.directory()
+    assert all("already built" in message for message in messages)
+
+
+def test_minimal_build_in_cache_does_not_answer_a_full_request(
+    minimal_only_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", str(minimal_only_cache))
+    monkeypatch.setattr(build, "fetch_source", refuse_to_fetch)
+    assert build.build_pinned(lambda message: None) == recipes.MINIMAL.directory()
+    with pytest.raises(build.SourceUnavailable, match="refused by the test"):
+        build.build_pinned(lambda message: None, full=True)  # it went on to build
+    assert not recipes.FULL.directory().exists()
+    assert not list((minimal_only_cache / "liboqs").glob(".staging-*"))
+
+
+def test_ensure_all_builds_when_the_cache_has_only_a_minimal_build(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    code = (
+        "from pqbench.liboqs import build\n"
+        "def refuse(log): raise build.SourceUnavailable('fetch refused by the test')\n"
+        "build.fetch_source = refuse\n"
+        "print('minimal request:', build.ensure(log=print).prefix)\n"
+        "try:\n"
+        "    build.ensure(log=print, full=True, fallback=False)\n"
+        "except build.SourceUnavailable as exc:\n"
+        "    print('full request:', exc)\n"
+    )
+    result = run_python(code, isolated_env(minimal_only_cache, tmp_path), ISOLATED_DROP)
+    assert result.returncode == 0, result.stderr
+    (entry,) = (minimal_only_cache / "liboqs").glob("0.13.0-*")
+    lines = result.stdout.strip().splitlines()
+    assert f"minimal request: {entry}" in lines
+    # liboqs 0.13 knows 29 KEMs and 56 signatures (its README); the minimal build has 25.
+    assert any(f"{entry} leaves out 60 mechanisms" in line for line in lines)
+    assert lines[-1] == "full request: fetch refused by the test"  # it went on to build
+
+
+def test_all_refuses_when_oqs_install_path_selects_a_minimal_build(
+    cache_prefix: Path, tmp_path: Path
+) -> None:
+    env = isolated_env(tmp_path / "cache", tmp_path) | {"OQS_INSTALL_PATH": str(cache_prefix)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pqbench.liboqs", "--all"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "OQS_INSTALL_PATH selects it" in result.stderr
+    assert "leaves out 60 mechanisms" in result.stderr  # liboqs 0.13 knows 85, we build 25
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "cache").exists()  # nothing was built
+
+
+def test_survey_prefers_the_cache_build_that_enables_most(
+    cache_prefix: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "cache" / "liboqs"
+    root.mkdir(parents=True)
+    larger = root / "0.13.0-larger"
+    shutil.copytree(cache_prefix, larger, symlinks=True)
+    with open(larger / "include" / "oqs" / "oqsconfig.h", "a") as config:
+        config.write("#define OQS_ENABLE_KEM_frodokem_640_aes 1\n")
+    (root / cache_prefix.name).symlink_to(cache_prefix)
+    os.utime(cache_prefix, None)  # the minimal build is the newest, and still comes second
+    data = survey_in_subprocess(isolated_env(tmp_path / "cache", tmp_path), ISOLATED_DROP)
+    found = data["found"]
+    assert isinstance(found, dict)
+    assert found["prefix"] == str(larger)
+
+
+def test_set_up_step_runs_on_the_standard_library_alone() -> None:
+    """make setup runs it with the system python3 while pip fills .venv (python -S: no
+    site-packages at all)."""
+    result = subprocess.run(
+        [sys.executable, "-S", "-c",
+         "import pqbench.liboqs.__main__, pqbench.liboqs.build, sys; "
+         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+         "('typer', 'rich', 'oqs', 'numpy', 'cryptography')))"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_no_fallback_without_cargo_defers_quietly(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "cache", tmp_path) | {"PATH": str(tmp_path / "empty-bin")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pqbench.liboqs", "--no-fallback"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "cargo not found on PATH; leaving liboqs to liboqs-python's installer" in result.stderr
+    assert not (tmp_path / "_oqs").exists()  # the git-clone installer did not run
+
+
+# --- `pqbench speed` names --all for what the minimal build left out ------------------------
+
+
+def speed(cache_root: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pqbench", "speed", *args, "--db", str(home / "runs.db")],
+        cwd=REPO, env=isolated_env(cache_root, home), capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("FrodoKEM-640-AES", id="FrodoKEM-640-AES"),
+        pytest.param("classic-mceliece-348864", id="Classic-McEliece-348864"),
+        pytest.param("MAYO-1", id="MAYO-1"),
+    ],
+)
+def test_speed_names_all_for_an_algorithm_the_build_left_out(
+    minimal_only_cache: Path, tmp_path: Path, name: str
+) -> None:
+    result = speed(minimal_only_cache, tmp_path, name)
+    assert result.returncode == 2, result.stderr
+    message = " ".join(result.stderr.split())  # undo the console's wrapping
+    assert "python -m pqbench.liboqs --all" in message
+    assert "was built without" in message
+    assert name.lower() in message.lower()
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_speed_names_all_for_a_typo_of_a_left_out_algorithm(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    result = speed(minimal_only_cache, tmp_path, "frodokem-641-aes")
+    assert result.returncode == 2, result.stderr
+    message = " ".join(result.stderr.split())
+    assert "unknown algorithm 'frodokem-641-aes'" in message
+    assert "FrodoKEM-640-AES" in message and "python -m pqbench.liboqs --all" in message
+
+
+def test_speed_unknown_name_near_nothing_left_out_does_not_mention_all(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    result = speed(minimal_only_cache, tmp_path, "mlkem769")
+    assert result.returncode == 2, result.stderr
+    assert "Did you mean" in result.stderr and "ML-KEM-768" in result.stderr
+    assert "--all" not in result.stderr
+
+
+def test_speed_times_slh_dsa_from_the_minimal_build(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    result = speed(minimal_only_cache, tmp_path, "sphincs+-shake-128f-simple", "falcon-512",
+                   "-i", "liboqs-python", "--seconds", "0.05", "--rounds", "5", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["results"]
+    measured = {(row["algorithm"], row["operation"]) for row in rows}
+    assert measured == {(alg, op) for alg in ("SPHINCS+-SHAKE-128f-simple", "Falcon-512")
+                        for op in ("keygen", "sign", "verify")}
+    sphincs = next(row for row in rows if row["algorithm"].startswith("SPHINCS"))
+    assert sphincs["sizes"]["signature"] == 17088  # SLH-DSA-SHAKE-128f, FIPS 205 table 2
+
+
+# --- make setup: liboqs and pip side by side, either failing fails set-up -------------------
+
+
+def make_setup(
+    tmp_path: Path, cache_root: Path, python: Path, venv: Path
+) -> subprocess.CompletedProcess[str]:
+    env = isolated_env(cache_root, tmp_path)
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):  # when the suite itself runs under make
+        env.pop(name, None)
+    return subprocess.run(
+        ["make", "--no-print-directory", "-C", str(REPO), "setup",
+         f"PYTHON={python}", f"VENV={venv}"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def ready_venv(path: Path) -> Path:
+    """A stand-in .venv whose install stamp is up to date: the pip step has nothing to do."""
+    (path / "bin").mkdir(parents=True)
+    (path / "bin" / "python").symlink_to(sys.executable)
+    (path / ".pqbench-installed").touch()
+    return path
+
+
+def fake_python(path: Path, fails: str, code: int) -> Path:
+    """python3 that exits `code` for `-m <fails>` and runs the real interpreter otherwise."""
+    path.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1 $2" = "-m {fails}" ]; then echo "fake {fails} failure" >&2; exit {code}; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+def test_make_setup_reports_the_liboqs_it_uses(minimal_only_cache: Path, tmp_path: Path) -> None:
+    venv = ready_venv(tmp_path / "venv")
+    result = make_setup(tmp_path, minimal_only_cache, Path(sys.executable), venv)
+    assert result.returncode == 0, result.stderr
+    (entry,) = (minimal_only_cache / "liboqs").glob("0.13.0-*")
+    assert f"prefix: {entry}" in result.stdout.splitlines()
+
+
+def test_make_setup_fails_when_the_liboqs_step_fails(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    venv = ready_venv(tmp_path / "venv")
+    python = fake_python(tmp_path / "python3", "pqbench.liboqs", 3)
+    result = make_setup(tmp_path, minimal_only_cache, python, venv)
+    assert result.returncode != 0
+    assert "make setup: building liboqs failed (exit 3)" in result.stderr
+    assert "installing .venv failed" not in result.stderr
+    assert "prefix:" not in result.stdout  # set-up stopped before the final step
+
+
+def test_make_setup_fails_when_the_venv_step_fails(
+    minimal_only_cache: Path, tmp_path: Path
+) -> None:
+    python = fake_python(tmp_path / "python3", "venv", 4)
+    result = make_setup(tmp_path, minimal_only_cache, python, tmp_path / "venv")
+    assert result.returncode != 0
+    assert "fake venv failure" in result.stderr
+    assert "make setup: installing .venv failed" in result.stderr
+    assert "building liboqs failed" not in result.stderr  # that step found the cache
+    assert "prefix:" not in result.stdout
