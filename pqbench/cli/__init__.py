@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from pqbench import __version__
 
 app = typer.Typer(
     name="pqbench",
@@ -11,7 +15,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click passes these on to every subcommand's context: `pqbench speed -h` works too.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"pqbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print pqbench's version and exit.")] = False,
+) -> None:
+    """Options that apply before any command (--version)."""
+
 
 # Each module registers its commands on `app` when imported.
 from pqbench.cli import (  # noqa: E402, F401
