@@ -44,6 +44,7 @@ from pqbench.cli import (  # noqa: E402, F401
     info,
     report,
     speed,
+    tls,
     verify,
 )
 

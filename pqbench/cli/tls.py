@@ -1,0 +1,152 @@
+"""`pqbench tls`: what post-quantum key exchange and certificates cost in a real handshake."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+from pqbench import console, document, environment
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.errors import UsageError
+from pqbench.results import Run
+from pqbench.store import Store
+from pqbench.tls import catalog, grid, records, registry
+from pqbench.tls.base import TlsImplementation
+
+_MAX_INTERMEDIATES = 4
+
+
+def _settings(seconds: float, rounds: int, operations: list[str] | None,
+              transports: list[str] | None, mtu: int, initial_window: int,
+              intermediates: int, label: str | None) -> grid.TlsSettings:
+    if seconds <= 0 or rounds < 1:
+        raise UsageError("--seconds must be positive and --rounds at least 1")
+    for given, known, option in ((operations, grid.OPERATIONS, "--operation"),
+                                 (transports, grid.TRANSPORTS, "--transport")):
+        unknown = [v for v in given or () if v not in known]
+        if unknown:
+            raise UsageError(f"unknown {option} {unknown[0]!r}; known: {', '.join(known)}")
+    if not 41 <= mtu <= 65535:
+        raise UsageError("--mtu must be between 41 and 65535 bytes")
+    if initial_window < 1:
+        raise UsageError("--initial-window must be at least one segment")
+    if not 0 <= intermediates <= _MAX_INTERMEDIATES:
+        raise UsageError(f"--intermediates must be between 0 and {_MAX_INTERMEDIATES}")
+    return grid.TlsSettings(
+        seconds=seconds, rounds=rounds,
+        operations=tuple(o for o in grid.OPERATIONS if o in (operations or grid.OPERATIONS)),
+        transports=tuple(t for t in grid.TRANSPORTS if t in (transports or grid.TRANSPORTS)),
+        mtu=mtu, initial_window=initial_window, intermediates=intermediates, label=label)
+
+
+def _bytes(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "-"
+
+
+def _table_rows(run: Run) -> list[list[str]]:
+    rows = []
+    for m in run.measurements:
+        a = m.attributes
+        spread, _cv = console.spread(m)
+        rows.append([
+            m.algorithm, m.implementation, m.operation, console.plain(m.ops_per_sec), spread,
+            console.plain(a.get("client_cpu_us")), console.plain(a.get("server_cpu_us")),
+            _bytes(a.get("client_bytes")), _bytes(a.get("server_bytes")),
+            _bytes(m.sizes.get("certificate_chain")),
+            f"{a.get('round_trips')} ({a.get('server_segments')} seg)"])
+    return rows
+
+
+def _show(run: Run, store: Store) -> None:
+    settings = run.settings
+    console.stdout.print(console.rows_table(
+        f"pqbench tls run {run.run_id} ({run.status}): full and resumed TLS 1.3 handshakes",
+        ("group + certificate", "implementation", "operation", "handshakes/s", "±95% CI",
+         "client CPU µs", "server CPU µs", "client bytes", "server bytes", "chain bytes",
+         f"round trips @{settings.get('mtu')}/{settings.get('initial_window')}"),
+        _table_rows(run)))
+    if run.problems:
+        console.stdout.print(console.problems_table(run.problems))
+    console.note("implementation: in one process over memory buffers (CPU only); "
+                 "'-loopback': client and server processes over 127.0.0.1. Round trips are "
+                 "computed from the bytes at the MTU and initial window shown (TCP's own "
+                 "handshake not counted).")
+    console.note(f"stored as run {run.run_id} in {store.location}")
+
+
+def _fingerprint(implementations: list[TlsImplementation]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for implementation in implementations:
+        reason = implementation.unavailable_reason()
+        found[implementation.name] = ({"unavailable": reason} if reason else
+                                      {"library": implementation.library(),
+                                       **implementation.versions()})
+    return found
+
+
+@app.command()
+@handles_errors
+def tls(
+    group: Annotated[list[str] | None, typer.Option(
+        "--group", "-g", help="Key-exchange groups (repeatable): "
+        + ", ".join(g.name for g in catalog.GROUPS)
+        + f". Default: {', '.join(catalog.DEFAULT_GROUPS)}.")] = None,
+    cert: Annotated[list[str] | None, typer.Option(
+        "--cert", "-c", help="Server certificate key types (repeatable): "
+        + ", ".join(catalog.DEFAULT_CERTIFICATES) + ". Default: all.")] = None,
+    implementation: Annotated[list[str] | None, typer.Option(
+        "--implementation", "-i", help="Only these TLS implementations (repeatable): "
+                                       "pyopenssl, python-ssl, libssl.")] = None,
+    operation: Annotated[list[str] | None, typer.Option(
+        "--operation", "-o", help="full, resumed (repeatable; default both).")] = None,
+    transport: Annotated[list[str] | None, typer.Option(
+        "--transport", help="memory (one process, CPU only), loopback (two processes over "
+                            "127.0.0.1); repeatable, default both.")] = None,
+    seconds: Annotated[float, typer.Option(
+        help="Timed seconds per row, split over the rounds.")] = 1.0,
+    rounds: Annotated[int, typer.Option(help="Timed rounds per row.")] = 5,
+    mtu: Annotated[int, typer.Option(help="MTU of the round-trip model, bytes.")] = 1500,
+    initial_window: Annotated[int, typer.Option(
+        "--initial-window", help="TCP initial congestion window of the model, segments "
+                                 "(RFC 6928: 10).")] = 10,
+    intermediates: Annotated[int, typer.Option(
+        help="Intermediate CAs between the root and the server certificate; the server "
+             "sends them with its certificate.")] = 1,
+    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Time real TLS 1.3 handshakes over a key-exchange x certificate grid: handshakes/s,
+    CPU per side, bytes per side and round trips, each handshake verified first."""
+    settings = _settings(seconds, rounds, operation, transport, mtu, initial_window,
+                         intermediates, label)
+    cells = catalog.grid(catalog.resolve_groups(group or catalog.DEFAULT_GROUPS),
+                         catalog.resolve_certificates(cert or catalog.DEFAULT_CERTIFICATES))
+    implementations = registry.select(implementation)
+    store = Store.open(db)  # fail before measuring if the database is unusable
+    env = environment.collect(label=label, extra={"tls": _fingerprint(implementations)})
+    started = datetime.now(UTC)
+    record = grid.GridRecorder()
+    status = "complete"
+    with console.progress_bar(grid.plan_size(cells, implementations, settings)) as advance:
+        try:
+            grid.run_grid(cells, implementations, settings, record, advance)
+        except KeyboardInterrupt:
+            status = "interrupted"
+    run = records.tls_run(started, settings, env, record.results, record.problems,
+                          record.verifications, status)
+    store.save_run(run)
+    if json_output:
+        print_json(document.run_document(run))
+    else:
+        _show(run, store)
+    if status == "interrupted":
+        console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
+                      f"as run {run.run_id}")
+        raise typer.Exit(130)
+    if any(p.kind == "failed verification" for p in run.problems):
+        console.error("a handshake failed its verification and was not timed (see above)")
+        raise typer.Exit(1)

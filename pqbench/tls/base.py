@@ -1,0 +1,114 @@
+"""What a TLS implementation offers the handshake drivers.
+
+An implementation builds one client side and one server side per grid cell (contexts with
+the group, the certificate chain, the trust anchor and server-name check), before any clock
+starts. Each side then makes connections over memory buffers (the CPU-only figure in one
+process) or over a connected socket (the loopback figure between two processes). Support is
+asked, not assumed: `offers` says why a cell cannot run, and building a side raises
+NotOfferedError when the library refuses what `offers` let through.
+"""
+
+from __future__ import annotations
+
+import socket
+from abc import ABC, abstractmethod
+
+from pqbench.tls.catalog import Cell
+from pqbench.tls.certs import Credentials
+from pqbench.tls.wire import Transcript
+
+
+class MemoryEndpoint(ABC):
+    """One side of one connection whose records go through memory buffers."""
+
+    @abstractmethod
+    def step(self) -> bool:
+        """Advance the handshake with the bytes fed so far; True once it is complete."""
+
+    @abstractmethod
+    def pending(self) -> bytes:
+        """The records this side has written and not yet handed over."""
+
+    @abstractmethod
+    def feed(self, data: bytes) -> None:
+        """Records from the peer."""
+
+    @abstractmethod
+    def after_handshake(self) -> None:
+        """Read what arrives after the handshake (a client's session tickets)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """End the connection as a client does that keeps its session: OpenSSL marks the
+        session of a connection freed without a shutdown as not resumable."""
+
+    def session(self) -> object | None:
+        """A client's session for resumption (TLS 1.3 ticket), once it has one."""
+        return None
+
+    @abstractmethod
+    def resumed(self) -> bool:
+        """Whether this connection resumed a session."""
+
+    def group_name(self) -> str | None:
+        """The negotiated group as the library's API names it, where it has such an API."""
+        return None
+
+
+class Side(ABC):
+    """One role's context for one cell, made once; connections are made from it."""
+
+    @abstractmethod
+    def memory(self, session: object | None = None) -> MemoryEndpoint:
+        """A new connection over memory buffers (a client resumes `session` if given)."""
+
+    @abstractmethod
+    def record(self, transcript: Transcript | None) -> None:
+        """Report every record and handshake message of later connections to `transcript`
+        (None: stop; the callback costs time, so it is off while the clock runs)."""
+
+
+class ClientSide(Side):
+    @abstractmethod
+    def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
+        """Handshake over a connected socket, read until the server closes; returns the
+        session to resume next and whether this connection resumed."""
+
+
+class ServerSide(Side):
+    @abstractmethod
+    def serve(self, sock: socket.socket) -> None:
+        """Handshake over an accepted socket, send the session tickets and close_notify."""
+
+
+class TlsImplementation(ABC):
+    """A TLS library pqbench can drive."""
+
+    name: str
+    description: str
+    #: The library the rows run on, in `explain`'s terms (cryptography, libcrypto).
+    explain_library: str
+
+    @abstractmethod
+    def unavailable_reason(self) -> str | None:
+        """Why this implementation cannot run here at all, or None."""
+
+    @abstractmethod
+    def library(self) -> str:
+        """The TLS library and version behind it, e.g. "OpenSSL 4.0.3"."""
+
+    def versions(self) -> dict[str, str]:
+        """Versions for the run's fingerprint."""
+        return {}
+
+    @abstractmethod
+    def offers(self, cell: Cell) -> str | None:
+        """Why this implementation cannot run the cell, or None when it can."""
+
+    @abstractmethod
+    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
+        """The client context: the cell's group only, trusting the credentials' root."""
+
+    @abstractmethod
+    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
+        """The server context: the cell's group only, serving the credentials' chain."""
