@@ -52,28 +52,34 @@ def _table_rows(run: Run) -> list[list[str]]:
         a = m.attributes
         spread, _cv = console.spread(m)
         rows.append([
-            m.algorithm, m.implementation, m.operation, console.plain(m.ops_per_sec), spread,
+            str(a.get("group")), str(a.get("certificate")),
+            m.implementation.removesuffix(records.LOOPBACK_SUFFIX), str(a.get("transport")),
+            m.operation, console.plain(m.ops_per_sec), spread,
             console.plain(a.get("client_cpu_us")), console.plain(a.get("server_cpu_us")),
             _bytes(a.get("client_bytes")), _bytes(a.get("server_bytes")),
             _bytes(m.sizes.get("certificate_chain")),
-            f"{a.get('round_trips')} ({a.get('server_segments')} seg)"])
+            f"{a.get('round_trips')} ({a.get('server_segments')})"])
     return rows
 
 
 def _show(run: Run, store: Store) -> None:
     settings = run.settings
     console.stdout.print(console.rows_table(
-        f"pqbench tls run {run.run_id} ({run.status}): full and resumed TLS 1.3 handshakes",
-        ("group + certificate", "implementation", "operation", "handshakes/s", "±95% CI",
-         "client CPU µs", "server CPU µs", "client bytes", "server bytes", "chain bytes",
-         f"round trips @{settings.get('mtu')}/{settings.get('initial_window')}"),
+        f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
+        ("group", "certificate", "impl.", "transport", "op", "hs/s", "±95% CI", "client µs",
+         "server µs", "client B", "server B", "chain B", "RTT (segs)"),
         _table_rows(run)))
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
-    console.note("implementation: in one process over memory buffers (CPU only); "
-                 "'-loopback': client and server processes over 127.0.0.1. Round trips are "
-                 "computed from the bytes at the MTU and initial window shown (TCP's own "
-                 "handshake not counted).")
+    console.note("hs/s: handshakes per second (median of the rounds); client/server µs: CPU "
+                 "time per handshake; B: bytes each side sent, and the certificate chain. "
+                 "Transport memory: client and server in one process over memory buffers "
+                 "(CPU only); loopback: two processes over 127.0.0.1. Round trips (and the "
+                 "server flight's TCP segments) are "
+                 "computed from the bytes at MTU "
+                 f"{settings.get('mtu')} and an initial window of "
+                 f"{settings.get('initial_window')} segments (TCP's own handshake not "
+                 "counted).")
     console.note(f"stored as run {run.run_id} in {store.location}")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from cryptography import x509
 from cryptography.hazmat.backends.openssl.backend import backend
 from OpenSSL import SSL, crypto
 from OpenSSL._util import ffi, lib
@@ -167,15 +168,19 @@ class _Server(ServerSide):
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = _context(cell)
         try:
-            leaf, *intermediates = (crypto.load_certificate(crypto.FILETYPE_PEM, pem)
+            leaf, *intermediates = (x509.load_pem_x509_certificate(pem)
                                     for pem in credentials.chain_pem)
-            key = crypto.load_privatekey(crypto.FILETYPE_PEM, credentials.key_pem)
             self.context.use_certificate(leaf)
             for certificate in intermediates:
                 self.context.add_extra_chain_cert(certificate)
-            self.context.use_privatekey(key)
+            # Context.use_privatekey takes a cryptography key (PKey.from_cryptography_key
+            # refuses ML-DSA) or a PKey (deprecated): hand OpenSSL the PEM-loaded key itself.
+            key = crypto.load_privatekey(crypto.FILETYPE_PEM, credentials.key_pem)
+            if lib.SSL_CTX_use_PrivateKey(self.context._context, key._pkey) != 1:
+                raise crypto.Error([("", "", "SSL_CTX_use_PrivateKey refused the key")])
             self.context.check_privatekey()
-        except (crypto.Error, SSL.Error) as exc:
+        except (crypto.Error, SSL.Error, ValueError) as exc:
+            lib.ERR_clear_error()
             raise NotOfferedError(f"{_library()} cannot serve a {cell.certificate.name} "
                                   f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)

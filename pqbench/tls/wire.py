@@ -124,16 +124,16 @@ def parse_server_hello(message: bytes) -> ServerHello:
     return ServerHello(retry, group, share, EXT_PRE_SHARED_KEY in extensions)
 
 
-def parse_certificate(message: bytes) -> tuple[int, ...]:
-    """The DER length of each certificate in a TLS 1.3 Certificate message, in order."""
+def parse_certificate(message: bytes) -> tuple[bytes, ...]:
+    """The DER certificates of a TLS 1.3 Certificate message, server certificate first."""
     body = _body(message, "Certificate")
     body.vector(1)  # certificate_request_context
     entries = _Reader(body.vector(3), "certificate_list")
-    lengths = []
+    found = []
     while not entries.done:
-        lengths.append(len(entries.vector(3)))
+        found.append(entries.vector(3))
         entries.vector(2)  # per-certificate extensions
-    return tuple(lengths)
+    return tuple(found)
 
 
 def parse_certificate_verify(message: bytes) -> tuple[int, int]:
@@ -189,7 +189,6 @@ class WireFacts:
     client_share_bytes: int
     server_share_bytes: int
     offered_groups: tuple[int, ...]
-    retry: bool
     resumed: bool
     #: CertificateVerify scheme and signature length; None on a resumed handshake.
     scheme: int | None
@@ -216,14 +215,17 @@ def client_view(transcript: Transcript) -> WireFacts:
     """Read a completed handshake from the client's transcript.
 
     Flights alternate: client hello, the server's flight, the client's Finished, then what
-    the server sends after the handshake. A HelloRetryRequest adds a flight each way,
-    which the caller sees as ``retry``.
+    the server sends after the handshake. A HelloRetryRequest (a flight more each way) or
+    any other shape is a VerificationError: the cell asked for a 1-RTT handshake.
     """
     hello = transcript.message(CLIENT_HELLO, sent=True)
     server_hello = transcript.message(SERVER_HELLO, sent=False)
     if hello is None or server_hello is None:
         raise VerificationError("the handshake transcript lacks a ClientHello or ServerHello")
     ch, sh = parse_client_hello(hello), parse_server_hello(server_hello)
+    if sh.retry:
+        raise VerificationError(f"the server asked for another key share (HelloRetryRequest "
+                                f"for group 0x{sh.group or 0:04x}): an extra round trip")
     if sh.group is None or sh.key_share_bytes is None:
         raise VerificationError("the ServerHello carries no key share")
     client_share = next((n for g, n in ch.key_shares if g == sh.group), None)
@@ -235,15 +237,16 @@ def client_view(transcript: Transcript) -> WireFacts:
     scheme, signature = parse_certificate_verify(verify) if verify else (None, None)
     flights = transcript.flights()
     expected_first = (True, False, True)
-    if tuple(sent for sent, _ in flights[:3]) != expected_first or sh.retry:
+    if tuple(sent for sent, _ in flights[:3]) != expected_first:
         raise VerificationError("the handshake did not run as one TLS 1.3 round trip "
                                 f"(flights {[('client' if s else 'server') for s, _ in flights]})")
     return WireFacts(
         group=sh.group, client_share_bytes=client_share, server_share_bytes=sh.key_share_bytes,
-        offered_groups=tuple(g for g, _ in ch.key_shares), retry=sh.retry,
+        offered_groups=tuple(g for g, _ in ch.key_shares),
         resumed=sh.psk_accepted, scheme=scheme, signature_bytes=signature,
         certificate_message_bytes=len(certificate) if certificate else None,
-        certificate_der_lengths=parse_certificate(certificate) if certificate else (),
+        certificate_der_lengths=tuple(len(c) for c in parse_certificate(certificate))
+        if certificate else (),
         client_hello_bytes=len(hello),
         client_first_flight_bytes=flights[0][1], server_flight_bytes=flights[1][1],
         client_second_flight_bytes=flights[2][1],
