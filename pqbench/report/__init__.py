@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pqbench.errors import InputFileError
-from pqbench.report import bulk, comparison, context, publickey
+from pqbench.report import bulk, comparison, context, publickey, tls
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
@@ -67,13 +67,16 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
     runs = ordered(runs)
     speed_run = _newest(runs, "speed")
     files_run = _newest(runs, "files")
-    shown = [r for r in (speed_run, files_run) if r is not None]
+    tls_run = _newest(runs, "tls")
+    shown = [r for r in (speed_run, files_run, tls_run) if r is not None]
+    tls_rows = list(tls_run.measurements) if tls_run else []
     speed_rows = list(speed_run.measurements) if speed_run else []
     sections: list[Section | None] = [
         publickey.headline(speed_rows, ""),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None),
         bulk.symmetric(speed_rows, ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
+        tls.section(tls_rows, tls_run.settings if tls_run else {}),
         *comparison,
         context.environment(runs),
         context.not_measured(shown),
@@ -81,7 +84,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
         *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
-    bullets = publickey.summary(speed_rows)
+    bullets = publickey.summary(speed_rows) + tls.summary(tls_rows)
     text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),
                         *(["\n".join(bullets)] if bullets else []),
                         *(s.markdown for s in present)]) + "\n"

@@ -44,6 +44,13 @@ IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
     "libcrypto": ("#D55E00", "", "-"),
     "cryptography": ("#E69F00", "//", "--"),
     "python": ("#009E73", "..", ":"),
+    # TLS libraries (pqbench tls): cryptography's OpenSSL in its colour, the system's in
+    # libcrypto's, told apart by hatch.
+    "pyopenssl": ("#E69F00", "", "-"),
+    "python-ssl": ("#D55E00", "//", "--"),
+    "libssl": ("#CC79A7", "", "-"),
+    "client to server": ("#0072B2", "", "-"),
+    "server to client": ("#009E73", "//", "--"),
 }
 DPI = 100
 
@@ -62,6 +69,7 @@ class GroupedBars:
     labels: tuple[str, ...]  # one row each, top to bottom
     #: (series name, one value per label, None where not measured)
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
+    legend_title: str = "implementation"
 
 
 @dataclass(frozen=True)
@@ -223,7 +231,7 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
     ax.set_axisbelow(True)
     for r in range(1, rows):
         ax.axhline(r - 0.5, color="#eeeeee", linewidth=0.6)
-    ax.legend(title="implementation", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+    ax.legend(title=chart.legend_title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
     return figure
 

@@ -153,7 +153,7 @@ def sections(runs: Sequence[Run], by: str | None, threshold: float,
     row, so comparing across kinds could only fail.
     """
     found: list[Section] = []
-    for kind, prefix in (("speed", ""), ("files", "files-")):
+    for kind, prefix in (("speed", ""), ("files", "files-"), ("tls", "tls-")):
         of_kind = [r for r in runs if r.kind == kind]
         found += _sections_of_kind(of_kind, by, threshold, cross_machine, annotations or {},
                                    prefix)
@@ -167,7 +167,8 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float,
     if len(groups) < 2:
         return []
     results = compare.compare_groups(groups, threshold, cross_machine=cross_machine)
-    title = "Comparison" if not prefix else "Comparison of the file benchmarks"
+    title = {"": "Comparison", "files-": "Comparison of the file benchmarks",
+             "tls-": "Comparison of the TLS handshakes"}[prefix]
     intro = [md.heading(2, title),
              f"Runs grouped by {md.inline_code(by)}, each group against the next."
              if by else "Each run against the next, oldest first.",

@@ -58,7 +58,18 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
     ]
     fields += [(f"{lib}", lambda r, lib=lib: _get(r.environment, f"libraries.{lib}"))
                for lib in libraries]
+    if any(r.environment.get("tls") for r in runs):
+        fields.append(("TLS libraries", _tls_libraries))
     return fields
+
+
+def _tls_libraries(run: Run) -> str | None:
+    """`pqbench tls` runs: each TLS implementation and the library behind it."""
+    found = run.environment.get("tls")
+    if not isinstance(found, Mapping):
+        return None
+    return "; ".join(f"{name}: {info.get('library') or info.get('unavailable')}"
+                     for name, info in found.items() if isinstance(info, Mapping))
 
 
 def environment(runs: Sequence[Run]) -> Section:
@@ -90,6 +101,11 @@ def _settings_line(run: Run) -> str:
         pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
     if s.get("block_sizes") and any(m.block_size for m in run.measurements):
         pieces.append("block sizes " + ", ".join(str(b) for b in s["block_sizes"]) + " B")
+    if run.kind == "tls":
+        pieces += [f"{key} {', '.join(map(str, value)) if isinstance(value, list) else value}"
+                   for key, value in sorted(s.items())
+                   if key in ("transports", "operations", "mtu", "initial_window",
+                              "intermediates") and value is not None]
     if run.kind == "files":
         pieces += [f"{key} {value}" for key, value in sorted(s.items())
                    if key in ("algorithm", "jobs", "cache") and value is not None]
@@ -113,12 +129,23 @@ _FILES_METHOD = (
     "the pass started are recorded with each row.")
 
 
+_TLS_METHOD = (
+    "A TLS row is one (group + certificate, library, transport, operation): rounds of real "
+    "TLS 1.3 handshakes, each client connection verifying the server's chain and name. "
+    "Before a row was timed, one recorded handshake was parsed (ServerHello key share, "
+    "CertificateVerify scheme, certificate chain) and compared with the cell asked for. "
+    "Rates are handshakes per second, median over rounds; the CPU split is each side's "
+    "thread CPU time per handshake.")
+
+
 def method(runs: Sequence[Run]) -> Section:
     parts: list[str] = [md.heading(2, "How this was measured")]
     if any(r.kind == "speed" for r in runs):
         parts.append(_SPEED_METHOD)
     if any(r.kind == "files" for r in runs):
         parts.append(_FILES_METHOD)
+    if any(r.kind == "tls" for r in runs):
+        parts.append(_TLS_METHOD)
     for run in runs:
         measured = len(run.measurements)
         checks = sum(len(v.checks) for v in run.verifications)

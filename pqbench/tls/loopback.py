@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import selectors
+import signal
 import socket
 import struct
 import time
@@ -88,6 +89,9 @@ class _Serving:
 
 def _serve(pipe: Connection, implementation: str) -> None:
     """The server process: commands on the pipe, connections on the listener."""
+    # Ctrl-C at a terminal reaches the whole process group: the client side stops the run
+    # and closes this server through the pipe, so the server itself ignores it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     state = _Serving(implementation)
     selector = selectors.DefaultSelector()
     selector.register(pipe, selectors.EVENT_READ)
