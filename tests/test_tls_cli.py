@@ -145,7 +145,7 @@ def test_compare_matches_tls_rows_by_cell_implementation_and_operation(two_runs)
 
 
 def test_history_follows_one_cell_over_runs(two_runs) -> None:
-    db, first, second = two_runs
+    db, first, _ = two_runs
     result = CliRunner().invoke(app, ["history", "X25519 + ECDSA-P-256", "-i", "pyopenssl",
                                       "-o", "full", "--by", "label", "--json",
                                       "--db", str(db)])
