@@ -99,4 +99,4 @@ class Run:
     measurements: tuple[Measurement, ...] = ()
     problems: tuple[Problem, ...] = ()
     verifications: tuple[Verification, ...] = ()
-    kind: str = "speed"  # "speed" | "files"
+    kind: str = "speed"  # "speed" | "files" | "tls"

@@ -103,9 +103,11 @@ def test_the_run_is_stored_as_a_tls_run(two_runs) -> None:
     (["--transport", "udp"], "unknown --transport 'udp'; known: memory, loopback"),
     (["-o", "zero-rtt"], "unknown --operation 'zero-rtt'; known: full, resumed"),
     (["-i", "gnutls"], "unknown TLS implementation 'gnutls'; known: pyopenssl"),
-    (["--mtu", "40"], "--mtu must be between 41 and 65535"),
-    (["--seconds", "0"], "--seconds must be positive"),
-    (["--initial-window", "0"], "--initial-window must be at least one segment"),
+    (["--mtu", "40"], "Invalid value for '--mtu': Input should be greater than or equal to 41"),
+    (["--seconds", "0"], "'0' is not a finite number > 0 and <= 3600"),
+    (["--seconds", "nan"], "'nan' is not a finite number > 0 and <= 3600"),
+    (["--initial-window", "0"], "'--initial-window': Input should be greater than or equal"),
+    (["--intermediates", "5"], "'--intermediates': Input should be less than or equal to 4"),
 ])
 def test_bad_options_are_clear_usage_errors(runner: CliRunner, tmp_path: Path,
                                             args: list[str], message: str) -> None:
@@ -216,18 +218,26 @@ def test_export_and_import_keep_a_tls_run_whole(two_runs, tmp_path: Path) -> Non
         == [(m.key, dict(m.attributes), dict(m.sizes), m.rounds) for m in before.measurements]
 
 
-def test_ctrl_c_at_a_terminal_stores_what_finished(tmp_path: Path) -> None:
-    """SIGINT to the whole process group, as a terminal sends it: the server process must
-    not print a traceback, the completed rows are stored, and the exit status is 130."""
+@pytest.mark.parametrize(("signum", "group", "status"), [
+    (signal.SIGINT, True, 130),  # Ctrl-C at a terminal reaches the whole process group
+    (signal.SIGTERM, False, 143),  # `kill PID`, systemd, CI runners
+])
+def test_an_interrupted_run_stores_what_finished(tmp_path: Path, signum: int, group: bool,
+                                                 status: int) -> None:
+    """The server process must not print a traceback, the completed rows are stored, and
+    the exit status says which signal it was."""
     db = tmp_path / "r.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pqbench", "tls", *GRID, "-i", "pyopenssl", "--seconds", "1",
          "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
     time.sleep(10)  # start-up, certificates, the loopback server and a few one-second rows
-    os.killpg(proc.pid, signal.SIGINT)
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == status, stderr
     assert "Traceback" not in stderr
     (info,) = Store.open(str(db), create=False).list_runs()
     assert (info.kind, info.status) == ("tls", "interrupted")

@@ -7,9 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pqbench import console, document, environment
+from pqbench import console, document, environment, interrupts
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    LabelOption,
+    finite_float,
+    handles_errors,
+    print_json,
+)
 from pqbench.errors import UsageError
 from pqbench.results import Run
 from pqbench.store import Store
@@ -17,24 +24,22 @@ from pqbench.tls import catalog, grid, records, registry
 from pqbench.tls.base import TlsImplementation
 
 _MAX_INTERMEDIATES = 4
+#: As `speed`: an hour per row is more than any figure needs; beyond it a typo runs for days.
+MAX_SECONDS = 3600.0
+MAX_ROUNDS = 1000
+#: Jumbo frames and beyond: the largest IPv4 packet.
+MAX_MTU = 65535
+MAX_INITIAL_WINDOW = 1000
 
 
 def _settings(seconds: float, rounds: int, operations: list[str] | None,
               transports: list[str] | None, mtu: int, initial_window: int,
               intermediates: int, label: str | None) -> grid.TlsSettings:
-    if seconds <= 0 or rounds < 1:
-        raise UsageError("--seconds must be positive and --rounds at least 1")
     for given, known, option in ((operations, grid.OPERATIONS, "--operation"),
                                  (transports, grid.TRANSPORTS, "--transport")):
         unknown = [v for v in given or () if v not in known]
         if unknown:
             raise UsageError(f"unknown {option} {unknown[0]!r}; known: {', '.join(known)}")
-    if not 41 <= mtu <= 65535:
-        raise UsageError("--mtu must be between 41 and 65535 bytes")
-    if initial_window < 1:
-        raise UsageError("--initial-window must be at least one segment")
-    if not 0 <= intermediates <= _MAX_INTERMEDIATES:
-        raise UsageError(f"--intermediates must be between 0 and {_MAX_INTERMEDIATES}")
     return grid.TlsSettings(
         seconds=seconds, rounds=rounds,
         operations=tuple(o for o in grid.OPERATIONS if o in (operations or grid.OPERATIONS)),
@@ -112,16 +117,21 @@ def tls(
         "--transport", help="memory (one process, CPU only), loopback (two processes over "
                             "127.0.0.1); repeatable, default both.")] = None,
     seconds: Annotated[float, typer.Option(
-        help="Timed seconds per row, split over the rounds.")] = 1.0,
-    rounds: Annotated[int, typer.Option(help="Timed rounds per row.")] = 5,
-    mtu: Annotated[int, typer.Option(help="MTU of the round-trip model, bytes.")] = 1500,
+        parser=finite_float(0, MAX_SECONDS, low_open=True),
+        help=f"Timed seconds per row, split over the rounds (at most {MAX_SECONDS:g}).")
+    ] = 1.0,
+    rounds: Annotated[int, typer.Option(
+        min=1, max=MAX_ROUNDS, help=f"Timed rounds per row (at most {MAX_ROUNDS}).")] = 5,
+    mtu: Annotated[int, typer.Option(
+        min=41, max=MAX_MTU, help="MTU of the round-trip model, bytes.")] = 1500,
     initial_window: Annotated[int, typer.Option(
-        "--initial-window", help="TCP initial congestion window of the model, segments "
-                                 "(RFC 6928: 10).")] = 10,
+        "--initial-window", min=1, max=MAX_INITIAL_WINDOW,
+        help="TCP initial congestion window of the model, segments (RFC 6928: 10).")] = 10,
     intermediates: Annotated[int, typer.Option(
+        min=0, max=_MAX_INTERMEDIATES,
         help="Intermediate CAs between the root and the server certificate; the server "
              "sends them with its certificate.")] = 1,
-    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -140,11 +150,12 @@ def tls(
     with console.progress_bar(grid.plan_size(cells, implementations, settings)) as advance:
         try:
             grid.run_grid(cells, implementations, settings, record, advance)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep the rows completed so far
             status = "interrupted"
     run = records.tls_run(started, settings, env, record.results, record.problems,
                           record.verifications, status)
-    store.save_run(run)
+    with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
+        store.save_run(run)
     if json_output:
         print_json(document.run_document(run))
     else:
@@ -152,7 +163,7 @@ def tls(
     if status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
                       f"as run {run.run_id}")
-        raise typer.Exit(130)
+        raise typer.Exit(interrupts.exit_code())
     if any(p.kind == "failed verification" for p in run.problems):
         console.error("a handshake failed its verification and was not timed (see above)")
         raise typer.Exit(1)

@@ -307,7 +307,7 @@ class RunDocument(_Closed):
     format: Literal["pqbench-run"]
     format_version: Annotated[int, Field(ge=1, le=MAX_INT32)]
     run_id: RunId
-    kind: Literal["speed", "files"] = "speed"
+    kind: Literal["speed", "files", "tls"] = "speed"
     status: Literal["complete", "interrupted"]
     started_at: Timestamp
     finished_at: Timestamp

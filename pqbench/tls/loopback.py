@@ -100,7 +100,10 @@ def _serve(pipe: Connection, implementation: str) -> None:
             if key.fileobj is not pipe:
                 state.accept()
                 continue
-            command, *args = pipe.recv()
+            try:
+                command, *args = pipe.recv()
+            except EOFError:  # the client process is gone (killed): nothing left to serve
+                command, args = "exit", []
             if command == "exit":
                 state.stop()
                 return
