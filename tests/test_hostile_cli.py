@@ -196,6 +196,8 @@ def _base(path: list[str], data: Path, db: Path) -> list[str]:
         "history": ["ML-KEM-768"], "annotate": ["build", "note"],
         "report": ["20260101-a", "--out", str(db.parent / "r"), "--force"],
         "hash": [str(data), "--cache", "as-is"], "corpus": ["--total", "1K"],
+        "tls": ["-g", "x25519", "-c", "ed25519", "-i", "pyopenssl", "-o", "full",
+                "--transport", "memory", "--seconds", "0.01", "--rounds", "1"],
     }.get(path[-1], [])
 
 
