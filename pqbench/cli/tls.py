@@ -23,7 +23,7 @@ from pqbench.store import Store
 from pqbench.tls import catalog, grid, records, registry
 from pqbench.tls.base import TlsImplementation
 
-_MAX_INTERMEDIATES = 4
+MAX_INTERMEDIATES = 4
 #: As `speed`: an hour per row is more than any figure needs; beyond it a typo runs for days.
 MAX_SECONDS = 3600.0
 MAX_ROUNDS = 1000
@@ -128,7 +128,7 @@ def tls(
         "--initial-window", min=1, max=MAX_INITIAL_WINDOW,
         help="TCP initial congestion window of the model, segments (RFC 6928: 10).")] = 10,
     intermediates: Annotated[int, typer.Option(
-        min=0, max=_MAX_INTERMEDIATES,
+        min=0, max=MAX_INTERMEDIATES,
         help="Intermediate CAs between the root and the server certificate; the server "
              "sends them with its certificate.")] = 1,
     label: LabelOption = None,
