@@ -145,14 +145,17 @@ class _Servers:
 def _time(client: ClientSide, server: ServerSide, cell: Cell, credentials: Credentials,
           implementation: TlsImplementation, operation: str, transport: str,
           settings: TlsSettings, servers: _Servers) -> tuple[list[memory.Round], list[str]]:
-    timing = {"resumed": operation == "resumed", "rounds": settings.rounds,
-              "round_seconds": settings.round_seconds, "warmup": settings.warmup}
+    resumed = operation == "resumed"
     if transport == "memory":
-        return memory.run_rounds(client, server, **timing), []  # type: ignore[arg-type]
+        return memory.run_rounds(client, server, resumed=resumed, rounds=settings.rounds,
+                                 round_seconds=settings.round_seconds,
+                                 warmup=settings.warmup), []
     process = servers.get(implementation.name)
     port = process.serve(cell, credentials)
     found = _verify_loopback(client, port, cell, credentials, operation)
-    return loopback.run_rounds(client, process, port, **timing), found  # type: ignore[arg-type]
+    return loopback.run_rounds(client, process, port, resumed=resumed, rounds=settings.rounds,
+                               round_seconds=settings.round_seconds,
+                               warmup=settings.warmup), found
 
 
 def _cell(implementation: TlsImplementation, cell: Cell, credentials: Credentials,
