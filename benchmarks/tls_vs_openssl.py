@@ -165,7 +165,10 @@ class Reference:
         text = (done.stdout + done.stderr).decode(errors="replace")
         lines = {line.split(":", 1)[0].strip().lower(): line.split(":", 1)[1].strip().lower()
                  for line in text.splitlines() if ":" in line}
-        group = lines.get("negotiated tls1.3 group") or lines.get("server temp key", "")
+        # OpenSSL 3.0 says "Server Temp Key", 3.5 "Peer Temp Key" and, for KEM groups,
+        # "Negotiated TLS1.3 group".
+        group = (lines.get("negotiated tls1.3 group") or lines.get("peer temp key")
+                 or lines.get("server temp key", ""))
         signature = lines.get("peer signature type") or lines.get("signature type", "")
         if lines.get("verification") != "ok" \
                 or not any(w in group for w in GROUP_WORDS[self.cell.group.name]) \
