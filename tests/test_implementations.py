@@ -110,6 +110,8 @@ class _LeakyKem(schemes.KemScheme):
             return bytes(32)
         if self.mode == "raise-on-tamper" and ciphertext != self.issued:
             raise ValueError("explicit rejection")
+        if self.mode == "ignore-tamper":
+            return self.inner.decaps(secret, self.issued)
         return self.inner.decaps(secret, ciphertext)
 
     def decaps_call(self, secret: Any, ciphertext: bytes) -> schemes.Call:
@@ -119,7 +121,7 @@ class _LeakyKem(schemes.KemScheme):
         return self.inner.key_sizes(public, secret)
 
 
-@pytest.mark.parametrize("mode", ["wrong", "raise-on-tamper"])
+@pytest.mark.parametrize("mode", ["wrong", "raise-on-tamper", "ignore-tamper"])
 def test_kem_checks_catch_a_broken_decapsulation(mode: str) -> None:
     real = PYCA._scheme(algorithms.by_name("ML-KEM-768"))
     schemes.check_kem(real)  # the real one passes
@@ -136,3 +138,21 @@ def test_signature_checks_catch_a_verifier_that_accepts_everything() -> None:
 
     with pytest.raises(VerificationError, match="tampered signature verified"):
         schemes.check_signature(AcceptsAll(real.generate))
+
+
+def test_kem_checks_outside_ml_kem_accept_an_explicit_rejection() -> None:
+    real = PYCA._scheme(algorithms.by_name("ML-KEM-768"))
+    checks = schemes.check_kem(_LeakyKem(real, "raise-on-tamper"), implicit_rejection=False)
+    assert [c.name for c in checks] == ["round trip", "tamper rejection"]
+    assert checks[1].detail == "tampered ciphertext refused"
+    with pytest.raises(VerificationError, match="real shared secret"):
+        schemes.check_kem(_LeakyKem(real, "ignore-tamper"), implicit_rejection=False)
+
+
+def test_hqc_in_liboqs_passes_its_checks_with_an_explicit_rejection() -> None:
+    """liboqs 0.13's HQC returns an error for a tampered ciphertext (FIPS 203's implicit
+    rejection binds ML-KEM only); pqbench's default liboqs build enables HQC."""
+    assert "HQC-128" in OQS.enabled_kems(), "the default liboqs build must enable HQC"
+    hqc = algorithms.liboqs_algorithm("HQC-128", "kem")
+    names = [c.name for c in OQS.self_check(hqc)]
+    assert names[0] == "round trip" and names[1] in ("tamper rejection", "implicit rejection")

@@ -150,7 +150,9 @@ class LiboqsPythonImplementation(Implementation):
     def self_check(self, alg: Algorithm) -> list[Check]:
         scheme = self._scheme(alg, alg.operations[0])
         if isinstance(scheme, _OqsKem):
-            return schemes.check_kem(scheme)
+            # FIPS 203 section 6.3 makes implicit rejection part of ML-KEM; other KEMs may
+            # refuse a tampered ciphertext with an error instead.
+            return schemes.check_kem(scheme, implicit_rejection=alg.family == "ML-KEM")
         return schemes.check_signature(scheme)
 
     def prepare(self, alg: Algorithm, operation: str,
