@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sp_stats
 
-FloatArray = NDArray[np.float64]
+from pqbench import verdict as verdicts
 
-VERDICTS = ("faster", "slower", "no change", "too few samples")
+FloatArray = NDArray[np.float64]
 
 # Above this many samples on either side the Mann-Whitney null distribution is replaced by
 # its normal approximation (the exact one costs O(n * n * m) big-integer steps).
@@ -229,6 +229,21 @@ def _mwu_p_value(
     return float(result.pvalue)
 
 
+def mann_whitney_p(before: Sequence[float], after: Sequence[float]) -> float:
+    """Two-sided Mann-Whitney U p-value of two samples of (log) estimates.
+
+    Exact (from the null distribution, `_mwu_null_cdf`) without ties and up to 50 a side,
+    which is the exact permutation distribution of the rank sum; otherwise the normal
+    approximation with tie-corrected variance and continuity correction.
+    """
+    x = np.asarray(before, dtype=np.float64)
+    y = np.asarray(after, dtype=np.float64)
+    diffs = (y[None, :] - x[:, None]).ravel()
+    ties = np.unique(np.concatenate([x, y])).size < x.size + y.size
+    exact = max(x.size, y.size) <= _EXACT_MAX_SIDE and not ties
+    return _mwu_p_value(x, y, diffs, exact)
+
+
 def compare_samples(
     before: Sequence[float],
     after: Sequence[float],
@@ -239,15 +254,20 @@ def compare_samples(
 ) -> Comparison:
     """Is ``after`` faster or slower than ``before``, by more than ``threshold``?
 
+    For INDEPENDENT samples only. Rounds of one run are not independent (they share the
+    run's phase of a drifting machine), so comparing runs goes through
+    `pqbench.replicates.compare_runs`, with the run as the unit; pooling rounds here is the
+    pseudo-replication issue #9 describes (the tests show its false-verdict rate).
+
     Method, on natural logarithms of the rates (effects are multiplicative):
     the Hodges-Lehmann shift (median of all pairwise differences ln a_j - ln b_i; Hodges &
     Lehmann, Ann. Math. Statist. 34, 1963), its (1 - alpha) Moses confidence interval from
     the ordered differences (``_moses_rank``), and a two-sided Mann-Whitney U test, exact
     without ties for up to 50 samples a side. ``ratio`` = exp(shift), after / before.
 
-    Verdict: "faster" if p < alpha and the whole ratio CI lies above 1 + threshold;
-    "slower" if p < alpha and it lies below 1 / (1 + threshold) (symmetric in log);
-    otherwise "no change". "too few samples" when either side has fewer than
+    Verdict: the shared rule `pqbench.verdict.decide` ("faster"/"slower" need p < alpha
+    and the whole CI beyond the band, "no change" the whole CI inside it, otherwise
+    "inconclusive"). "too few samples" when either side has fewer than
     ``min_samples`` (default ``min_samples_for(alpha)``) or when the exact test on these
     sizes could never reach p < alpha (``smallest_p_value``).
     """
@@ -308,7 +328,8 @@ def _verdict(
     alpha: float,
     min_samples: int,
 ) -> tuple[str, str]:
-    """The verdict rule of ``compare_samples``, with the reason it was reached."""
+    """The verdict rule of ``compare_samples``: "too few samples" where independent samples
+    cannot reach alpha, otherwise the shared rule (`pqbench.verdict.decide`)."""
     if min(n, m) < min_samples:
         return "too few samples", (
             f"{min(n, m)} samples on one side; at least {min_samples} are needed "
@@ -320,19 +341,7 @@ def _verdict(
             f"with {n} and {m} samples the smallest attainable p is {floor:.3g}, "
             f"not below alpha={alpha:g}"
         )
-    bound = math.log1p(threshold)
-    if p_value >= alpha:
-        return "no change", f"p={p_value:.3g} is not below alpha={alpha:g}"
-    if log_low > bound:
-        return "faster", f"p={p_value:.3g} and the CI lies above 1+t = {1 + threshold:.3g}"
-    if log_high < -bound:
-        return (
-            "slower",
-            f"p={p_value:.3g} and the CI lies below 1/(1+t) = {1 / (1 + threshold):.3g}",
-        )
-    return "no change", (
-        f"p={p_value:.3g} but the CI reaches inside the ±{threshold:.1%} noise band"
-    )
+    return verdicts.decide(p_value, log_low, log_high, alpha=alpha, threshold=threshold)
 
 
 # --- history series --------------------------------------------------------------------
@@ -370,7 +379,7 @@ def noise_from_ci(ci_low: Sequence[float], ci_high: Sequence[float],
 
 def detect_steps(
     values: Sequence[float], weights: Sequence[float] | None = None, *, penalty: float = 4.0,
-    noise: float | None = None,
+    noise: float | None = None, min_step: float = 0.0,
 ) -> list[Step]:
     """Steps in a history of rates, by a penalised weighted L1 piecewise-constant fit.
 
@@ -389,6 +398,11 @@ def detect_steps(
     the points' confidence intervals: ``noise_from_ci``), caps sigma: a short series with
     two steps (a regression and its fix in five builds) makes half the successive
     differences steps, where the median-based estimate breaks down and would hide both.
+
+    ``min_step`` (a fraction, e.g. the noise floor) removes steps smaller than the machine
+    moves by itself: the two segments either side of the smallest such step are merged
+    (level: their joint weighted median), and so on until every step is at least
+    ``min_step`` in either direction (|ln ratio| >= ln(1 + min_step)).
     """
     y = np.log(_positive_array(values, "values"))
     w = _step_weights(weights, y.size)
@@ -399,8 +413,7 @@ def detect_steps(
         sigma = min(sigma, max(noise, _MIN_KNOWN_NOISE))
     gamma = penalty * sigma * math.log(y.size)
     starts = _optimal_partition(_segment_costs(y, w), gamma)
-    bounds = [*starts, y.size]
-    levels = [_weighted_median(y[a:b], w[a:b]) for a, b in itertools.pairwise(bounds)]
+    starts, levels = _merge_small_steps(y, w, starts, math.log1p(min_step))
     return [
         Step(
             index=start,
@@ -410,6 +423,20 @@ def detect_steps(
         )
         for start, prev, level in zip(starts[1:], levels, levels[1:], strict=False)
     ]
+
+
+def _merge_small_steps(y: FloatArray, w: FloatArray, starts: list[int],
+                       smallest: float) -> tuple[list[int], list[float]]:
+    """Merge the segments around the smallest step below ``smallest`` (log units), again
+    and again; returns the surviving segment starts and their levels."""
+    starts = list(starts)
+    while True:
+        bounds = [*starts, y.size]
+        levels = [_weighted_median(y[a:b], w[a:b]) for a, b in itertools.pairwise(bounds)]
+        jumps = [abs(after - before) for before, after in itertools.pairwise(levels)]
+        if not jumps or min(jumps) >= smallest:
+            return starts, levels
+        del starts[1 + jumps.index(min(jumps))]
 
 
 def _step_weights(weights: Sequence[float] | None, n: int) -> FloatArray:

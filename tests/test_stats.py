@@ -79,7 +79,8 @@ def test_hodges_lehmann_and_moses_ci_by_hand_95() -> None:
     assert math.log(result.ci_low) == pytest.approx(-0.04)
     assert math.log(result.ci_high) == pytest.approx(0.17)
     assert result.ci_level == pytest.approx(1 - 8 / 252)
-    assert result.verdict == "no change"
+    # p = 56/252 and the interval 0.96-1.19 reaches both inside and beyond the 5 % band.
+    assert result.verdict == "inconclusive"
 
 
 def test_moses_ci_by_hand_99() -> None:
@@ -104,6 +105,41 @@ def test_mann_whitney_p_matches_scipy_on_random_unequal_sizes() -> None:
     before, after = lognormal(rng, 9), lognormal(rng, 13, level=1020.0)
     reference = sp_stats.mannwhitneyu(after, before, method="exact")
     assert compare_samples(before, after).p_value == pytest.approx(reference.pvalue)
+
+
+def test_large_samples_use_the_normal_moses_rank_at_alpha_over_two() -> None:
+    # 60 a side: beyond the exact limit. ln(before) = i/1000, ln(after) = (i + 0.5)/1000 +
+    # 0.01, i = 0..59. Hollander, Wolfe & Chicken (4.43): k = floor(nm/2 + 1/2 - z(1 -
+    # alpha/2) sqrt(nm(n+m+1)/12)) = floor(1800.5 - 2.5758 * 190.53) = 1309, so the 99 %
+    # interval is [D_(1309), D_(2292)] of the 3600 ordered differences.
+    log_before = np.arange(60) / 1000
+    log_after = (np.arange(60) + 0.5) / 1000 + 0.01
+    result = compare_samples(np.exp(log_before), np.exp(log_after))
+    diffs = np.sort((log_after[None, :] - log_before[:, None]).ravel())
+    z = sp_stats.norm.ppf(0.995)
+    k = math.floor(1800 + 0.5 - z * math.sqrt(3600 * 121 / 12))
+    assert k == 1309
+    assert math.log(result.ci_low) == pytest.approx(diffs[k - 1])
+    assert math.log(result.ci_high) == pytest.approx(diffs[3600 - k])
+    assert result.ci_level == pytest.approx(0.99)
+    assert "normal" in result.method
+
+
+def test_tied_samples_get_the_two_sided_tie_corrected_p() -> None:
+    # Quantized rates tie. The p-value must be SciPy's two-sided asymptotic one with the
+    # tie-corrected variance, and twice the one-sided p.
+    before = [100.0, 100.0, 101.0, 101.0, 102.0, 102.0, 103.0, 104.0]
+    after = [102.0, 103.0, 103.0, 104.0, 104.0, 105.0, 105.0, 106.0]
+    result = compare_samples(before, after)
+    two_sided = sp_stats.mannwhitneyu(np.log(after), np.log(before), alternative="two-sided",
+                                      method="asymptotic", use_continuity=True).pvalue
+    one_sided = sp_stats.mannwhitneyu(np.log(after), np.log(before), alternative="greater",
+                                      method="asymptotic", use_continuity=True).pvalue
+    assert result.p_value == pytest.approx(two_sided)
+    assert result.p_value == pytest.approx(2 * one_sided)
+    assert "tie-corrected" in result.method
+    assert stats.mann_whitney_p(np.log(before).tolist(), np.log(after).tolist()) == \
+        pytest.approx(two_sided)
 
 
 # --- compare_samples: too few samples --------------------------------------------------
@@ -177,7 +213,7 @@ def test_a_a_significance_alone_respects_alpha() -> None:
     trials = 2000
     rejected = sum(
         compare_samples(lognormal(rng, 12), lognormal(rng, 12), threshold=0.0).verdict
-        != "no change"
+        in ("faster", "slower")
         for _ in range(trials)
     )
     assert rejected / trials <= 0.02
@@ -196,20 +232,38 @@ def test_10_percent_shift_is_found_with_about_90_percent_power() -> None:
     ]
     assert sum(r.verdict == "faster" for r in results) / trials >= 0.88
     assert sum(r.p_value < 0.01 for r in results) / trials >= 0.99
-    assert all(r.verdict in ("faster", "no change") for r in results)
+    assert all(r.verdict in ("faster", "inconclusive") for r in results)
 
 
-def test_3_percent_shift_below_5_percent_threshold_is_no_change() -> None:
+def test_3_percent_shift_below_5_percent_threshold_is_never_a_change() -> None:
+    # 3 % shift, 3 % noise. With 15 samples a side the 99 % interval (about ±2.5 %) often
+    # reaches past the 5 % band: inconclusive, never faster. With 60 a side at 2 % noise
+    # (about ±0.9 %) it lies inside the band: no change, although the shift is significant.
     rng = np.random.default_rng(6)
     trials = 200
-    results = [
-        compare_samples(lognormal(rng, 15), lognormal(rng, 15, level=1030.0)) for _ in range(trials)
-    ]
-    assert sum(r.verdict == "no change" for r in results) / trials >= 0.95
-    # The shift is real and often significant; it is the threshold that says "no change".
-    significant = [r for r in results if r.p_value < 0.01]
-    assert len(significant) / trials >= 0.3
-    assert all(r.verdict == "no change" for r in significant)
+    few = [compare_samples(lognormal(rng, 15), lognormal(rng, 15, level=1030.0))
+           for _ in range(trials)]
+    assert {r.verdict for r in few} <= {"no change", "inconclusive"}
+    many = [compare_samples(1000.0 * np.exp(rng.normal(0.0, 0.02, 60)),
+                            1030.0 * np.exp(rng.normal(0.0, 0.02, 60))) for _ in range(trials)]
+    assert sum(r.verdict == "no change" for r in many) / trials >= 0.95
+    significant = [r for r in many if r.p_value < 0.01]
+    assert len(significant) / trials >= 0.9
+    assert all(r.verdict != "faster" for r in many)
+
+
+def test_a_small_slowdown_inside_the_band_is_no_change_not_slower() -> None:
+    # The mirror image of the case above: 60 samples a side, 3 % slower, 1 % noise. The
+    # shift is highly significant, but the whole interval lies inside 1/1.05..1.05.
+    rng = np.random.default_rng(16)
+    before = 1000.0 * np.exp(rng.normal(0.0, 0.01, 60))
+    after = 970.0 * np.exp(rng.normal(0.0, 0.01, 60))
+    result = compare_samples(before, after)
+    assert result.p_value < 1e-6
+    assert 1 / 1.05 < result.ci_low < result.ci_high < 1.0
+    assert result.verdict == "no change"
+    # Without a band the same data are "slower": only the threshold stands in the way.
+    assert compare_samples(before, after, threshold=0.0).verdict == "slower"
 
 
 def test_compare_rejects_non_positive_rates() -> None:

@@ -1,0 +1,152 @@
+"""Paired comparisons: the Wilcoxon signed-rank test and its Hodges-Lehmann estimate.
+
+In a paired, interleaved session (`pqbench ab`) each pair is one round of A and one of B
+taken back to back on the same CPU, so the machine's drift, shared by both rounds, cancels
+in the pair's log ratio d = ln(rate B) - ln(rate A). The pairs, not the rounds, are the
+independent units. Methods (Hollander, Wolfe & Chicken, *Nonparametric Statistical
+Methods*, 3rd ed., sections 3.1-3.3):
+
+* estimate: the Hodges-Lehmann estimator, the median of the n(n+1)/2 Walsh averages
+  (d_i + d_j) / 2, i <= j (Hodges & Lehmann, Ann. Math. Statist. 34, 1963);
+* interval: [W_(k), W_(M+1-k)] of the ordered Walsh averages (M = n(n+1)/2), k the largest
+  integer with P(T+ <= k - 1) <= alpha / 2 under the signed-rank null (Tukey's
+  construction), exact up to 50 pairs, the normal approximation with continuity
+  correction beyond;
+* p-value: the two-sided Wilcoxon signed-rank test (Wilcoxon, Biometrics Bull. 1, 1945),
+  exact without ties or zero differences up to 50 pairs, otherwise SciPy's normal
+  approximation with tie correction.
+
+Before, after and ratio are one estimate: before is A's level (geometric mean of its
+rounds), ratio = exp(HL) and after = before * ratio. B's own mean would carry the drift
+that pairing removes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats as sp_stats
+
+from pqbench import verdict
+
+FloatArray = NDArray[np.float64]
+
+#: Above this many pairs the null distribution is replaced by its normal approximation.
+EXACT_MAX_PAIRS = 50
+
+METHOD = ("paired rounds, A and B back to back on one CPU in random order: Hodges-Lehmann "
+          "estimate of the per-pair ln ratios with its signed-rank CI; two-sided Wilcoxon "
+          "signed-rank test over pairs")
+
+
+@lru_cache(maxsize=128)
+def null_cdf(n: int) -> tuple[float, ...]:
+    """P(T+ <= t) for t = 0..n(n+1)/2 under the null, exactly.
+
+    The number of sign assignments with T+ = t is the coefficient of q**t in
+    prod_{i=1..n} (1 + q**i) (each rank i is either counted or not), out of 2**n.
+    """
+    size = n * (n + 1) // 2 + 1
+    counts = [0] * size
+    counts[0] = 1
+    for i in range(1, n + 1):
+        for t in range(size - 1, i - 1, -1):
+            counts[t] += counts[t - i]
+    total = 2 ** n
+    cdf: list[float] = []
+    running = 0
+    for count in counts:
+        running += count
+        cdf.append(running / total)
+    return tuple(cdf)
+
+
+def walsh_averages(d: FloatArray) -> FloatArray:
+    """All (d_i + d_j) / 2 for i <= j, sorted."""
+    i, j = np.triu_indices(d.size)
+    return np.sort((d[i] + d[j]) / 2)
+
+
+def interval_rank(n: int, alpha: float) -> tuple[int, float]:
+    """k (1-based) and actual coverage of the interval [W_(k), W_(M+1-k)]; k = 0 means the
+    data cannot bound the shift at this level."""
+    total = n * (n + 1) // 2
+    if n <= EXACT_MAX_PAIRS:
+        cdf = null_cdf(n)
+        k = 0
+        while k < len(cdf) and cdf[k] <= alpha / 2:
+            k += 1
+        return k, 1.0 - 2.0 * cdf[k - 1] if k > 0 else 0.0
+    z = float(sp_stats.norm.ppf(1.0 - alpha / 2))
+    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+    k = max(0, math.floor(total / 2 + 0.5 - z * sd))
+    return k, 1.0 - alpha if k > 0 else 0.0
+
+
+def p_value(d: FloatArray) -> float:
+    """Two-sided Wilcoxon signed-rank p of the differences ``d`` against zero."""
+    n = d.size
+    magnitudes = np.abs(d)
+    exact = n <= EXACT_MAX_PAIRS and np.all(magnitudes > 0) \
+        and np.unique(magnitudes).size == n
+    if exact:
+        ranks = sp_stats.rankdata(magnitudes)
+        positive = round(float(ranks[d > 0].sum()))
+        cdf = null_cdf(n)
+        total = n * (n + 1) // 2
+        return min(1.0, 2.0 * cdf[min(positive, total - positive)])
+    if not np.any(magnitudes > 0):
+        return 1.0
+    result = sp_stats.wilcoxon(d, zero_method="wilcox", correction=True,
+                               alternative="two-sided", method="approx")
+    return float(result.pvalue)
+
+
+def compare_pairs(before: Sequence[float], after: Sequence[float], *,
+                  threshold: float | None = None, alpha: float = 0.01) -> verdict.Outcome:
+    """Is B (``after``) faster or slower than A (``before``), pair by pair?
+
+    ``before[i]`` and ``after[i]`` are the rates of pair i. ``threshold`` None means auto:
+    max(5 %, the noise floor), the floor being exp(s / sqrt(2)) - 1 for s the standard
+    deviation of the pair log ratios: how far one round moves from its partner by itself
+    (a difference of two rounds has twice one round's variance). ``too few runs`` when n
+    pairs cannot reach p < alpha (2 / 2**n >= alpha).
+    """
+    a = np.log(np.asarray(before, dtype=np.float64))
+    b = np.log(np.asarray(after, dtype=np.float64))
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("pairs: need the same, non-zero number of rates on each side")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("pairs: rates must be finite and positive")
+    d = b - a
+    n = d.size
+    walsh = walsh_averages(d)
+    shift = float(np.median(walsh))
+    k, level = interval_rank(n, alpha)
+    log_low = float(walsh[k - 1]) if k > 0 else -math.inf
+    log_high = float(walsh[walsh.size - k]) if k > 0 else math.inf
+    pair_sd = float(np.std(d, ddof=1)) if n >= 2 else None
+    floor = verdict.floor_from_spread(pair_sd / math.sqrt(2) if pair_sd is not None else None)
+    band = verdict.threshold_for(floor, threshold)
+    p = p_value(d)
+    attainable = verdict.smallest_signed_rank_p(n)
+    if attainable >= alpha:
+        outcome = (verdict.TOO_FEW, (
+            f"{n} pairs: the exact signed-rank test can reach p = {attainable:.3g} at best, "
+            f"not below alpha={alpha:.3g}; at least {verdict.pairs_needed(alpha)} pairs are "
+            "needed"))
+    else:
+        outcome = verdict.decide(p, log_low, log_high, alpha=alpha, threshold=band)
+    before_level = math.exp(float(a.mean()))
+    spread_a = float(np.std(a, ddof=1)) if n >= 2 else None
+    spread_b = float(np.std(b, ddof=1)) if n >= 2 else None
+    return verdict.Outcome(
+        before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
+        ci_low=math.exp(log_low), ci_high=math.exp(log_high), ci_level=level, p_value=p,
+        verdict=outcome[0], reason=outcome[1], units_before=n, units_after=n,
+        spread_before=spread_a, spread_after=spread_b, floor=floor, threshold=band,
+        method=METHOD)

@@ -1,0 +1,167 @@
+"""The run as the unit: worked estimates, the noise floor, and simulated drifting machines.
+
+The drift model is the one issue #9 measured: each run lands at its own level (a lognormal
+offset with sigma 0.3, shared by all rounds of that run) and rounds scatter 2 % around it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pqbench import replicates, stats
+
+DRIFT, WITHIN = 0.3, 0.02
+
+
+def drifting_runs(rng: np.random.Generator, runs: int, rounds: int = 5,
+                  level: float = 1000.0, drift: float = DRIFT) -> list[list[float]]:
+    return [list(level * math.exp(rng.normal(0.0, drift)) * np.exp(rng.normal(0.0, WITHIN,
+                                                                                rounds)))
+            for _ in range(runs)]
+
+
+# --- worked by hand --------------------------------------------------------------------
+
+
+def test_levels_are_geometric_means_of_run_medians_and_agree_with_the_ratio() -> None:
+    # Run medians 2, 8 (before) and 4, 16, 64 (after): geometric means 4 and 16.
+    before = [[1.0, 2.0, 3.0], [8.0, 7.0, 9.0]]
+    after = [[4.0], [16.0, 15.0, 17.0], [60.0, 64.0, 70.0]]
+    result = replicates.compare_runs(before, after)
+    assert result.before == pytest.approx(4.0)
+    assert result.after == pytest.approx(16.0)
+    assert result.ratio == pytest.approx(4.0)
+    assert result.after / result.before == pytest.approx(result.ratio, rel=1e-12)
+    assert (result.units_before, result.units_after) == (2, 3)
+    assert result.spread_before == pytest.approx(math.log(8 / 2) / math.sqrt(2))
+    assert result.spread_after == pytest.approx(np.std(np.log([4, 16, 64]), ddof=1))
+
+
+def test_pooled_spread_and_floor_by_hand() -> None:
+    # ln estimates 0, 0.2 (mean 0.1) and 1.0, 1.1, 1.3 (mean 1.1333): SS = 0.02 + 0.04667.
+    pooled = replicates.pooled_spread(np.array([0.0, 0.2]), np.array([1.0, 1.1, 1.3]))
+    assert pooled == pytest.approx(math.sqrt((0.02 + 0.0466667) / 3), rel=1e-5)
+    assert replicates.pooled_spread(np.array([0.5]), np.array([0.7])) is None
+
+
+def test_threshold_auto_follows_a_noisy_floor() -> None:
+    # Runs 20 % apart within each side: the floor is far above 5 %, and the band with it.
+    before = [[100.0] * 3, [120.0] * 3, [100.0] * 3, [120.0] * 3, [110.0] * 3]
+    after = [[r * 1.1 for r in run] for run in before]
+    result = replicates.compare_runs(before, after)
+    estimates = np.log([100, 120, 100, 120, 110])
+    expected = math.expm1(float(np.std(estimates, ddof=1)))  # both sides spread alike
+    assert result.floor == pytest.approx(expected)
+    assert result.threshold == pytest.approx(expected)
+    fixed = replicates.compare_runs(before, after, threshold=0.02)
+    assert fixed.threshold == 0.02 and fixed.floor == pytest.approx(expected)
+
+
+def test_a_single_run_a_side_has_no_floor_and_no_bounded_interval() -> None:
+    result = replicates.compare_runs([[100.0, 101.0, 99.0]], [[300.0, 301.0, 299.0]])
+    assert result.verdict == "too few runs"
+    assert "5 a side, or 4 and 6" in result.reason and "pqbench ab" in result.reason
+    assert result.floor is None and result.threshold == 0.05
+    assert (result.ci_low, result.ci_high) == (0.0, math.inf)
+    assert result.ratio == pytest.approx(3.0)
+
+
+def test_three_runs_a_side_are_too_few_even_for_a_huge_change() -> None:
+    rng = np.random.default_rng(1)
+    result = replicates.compare_runs(drifting_runs(rng, 3), drifting_runs(rng, 3, level=50e3))
+    assert result.verdict == "too few runs"
+    assert "p = 0.1 at best" in result.reason
+
+
+def test_the_same_data_give_the_same_interval() -> None:
+    rng = np.random.default_rng(2)
+    before, after = drifting_runs(rng, 5), drifting_runs(rng, 5)
+    assert replicates.compare_runs(before, after) == replicates.compare_runs(before, after)
+
+
+def test_bootstrap_spread_matches_the_standard_error_of_the_mean() -> None:
+    # Identical rounds within each run: only runs vary, so the (expanded) bootstrap
+    # standard deviation of the level must be the textbook s / sqrt(R).
+    estimates = np.log([90.0, 100.0, 105.0, 120.0, 98.0, 111.0])
+    logs = [np.full(5, e) for e in estimates]
+    levels = replicates.bootstrap_levels(logs, np.random.default_rng(3), draws=40_000)
+    expected = np.std(estimates, ddof=1) / math.sqrt(estimates.size)
+    assert float(np.std(levels)) == pytest.approx(expected, rel=0.03)
+
+
+def test_rejects_empty_and_non_positive_runs() -> None:
+    with pytest.raises(ValueError):
+        replicates.compare_runs([], [[1.0]])
+    with pytest.raises(ValueError):
+        replicates.compare_runs([[1.0, 0.0]], [[1.0]])
+
+
+# --- simulated drift (issue #9) ---------------------------------------------------------
+
+
+def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
+    rng = np.random.default_rng(4)
+    trials, changed, pooled_changed = 2000, 0, 0
+    for _ in range(trials):
+        before, after = drifting_runs(rng, 3), drifting_runs(rng, 3)
+        changed += replicates.compare_runs(before, after).changed
+        # The old method: every round of every run pooled as independent samples.
+        pooled = stats.compare_samples(sum(before, []), sum(after, []))
+        pooled_changed += pooled.verdict in ("faster", "slower")
+    assert changed / trials <= 0.01
+    # Pseudo-replication: the pooled method calls about a quarter of identical pairs
+    # changed (25 % in this seeded run), against the 1 % it promises.
+    assert pooled_changed / trials > 0.10
+
+
+def test_a_a_with_five_drifting_runs_a_side_stays_within_alpha() -> None:
+    rng = np.random.default_rng(5)
+    trials = 2000
+    verdicts = [replicates.compare_runs(drifting_runs(rng, 5), drifting_runs(rng, 5)).verdict
+                for _ in range(trials)]
+    assert sum(v in ("faster", "slower") for v in verdicts) / trials <= 0.01
+    # 30 % run-to-run drift: five runs cannot show "no change" within ±5 % either.
+    assert verdicts.count("inconclusive") / trials >= 0.95
+
+
+def test_a_quiet_a_a_with_eight_runs_a_side_is_no_change() -> None:
+    rng = np.random.default_rng(6)
+    # Run estimates scatter about 1.2 % (0.5 % drift, 2 % rounds, medians of 5): with
+    # eight runs a side the 99 % interval is about ±1.8 %, inside the ±5 % band.
+    verdicts = [replicates.compare_runs(drifting_runs(rng, 8, drift=0.005),
+                                        drifting_runs(rng, 8, drift=0.005)).verdict
+                for _ in range(200)]
+    assert verdicts.count("no change") / 200 >= 0.95
+
+
+def test_interval_covers_a_true_change_under_drift() -> None:
+    rng = np.random.default_rng(7)
+    covered = 0
+    for _ in range(400):
+        result = replicates.compare_runs(drifting_runs(rng, 5, drift=0.1),
+                                         drifting_runs(rng, 5, level=1300.0, drift=0.1))
+        covered += result.ci_low < 1.3 < result.ci_high
+    assert covered / 400 >= 0.97  # nominal 99 %; 98.75 % in this seeded run
+
+
+def test_a_2x_change_with_five_runs_a_side_at_10_percent_drift_is_found() -> None:
+    rng = np.random.default_rng(8)
+    results = [replicates.compare_runs(drifting_runs(rng, 5, drift=0.1),
+                                       drifting_runs(rng, 5, level=2000.0, drift=0.1))
+               for _ in range(200)]
+    assert sum(r.verdict == "faster" for r in results) / 200 >= 0.95
+    assert all(r.verdict in ("faster", "inconclusive") for r in results)
+
+
+def test_level_interval_for_history_points() -> None:
+    level, low, high = replicates.level_interval([[100.0, 101.0, 99.0]])
+    assert (level, low, high) == pytest.approx((100.0, 99.0, 101.0))
+    rng = np.random.default_rng(9)
+    runs = drifting_runs(rng, 6, drift=0.05)
+    level, low, high = replicates.level_interval(runs)
+    medians = [float(np.median(r)) for r in runs]
+    assert level == pytest.approx(math.exp(np.mean(np.log(medians))))
+    assert low < level < high
