@@ -1,37 +1,45 @@
 """Runs -> comparison rows with verdicts: is the after group faster, slower, or the same?
 
 Pure domain code over frozen Runs (no printing, no storage). Rows are keyed by
-(algorithm, implementation, operation, block size); the per-round samples of every run in a
-group are pooled for each key and compared with `stats.compare_samples` (Hodges-Lehmann
-shift of ln(rate), Moses CI, Mann-Whitney U). Each changed row carries the fingerprint
-differences that plausibly explain it (`explain`).
+(algorithm, implementation, operation, block size). The run is the unit of replication
+(`replicates.compare_runs`: one estimate per run, a two-level bootstrap interval, an exact
+rank test over runs), because rounds of one run share its phase of a drifting machine.
+When the two groups are the two sides of `pqbench ab` sessions, rows are compared pair by
+pair instead (`signedrank.compare_pairs`), at the per-look alpha the session used, so
+`compare` gives the verdict `ab` gave. Each changed row carries the fingerprint
+differences that can explain it (`explain`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pqbench import explain, stats
+from pqbench import explain, replicates, signedrank, verdict
 from pqbench.errors import ComparisonError
 from pqbench.results import Run
+from pqbench.verdict import MIN_THRESHOLD
 
 RowKey = tuple[str, str, str, int | None]
 
 #: Fingerprint fields that `--by` understands besides dotted paths into the environment.
 RUN_FIELDS = ("label", "run_id", "kind", "date")
 
+#: Significance level of every comparison (two-sided); intervals are at 1 - ALPHA.
+ALPHA = 0.01
+
 
 @dataclass(frozen=True)
 class Row:
     """One (algorithm, implementation, operation, block size) before and after.
 
-    ``before``/``after`` are medians of the pooled per-round rates: bytes per second for
-    rows with a block size, operations per second otherwise (``unit`` says which).
-    ``ratio`` = after / before (Hodges-Lehmann), so greater than 1 is faster.
+    ``before``/``after`` are the two levels (bytes per second for rows with a block size,
+    operations per second otherwise; ``unit`` says which) and ``ratio`` = after / before
+    exactly (greater than 1 is faster): one estimate, see `verdict.Outcome`. ``n_*`` count
+    rounds, ``runs_*`` runs; ``pairs`` is set for a paired (`ab`) row.
     """
 
     algorithm: str
@@ -50,6 +58,14 @@ class Row:
     reason: str
     n_before: int
     n_after: int
+    runs_before: int = 1
+    runs_after: int = 1
+    spread_before: float | None = None
+    spread_after: float | None = None
+    noise_floor: float | None = None
+    threshold: float = MIN_THRESHOLD
+    pairs: int | None = None
+    seconds: float | None = None
     causes: tuple[explain.Cause, ...] = ()
 
     @property
@@ -58,43 +74,56 @@ class Row:
 
     @property
     def changed(self) -> bool:
-        return self.verdict in ("faster", "slower")
+        return self.verdict in verdict.CHANGED
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON row of `pqbench compare --json` (field names fixed by issue #5)."""
+        """The JSON row of `pqbench compare --json` (names fixed by issues #5 and #9)."""
         return {
             "algorithm": self.algorithm, "implementation": self.implementation,
             "operation": self.operation, "block_size": self.block_size, "unit": self.unit,
             "before": self.before, "after": self.after, "ratio": self.ratio,
-            "ci_low": _finite(self.ci_low), "ci_high": _finite(self.ci_high),
+            "ci_low": verdict.finite(self.ci_low), "ci_high": verdict.finite(self.ci_high),
             "ci_level": self.ci_level, "p_value": self.p_value, "verdict": self.verdict,
             "reason": self.reason, "n_before": self.n_before, "n_after": self.n_after,
+            "runs_before": self.runs_before, "runs_after": self.runs_after,
+            "spread_before": self.spread_before, "spread_after": self.spread_after,
+            "noise_floor": self.noise_floor, "threshold": self.threshold,
+            "design": "pairs" if self.pairs is not None else "runs", "pairs": self.pairs,
+            "seconds": self.seconds,
             "causes": [c.as_dict() for c in self.causes],
         }
 
 
 @dataclass(frozen=True)
 class RunComparison:
-    """Everything `pqbench compare` reports for one before/after pair of run groups."""
+    """Everything `pqbench compare` reports for one before/after pair of run groups.
+
+    ``threshold`` is the fixed band, or None for auto (max(5 %, each row's noise floor)).
+    """
 
     before_name: str
     after_name: str
     before_runs: tuple[str, ...]
     after_runs: tuple[str, ...]
-    threshold: float
+    threshold: float | None
     rows: tuple[Row, ...]
     differences: tuple[explain.Difference, ...]
     only_before: tuple[RowKey, ...] = ()
     only_after: tuple[RowKey, ...] = ()
     warnings: tuple[str, ...] = ()
     method: str = field(default="")
+    paired: bool = False
+    #: The level each row was judged at: ALPHA, or an `ab` session's alpha per look.
+    alpha: float = ALPHA
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "before": {"name": self.before_name, "runs": list(self.before_runs)},
             "after": {"name": self.after_name, "runs": list(self.after_runs)},
-            "threshold": self.threshold,
-            "alpha": ALPHA,
+            "threshold": MIN_THRESHOLD if self.threshold is None else self.threshold,
+            "threshold_mode": "auto" if self.threshold is None else "fixed",
+            "alpha": self.alpha,
+            "design": "pairs" if self.paired else "runs",
             "method": self.method,
             "rows": [r.as_dict() for r in self.rows],
             "differences": [d.as_dict() for d in self.differences],
@@ -102,13 +131,6 @@ class RunComparison:
             "only_after": [list(k) for k in self.only_after],
             "warnings": list(self.warnings),
         }
-
-
-ALPHA = 0.01
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def field_value(run: Run, name: str) -> str | None:
@@ -150,15 +172,15 @@ def group_runs(runs: Iterable[Run], by: str) -> list[tuple[str, list[Run]]]:
     return list(groups.items())
 
 
-def pooled_samples(runs: Sequence[Run]) -> dict[RowKey, list[float]]:
-    """Per-round ops/s of every run, pooled per row key, in run order."""
-    pooled: dict[RowKey, list[float]] = {}
+def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:
+    """Per row key, per run that measured it, that run's per-round ops/s (in run order)."""
+    found: dict[RowKey, list[list[float]]] = {}
     for run in runs:
         for m in run.measurements:
             samples = m.samples
             if samples:
-                pooled.setdefault(m.key, []).extend(samples)
-    return pooled
+                found.setdefault(m.key, []).append(samples)
+    return found
 
 
 def row_libraries(runs: Sequence[Run]) -> dict[RowKey, str]:
@@ -185,10 +207,77 @@ def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     return [message]
 
 
+def ab_session(run: Run) -> Mapping[str, Any] | None:
+    """The `pqbench ab` session a run is one side of (its settings["ab"]), or None."""
+    info = run.settings.get("ab") if isinstance(run.settings, Mapping) else None
+    if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
+            and info.get("side") in ("a", "b"):
+        return info
+    return None
+
+
+def session_pairs(before: Sequence[Run], after: Sequence[Run]) -> list[tuple[Run, Run]] | None:
+    """(before run, after run) per `ab` session when the two groups are exactly the two
+    sides of the same sessions; None otherwise (then runs are the unit)."""
+    sides: list[dict[str, Run]] = []
+    for group in (before, after):
+        by_session: dict[str, Run] = {}
+        for run in group:
+            info = ab_session(run)
+            if info is None or info["session"] in by_session:
+                return None
+            by_session[str(info["session"])] = run
+        sides.append(by_session)
+    if not sides[0] or set(sides[0]) != set(sides[1]):
+        return None
+    pairs = [(sides[0][s], sides[1][s]) for s in sorted(sides[0])]
+    if any(_side(b) == _side(a) for b, a in pairs):
+        return None
+    return pairs
+
+
+def _side(run: Run) -> str | None:
+    info = ab_session(run)
+    return None if info is None else str(info["side"])
+
+
+def paired_alpha(pairs: Sequence[tuple[Run, Run]]) -> float:
+    """The per-look alpha of the sessions: alpha over their number of looks (Bonferroni),
+    so recomputing a session's verdict here gives the verdict `ab` gave."""
+    looks = [len((ab_session(run) or {}).get("looks") or [1]) for run, _ in pairs]
+    return ALPHA / max([*looks, 1])
+
+
+def paired_samples(pairs: Sequence[tuple[Run, Run]]
+                   ) -> dict[RowKey, tuple[list[float], list[float], float | None]]:
+    """Per row key: the before and after rates of every complete pair, over all sessions,
+    and the seconds the sessions spent on the row. Round i of one side pairs with round i
+    of the other (the order `ab` took them in)."""
+    found: dict[RowKey, tuple[list[float], list[float], float | None]] = {}
+    for run_before, run_after in pairs:
+        after_rows = {m.key: m for m in run_after.measurements}
+        for m in run_before.measurements:
+            other = after_rows.get(m.key)
+            if other is None:
+                continue
+            rates = [(b.ops_per_sec, a.ops_per_sec) for b, a in zip(m.rounds, other.rounds,
+                                                                  strict=False)
+                     if b.ops > 0 and a.ops > 0]
+            if not rates:
+                continue
+            before, after, seconds = found.get(m.key, ([], [], None))
+            spent = m.attributes.get("ab_seconds")
+            if isinstance(spent, int | float):
+                seconds = (seconds or 0.0) + float(spent)
+            found[m.key] = ([*before, *(b for b, _ in rates)], [*after, *(a for _, a in rates)],
+                            seconds)
+    return found
+
+
 def compare_runs(
     before: Sequence[Run],
     after: Sequence[Run],
-    threshold: float = 0.05,
+    threshold: float | None = None,
     *,
     cross_machine: bool = False,
     before_name: str | None = None,
@@ -196,30 +285,35 @@ def compare_runs(
 ) -> RunComparison:
     """Compare two groups of runs row by row; rows sorted by |ln ratio|, largest first.
 
+    ``threshold`` None is auto: each row is judged against max(5 %, its noise floor).
     Raises ComparisonError when a group is empty, when the runs come from different
     testbeds (unless ``cross_machine``), or when the groups share no row.
     """
     if not before or not after:
         raise ComparisonError("need at least one run on each side to compare")
-    if threshold < 0:
+    if threshold is not None and threshold < 0:
         raise ComparisonError("--threshold must not be negative")
     warnings = check_testbeds([*before, *after], cross_machine)
-    if len(before) == 1 or len(after) == 1:
-        warnings.append(
-            "a side has a single run: its rounds were taken back to back, so drift of the "
-            "machine between runs (load, clock speed) is not in the intervals; for verdicts "
-            "that hold across runs, record two or more runs per side, interleaved")
-    pooled_before, pooled_after = pooled_samples(before), pooled_samples(after)
-    common = [k for k in pooled_before if k in pooled_after]
-    if not common:
+    pairs = session_pairs(before, after)
+    if pairs is None:
+        warnings += _run_count_warning(len(before), len(after))
+        outcomes, only_before, only_after = _by_runs(before, after, threshold)
+        method = replicates.METHOD
+    else:
+        outcomes, only_before, only_after = _by_pairs(pairs, threshold)
+        method = (f"{signedrank.METHOD}; alpha {paired_alpha(pairs):.3g} per look "
+                  f"({ALPHA:g} over the session's looks, Bonferroni)")
+    if not outcomes:
         raise ComparisonError(
             "the runs have no row in common (algorithm, implementation, operation and block "
             "size must match); `pqbench runs` and `pqbench export` show what each holds")
-    differences = explain.differences([r.environment for r in before],
-                                      [r.environment for r in after])
+    context = explain.context_of(r.environment for r in [*before, *after])
+    differences = explain.annotate(
+        explain.differences([r.environment for r in before], [r.environment for r in after]),
+        context, {key[0] for key in outcomes})
     backends = row_libraries([*before, *after])
-    rows = [_row(key, pooled_before[key], pooled_after[key], threshold, differences,
-                 backends.get(key)) for key in common]
+    rows = [_row(key, *found, differences, context, backends.get(key))
+            for key, found in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
     return RunComparison(
         before_name=before_name or _group_name(before),
@@ -229,45 +323,85 @@ def compare_runs(
         threshold=threshold,
         rows=tuple(rows),
         differences=tuple(differences),
-        only_before=tuple(k for k in pooled_before if k not in pooled_after),
-        only_after=tuple(k for k in pooled_after if k not in pooled_before),
+        only_before=only_before,
+        only_after=only_after,
         warnings=tuple(warnings),
-        method=_METHOD,
+        method=method,
+        paired=pairs is not None,
+        alpha=ALPHA if pairs is None else paired_alpha(pairs),
     )
 
 
-_METHOD = ("per-round rates pooled per row; Hodges-Lehmann shift of ln(rate) with a 99% Moses "
-           "CI; two-sided Mann-Whitney U; verdict needs p < 0.01 and the whole CI beyond "
-           "the threshold")
+#: What a row's analysis produced: the outcome, rounds before and after, pairs, seconds.
+_Found = tuple[verdict.Outcome, int, int, int | None, float | None]
+
+
+def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None
+             ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
+    samples_before, samples_after = run_samples(before), run_samples(after)
+    found: dict[RowKey, _Found] = {}
+    for key, runs_before in samples_before.items():
+        runs_after = samples_after.get(key)
+        if runs_after:
+            outcome = replicates.compare_runs(runs_before, runs_after, threshold=threshold,
+                                              alpha=ALPHA)
+            found[key] = (outcome, sum(map(len, runs_before)), sum(map(len, runs_after)),
+                          None, None)
+    return (found, tuple(k for k in samples_before if k not in samples_after),
+            tuple(k for k in samples_after if k not in samples_before))
+
+
+def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
+              ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
+    alpha = paired_alpha(pairs)
+    found: dict[RowKey, _Found] = {}
+    for key, (before, after, seconds) in paired_samples(pairs).items():
+        outcome = signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
+        found[key] = (replace(outcome, units_before=len(pairs), units_after=len(pairs)),
+                      len(before), len(after), len(before), seconds)
+    keys_before = {m.key for run, _ in pairs for m in run.measurements if m.samples}
+    keys_after = {m.key for _, run in pairs for m in run.measurements if m.samples}
+    return (found, tuple(sorted(keys_before - set(found), key=str)),
+            tuple(sorted(keys_after - set(found), key=str)))
+
+
+def _run_count_warning(n: int, m: int) -> list[str]:
+    if verdict.smallest_two_sample_p(n, m) < ALPHA:
+        return []
+    return [f"{n} and {m} runs: with the run as the unit no row can show a change at "
+            f"alpha={ALPHA:g}; record more runs ({verdict.runs_needed(n, m, ALPHA)}), "
+            "interleaved, or measure both configurations in one paired session with "
+            "`pqbench ab`"]
 
 
 def _group_name(runs: Sequence[Run]) -> str:
     return runs[0].run_id if len(runs) == 1 else f"{len(runs)} runs"
 
 
-def _row(key: RowKey, before: list[float], after: list[float], threshold: float,
-         differences: Sequence[explain.Difference], library: str | None = None) -> Row:
-    result = stats.compare_samples(before, after, threshold=threshold, alpha=ALPHA)
+def _row(key: RowKey, outcome: verdict.Outcome, rounds_before: int, rounds_after: int,
+         pairs: int | None, seconds: float | None, differences: Sequence[explain.Difference],
+         context: explain.Context, library: str | None = None) -> Row:
     algorithm, implementation, operation, block_size = key
     scale = block_size or 1
-    row = Row(
+    causes: tuple[explain.Cause, ...] = ()
+    if outcome.changed:
+        causes = tuple(explain.causes_for(algorithm, implementation, differences,
+                                          library=library, context=context))
+    return Row(
         algorithm=algorithm, implementation=implementation, operation=operation,
         block_size=block_size, unit="bytes/s" if block_size else "ops/s",
-        before=stats.summarize(before).median * scale,
-        after=stats.summarize(after).median * scale,
-        ratio=result.ratio, ci_low=result.ci_low, ci_high=result.ci_high,
-        ci_level=result.ci_level, p_value=result.p_value, verdict=result.verdict,
-        reason=result.reason, n_before=result.n_before, n_after=result.n_after,
-    )
-    if not row.changed:
-        return row
-    causes = explain.causes_for(algorithm, implementation, differences, library=library)
-    return Row(**{**row.__dict__, "causes": tuple(causes)})
+        before=outcome.before * scale, after=outcome.after * scale, ratio=outcome.ratio,
+        ci_low=outcome.ci_low, ci_high=outcome.ci_high, ci_level=outcome.ci_level,
+        p_value=outcome.p_value, verdict=outcome.verdict, reason=outcome.reason,
+        n_before=rounds_before, n_after=rounds_after, runs_before=outcome.units_before,
+        runs_after=outcome.units_after, spread_before=outcome.spread_before,
+        spread_after=outcome.spread_after, noise_floor=outcome.floor,
+        threshold=outcome.threshold, pairs=pairs, seconds=seconds, causes=causes)
 
 
 def compare_groups(
     groups: Sequence[tuple[str, Sequence[Run]]],
-    threshold: float = 0.05,
+    threshold: float | None = None,
     *,
     cross_machine: bool = False,
 ) -> list[RunComparison]:

@@ -217,37 +217,56 @@ def _causes(row: Any, limit: int = 2) -> str:
     return text + (f" +{hidden} more" if hidden > 0 else "")
 
 
+def _units(row: Any) -> str:
+    return f"{row.pairs} pairs" if row.pairs is not None else \
+        f"{row.runs_before}/{row.runs_after} runs"
+
+
+def _floor(row: Any) -> str:
+    known = "?" if row.noise_floor is None else f"{row.noise_floor:.1%}"
+    return f"{known} (±{row.threshold:.1%})"
+
+
 def _compare_cells(row: Any) -> list[str]:
     block = f" @{row.block_size}B" if row.block_size else ""
     return [row.algorithm, row.implementation, row.operation + block,
             _rate(row.before, row.unit), _rate(row.after, row.unit), f"{row.ratio:.3g}x",
-            _ratio_ci(row.ci_low, row.ci_high), f"{row.p_value:.2g}", row.verdict,
-            _causes(row) if row.causes else ""]
+            _ratio_ci(row.ci_low, row.ci_high), f"{row.p_value:.2g}", _units(row),
+            _floor(row), row.verdict, _causes(row) if row.causes else ""]
 
 
 COMPARE_COLUMNS = ("algorithm", "implementation", "operation", "before", "after", "ratio",
-                   "99% CI", "p", "verdict", "likely causes")
+                   "CI", "p", "units", "floor (band)", "verdict", "likely causes")
+_RIGHT = ("before", "after", "ratio", "p", "units", "floor (band)")
+VERDICT_STYLES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
+                  "too few runs": "yellow"}
+
+
+def _band(result: Any) -> str:
+    if result.threshold is None:
+        return "band: ±5% or the row's noise floor, whichever is larger"
+    return f"band ±{result.threshold:.0%}"
 
 
 def compare_table(result: Any) -> Table:
     """One row per (algorithm, implementation, operation, block size), largest change first."""
-    table = SafeTable(title=f"{result.before_name} → {result.after_name} "
-                        f"(threshold ±{result.threshold:.0%})", title_justify="left")
+    design = "pairs" if result.paired else "runs as the unit"
+    title = (f"{result.before_name} → {result.after_name} ({design}; "
+             f"{(1 - result.alpha) * 100:.3g}% CI; {_band(result)})")
+    table = SafeTable(title=title, title_justify="left")
     for column in COMPARE_COLUMNS:
-        table.add_column(column, justify="right" if column in ("before", "after", "ratio",
-                                                                  "p") else "left")
-    styles = {"faster": "green", "slower": "red", "too few samples": "yellow"}
+        table.add_column(column, justify="right" if column in _RIGHT else "left")
     for row in result.rows:
-        table.add_row(*_compare_cells(row), style=styles.get(row.verdict))
+        table.add_row(*_compare_cells(row), style=VERDICT_STYLES.get(row.verdict))
     return table
 
 
 def differences_table(result: Any) -> Table:
     table = SafeTable(title="fingerprint differences", title_justify="left")
-    for column in ("field", "before", "after"):
+    for column in ("field", "before", "after", "note"):
         table.add_column(column)
     for diff in result.differences:
-        table.add_row(diff.field, _short(diff.before), _short(diff.after))
+        table.add_row(diff.field, _short(diff.before), _short(diff.after), diff.note or "")
     return table
 
 
@@ -282,14 +301,15 @@ def compare_markdown(results: Sequence[Any]) -> str:
     for result in results:
         lines += [md.heading(3, f"{result.before_name} → {result.after_name}"), ""]
         lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
-                  "|" + "|".join("---:" if c in ("before", "after", "ratio", "p") else "---"
+                  "|" + "|".join("---:" if c in _RIGHT else "---"
                                  for c in COMPARE_COLUMNS) + "|"]
         for row in result.rows:
             lines.append("| " + " | ".join(md.escape(c) for c in _compare_cells(row)) + " |")
         if result.differences:
-            lines += ["", "| field | before | after |", "|---|---|---|"]
+            lines += ["", "| field | before | after | note |", "|---|---|---|---|"]
             lines += [f"| {md.escape(d.field)} | {md.escape(_short(d.before))} | "
-                      f"{md.escape(_short(d.after))} |" for d in result.differences]
+                      f"{md.escape(_short(d.after))} | {md.escape(d.note or '')} |"
+                      for d in result.differences]
         lines.append("")
     return "\n".join(lines)
 

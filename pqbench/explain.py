@@ -9,16 +9,24 @@ A cause is ranked by how directly it reaches the row's code path:
   cryptography package or its bundled OpenSSL for cryptography rows, the system libcrypto
   for libcrypto rows).
 * weak: everything else that can move every row a little: OS build, kernel, Python, host.
+
+A cause must be able to act (issue #9): hiding a capability the CPU does not have changes
+nothing, so a mask or OPENSSL_ia32cap bit for a missing capability is no cause, and the
+differences list says so ("hides shani; this CPU has no SHA-NI: no effect expected"); the
+same for a CPU flag that no compared row's code uses. liboqs built with OQS_USE_OPENSSL
+takes SHA-2, AES and its random bytes from the system libcrypto, so a change of that
+library is a likely cause for liboqs rows (issue #12, point 3).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pqbench import mask
+from pqbench.environment import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
 
 STRENGTHS = ("strong", "likely", "weak")
 
@@ -45,6 +53,16 @@ LIBRARIES = {
     "hashlib": ("libraries.system_libcrypto", "libraries.python"),
 }
 
+#: Fields that say the system libcrypto changed; liboqs built with OQS_USE_OPENSSL uses it.
+SYSTEM_LIBCRYPTO = ("libraries.system_libcrypto", "libraries.libcrypto",
+                    "library_details.system_libcrypto.version",
+                    "library_details.system_libcrypto.path")
+
+#: How people name the capabilities in prose ("this CPU has no SHA-NI").
+COMMON_NAMES = {"aesni": "AES-NI", "shani": "SHA-NI", "pclmulqdq": "PCLMULQDQ",
+                "ssse3": "SSSE3", "avx": "AVX", "avx2": "AVX2", "avx512": "AVX-512",
+                "bmi2": "BMI2", "adx": "ADX", "vaes": "VAES", "vpclmulqdq": "VPCLMULQDQ"}
+
 #: Algorithm name prefixes (upper case, without "-") and the capabilities their fast paths use.
 CAPABILITIES_USED: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
     (("AES",), frozenset({"aesni", "vaes", "vpclmulqdq", "pclmulqdq", "avx512", "avx", "aes",
@@ -65,14 +83,63 @@ CAPABILITIES_USED: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
 
 @dataclass(frozen=True)
 class Difference:
-    """A fingerprint field whose values differ; a side lists several values if its runs did."""
+    """A fingerprint field whose values differ; a side lists several values if its runs did.
+
+    ``note`` says when the difference cannot act here ("no effect expected").
+    """
 
     field: str
     before: Any
     after: Any
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "before": self.before, "after": self.after}
+        return {"field": self.field, "before": self.before, "after": self.after,
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the compared runs say about where a difference can act.
+
+    ``cpu_flags``: the crypto flags of the CPUs the runs ran on (None: unknown, so every
+    capability may act). ``liboqs_openssl``: whether liboqs was built with OQS_USE_OPENSSL
+    (None: unknown, assumed as pqbench builds it).
+    """
+
+    cpu_flags: frozenset[str] | None = None
+    liboqs_openssl: bool | None = None
+
+    def lacks(self, capability: str) -> bool:
+        """True when the CPU is known not to have this capability (so hiding it is moot).
+
+        Capabilities whose flag the fingerprint does not record (ssse3, avx) are never
+        known to be missing.
+        """
+        if self.cpu_flags is None:
+            return False
+        for table in (mask.X86, mask.ARM):
+            cap = table.get(capability)
+            if cap is not None and cap.cpu_flag in (*X86_CRYPTO_FLAGS, *ARM_CRYPTO_FLAGS):
+                return cap.cpu_flag not in self.cpu_flags
+        return False
+
+
+def context_of(fingerprints: Iterable[Mapping[str, Any]]) -> Context:
+    """The Context of a set of runs: the union of their CPU flags (a capability any of the
+    CPUs has may act) and whether their liboqs used OpenSSL."""
+    flags: set[str] = set()
+    known = False
+    openssl: bool | None = None
+    for env in fingerprints:
+        listed = env.get("cpu_flags")
+        if isinstance(listed, list):
+            flags.update(map(str, listed))
+            known = True
+        build = ((env.get("library_details") or {}).get("liboqs") or {}).get("build") or {}
+        if isinstance(build, Mapping) and "OQS_USE_OPENSSL" in build:
+            openssl = bool(openssl) or bool(build["OQS_USE_OPENSSL"])
+    return Context(frozenset(flags) if known else None, openssl)
 
 
 @dataclass(frozen=True)
@@ -143,17 +210,21 @@ def capabilities_used(algorithm: str) -> frozenset[str]:
 
 
 def causes_for(algorithm: str, implementation: str, found: Sequence[Difference],
-               *, library: str | None = None) -> list[Cause]:
+               *, library: str | None = None, context: Context | None = None) -> list[Cause]:
     """The differences that plausibly explain a change in this row, strongest first.
 
     ``library`` is what the row says the implementation used (the python implementation
     names hashlib, blake3 ...); it decides whether OpenSSL's capability knobs reach the row.
+    ``context`` says which capabilities the CPU has: hiding one it lacks is no cause.
     """
+    context = context or Context()
     used = capabilities_used(algorithm)
     openssl = implementation in OPENSSL_BASED or library in OPENSSL_BASED
     causes: list[Cause] = []
     for diff in found:
-        cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl)
+        cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl,
+                                   context)
+                 or _libcrypto_under_liboqs(diff, implementation, context)
                  or _library_cause(diff, implementation)
                  or (_library_cause(diff, library) if library else None)
                  or _weak_cause(diff))
@@ -168,16 +239,16 @@ def _values(side: Any) -> list[Any]:
 
 
 def _capability_cause(diff: Difference, algorithm: str, implementation: str,
-                      used: frozenset[str], openssl: bool) -> Cause | None:
+                      used: frozenset[str], openssl: bool, context: Context) -> Cause | None:
     if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
         var = diff.field.split(".", 1)[1]
         if implementation in LIBOQS_ON_OPENSSL:
-            return _liboqs_on_openssl(diff, var)
+            return _liboqs_on_openssl(diff, var, context)
         if not openssl:
             return None
         hidden_before = _hidden(var, diff.before)
         hidden_after = _hidden(var, diff.after)
-        changed = (hidden_before ^ hidden_after) & used
+        changed = {c for c in (hidden_before ^ hidden_after) & used if not context.lacks(c)}
         if not changed:
             return None
         parts = []
@@ -189,9 +260,7 @@ def _capability_cause(diff: Difference, algorithm: str, implementation: str,
                f"{'it' if len(changed) == 1 else 'them'} for {algorithm}")
         return Cause(diff.field, diff.before, diff.after, "strong", why)
     if diff.field == "cpu_flags":
-        old = {f for v in _values(diff.before) for f in (v or [])}
-        new = {f for v in _values(diff.after) for f in (v or [])}
-        flags = {mask.capability_of_flag(f) or f for f in old ^ new} & used
+        flags = {mask.capability_of_flag(f) or f for f in _flag_change(diff)} & used
         if not flags:
             return None
         return Cause(diff.field, diff.before, diff.after, "strong",
@@ -200,18 +269,38 @@ def _capability_cause(diff: Difference, algorithm: str, implementation: str,
     return None
 
 
-def _liboqs_on_openssl(diff: Difference, var: str) -> Cause | None:
+def _flag_change(diff: Difference) -> set[str]:
+    old = {f for v in _values(diff.before) for f in (v or [])}
+    new = {f for v in _values(diff.after) for f in (v or [])}
+    return old ^ new
+
+
+def _liboqs_on_openssl(diff: Difference, var: str, context: Context) -> Cause | None:
     """liboqs built with OQS_USE_OPENSSL (as pqbench builds it) draws its randomness from
     OpenSSL's AES CTR-DRBG and hashes SHA-2 there: hidden AES-NI or SHA-NI reach its
     keygen, encaps and sign, never its core arithmetic. The effect is small (measured here
     with three interleaved runs a side: ML-KEM-768 within 5%), hence only a weak cause."""
-    hidden = _hidden(var, diff.before) ^ _hidden(var, diff.after)
+    if context.liboqs_openssl is False:
+        return None
+    hidden = {c for c in _hidden(var, diff.before) ^ _hidden(var, diff.after)
+              if not context.lacks(c)}
     if not hidden & {"aesni", "shani", "aes", "sha256"}:
         return None
     return Cause(diff.field, diff.before, diff.after, "weak",
                  f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with "
                  "OQS_USE_OPENSSL takes its random bytes (AES CTR-DRBG) and SHA-2 from "
                  "OpenSSL")
+
+
+def _libcrypto_under_liboqs(diff: Difference, implementation: str,
+                            context: Context) -> Cause | None:
+    """A new system libcrypto reaches liboqs rows through OQS_USE_OPENSSL (issue #12)."""
+    if implementation not in LIBOQS_ON_OPENSSL or diff.field not in SYSTEM_LIBCRYPTO \
+            or context.liboqs_openssl is False:
+        return None
+    return Cause(diff.field, diff.before, diff.after, "likely",
+                 "liboqs built with OQS_USE_OPENSSL takes SHA-2, AES and its random bytes "
+                 "from the system libcrypto")
 
 
 def _hidden(var: str, side: Any) -> frozenset[str]:
@@ -257,3 +346,55 @@ def _weak_cause(diff: Difference) -> Cause | None:
     why = next((text for prefix, text in _PLATFORM_WHY if diff.field.startswith(prefix)),
                "affects every row a little (scheduler, mitigations, compiler, clocks)")
     return Cause(diff.field, diff.before, diff.after, "weak", why)
+
+
+# --- notes on differences that cannot act ----------------------------------------------
+
+
+def annotate(found: Sequence[Difference], context: Context,
+             algorithms: Iterable[str]) -> list[Difference]:
+    """The differences with a note where they cannot act on this CPU or on these rows.
+
+    A capability mask or knob that hides something this CPU lacks: "hides shani; this CPU
+    has no SHA-NI: no effect expected". A CPU flag difference no compared row's code uses:
+    "no compared row uses vaes: no effect expected".
+    """
+    used: frozenset[str] = frozenset().union(*(capabilities_used(a) for a in algorithms))
+    noted: list[Difference] = []
+    for diff in found:
+        hidden = _hidden_by(diff)
+        note = None
+        if hidden is not None:
+            note = _mask_note(hidden, context)
+        elif diff.field == "cpu_flags":
+            unused = sorted({mask.capability_of_flag(f) or f for f in _flag_change(diff)}
+                            - used)
+            if unused and len(unused) == len(_flag_change(diff)):
+                note = f"no compared row uses {', '.join(unused)}: no effect expected"
+        noted.append(replace(diff, note=note) if note else diff)
+    return noted
+
+
+def _hidden_by(diff: Difference) -> frozenset[str] | None:
+    """Capabilities hidden on one side and not the other, for knob and mask fields."""
+    if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
+        var = diff.field.split(".", 1)[1]
+        return frozenset(_hidden(var, diff.before) ^ _hidden(var, diff.after))
+    if diff.field == "mask.names":
+        def names(side: Any) -> set[str]:
+            values = side if isinstance(side, list) else [side]
+            return {str(n) for v in values for n in (v if isinstance(v, list) else [v]) if n}
+        return frozenset(names(diff.before) ^ names(diff.after))
+    return None
+
+
+def _mask_note(hidden: frozenset[str], context: Context) -> str | None:
+    lacking = sorted(c for c in hidden if context.lacks(c))
+    if not lacking:
+        return None
+    missing = ", ".join(COMMON_NAMES.get(c, c) for c in lacking)
+    if len(lacking) == len(hidden):
+        return (f"hides {', '.join(sorted(hidden))}; this CPU has no {missing}: "
+                "no effect expected")
+    return (f"hides {', '.join(sorted(hidden))}; this CPU has no {missing}: no effect "
+            f"expected from {', '.join(lacking)}")

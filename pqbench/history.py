@@ -1,9 +1,13 @@
 """One algorithm's rate over OS builds (or any fingerprint field), with its steps.
 
 Runs are grouped by the field (default `os_build`) in the order the groups first appear;
-each group's per-round samples are pooled into one point (median and ~95% median CI).
-Steps come from `stats.detect_steps` (asv-style penalised weighted L1 fit on log medians,
-weights from the CI widths); each step is pinned to the first build at the new level.
+each group is one point, with the run as the unit as in `compare`: the geometric mean of
+its runs' median rates and a 95 % two-level bootstrap interval (`replicates`; one run: that
+run's median and order-statistic interval). Steps come from `stats.detect_steps`
+(asv-style penalised weighted L1 fit on log levels, weights from the CI widths), and no
+step is smaller than the series' noise band: max(5 %, the pooled between-run spread of the
+builds that have several runs), the band `compare --threshold auto` uses. Each step is
+pinned to the first build at the new level.
 """
 
 from __future__ import annotations
@@ -12,15 +16,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench import stats
-from pqbench.compare import RowKey, group_runs, pooled_samples
+from pqbench import replicates, stats, verdict
+from pqbench.compare import ALPHA, RowKey, group_runs, run_samples
 from pqbench.errors import ComparisonError
 from pqbench.results import Run
+
+#: Per build: its name, its runs, and per row key the per-run samples.
+PerBuild = Sequence[tuple[str, list[Run], dict[RowKey, list[list[float]]]]]
 
 
 @dataclass(frozen=True)
 class Point:
-    """One build: the pooled samples' median rate (bytes/s for block rows) and its CI."""
+    """One build: its level (geometric mean of its runs' median rates; bytes/s for block
+    rows; named ``median`` as before, and a median when the build has one run) and CI."""
 
     build: str
     started_at: str
@@ -63,12 +71,17 @@ class Series:
     unit: str
     points: tuple[Point, ...]
     steps: tuple[HistoryStep, ...]
+    #: Pooled between-run spread as a fraction (None: no build has two runs), and the
+    #: smallest step reported.
+    noise_floor: float | None = None
+    threshold: float = verdict.MIN_THRESHOLD
 
     def as_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "implementation": self.implementation,
                 "operation": self.operation, "block_size": self.block_size,
                 "unit": self.unit, "points": [p.as_dict() for p in self.points],
-                "steps": [s.as_dict() for s in self.steps]}
+                "steps": [s.as_dict() for s in self.steps],
+                "noise_floor": self.noise_floor, "threshold": self.threshold}
 
 
 def _norm(name: str) -> str:
@@ -91,8 +104,8 @@ def history(
     """
     groups = group_runs(runs, by)
     wanted = _norm(algorithm)
-    per_build: list[tuple[str, list[Run], dict[RowKey, list[float]]]] = [
-        (build, members, pooled_samples(members)) for build, members in groups]
+    per_build: list[tuple[str, list[Run], dict[RowKey, list[list[float]]]]] = [
+        (build, members, run_samples(members)) for build, members in groups]
     keys: dict[RowKey, None] = {}
     seen_algorithms: set[str] = set()
     for _, _, pooled in per_build:
@@ -114,40 +127,51 @@ def history(
     return [_series(key, per_build, notes) for key in keys]
 
 
-def _series(key: RowKey, per_build: Sequence[tuple[str, list[Run], dict[RowKey, list[float]]]],
-            notes: Mapping[str, Sequence[str]]) -> Series:
+def _series(key: RowKey, per_build: PerBuild, notes: Mapping[str, Sequence[str]]) -> Series:
     algorithm, implementation, operation, block_size = key
     scale = block_size or 1
     points: list[Point] = []
-    for build, members, pooled in per_build:
-        samples = pooled.get(key)
-        if not samples:
+    for build, members, samples in per_build:
+        runs = samples.get(key)
+        if not runs:
             continue
-        summary = stats.summarize(samples)
+        level, low, high = replicates.level_interval(runs)
         points.append(Point(
             build=build, started_at=members[0].started_at,
-            runs=tuple(r.run_id for r in members), n=summary.n,
-            median=summary.median * scale, ci_low=summary.ci_low * scale,
-            ci_high=summary.ci_high * scale, notes=tuple(notes.get(build, ()))))
+            runs=tuple(r.run_id for r in members), n=sum(map(len, runs)),
+            median=level * scale, ci_low=low * scale, ci_high=high * scale,
+            notes=tuple(notes.get(build, ()))))
+    floor = _floor(key, per_build)
+    band = verdict.threshold_for(floor, None)
     steps: list[HistoryStep] = []
     if len(points) >= 3:
         lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
         found = stats.detect_steps([p.median for p in points], stats.weights_from_ci(lows, highs),
-                                   noise=stats.noise_from_ci(lows, highs))
+                                   noise=stats.noise_from_ci(lows, highs), min_step=band)
         steps = [HistoryStep(s.index, points[s.index].build, s.before_level, s.after_level,
                              s.ratio) for s in found]
     elif len(points) == 2:
         # Too short for a fit; a two-point history is a comparison of the two builds.
-        before, after = pooled_for(key, per_build)
-        result = stats.compare_samples(before, after)
-        if result.verdict in ("faster", "slower"):
+        before, after = runs_for(key, per_build)
+        result = replicates.compare_runs(before, after, alpha=ALPHA)
+        if result.changed:
             steps = [HistoryStep(1, points[1].build, points[0].median, points[1].median,
                                  result.ratio)]
     return Series(algorithm, implementation, operation, block_size,
-                  "bytes/s" if block_size else "ops/s", tuple(points), tuple(steps))
+                  "bytes/s" if block_size else "ops/s", tuple(points), tuple(steps),
+                  floor, band)
 
 
-def pooled_for(key: RowKey, per_build: Sequence[tuple[str, list[Run], dict[RowKey, list[float]]]]
-               ) -> list[list[float]]:
-    """The pooled samples of each build that measured the key, in build order."""
-    return [pooled[key] for _, _, pooled in per_build if pooled.get(key)]
+def _floor(key: RowKey, per_build: PerBuild) -> float | None:
+    """Pooled between-run spread of the builds' run estimates, as a fraction."""
+    sides = [replicates.run_estimates(replicates.log_runs(runs, "runs"))
+             for _, _, samples in per_build if (runs := samples.get(key))]
+    spread = replicates.pooled_spread(*sides) if sides else None
+    return verdict.floor_from_spread(spread)
+
+
+def runs_for(key: RowKey, per_build: PerBuild) -> list[list[list[float]]]:
+    """The per-run samples of each build that measured the key, in build order."""
+    return [samples[key] for _, _, samples in per_build if samples.get(key)]
+
+

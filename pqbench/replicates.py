@@ -156,8 +156,8 @@ def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[flo
     if attainable >= alpha:
         outcome: tuple[str, str] = (verdict.TOO_FEW, (
             f"{n} and {m} runs: the exact test over runs can reach p = {attainable:.3g} at "
-            f"best, not below alpha={alpha:g}; record {verdict.runs_needed(n, m, alpha)} "
-            "runs, interleaved, or measure with `pqbench ab`"))
+            f"best, not below alpha={alpha:g}; record more runs "
+            f"({verdict.runs_needed(n, m, alpha)}), interleaved, or measure with `pqbench ab`"))
     else:
         outcome = verdict.decide(p_value, log_low, log_high, alpha=alpha, threshold=band)
     before_level = math.exp(float(est_before.mean()))

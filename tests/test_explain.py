@@ -87,3 +87,70 @@ def test_a_hidden_aes_ni_is_only_a_weak_cause_for_liboqs_rows() -> None:
     assert cause.strength == "weak" and "OQS_USE_OPENSSL" in cause.why
     (strong,) = causes_for("AES-256-XTS", "cryptography", [diff])
     assert strong.strength == "strong"
+
+
+NO_SHA_NI = explain.Context(cpu_flags=frozenset({"aes", "avx2", "pclmulqdq"}))
+WITH_SHA_NI = explain.Context(cpu_flags=frozenset({"aes", "avx2", "pclmulqdq", "sha_ni"}))
+HIDE_BOTH = explain.Difference("knobs.OPENSSL_ia32cap",
+                               mask.ia32cap_value(["aesni", "shani"]), None)
+
+
+def test_hiding_a_capability_the_cpu_lacks_is_no_cause() -> None:
+    assert explain.causes_for("SHA-256", "python", [HIDE_BOTH], library="hashlib",
+                              context=NO_SHA_NI) == []
+    (cause,) = explain.causes_for("SHA-256", "python", [HIDE_BOTH], library="hashlib",
+                                  context=WITH_SHA_NI)
+    assert cause.strength == "strong" and "shani" in cause.why
+    # AES-NI is there either way: the AES row keeps its cause on both CPUs.
+    for context in (NO_SHA_NI, WITH_SHA_NI):
+        (aes,) = explain.causes_for("AES-256-XTS", "cryptography", [HIDE_BOTH],
+                                    context=context)
+        assert aes.strength == "strong" and "aesni" in aes.why and "shani" not in aes.why
+
+
+def test_a_cpu_without_aes_ni_names_no_cause_for_a_hidden_aes_ni() -> None:
+    no_aes = explain.Context(cpu_flags=frozenset({"avx2"}))
+    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["aesni"]), None)
+    assert explain.causes_for("AES-256-XTS", "cryptography", [hide_aes], context=no_aes) == []
+    assert explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], context=no_aes) == []
+    (noted,) = explain.annotate([hide_aes], no_aes, ["AES-256-XTS"])
+    assert noted.note == "hides aesni; this CPU has no AES-NI: no effect expected"
+
+
+def test_differences_say_when_no_effect_is_expected() -> None:
+    mask_names = explain.Difference("mask.names", ["shani"], None)
+    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["shani"]), None)
+    flags = explain.Difference("cpu_flags", ["aes", "vaes"], ["aes"])
+    noted = explain.annotate([mask_names, hide_sha, flags], NO_SHA_NI, ["ML-KEM-768"])
+    assert [d.note for d in noted] == [
+        "hides shani; this CPU has no SHA-NI: no effect expected",
+        "hides shani; this CPU has no SHA-NI: no effect expected",
+        "no compared row uses vaes: no effect expected"]
+    # On a CPU with SHA-NI, and for rows that use VAES, nothing is noted.
+    noted = explain.annotate([mask_names, hide_sha, flags], WITH_SHA_NI, ["AES-256-GCM"])
+    assert [d.note for d in noted] == [None, None, None]
+    assert noted[0].as_dict()["note"] is None
+
+
+def test_unrecorded_flags_are_never_known_missing() -> None:
+    # ssse3 and avx are not in the fingerprint's flag list: hiding them may act.
+    assert not NO_SHA_NI.lacks("ssse3") and not NO_SHA_NI.lacks("avx")
+    assert NO_SHA_NI.lacks("shani") and not NO_SHA_NI.lacks("aesni")
+    assert not explain.Context().lacks("shani")  # flags unknown: assume it may act
+
+
+def test_a_new_system_libcrypto_is_a_likely_cause_for_liboqs_rows() -> None:
+    # Issue #12, point 3: liboqs built with OQS_USE_OPENSSL reaches the system libcrypto.
+    new = explain.Difference("libraries.system_libcrypto", "OpenSSL 3.0.19", "OpenSSL 3.5.4")
+    with_openssl = explain.context_of([{"cpu_flags": ["aes"], "library_details": {
+        "liboqs": {"build": {"OQS_USE_OPENSSL": True}}}}])
+    assert with_openssl.liboqs_openssl is True
+    for implementation in ("liboqs", "liboqs-python"):
+        (cause,) = explain.causes_for("ML-KEM-768", implementation, [new],
+                                      context=with_openssl)
+        assert cause.strength == "likely" and "OQS_USE_OPENSSL" in cause.why
+    without = explain.context_of([{"library_details": {
+        "liboqs": {"build": {"OQS_USE_OPENSSL": False}}}}])
+    assert explain.causes_for("ML-KEM-768", "liboqs", [new], context=without) == []
+    (own,) = explain.causes_for("RSA-2048", "libcrypto", [new], context=without)
+    assert own.strength == "likely" and "library behind libcrypto" in own.why

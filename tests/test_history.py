@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pqbench.errors import ComparisonError
 from pqbench.history import history
 from pqbench.store import Store
 from tests.conftest import run_cli
-from tests.tests_data import environment, make_run
+from tests.tests_data import environment, make_run, make_runs
 
 BUILDS = ("18A391", "18B75", "18C54", "18D42", "18E226", "18F132", "18G84")
 
@@ -57,3 +59,41 @@ def test_cli_history_and_annotate(tmp_path: Path) -> None:
     assert "AES-NI enabled in the kernel" in table.stdout and "▲" in table.stdout
     missing = run_cli("history", "nope", "--db", str(db))
     assert missing.returncode == 1 and "no stored run measured nope" in missing.stderr
+
+
+def test_points_are_run_level_and_steps_respect_the_noise_floor() -> None:
+    # Seven builds of three runs each on a machine drifting 15 % from run to run; a 6 %
+    # step at the fifth build is smaller than that floor and is not reported, while a 2x
+    # step is, and the flat rows have none.
+    runs = []
+    for i, build in enumerate(BUILDS):
+        runs += make_runs(f"b{i}-", 3, seed=40 + i, drift=0.15, start_day=i + 1,
+                          env=environment(os_build=build),
+                          factors={"SHA-256": 1.06 if i >= 4 else 1.0,
+                                   "AES-256-XTS": 2.0 if i >= 4 else 1.0})
+    (sha,) = history(runs, "SHA-256")
+    assert [len(p.runs) for p in sha.points] == [3] * 7
+    assert all(p.n == 27 for p in sha.points)  # 3 runs of 9 rounds
+    assert sha.noise_floor is not None and sha.noise_floor > 0.1
+    assert sha.threshold == sha.noise_floor
+    assert sha.steps == ()
+    assert all(s.steps == () for s in history(runs, "ML-KEM-768"))
+    (aes,) = history(runs, "AES-256-XTS")
+    (step,) = aes.steps
+    # Segment levels of 3-run builds drifting 15 %: the 2x step within about 15 %.
+    assert step.build == "18E226" and step.ratio == pytest.approx(2.0, rel=0.15)
+    medians = [float(np.median(m.samples)) for r in runs[:3] for m in r.measurements
+               if m.algorithm == "AES-256-XTS"]
+    level = math.exp(float(np.mean(np.log(medians)))) * 16384
+    assert aes.points[0].median == pytest.approx(level)
+
+
+def test_two_builds_are_a_run_level_comparison() -> None:
+    one = make_runs("x", 5, seed=50, env=environment(os_build="A"))
+    two = make_runs("y", 5, seed=51, env=environment(os_build="B"), start_day=2,
+                    factors={"SHA-256": 3.0})
+    (sha,) = history([*one, *two], "SHA-256")
+    assert [(s.build, round(s.ratio)) for s in sha.steps] == [("B", 3)]
+    # One run a build: too few runs, so no step however large.
+    (single,) = history([one[0], two[0]], "SHA-256")
+    assert single.steps == ()

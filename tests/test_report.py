@@ -20,7 +20,7 @@ from pqbench.report import markdown as md
 from pqbench.store import Store
 
 QUICK = ["--seconds", "0.05", "--rounds", "5"]
-VERDICTS = {"faster", "slower", "no change", "too few samples"}
+VERDICTS = {"faster", "slower", "no change", "inconclusive", "too few runs"}
 
 
 def _speed(db: Path, *args: str) -> str:

@@ -71,3 +71,52 @@ def make_run(run_id: str, *, seed: int, label: str | None = None, factor: float 
                status="complete", command="pqbench speed", label=label,
                settings={"rounds": rounds}, environment=env or environment(label=label),
                measurements=tuple(measurements))
+
+
+def make_runs(prefix: str, count: int, *, seed: int, drift: float = 0.0,
+              label: str | None = None, start_day: int = 1, factor: float = 1.0,
+              factors: Mapping[str, float] | None = None, env: dict[str, Any] | None = None,
+              rows: tuple[tuple[str, str, str, int | None, float], ...] = ROWS) -> list[Run]:
+    """`count` runs, each at its own lognormal machine state (sigma `drift`) times the
+    planted factors: separate process invocations on a drifting machine."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for i in range(count):
+        state = float(np.exp(rng.normal(0.0, drift))) if drift else 1.0
+        planted = {row[0]: state * (factors or {}).get(row[0], factor) for row in rows}
+        runs.append(make_run(f"{prefix}{i}", seed=seed * 1000 + i, label=label,
+                             factors=planted, env=env, rows=rows,
+                             started_at=f"2026-01-{start_day:02d}T00:{i:02d}:00+00:00"))
+    return runs
+
+
+def make_ab_session(session: str, *, seed: int, pairs: int = 24, drift: float = 0.3,
+                    factors: Mapping[str, float] | None = None, looks: int = 6,
+                    env_a: dict[str, Any] | None = None,
+                    env_b: dict[str, Any] | None = None) -> tuple[Run, Run]:
+    """The two runs a `pqbench ab` session stores: round i of A and round i of B share the
+    machine state of pair i (lognormal, sigma `drift`); B is `factors` times A."""
+    rng = np.random.default_rng(seed)
+    sides: dict[str, list[Measurement]] = {"a": [], "b": []}
+    for algorithm, implementation, operation, block, rate in ROWS:
+        states = np.exp(rng.normal(0.0, drift, pairs))
+        for side, factor in (("a", 1.0), ("b", (factors or {}).get(algorithm, 1.0))):
+            values = rate * factor * states * np.exp(rng.normal(0.0, 0.01, pairs))
+            rounds = tuple(LoopResult(max(1, int(v * 0.05)),
+                                      round(max(1, int(v * 0.05)) / v * 1e9), None)
+                           for v in values)
+            sides[side].append(Measurement(
+                algorithm=algorithm, implementation=implementation, operation=operation,
+                rounds=rounds, block_size=block,
+                attributes={"ab_seconds": 3.5, **({"library": "hashlib"}
+                                                  if implementation == "python" else {})}))
+    runs = []
+    for side, env in (("a", env_a), ("b", env_b)):
+        settings = {"ab": {"session": session, "side": side, "looks": list(range(looks)),
+                           "alpha": 0.01}}
+        runs.append(Run(run_id=f"{session}-{side}", started_at="2026-02-01T00:00:00+00:00",
+                        finished_at="2026-02-01T00:05:00+00:00", status="complete",
+                        command="pqbench ab", label=f"side {side}", settings=settings,
+                        environment=env or environment(label=f"side {side}"),
+                        measurements=tuple(sides[side])))
+    return runs[0], runs[1]

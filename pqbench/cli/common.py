@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from pqbench import console, interrupts
-from pqbench.errors import PqbenchError
+from pqbench.errors import PqbenchError, UsageError
 from pqbench.record.models import LABEL_CHARS
 from pqbench.store import ENV_VAR
 from pqbench.untrusted import printable
@@ -94,3 +94,28 @@ def handles_errors(command: F) -> F:
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+ThresholdOption = Annotated[str, typer.Option(
+    help="Noise band: a verdict needs the whole CI of the ratio beyond 1 ± this (a fraction, "
+         "e.g. 0.05), or 'auto': max(0.05, each row's noise floor measured from replicate "
+         "runs).")]
+
+#: Exit status of `compare --fail-on` when a row got the named verdict (1 and 2 are errors).
+FAIL_ON_EXIT = 3
+FAIL_ON = {"slower": ("slower",), "faster": ("faster",), "any": ("faster", "slower")}
+
+
+def parse_threshold(text: str) -> float | None:
+    """'auto' -> None (each row's band is max(5 %, its noise floor)); else a finite
+    fraction from 0 to 10 (NaN and infinity refused, as `finite_float` does)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"--threshold takes 'auto' or a fraction such as 0.05, not "
+                         f"{printable(text)!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= 10:
+        raise UsageError("--threshold must be 'auto' or a finite number >= 0 and <= 10")
+    return value

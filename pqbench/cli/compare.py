@@ -8,7 +8,16 @@ import typer
 
 from pqbench import console
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, finite_float, handles_errors, print_json
+from pqbench.cli.common import (
+    FAIL_ON,
+    FAIL_ON_EXIT,
+    DbOption,
+    JsonOption,
+    ThresholdOption,
+    handles_errors,
+    parse_threshold,
+    print_json,
+)
 from pqbench.compare import RunComparison, compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.results import Run
@@ -24,31 +33,37 @@ def compare(
     by: Annotated[str | None, typer.Option(
         help="Group the stored runs by a fingerprint field: label, os_build, "
              "libraries.cryptography, knobs.OPENSSL_ia32cap, date ...")] = None,
-    threshold: Annotated[float, typer.Option(
-        parser=finite_float(0, 10),
-        help="Noise band: a verdict needs the whole 99% CI of the ratio beyond 1 ± this.")
-    ] = 0.05,
+    threshold: ThresholdOption = "auto",
     cross_machine: Annotated[bool, typer.Option(
         "--cross-machine", help="Allow runs from different testbeds (CPU model, flags, "
                                 "architecture), with a warning.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")
     ] = False,
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
+                          "faster, or either (any): a gate for CI jobs and fleets.")] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Compare runs row by row: before, after, ratio, 99% CI, p-value, verdict and causes."""
+    """Compare runs row by row: before, after, ratio, CI, p-value, verdict and causes.
+
+    The run is the unit: each run gives one estimate per row, so a verdict needs several
+    runs a side (5 a side, or 4 and 6, at alpha 0.01); the two runs of one `pqbench ab`
+    session are compared pair by pair instead.
+    """
     if json_output and markdown:
         raise UsageError("choose one of --json and --markdown")
-    if threshold < 0:
-        raise UsageError("--threshold must not be negative")
+    band = parse_threshold(threshold)
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     store = Store.open(db, create=False)
     if by is None:
         if not runs or len(runs) != 2:
             raise UsageError("give two runs (before, after) or --by FIELD")
         before, after = (store.load_run(r) for r in runs)
-        results = [compare_runs([before], [after], threshold, cross_machine=cross_machine)]
+        results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
     else:
-        results = _by_groups(store, by, runs or [], threshold, cross_machine)
+        results = _by_groups(store, by, runs or [], band, cross_machine)
     if json_output:
         document = [r.as_dict() for r in results]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
@@ -57,9 +72,16 @@ def compare(
     else:
         for result in results:
             console.show_comparison(result)
+    if fail_on is not None:
+        failing = [r for result in results for r in result.rows
+                   if r.verdict in FAIL_ON[fail_on]]
+        if failing:
+            console.error(f"--fail-on {fail_on}: {len(failing)} row(s) "
+                          f"{' or '.join(FAIL_ON[fail_on])}")
+            raise typer.Exit(FAIL_ON_EXIT)
 
 
-def _by_groups(store: Store, by: str, values: list[str], threshold: float,
+def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
                cross_machine: bool) -> list[RunComparison]:
     stored: list[Run] = [store.load_run(info.run_id) for info in store.list_runs()]
     if not stored:

@@ -9,7 +9,7 @@ import typer
 
 from pqbench import compare, console, report
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, finite_float, handles_errors
+from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_threshold
 from pqbench.errors import UsageError
 from pqbench.results import Run
 from pqbench.store import Store
@@ -39,9 +39,7 @@ def report_command(
         help="Markdown file to write (charts go beside it), or a directory for report.md. "
              "Default: reports/<run id or group>/report.md under the current directory.")]
     = None,
-    threshold: Annotated[float, typer.Option(
-        parser=finite_float(0, 10, low_open=True),
-        help="Smallest change (fraction) a comparison calls faster or slower.")] = 0.05,
+    threshold: ThresholdOption = "auto",
     force: Annotated[bool, typer.Option(
         "--force", help="Replace an existing report (and its charts) at the same place.")
     ] = False,
@@ -52,14 +50,13 @@ def report_command(
 ) -> None:
     """Write a Markdown report with charts: PQ against classical, the implementation gap,
     symmetric throughput, comparisons and history, and how it was measured."""
-    if threshold <= 0:
-        raise UsageError("--threshold must be positive")
+    band = parse_threshold(threshold)
     store = Store.open(db, create=False)
     runs = _runs(store, run, by)
     notes: dict[str, list[str]] = {}
     for build, text, _created in store.annotations():
         notes.setdefault(build, []).append(text)
-    comparison = report.comparison_sections(runs, by, threshold, cross_machine, notes)
+    comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
     if by and not comparison:
         values = sorted({name for name, _ in compare.group_runs(runs, by)})
         console.warning(f"every run has the same --by {by} ({', '.join(values)}); "

@@ -95,7 +95,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
     return Report(text, charts)
 
 
-def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float = 0.05,
+def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float | None = None,
                         cross_machine: bool = False,
                         annotations: Mapping[str, Sequence[str]] | None = None
                         ) -> list[Section]:

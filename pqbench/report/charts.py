@@ -107,13 +107,16 @@ class Ratios:
     #: (row label, ratio, ci_low, ci_high, verdict), top to bottom
     rows: tuple[tuple[str, float, float, float, str], ...]
     threshold: float
+    #: Legend text of the band (default "±5 % threshold").
+    band_label: str | None = None
 
 
 Chart = GroupedBars | Lines | History | Ratios
 
 #: Verdict -> (colour, marker): direction shown by marker shape as well as colour.
 VERDICT_STYLE = {"faster": ("#0072B2", "^"), "slower": ("#D55E00", "v"),
-                 "no change": ("#777777", "o"), "too few samples": ("#BBBBBB", "x")}
+                 "no change": ("#777777", "o"), "inconclusive": ("#AAAAAA", "D"),
+                 "too few runs": ("#BBBBBB", "x")}
 
 
 def render(chart: Chart, directory: Path) -> Path:
@@ -327,10 +330,12 @@ def _ratios(chart: Ratios) -> Figure:
     ax = figure.add_subplot()
     finite = [v for _, r, lo, hi, _ in chart.rows for v in (r, lo, hi)
               if math.isfinite(v) and v > 0]
-    low = min([*finite, 1 - chart.threshold]) / 1.05
-    high = max([*finite, 1 + chart.threshold]) * 1.05
-    ax.axvspan(1 - chart.threshold, 1 + chart.threshold, color="#eeeeee", zorder=0,
-               label=f"±{chart.threshold * 100:g} % threshold")
+    # The band is symmetric in log, as the verdict rule: 1/(1+t) .. 1+t.
+    band_low, band_high = 1 / (1 + chart.threshold), 1 + chart.threshold
+    low = min([*finite, band_low]) / 1.05
+    high = max([*finite, band_high]) * 1.05
+    ax.axvspan(band_low, band_high, color="#eeeeee", zorder=0,
+               label=chart.band_label or f"±{chart.threshold * 100:g} % threshold")
     ax.axvline(1.0, color="#555555", linewidth=0.8)
     seen: set[str] = set()
     for y, (_, ratio, ci_low, ci_high, verdict) in enumerate(chart.rows):

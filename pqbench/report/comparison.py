@@ -1,7 +1,7 @@
 """Before against after: the compare table with verdicts and causes, and its charts.
 
-The statistics are `pqbench.compare`'s (pooled per-round samples, Hodges–Lehmann ratio,
-Moses interval, Mann–Whitney U); this module only lays them out.
+The statistics are `pqbench.compare`'s (the run as the unit, or the pairs of an `ab`
+session); this module only lays them out.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from pqbench import compare, history
+from pqbench import compare, history, verdict
 from pqbench.compare import RunComparison
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
@@ -61,15 +61,34 @@ def _causes(row: compare.Row) -> str:
                      for c in row.causes)
 
 
+def units(row: compare.Row) -> str:
+    """Independent units behind a row: "5 / 5 runs" or "96 pairs"."""
+    if row.pairs is not None:
+        return f"{row.pairs} pairs"
+    return f"{row.runs_before} / {row.runs_after} runs"
+
+
+def floor(row: compare.Row) -> str:
+    """The row's noise floor and the band it was judged against."""
+    known = "?" if row.noise_floor is None else f"{row.noise_floor * 100:.1f} %"
+    return f"{known} (band ±{row.threshold * 100:.1f} %)"
+
+
+def ci_level(result: RunComparison) -> float:
+    """The intervals' nominal confidence, 1 - the alpha the rows were judged at."""
+    return 1 - result.alpha
+
+
 def compare_table(result: RunComparison, rows_shown: Sequence[compare.Row]) -> str:
-    level = f"{result.rows[0].ci_level * 100:.0f} % CI" if result.rows else "CI"
+    level = f"{ci_level(result) * 100:.3g} % CI"
     headers = ["algorithm", "implementation", "operation", "block", "before", "after",
-               "after / before", level, "p", "verdict", "explanation"]
+               "after / before", level, "p", "units", "noise floor", "verdict", "explanation"]
     rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
              _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
-             _interval(r.ci_low, r.ci_high), _p(r.p_value), md.bold(r.verdict)
-             if r.changed else r.verdict, _causes(r)] for r in rows_shown]
-    return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "l", "l"])
+             _interval(r.ci_low, r.ci_high), _p(r.p_value), units(r), floor(r),
+             md.bold(r.verdict) if r.changed else r.verdict, _causes(r)] for r in rows_shown]
+    return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r",
+                                    "l", "l"])
 
 
 #: Fingerprint differences shown in full; the rest (build details) are counted.
@@ -84,9 +103,9 @@ def differences_table(result: RunComparison) -> tuple[str, int] | None:
     ranked = sorted(result.differences,
                     key=lambda d: (d.field not in causes, d.field.count("."), d.field))
     shown = ranked[:_DIFFERENCES_SHOWN]
-    rows = [[d.field, _value(d.before), _value(d.after)] for d in shown]
-    return (md.table(["fingerprint field", result.before_name, result.after_name], rows),
-            len(ranked) - len(shown))
+    rows = [[d.field, _value(d.before), _value(d.after), d.note or ""] for d in shown]
+    return (md.table(["fingerprint field", result.before_name, result.after_name, "note"],
+                     rows), len(ranked) - len(shown))
 
 
 def _value(value: object) -> str:
@@ -100,17 +119,28 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
                   r.ratio, r.ci_low, r.ci_high, r.verdict)
                  for r in result.rows[:_CHART_ROWS])
     shown = "" if len(result.rows) <= _CHART_ROWS else f" (largest {_CHART_ROWS} changes)"
+    band = verdict.MIN_THRESHOLD if result.threshold is None else result.threshold
+    label = (f"±{band * 100:g} % band (auto: at least; wider where a row's noise floor is)"
+             if result.threshold is None else None)
     return Ratios(filename, f"{result.after_name} against {result.before_name}{shown}", rows,
-                  result.threshold)
+                  band, label)
+
+
+def _band_text(result: RunComparison) -> str:
+    if result.threshold is not None:
+        return f"±{result.threshold * 100:g} %"
+    return (f"the row's noise band (±{verdict.MIN_THRESHOLD * 100:g} %, or the row's noise "
+            "floor where that is larger)")
 
 
 def _summary(result: RunComparison) -> str:
-    counts = {v: sum(1 for r in result.rows if r.verdict == v)
-              for v in ("faster", "slower", "no change", "too few samples")}
+    counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in verdict.VERDICTS}
     listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    return (f"{len(result.rows)} rows compared: {listed}. A row is faster or slower only when "
-            f"p < {compare.ALPHA:g} and its whole interval lies beyond "
-            f"±{result.threshold * 100:g} %; ratios above 1 mean the after side is faster.")
+    unit = "pairs of an `ab` session" if result.paired else "runs"
+    return (f"{len(result.rows)} rows compared ({unit} as the unit): {listed}. A row is "
+            f"faster or slower only when p < {compare.ALPHA:g} and its whole interval lies "
+            f"beyond {_band_text(result)}; no change when the whole interval lies inside it; "
+            "inconclusive otherwise. Ratios above 1 mean the after side is faster.")
 
 
 def comparison(result: RunComparison, index: int, prefix: str = "",
@@ -144,7 +174,7 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     return Section("\n\n".join(parts), (chart,))
 
 
-def sections(runs: Sequence[Run], by: str | None, threshold: float,
+def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
              cross_machine: bool = False,
              annotations: Mapping[str, Sequence[str]] | None = None) -> list[Section]:
     """The comparison part of a report; empty for a single run or a single group.
@@ -160,7 +190,7 @@ def sections(runs: Sequence[Run], by: str | None, threshold: float,
     return found
 
 
-def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float,
+def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | None,
                       cross_machine: bool, annotations: Mapping[str, Sequence[str]],
                       prefix: str) -> list[Section]:
     groups = groups_for(runs, by)

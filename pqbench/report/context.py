@@ -121,8 +121,12 @@ _SPEED_METHOD = (
     "statistics (Hollander, Wolfe & Chicken, §3.6). `liboqs` and `libcrypto` rows come from "
     "pqbench's C loop (the loop of liboqs's speed_kem and `openssl speed`, with rdtsc "
     "reference cycles on x86-64); `liboqs-python` and `cryptography` rows from the Python "
-    "loop, which reads the clock once per batch of about a millisecond. Comparisons use the "
-    "Hodges–Lehmann ratio with a Moses interval and the Mann–Whitney U test.")
+    "loop, which reads the clock once per batch of about a millisecond. Comparisons take the "
+    "run as the unit (Kalibera & Jones 2013): one estimate per run (the median of its "
+    "rounds), levels as geometric means of run estimates, a two-level bootstrap interval and "
+    "an exact Mann–Whitney U test over runs; the two sides of a `pqbench ab` session are "
+    "compared pair by pair (Hodges–Lehmann estimate, Wilcoxon signed-rank test and "
+    "interval).")
 _FILES_METHOD = (
     "A file row is one pass over the file: its bytes divided by the pass's wall time, with "
     "reading overlapped with hashing; the cache mode and the share of pages resident when "
