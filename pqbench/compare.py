@@ -160,13 +160,18 @@ def field_value(run: Run, name: str) -> str | None:
     return str(value)
 
 
+def run_order(run: Run) -> tuple[str, str, str]:
+    """Oldest first; the two sides of an `ab` session (started together) A before B."""
+    return (run.started_at, _side(run) or "", run.run_id)
+
+
 def group_runs(runs: Iterable[Run], by: str) -> list[tuple[str, list[Run]]]:
     """Runs grouped by a fingerprint field, groups ordered by their earliest run.
 
     Runs without the field form a group named "(none)".
     """
     groups: dict[str, list[Run]] = {}
-    for run in sorted(runs, key=lambda r: (r.started_at, r.run_id)):
+    for run in sorted(runs, key=run_order):
         value = field_value(run, by)
         groups.setdefault("(none)" if value is None else value, []).append(run)
     return list(groups.items())

@@ -187,6 +187,16 @@ def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], N
         bar.advance(task)
 
 
+@contextmanager
+def status(first: str) -> Iterator[Callable[[str], None]]:
+    """A one-line status with a spinner on stderr (a terminal only); yields `show(text)`."""
+    if not stderr.is_terminal:
+        yield lambda _text: None
+        return
+    with stderr.status(first, spinner="dots") as shown:
+        yield lambda text: shown.update(text)
+
+
 def error(message: str) -> None:
     stderr.print(Text.assemble(("error:", "bold red"), " ", safe(message)))
 
@@ -223,7 +233,12 @@ def _units(row: Any) -> str:
 
 
 def _floor(row: Any) -> str:
-    known = "?" if row.noise_floor is None else f"{row.noise_floor:.1%}"
+    """The row's noise floor and band: "?" when one run a side leaves it unknown, "paired"
+    where pairs cancel the run-to-run drift it measures."""
+    if row.noise_floor is not None:
+        known = f"{row.noise_floor:.1%}"
+    else:
+        known = "paired" if row.pairs is not None else "?"
     return f"{known} (±{row.threshold:.1%})"
 
 
@@ -254,10 +269,12 @@ def compare_table(result: Any) -> Table:
     title = (f"{result.before_name} → {result.after_name} ({design}; "
              f"{(1 - result.alpha) * 100:.3g}% CI; {_band(result)})")
     table = SafeTable(title=title, title_justify="left")
-    for column in COMPARE_COLUMNS:
-        table.add_column(column, justify="right" if column in _RIGHT else "left")
+    timed = any(row.seconds is not None for row in result.rows)
+    for column in (*COMPARE_COLUMNS, *(("s",) if timed else ())):
+        table.add_column(column, justify="right" if column in (*_RIGHT, "s") else "left")
     for row in result.rows:
-        table.add_row(*_compare_cells(row), style=VERDICT_STYLES.get(row.verdict))
+        seconds = ([f"{row.seconds:.1f}" if row.seconds is not None else "-"] if timed else [])
+        table.add_row(*_compare_cells(row), *seconds, style=VERDICT_STYLES.get(row.verdict))
     return table
 
 
@@ -331,3 +348,36 @@ def history_table(series: Any) -> Table:
                       "; ".join(p.notes),
                       style=("green" if step.ratio > 1 else "red") if step else None)
     return table
+
+
+# --- speed: rows too unsteady to trust (pqbench speed) ---------------------------------
+
+#: Rows named one by one in the warning; the rest are counted.
+_UNSTABLE_SHOWN = 8
+
+
+def unstable_rows(run: Run) -> list[str]:
+    """One line per row whose spread or trend makes its figure shaky (`stability`)."""
+    from pqbench import stability
+
+    lines = []
+    for m in run.measurements:
+        found = stability.problems(m.samples)
+        if found:
+            lines.append(f"{m.algorithm} {m.operation}{_block(m)} [{m.implementation}]: "
+                         + "; ".join(found))
+    return lines
+
+
+def warn_unstable(run: Run) -> None:
+    """pyperf-style: say which rows are too unsteady to trust, and what helps."""
+    from pqbench import stability
+
+    lines = unstable_rows(run)
+    if not lines:
+        return
+    shown = lines[:_UNSTABLE_SHOWN]
+    more = f"\n  ... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
+    stderr.print(f"[yellow]warning:[/] {len(lines)} row(s) too unsteady to trust:", markup=True)
+    stderr.print("\n".join(f"  {line}" for line in shown) + more, markup=False)
+    stderr.print(f"  What helps: {stability.WHAT_HELPS}.", markup=False)

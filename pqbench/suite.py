@@ -148,7 +148,7 @@ def _measure_in_processes(task: Task, settings: SpeedSettings,
     )
 
 
-def _check(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
+def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
     """Verify before timing; an implementation that fails is recorded, never timed."""
     reason = impl.offers(alg, alg.all_operations[0])
     if reason:
@@ -174,7 +174,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
     for task in tasks:
         pair = (task.algorithm.name, task.implementation.name)
         if pair not in verified:
-            verified[pair] = _check(task.algorithm, task.implementation, record)
+            verified[pair] = check_pair(task.algorithm, task.implementation, record)
         if progress:
             progress(task)
         if not verified[pair]:

@@ -16,6 +16,21 @@ from pqbench.cli import app
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _cpu_flags() -> frozenset[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
+
+
+#: This CPU's flags: tests assert a capability's effect only where the CPU has it.
+CPU_FLAGS = _cpu_flags()
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

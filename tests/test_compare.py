@@ -165,7 +165,8 @@ def test_the_two_runs_of_an_ab_session_are_compared_pair_by_pair() -> None:
     # 30 % drift between pairs, 1 % within: pairing leaves about 1.4 % per pair ratio.
     for name in ("ML-KEM-768", "SHA-256"):
         assert rows[name].verdict == "no change", rows[name].reason
-        assert rows[name].noise_floor < 0.02
+        assert rows[name].noise_floor is None and rows[name].threshold == 0.05
+        assert rows[name].spread_before > 0.2  # the drift the pairs cancelled
     assert not any("runs" in w for w in result.warnings)
     assert result.as_dict()["design"] == "pairs"
 

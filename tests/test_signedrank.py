@@ -68,11 +68,14 @@ def test_too_few_pairs_say_how_many() -> None:
     assert "6 pairs" in result.reason and "at least 8" in result.reason
 
 
-def test_noise_floor_is_one_rounds_share_of_the_pair_spread() -> None:
-    d = np.array([0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1])
+def test_pairs_need_no_floor_and_keep_the_5_percent_band() -> None:
+    # Rounds scatter 20 % from their partners: the band stays at 5 % (auto) and a 10 %
+    # change with 24 pairs is not called "no change".
+    d = np.log(1.10) + np.array([0.2, -0.2] * 12)
     result = signedrank.compare_pairs(*_pairs(d))
-    assert result.floor == pytest.approx(math.expm1(float(np.std(d, ddof=1)) / math.sqrt(2)))
-    assert result.threshold == pytest.approx(result.floor)
+    assert result.floor is None and result.threshold == 0.05
+    assert result.verdict == "inconclusive"
+    assert signedrank.compare_pairs(*_pairs(d), threshold=0.2).threshold == 0.2
 
 
 def test_a_2x_change_with_8_pairs_under_drift_is_found() -> None:

@@ -37,6 +37,7 @@ def _options(
 
 # Each module registers its commands on `app` when imported.
 from pqbench.cli import (  # noqa: E402, F401
+    ab,
     compare,
     exchange,
     files,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench import compare
 from pqbench.errors import InputFileError
 from pqbench.report import bulk, comparison, context, publickey, tls
 from pqbench.report import markdown as md
@@ -32,7 +33,7 @@ class Report:
 
 def ordered(runs: Sequence[Run]) -> list[Run]:
     """Oldest first, as a history reads."""
-    return sorted(runs, key=lambda r: (r.started_at, r.run_id))
+    return sorted(runs, key=compare.run_order)
 
 
 def _newest(runs: Sequence[Run], kind: str) -> Run | None:

@@ -24,7 +24,7 @@ def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]
     """--by FIELD groups; otherwise each run is its own group (named by label or id)."""
     if by:
         return compare.group_runs(runs, by)
-    ordered = sorted(runs, key=lambda r: (r.started_at, r.run_id))
+    ordered = sorted(runs, key=compare.run_order)
     names = [r.label or r.run_id for r in ordered]
     if len(set(names)) != len(names):
         names = [r.run_id for r in ordered]
@@ -70,7 +70,10 @@ def units(row: compare.Row) -> str:
 
 def floor(row: compare.Row) -> str:
     """The row's noise floor and the band it was judged against."""
-    known = "?" if row.noise_floor is None else f"{row.noise_floor * 100:.1f} %"
+    if row.noise_floor is not None:
+        known = f"{row.noise_floor * 100:.1f} %"
+    else:
+        known = "paired" if row.pairs is not None else "unknown (one run)"
     return f"{known} (band ±{row.threshold * 100:.1f} %)"
 
 
@@ -138,7 +141,7 @@ def _summary(result: RunComparison) -> str:
     listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     unit = "pairs of an `ab` session" if result.paired else "runs"
     return (f"{len(result.rows)} rows compared ({unit} as the unit): {listed}. A row is "
-            f"faster or slower only when p < {compare.ALPHA:g} and its whole interval lies "
+            f"faster or slower only when p < {result.alpha:.3g} and its whole interval lies "
             f"beyond {_band_text(result)}; no change when the whole interval lies inside it; "
             "inconclusive otherwise. Ratios above 1 mean the after side is faster.")
 

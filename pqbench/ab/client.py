@@ -1,0 +1,180 @@
+"""The controller's handle on one worker process: start it, ask, wait with a time limit.
+
+A worker that dies, hangs or prints something other than the protocol is a clear error
+(`WorkerError`), never a hang: every answer is awaited with a time limit, and a worker
+that misses it is stopped. The worker's stderr is the user's stderr, so its own messages
+(a failed import, a missing library) appear where the user looks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+from typing import IO, Any
+
+from pqbench.ab import protocol
+from pqbench.ab.sides import Side, redact_url
+from pqbench.errors import PqbenchError
+
+#: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096
+#: key generation in a check); a round waits its own length plus this.
+TIMEOUT_VAR = "PQBENCH_WORKER_TIMEOUT"
+DEFAULT_TIMEOUT = 120.0
+
+
+class WorkerError(PqbenchError):
+    """A worker could not be started, died, hung, or broke the protocol."""
+
+
+def timeout_from_environment() -> float:
+    text = os.environ.get(TIMEOUT_VAR)
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        raise WorkerError(f"{TIMEOUT_VAR}={text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise WorkerError(f"{TIMEOUT_VAR} must be positive")
+    return value
+
+
+class Worker:
+    """One running worker: `greet` waits for its hello, `request` sends a message and
+    returns its answer."""
+
+    def __init__(self, name: str, side: Side, timeout: float | None = None) -> None:
+        self.name = name
+        self.side = side
+        self.timeout = timeout if timeout is not None else timeout_from_environment()
+        self.command = redact_url(shlex.join(side.argv()))
+        try:
+            # A session of its own: a Ctrl-C at the terminal reaches the controller only,
+            # which then stops the workers in order and keeps what finished.
+            self.process = subprocess.Popen(
+                side.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+                env=side.environ(), text=True, encoding="utf-8", bufsize=1,
+                start_new_session=True)
+        except OSError as exc:
+            raise WorkerError(f"cannot start worker {name} ({self.command}): "
+                              f"{exc.strerror or exc}") from None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        assert self.process.stdout is not None
+        threading.Thread(target=_pump, args=(self.process.stdout, self._lines),
+                         daemon=True).start()
+        self.environment: dict[str, Any] = {}
+        self.python = self.pqbench = None
+
+    def greet(self) -> None:
+        """Wait for the worker's hello (start it first, so two workers start together)."""
+        name = self.name
+        hello = self._receive("start", self.timeout)
+        if hello.get("type") != "hello":
+            self.close()
+            raise WorkerError(f"worker {name} ({self.command}) did not greet with hello: "
+                              f"{hello.get('type')!r}")
+        if hello.get("protocol") != protocol.VERSION:
+            self.close()
+            raise WorkerError(
+                f"worker {name} ({self.command}) speaks protocol {hello.get('protocol')!r}, "
+                f"this pqbench {protocol.VERSION}: install the same pqbench on both sides")
+        environment = hello.get("environment")
+        self.environment = environment if isinstance(environment, dict) else {}
+        self.python = hello.get("python")
+        self.pqbench = hello.get("pqbench")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request and return the answer; WorkerError on anything unexpected."""
+        kind = str(message["type"])
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(protocol.encode(message))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._died(kind) from None
+        reply = self._receive(kind, self.timeout if timeout is None else timeout)
+        if reply["type"] == "error":
+            raise WorkerError(f"worker {self.name} could not {kind}: {reply.get('message')}")
+        if reply["type"] not in protocol.REPLIES.get(kind, ()):
+            self.close()
+            raise WorkerError(f"worker {self.name} answered {kind} with {reply['type']!r}")
+        return reply
+
+    def _receive(self, what: str, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise WorkerError(f"worker {self.name} ({self.command}) did not answer {what} "
+                              f"within {timeout:g} s and was stopped ({TIMEOUT_VAR} sets "
+                              "the limit)") from None
+        if line is None:
+            raise self._died(what)
+        try:
+            return protocol.decode(line)
+        except protocol.ProtocolError as exc:
+            self.kill()
+            raise WorkerError(f"worker {self.name} ({self.command}) does not speak the pqbench "
+                              f"worker protocol: {exc}") from None
+
+    def _died(self, what: str) -> WorkerError:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.process.returncode
+        return WorkerError(f"worker {self.name} ({self.command}) exited with status {code} "
+                           f"during {what}; its own messages, if any, are above")
+
+    def close(self) -> None:
+        """Ask the worker to quit; stop it if it does not within a few seconds."""
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.write(protocol.encode({"type": "quit"}))
+                self.process.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        _close_quietly(self.process.stdout)
+
+    def kill(self) -> None:
+        """Stop the worker and whatever its command prefix started: the worker leads a
+        process group of its own (start_new_session), so the group is signalled, and a
+        child of `sh -c` cannot outlive it holding the user's stderr open."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(timeout=3)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    """Forward the worker's stdout line by line; None marks its end."""
+    try:
+        for line in stream:
+            lines.put(line)
+    except (OSError, ValueError):
+        pass
+    lines.put(None)
+
+
+def _close_quietly(stream: IO[str] | None) -> None:
+    if stream is not None:
+        with contextlib.suppress(OSError):
+            stream.close()

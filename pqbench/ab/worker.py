@@ -1,0 +1,187 @@
+"""The worker side of `pqbench ab`: serve the protocol on stdin/stdout until told to quit.
+
+Started as `pqbench worker` by the controller, possibly through a command prefix in another
+userland with another Python; it measures with its own libraries and reports its own
+fingerprint. Each (algorithm, implementation) passes the same correctness checks as in
+`pqbench speed` (`suite.check_pair`) before any of its rows is prepared, and a row that
+fails them is answered as a problem, never timed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, TextIO
+
+from pqbench.ab import protocol
+
+Row = tuple[str, str, str, int | None]
+
+
+@dataclass
+class _State:
+    """What the worker remembers between requests."""
+
+    tasks: dict[Row, Any] = field(default_factory=dict)
+    checked: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    current: Any = None
+
+
+def serve() -> int:
+    """Answer requests until "quit" or the end of stdin; the exit status."""
+    out = _protocol_stdout()
+    # The controller stops the session; a Ctrl-C at the terminal is its to handle.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _send(out, _hello())
+        state = _State()
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                message = protocol.decode(line)
+            except protocol.ProtocolError as exc:
+                _send(out, {"type": "error", "message": str(exc)})
+                continue
+            if message["type"] == "quit":
+                return 0
+            _send(out, _answer(message, state))
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _protocol_stdout() -> TextIO:
+    """A private copy of stdout for the protocol; fd 1 then points at stderr, so whatever a
+    library prints (C or Python) reaches the user's terminal, never the protocol."""
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+
+def _send(out: TextIO, message: dict[str, Any]) -> None:
+    out.write(protocol.encode(message))
+    out.flush()
+
+
+def _hello() -> dict[str, Any]:
+    from pqbench import environment
+
+    try:
+        version = metadata.version("pqbench")
+    except metadata.PackageNotFoundError:
+        version = None
+    return {"type": "hello", "protocol": protocol.VERSION, "pqbench": version,
+            "python": platform.python_version(), "pid": os.getpid(),
+            "environment": environment.collect()}
+
+
+def _answer(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    handlers = {"pin": _pin, "plan": _plan, "prepare": _prepare, "run": _run}
+    handler = handlers.get(message["type"])
+    if handler is None:
+        return {"type": "error", "message": f"unknown request {message['type']!r}"}
+    try:
+        return handler(message, state)
+    except protocol.ProtocolError as exc:
+        return {"type": "error", "message": str(exc)}
+    except Exception as exc:  # any failure is answered, so the controller never waits
+        return {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
+
+
+def _pin(message: dict[str, Any], _state: _State) -> dict[str, Any]:
+    cpu = message.get("cpu")
+    setter = getattr(os, "sched_setaffinity", None)
+    if not isinstance(cpu, int) or setter is None:
+        return {"type": "pinned", "cpus": None, "error": "CPU affinity is not available here"}
+    try:
+        setter(0, {cpu})
+    except OSError as exc:
+        return {"type": "pinned", "cpus": None, "error": str(exc)}
+    return {"type": "pinned", "cpus": sorted(os.sched_getaffinity(0))}
+
+
+def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    from pqbench import algorithms, suite
+    from pqbench.errors import UnknownAlgorithmError
+    from pqbench.implementations import all_implementations, liboqs_mechanisms
+
+    kems, sigs = liboqs_mechanisms()
+    problems: list[dict[str, Any]] = []
+    chosen = []
+    for name in message.get("algorithms") or []:
+        try:
+            chosen += algorithms.resolve([str(name)], kems, sigs)
+        except UnknownAlgorithmError:
+            problems.append(_problem(str(name), "*", "not offered",
+                                     f"this pqbench does not know {name}"))
+    available = {impl.name: impl for impl in all_implementations()}
+    wanted = message.get("implementations") or list(available)
+    for name in wanted:
+        if name not in available:
+            problems.append(_problem("*", str(name), "unavailable",
+                                     f"no implementation {name} in this pqbench"))
+    settings = suite.SpeedSettings(
+        operations=tuple(message.get("operations") or ()),
+        block_sizes=tuple(message.get("block_sizes") or suite.BLOCK_SIZES))
+    impls = [available[name] for name in wanted if name in available]
+    tasks = suite.plan(chosen, impls, settings)
+    state.tasks = {(t.algorithm.name, t.implementation.name, t.operation, t.block_size): t
+                   for t in tasks}
+    return {"type": "plan", "rows": [list(row) for row in state.tasks], "problems": problems}
+
+
+def _problem(algorithm: str, implementation: str, kind: str, reason: str,
+             operation: str | None = None) -> dict[str, Any]:
+    return {"type": "problem", "algorithm": algorithm, "implementation": implementation,
+            "operation": operation, "kind": kind, "reason": reason}
+
+
+def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    from pqbench import suite
+    from pqbench.errors import NotOfferedError, VerificationError
+
+    row = protocol.row_of(message)
+    task = state.tasks.get(row)
+    if task is None:
+        raise protocol.ProtocolError(f"row {list(row)} was not planned here")
+    alg, impl, operation, block = task.algorithm, task.implementation, row[2], row[3]
+    pair = (alg.name, impl.name)
+    if pair not in state.checked:
+        record = suite.SuiteRecorder()
+        if suite.check_pair(alg, impl, record):
+            state.checked[pair] = {"checks": list(record.verifications[-1].checks)}
+        else:
+            found = record.problems[-1]
+            state.checked[pair] = _problem(*pair, found.kind, found.reason)
+    checked = state.checked[pair]
+    if checked.get("type") == "problem":
+        return {**checked, "operation": operation}
+    reason = impl.offers(alg, operation)
+    if reason:
+        return _problem(*pair, "not offered", reason, operation)
+    state.current = None
+    try:
+        prepared = impl.prepare(alg, operation, block)
+    except (NotOfferedError, VerificationError) as exc:
+        kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
+        return _problem(*pair, kind, str(exc), operation)
+    state.current = prepared
+    return {"type": "prepared", "checks": checked["checks"], "sizes": dict(prepared.sizes),
+            "attributes": dict(prepared.attributes), "counter": prepared.counter}
+
+
+def _run(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    seconds = message.get("seconds")
+    if not isinstance(seconds, int | float) or not 0 < seconds <= 600:
+        raise protocol.ProtocolError(f"run needs 0 < seconds <= 600, not {seconds!r}")
+    if state.current is None:
+        raise protocol.ProtocolError("run before a successful prepare")
+    result = state.current.run(float(seconds))
+    return {"type": "round", "ops": result.ops, "elapsed_ns": result.elapsed_ns,
+            "cycles": result.cycles}

@@ -1,0 +1,157 @@
+"""`pqbench ab`: two configurations in one paired, interleaved session; `pqbench worker`."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+
+from pqbench import algorithms, console, suite
+from pqbench.ab import sequential, session, sides
+from pqbench.ab.client import WorkerError
+from pqbench.cli import app
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    ThresholdOption,
+    handles_errors,
+    parse_threshold,
+    print_json,
+)
+from pqbench.compare import compare_runs
+from pqbench.errors import UsageError
+from pqbench.implementations import liboqs_mechanisms
+from pqbench.store import Store
+
+
+@app.command()
+@handles_errors
+def ab(
+    algorithm: Annotated[list[str] | None, typer.Argument(
+        help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
+    side_a: Annotated[list[str] | None, typer.Option(
+        "--a", help="Side A (before): here | mask:NAMES | env:NAME=VALUE | cmd:PREFIX; "
+                    "repeatable.")] = None,
+    side_b: Annotated[list[str] | None, typer.Option(
+        "--b", help="Side B (after), as --a.")] = None,
+    operation: Annotated[list[str] | None, typer.Option(
+        "--operation", "-o", help="Only these operations (repeatable).")] = None,
+    implementation: Annotated[list[str] | None, typer.Option(
+        "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
+    block_bytes: Annotated[int | None, typer.Option(
+        "--bytes", help="Ciphers and hashes: only this many bytes per operation.")] = None,
+    max_seconds: Annotated[float, typer.Option(
+        "--max-seconds", help="Time budget of the whole session; each row gets what is left "
+                              "over the rows still to come.")] = 300.0,
+    round_seconds: Annotated[float, typer.Option(
+        "--round", help="Seconds per round (each pair is one round of A and one of B).")
+    ] = 0.05,
+    threshold: ThresholdOption = "auto",
+    cpu: Annotated[int | None, typer.Option(
+        "--cpu", help="The CPU both workers are pinned to (default: the highest allowed).")
+    ] = None,
+    label_a: Annotated[str | None, typer.Option("--label-a", help="Label of side A's run.")
+    ] = None,
+    label_b: Annotated[str | None, typer.Option("--label-b", help="Label of side B's run.")
+    ] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Measure two configurations in alternation on one CPU and say, row by row, whether B
+    is faster or slower than A; both sides are stored as runs."""
+    a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
+    if max_seconds <= 0 or not 0 < round_seconds <= 10:
+        raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
+    if block_bytes is not None and block_bytes < 1:
+        raise UsageError("--bytes must be at least 1")
+    band = parse_threshold(threshold)
+    kems, sigs = liboqs_mechanisms()
+    chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
+    settings = session.Settings(
+        algorithms=tuple(alg.name for alg in chosen),
+        implementations=tuple(implementation) if implementation else None,
+        operations=tuple(operation or ()),
+        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
+        max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
+        label_a=label_a, label_b=label_b, looks=sequential.Looks())
+    store = Store.open(db)  # fail before measuring if the database is unusable
+    command = shlex.join(["pqbench", *sys.argv[1:]])
+    with _terminate_as_interrupt(), console.status("starting the workers") as show:
+        outcome = session.Session(a, b, settings, command, show).run()
+    runs = (outcome.run_a, outcome.run_b)
+    if any(run.measurements or run.problems for run in runs):
+        for run in runs:
+            store.save_run(run)
+    elif outcome.error:  # nothing started: nothing to keep, only the error to say
+        raise WorkerError(outcome.error)
+    _report(outcome, band, json_output, store.location)
+
+
+def _report(outcome: session.Outcome, band: float | None, json_output: bool,
+            location: str) -> None:
+    for note in outcome.notes:
+        console.warning(note)
+    a, b = outcome.run_a, outcome.run_b
+    kept = any(run.measurements or run.problems for run in (a, b))
+    stored = (f"stored as runs {a.run_id} (A) and {b.run_id} (B) in {location}" if kept
+              else "nothing was measured, so nothing was stored")
+    if a.measurements and b.measurements and _shared(a, b):
+        result = compare_runs([a], [b], band, cross_machine=True,
+                              before_name=a.label, after_name=b.label)
+        if json_output:
+            document: dict[str, Any] = result.as_dict()
+            document["session"] = dict(a.settings.get("ab") or {}, status=outcome.status,
+                                       runs=[a.run_id, b.run_id])
+            print_json(document)
+        else:
+            console.show_comparison(result)
+    elif json_output:
+        print_json({"rows": [], "session": dict(a.settings.get("ab") or {},
+                                                status=outcome.status)})
+    else:
+        console.note("no row was measured on both sides")
+    for run, name in ((a, "A"), (b, "B")):
+        if run.problems:
+            console.stderr.print(console.problems_table(run.problems), markup=False)
+            console.note(f"(side {name})")
+    console.note(stored)
+    if outcome.error:
+        console.error(outcome.error)
+        raise typer.Exit(1)
+    if outcome.status == "interrupted":
+        console.error("interrupted; the completed pairs were stored")
+        raise typer.Exit(130)
+    if any(p.kind == "failed verification" for r in (a, b) for p in r.problems):
+        console.error("an implementation failed its checks and was not timed (see above)")
+        raise typer.Exit(1)
+
+
+def _shared(a: Any, b: Any) -> bool:
+    return bool({m.key for m in a.measurements} & {m.key for m in b.measurements})
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the session like Ctrl-C: workers quit, finished pairs are kept."""
+    def interrupt(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@app.command(hidden=True)
+def worker() -> None:
+    """Serve one side of a `pqbench ab` session on stdin/stdout (JSON lines)."""
+    from pqbench.ab.worker import serve
+
+    raise typer.Exit(serve())
