@@ -114,6 +114,7 @@ def speed(
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
     with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
         store.save_run(run)
+    console.warn_unstable(run)
     if json_output:
         print_json(document.run_document(run))
     elif csv_output:

@@ -1,0 +1,58 @@
+"""Is a row's figure steady enough to trust? The checks `pqbench speed` warns about.
+
+As pyperf does after a run (pyperf `_cli.format_checks`: a standard deviation over 10 % of
+the mean makes "the benchmark unstable"), each row is checked for:
+
+* spread: the coefficient of variation of its per-round rates over ``CV_LIMIT``;
+* trend: rates that move one way from the first rounds to the last (Spearman's rank
+  correlation with the round number at least ``TREND_RHO`` in size, and the median of the
+  last third of the rounds ``TREND_LIMIT`` or more away from the first third's): the
+  machine changed speed during the row (clock ramping, a co-tenant arriving), so its
+  median depends on when it was taken.
+
+Pure functions, no printing; `console` words the warning and what helps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as sp_stats
+
+CV_LIMIT = 0.10
+TREND_RHO = 0.8
+TREND_LIMIT = 0.05
+#: Fewer rounds than this say nothing about a trend.
+TREND_MIN_ROUNDS = 5
+
+WHAT_HELPS = ("more rounds (--rounds), pinning to one CPU (--cpu), or measuring both "
+              "configurations in one paired session (`pqbench ab`), which cancels drift")
+
+
+def problems(samples: Sequence[float]) -> list[str]:
+    """Why these per-round rates are too unsteady to trust; empty when they are fine."""
+    values = np.asarray(samples, dtype=np.float64)
+    found: list[str] = []
+    if values.size >= 2 and values.mean() > 0:
+        cv = float(np.std(values, ddof=1) / values.mean())
+        if cv > CV_LIMIT:
+            found.append(f"CV {cv:.0%} is over {CV_LIMIT:.0%}")
+    trend = drift(values)
+    if trend is not None:
+        found.append(f"rates moved {trend:+.0%} from the first rounds to the last")
+    return found
+
+
+def drift(values: np.ndarray) -> float | None:
+    """The first-to-last change of a monotone run of rates, or None without one."""
+    n = values.size
+    if n < TREND_MIN_ROUNDS or np.ptp(values) == 0:
+        return None
+    rho = float(sp_stats.spearmanr(np.arange(n), values).statistic)
+    third = max(2, n // 3)
+    change = float(np.median(values[-third:]) / np.median(values[:third])) - 1.0
+    if abs(rho) >= TREND_RHO and abs(math.log1p(change)) >= math.log1p(TREND_LIMIT):
+        return change
+    return None

@@ -1,0 +1,58 @@
+"""`speed`'s warnings about rows too unsteady to trust (spread and trend, as pyperf)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pqbench import console, stability
+from pqbench.cli import app
+from tests.tests_data import make_run
+
+
+def test_steady_rounds_raise_nothing() -> None:
+    rng = np.random.default_rng(1)
+    assert stability.problems(list(1000 * np.exp(rng.normal(0, 0.02, 7)))) == []
+
+
+def test_a_wide_spread_is_named_with_its_cv() -> None:
+    # sd of 100, 140, 100, 140, 100, 140, 100 is 21.4; mean 117.1: CV 18 %.
+    (problem,) = stability.problems([100.0, 140.0, 100.0, 140.0, 100.0, 140.0, 100.0])
+    assert problem == "CV 18% is over 10%"
+
+
+def test_a_trend_from_first_to_last_rounds_is_named() -> None:
+    # Clock ramping: each round 3 % faster. Medians of the first and last two rounds
+    # (n // 3 = 2): (100 + 103) / 2 = 101.5 and (115.93 + 119.41) / 2 = 117.67, +15.9 %.
+    rates = [100 * 1.03 ** i for i in range(7)]
+    assert stability.problems(rates) == ["rates moved +16% from the first rounds to the last"]
+    # A 1 % drift over the row is not a trend worth a warning, nor is noise without order.
+    assert stability.problems([100 * 1.0015 ** i for i in range(7)]) == []
+    assert stability.drift(np.array([100.0, 120.0, 95.0, 118.0, 101.0])) is None
+    assert stability.drift(np.array([100.0, 90.0, 80.0, 70.0])) is None  # too few rounds
+
+
+def test_speed_warns_on_stderr_and_says_what_helps(capsys: pytest.CaptureFixture[str]) -> None:
+    shaky = make_run("r", seed=1, noise=0.3)
+    lines = console.unstable_rows(shaky)
+    assert lines and all("CV" in line for line in lines)
+    console.warn_unstable(shaky)
+    err = capsys.readouterr().err
+    assert "too unsteady to trust" in err and "pqbench ab" in err and "--cpu" in err
+    console.warn_unstable(make_run("s", seed=1, noise=0.01))
+    assert capsys.readouterr().err == ""
+
+
+def test_speed_command_runs_the_check(tmp_path) -> None:
+    # A real run: whatever the machine does, the command completes and the check ran
+    # (the warning appears exactly when a stored row fails it).
+    db = tmp_path / "s.db"
+    result = CliRunner().invoke(app, ["speed", "sha256", "-i", "python", "--bytes", "64",
+                                      "--seconds", "0.05", "--rounds", "5", "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    from pqbench.store import Store
+
+    (info,) = Store.open(str(db), create=False).list_runs()
+    run = Store.open(str(db), create=False).load_run(info.run_id)
+    assert ("too unsteady to trust" in result.stderr) == bool(console.unstable_rows(run))
