@@ -333,8 +333,10 @@ def compare_markdown(results: Sequence[Any]) -> str:
 
 def history_table(series: Any) -> Table:
     block = f" @{series.block_size}B" if series.block_size else ""
+    floor = "unknown" if series.noise_floor is None else f"{series.noise_floor:.1%}"
     table = SafeTable(title=f"{series.algorithm} {series.operation}{block} "
-                        f"[{series.implementation}]", title_justify="left")
+                            f"[{series.implementation}] (noise floor {floor}; steps of at "
+                            f"least ±{series.threshold:.1%})", title_justify="left")
     for column in ("build", "first run (UTC)", "runs", "rounds", series.unit, "95% CI",
                    "step", "notes"):
         table.add_column(column)

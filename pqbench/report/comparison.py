@@ -278,9 +278,12 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
              or md.MISSING]
             for name in names for s in per_algorithm[name] for step in s.steps]
     parts = [md.heading(3, f"History by {by}"),
-             f"{len(builds)} groups in the order they were first measured. Steps come from a "
-             "penalised piecewise-constant fit of the log medians (asv-style step detection, "
-             "weighted by each point's confidence interval)."]
+             f"{len(builds)} groups in the order they were first measured. A point is a "
+             "group's level (the geometric mean of its runs' medians). Steps come from a "
+             "penalised piecewise-constant fit of the log levels (asv-style step detection, "
+             "weighted by each point's confidence interval), and none is smaller than the "
+             "series' noise band (5 %, or the spread between its replicate runs where that "
+             "is larger)."]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
                                "first at new level", "before", "after", "ratio", "notes"],
