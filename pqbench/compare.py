@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pqbench import explain, replicates, signedrank, verdict
+from pqbench.ab import pairing
 from pqbench.errors import ComparisonError
 from pqbench.results import Run
 from pqbench.verdict import MIN_THRESHOLD
@@ -162,7 +163,7 @@ def field_value(run: Run, name: str) -> str | None:
 
 def run_order(run: Run) -> tuple[str, str, str]:
     """Oldest first; the two sides of an `ab` session (started together) A before B."""
-    return (run.started_at, _side(run) or "", run.run_id)
+    return (run.started_at, pairing.side_of(run) or "", run.run_id)
 
 
 def group_runs(runs: Iterable[Run], by: str) -> list[tuple[str, list[Run]]]:
@@ -212,73 +213,6 @@ def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     return [message]
 
 
-def ab_session(run: Run) -> Mapping[str, Any] | None:
-    """The `pqbench ab` session a run is one side of (its settings["ab"]), or None."""
-    info = run.settings.get("ab") if isinstance(run.settings, Mapping) else None
-    if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
-            and info.get("side") in ("a", "b"):
-        return info
-    return None
-
-
-def session_pairs(before: Sequence[Run], after: Sequence[Run]) -> list[tuple[Run, Run]] | None:
-    """(before run, after run) per `ab` session when the two groups are exactly the two
-    sides of the same sessions; None otherwise (then runs are the unit)."""
-    sides: list[dict[str, Run]] = []
-    for group in (before, after):
-        by_session: dict[str, Run] = {}
-        for run in group:
-            info = ab_session(run)
-            if info is None or info["session"] in by_session:
-                return None
-            by_session[str(info["session"])] = run
-        sides.append(by_session)
-    if not sides[0] or set(sides[0]) != set(sides[1]):
-        return None
-    pairs = [(sides[0][s], sides[1][s]) for s in sorted(sides[0])]
-    if any(_side(b) == _side(a) for b, a in pairs):
-        return None
-    return pairs
-
-
-def _side(run: Run) -> str | None:
-    info = ab_session(run)
-    return None if info is None else str(info["side"])
-
-
-def paired_alpha(pairs: Sequence[tuple[Run, Run]]) -> float:
-    """The per-look alpha of the sessions: alpha over their number of looks (Bonferroni),
-    so recomputing a session's verdict here gives the verdict `ab` gave."""
-    looks = [len((ab_session(run) or {}).get("looks") or [1]) for run, _ in pairs]
-    return ALPHA / max([*looks, 1])
-
-
-def paired_samples(pairs: Sequence[tuple[Run, Run]]
-                   ) -> dict[RowKey, tuple[list[float], list[float], float | None]]:
-    """Per row key: the before and after rates of every complete pair, over all sessions,
-    and the seconds the sessions spent on the row. Round i of one side pairs with round i
-    of the other (the order `ab` took them in)."""
-    found: dict[RowKey, tuple[list[float], list[float], float | None]] = {}
-    for run_before, run_after in pairs:
-        after_rows = {m.key: m for m in run_after.measurements}
-        for m in run_before.measurements:
-            other = after_rows.get(m.key)
-            if other is None:
-                continue
-            rates = [(b.ops_per_sec, a.ops_per_sec) for b, a in zip(m.rounds, other.rounds,
-                                                                  strict=False)
-                     if b.ops > 0 and a.ops > 0]
-            if not rates:
-                continue
-            before, after, seconds = found.get(m.key, ([], [], None))
-            spent = m.attributes.get("ab_seconds")
-            if isinstance(spent, int | float):
-                seconds = (seconds or 0.0) + float(spent)
-            found[m.key] = ([*before, *(b for b, _ in rates)], [*after, *(a for _, a in rates)],
-                            seconds)
-    return found
-
-
 def compare_runs(
     before: Sequence[Run],
     after: Sequence[Run],
@@ -299,14 +233,14 @@ def compare_runs(
     if threshold is not None and threshold < 0:
         raise ComparisonError("--threshold must not be negative")
     warnings = check_testbeds([*before, *after], cross_machine)
-    pairs = session_pairs(before, after)
+    pairs = pairing.session_pairs(before, after)
     if pairs is None:
         warnings += _run_count_warning(len(before), len(after))
         outcomes, only_before, only_after = _by_runs(before, after, threshold)
         method = replicates.METHOD
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
-        method = (f"{signedrank.METHOD}; alpha {paired_alpha(pairs):.3g} per look "
+        method = (f"{signedrank.METHOD}; alpha {pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
     if not outcomes:
         raise ComparisonError(
@@ -333,7 +267,7 @@ def compare_runs(
         warnings=tuple(warnings),
         method=method,
         paired=pairs is not None,
-        alpha=ALPHA if pairs is None else paired_alpha(pairs),
+        alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
     )
 
 
@@ -358,9 +292,9 @@ def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | Non
 
 def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
               ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
-    alpha = paired_alpha(pairs)
+    alpha = pairing.paired_alpha(pairs)
     found: dict[RowKey, _Found] = {}
-    for key, (before, after, seconds) in paired_samples(pairs).items():
+    for key, (before, after, seconds) in pairing.paired_samples(pairs).items():
         outcome = signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
         found[key] = (replace(outcome, units_before=len(pairs), units_after=len(pairs)),
                       len(before), len(after), len(before), seconds)

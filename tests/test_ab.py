@@ -217,3 +217,18 @@ def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
     assert round_["type"] == "round" and round_["ops"] >= 1 and round_["elapsed_ns"] > 0
     assert unplanned["type"] == "error" and "not planned" in unplanned["message"]
     assert unknown["type"] == "error" and garbage["type"] == "error"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("nosuchalg",), "unknown algorithm"),
+    (("sha256", "-i", "nosuchimpl"), "unknown implementation nosuchimpl"),
+    (("rsa2048", "-o", "hash"), "nothing to measure"),
+    (("sha256", "--round", "0"), "--round"),
+    (("sha256", "--threshold", "x"), "'auto' or a fraction"),
+], ids=["algorithm", "implementation", "nothing", "round", "threshold"])
+def test_bad_ab_input_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
+                                       message: str) -> None:
+    done = run_cli("ab", *args, "--a", "here", "--b", "here", "--max-seconds", "5",
+                   "--db", str(tmp_path / "u.db"), timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr

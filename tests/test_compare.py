@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench import exchange, mask
+from pqbench.ab.pairing import session_pairs
 from pqbench.cli import app
-from pqbench.compare import compare_groups, compare_runs, group_runs, session_pairs
+from pqbench.compare import compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError
 from pqbench.store import Store
 from tests.conftest import run_cli

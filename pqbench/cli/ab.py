@@ -26,8 +26,11 @@ from pqbench.cli.common import (
 )
 from pqbench.compare import compare_runs
 from pqbench.errors import UsageError
-from pqbench.implementations import liboqs_mechanisms
+from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.store import Store
+
+#: Every implementation name a pqbench worker can offer (a side may lack some of them).
+IMPLEMENTATION_NAMES = (*ORDER, "python")
 
 
 @app.command()
@@ -71,6 +74,10 @@ def ab(
     if block_bytes is not None and block_bytes < 1:
         raise UsageError("--bytes must be at least 1")
     band = parse_threshold(threshold)
+    unknown = [name for name in implementation or () if name not in IMPLEMENTATION_NAMES]
+    if unknown:
+        raise UsageError(f"unknown implementation {', '.join(unknown)}; choose from "
+                         f"{', '.join(IMPLEMENTATION_NAMES)}")
     kems, sigs = liboqs_mechanisms()
     chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
     settings = session.Settings(
@@ -90,6 +97,9 @@ def ab(
             store.save_run(run)
     elif outcome.error:  # nothing started: nothing to keep, only the error to say
         raise WorkerError(outcome.error)
+    elif outcome.status == "complete":
+        raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
+                         f" with these operations and implementations")
     _report(outcome, band, json_output, store.location)
 
 
