@@ -71,6 +71,10 @@ def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
     for one, other in zip(stored[0].measurements, stored[1].measurements, strict=True):
         assert one.key == other.key and len(one.rounds) == len(other.rounds)
         assert len(one.attributes["ab_order"].split(",")) == len(one.rounds)
+        # Each round's CPU time is kept: never more than its wall time (one thread).
+        cpu = one.attributes["ab_cpu_ns"]
+        assert len(cpu) == len(one.rounds)
+        assert all(0 < ns <= r.elapsed_ns * 1.05 for ns, r in zip(cpu, one.rounds, strict=True))
     done = run_cli("compare", *runs, "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     again = json.loads(done.stdout)
@@ -215,6 +219,7 @@ def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
     assert early["type"] == "error" and "before a successful prepare" in early["message"]
     assert prepared["type"] == "prepared" and prepared["checks"]
     assert round_["type"] == "round" and round_["ops"] >= 1 and round_["elapsed_ns"] > 0
+    assert 0 < round_["cpu_ns"] <= round_["elapsed_ns"] * 1.05
     assert unplanned["type"] == "error" and "not planned" in unplanned["message"]
     assert unknown["type"] == "error" and garbage["type"] == "error"
 

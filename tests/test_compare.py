@@ -13,11 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench import exchange, mask
-from pqbench.ab.pairing import session_pairs
+from pqbench.ab.pairing import pair_rates, session_pairs
 from pqbench.cli import app
 from pqbench.compare import compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError
+from pqbench.results import Measurement
 from pqbench.store import Store
+from pqbench.timing.contract import LoopResult
 from tests.conftest import run_cli
 from tests.tests_data import environment, make_ab_session, make_run, make_runs
 
@@ -248,3 +250,16 @@ def test_cli_no_common_rows(tmp_path: Path) -> None:
     assert run_cli("import", str(path), "--db", str(db)).returncode == 0
     done = run_cli("compare", "20260101-a0", "20260103", "--db", str(db))
     assert done.returncode == 1 and "no row in common" in done.stderr
+
+
+def test_pairs_are_compared_in_cpu_time_where_it_was_kept() -> None:
+    # Round 1: 1000 ops in 1 s of wall time, of which the worker ran 0.5 s; its partner ran
+    # all of its second. Round 2 has no CPU time on one side: both wall rates stand in.
+    rounds = (LoopResult(1000, 1_000_000_000), LoopResult(1000, 1_000_000_000))
+    a = Measurement("X25519", "libcrypto", "derive", rounds,
+                    attributes={"ab_cpu_ns": [500_000_000, 1_000_000_000]})
+    b = Measurement("X25519", "libcrypto", "derive", rounds,
+                    attributes={"ab_cpu_ns": [1_000_000_000, None]})
+    assert pair_rates(a, b) == [(2000.0, 1000.0), (1000.0, 1000.0)]
+    legacy = Measurement("X25519", "libcrypto", "derive", rounds)
+    assert pair_rates(legacy, b) == [(1000.0, 1000.0), (1000.0, 1000.0)]

@@ -17,13 +17,16 @@ then answers each request with exactly one message:
                                                       or {"type": "problem", "kind": ...,
                                                           "reason": ...}
     {"type": "run", "seconds": 0.05}                 -> {"type": "round", "ops": N,
-                                                         "elapsed_ns": N, "cycles": N | null}
+                                                         "elapsed_ns": N, "cycles": N | null,
+                                                         "cpu_ns": N}
     {"type": "quit"}                                 -> (the worker exits with status 0)
 
-Any request can instead get {"type": "error", "message": ...}: the worker could not serve
-it. A problem (not offered, unavailable, failed verification) is an answer, not an error.
-The worker writes nothing else on stdout (stray output of libraries goes to stderr), and
-exits when its stdin closes, so a controller that dies never leaves a worker behind.
+``cpu_ns`` is the CPU time the worker's thread got during the round (wall time minus the
+time it was descheduled). Any request can instead get {"type": "error", "message": ...}:
+the worker could not serve it. A problem (not offered, unavailable, failed verification)
+is an answer, not an error. The worker writes nothing else on stdout (stray output of
+libraries goes to stderr), and exits when its stdin closes, so a controller that dies
+never leaves a worker behind.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pqbench import suite
-from pqbench.ab import sequential
+from pqbench.ab import pairing, sequential
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.sides import Side
 from pqbench.results import Measurement, Problem, Run, Verification
@@ -80,6 +80,14 @@ class Outcome:
 
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One round as a worker reported it: the loop's result and its thread's CPU time."""
+
+    result: LoopResult
+    cpu_ns: int | None
 
 
 def choose_cpu(requested: int | None) -> int | None:
@@ -198,18 +206,20 @@ class Session:
                                                                       or ())))
         return reply
 
-    def _round(self, side: _Side, seconds: float) -> LoopResult:
+    def _round(self, side: _Side, seconds: float) -> Timed:
         assert side.worker is not None
         reply = side.worker.request({"type": "run", "seconds": seconds},
                                     timeout=seconds + side.worker.timeout)
-        return _loop_result(reply, side.name)
+        cpu = reply.get("cpu_ns")
+        return Timed(_loop_result(reply, side.name),
+                     cpu if isinstance(cpu, int) and cpu > 0 else None)
 
     def _pairs(self, row: Row, ready_a: dict[str, Any], ready_b: dict[str, Any],
                budget: float) -> None:
         s, looks = self.settings, self.settings.looks
         started = time.monotonic()
         a, b = self.sides
-        rounds: dict[str, list[LoopResult]] = {"a": [], "b": []}
+        rounds: dict[str, list[Timed]] = {"a": [], "b": []}
         order: list[str] = []
         stopped, looked = "interrupted", 0
         try:
@@ -227,8 +237,10 @@ class Session:
                 if not (looks.due(count) or spent):
                     continue
                 looked += 1
-                outcome = sequential.analyse(_rates(rounds["a"]), _rates(rounds["b"]), looks,
-                                             s.threshold)
+                rates = pairing.pair_rates(_measurement(row, ready_a, rounds["a"]),
+                                           _measurement(row, ready_b, rounds["b"]))
+                outcome = sequential.analyse([r for r, _ in rates], [r for _, r in rates],
+                                             looks, s.threshold)
                 if sequential.decided(outcome):
                     stopped = f"decided at look {looked}: {outcome.verdict}"
                 elif count >= looks.last or looked >= len(looks.counts):
@@ -244,8 +256,9 @@ class Session:
                          "ab_order": ",".join(order), "ab_stopped": stopped,
                          "ab_looks": looked}
                 for side, ready in ((a, ready_a), (b, ready_b)):
-                    side.measurements.append(_measurement(row, ready, rounds[side.name],
-                                                          extra, self.cpu, side.pinned))
+                    side.measurements.append(_measurement(
+                        row, ready, rounds[side.name], extra,
+                        self.cpu if side.pinned == [self.cpu] else None))
 
     def _alone(self, side: _Side, row: Row, ready: dict[str, Any]) -> None:
         started = time.monotonic()
@@ -254,8 +267,8 @@ class Session:
                   for _ in range(ONE_SIDED_ROUNDS)]
         extra = {"ab_seconds": round(time.monotonic() - started, 3), "ab_stopped":
                  "measured on this side only: the other side does not offer it"}
-        side.measurements.append(_measurement(row, ready, rounds, extra, self.cpu,
-                                              side.pinned))
+        side.measurements.append(_measurement(
+            row, ready, rounds, extra, self.cpu if side.pinned == [self.cpu] else None))
 
     # --- the two runs ---------------------------------------------------------------------
 
@@ -329,17 +342,15 @@ def _loop_result(reply: dict[str, Any], side: str) -> LoopResult:
     return LoopResult(ops, elapsed, cycles)
 
 
-def _rates(rounds: Sequence[LoopResult]) -> list[float]:
-    return [r.ops_per_sec for r in rounds]
-
-
-def _measurement(row: Row, ready: dict[str, Any], rounds: Sequence[LoopResult],
-                 extra: dict[str, Any], cpu: int | None, pinned: list[int] | None
-                 ) -> Measurement:
-    attributes = {**(ready.get("attributes") or {}), **extra}
-    if cpu is not None and pinned == [cpu]:
+def _measurement(row: Row, ready: dict[str, Any], rounds: Sequence[Timed],
+                 extra: dict[str, Any] | None = None, cpu: int | None = None) -> Measurement:
+    """A row as stored: wall-clock rounds (the timing contract), the CPU time of each in
+    the attribute ``ab_cpu_ns`` (what the pairs are compared in), and the session's facts."""
+    attributes = {**(ready.get("attributes") or {}), **(extra or {}),
+                  "ab_cpu_ns": [t.cpu_ns for t in rounds]}
+    if cpu is not None:
         attributes["cpu"] = cpu
     return Measurement(algorithm=row[0], implementation=row[1], operation=row[2],
-                       rounds=tuple(rounds), sizes=dict(ready.get("sizes") or {}),
-                       block_size=row[3], attributes=attributes,
-                       counter=ready.get("counter"))
+                       rounds=tuple(t.result for t in rounds),
+                       sizes=dict(ready.get("sizes") or {}), block_size=row[3],
+                       attributes=attributes, counter=ready.get("counter"))

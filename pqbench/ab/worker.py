@@ -13,6 +13,7 @@ import os
 import platform
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, TextIO
@@ -182,6 +183,13 @@ def _run(message: dict[str, Any], state: _State) -> dict[str, Any]:
         raise protocol.ProtocolError(f"run needs 0 < seconds <= 600, not {seconds!r}")
     if state.current is None:
         raise protocol.ProtocolError("run before a successful prepare")
+    # The CPU time this thread got during the round, beside the wall time the loop reads:
+    # on a busy machine the worker is descheduled for part of a round, which the wall clock
+    # counts and the thread's CPU clock does not (`openssl speed` counts CPU time too, unless
+    # given -elapsed). Every loop runs in this thread (the native ones release the GIL but
+    # not the thread), so the CPU clock sees all of its work.
+    cpu_started = time.thread_time_ns()
     result = state.current.run(float(seconds))
+    cpu_ns = time.thread_time_ns() - cpu_started
     return {"type": "round", "ops": result.ops, "elapsed_ns": result.elapsed_ns,
-            "cycles": result.cycles}
+            "cycles": result.cycles, "cpu_ns": cpu_ns}
