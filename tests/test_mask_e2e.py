@@ -82,3 +82,24 @@ def test_unknown_mask_name_lists_the_known_ones(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "turbo" in done.stderr and "shani" in done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_a_runs_labelled_apart_give_no_verdict(tmp_path: Path) -> None:
+    # The same configuration, five real runs a side, interleaved and labelled apart: the
+    # machine's drift between runs must not come out as faster or slower.
+    db = tmp_path / "aa.db"
+    for _ in range(5):
+        for label in ("A", "B"):
+            done = run_cli("speed", "sha-256", "x25519", "-i", "python", "-i", "libcrypto",
+                           "-o", "hash", "-o", "derive", "--bytes", "1024", "--seconds",
+                           "0.15", "--rounds", "5", "--label", label, "--db", str(db),
+                           timeout=120)
+            assert done.returncode == 0, done.stderr
+    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert len(rows) == 3  # SHA-256 in python and libcrypto, X25519 derive in libcrypto
+    for row in rows:
+        assert (row["runs_before"], row["runs_after"]) == (5, 5)
+        assert row["verdict"] in ("no change", "inconclusive"), row
+        assert row["noise_floor"] is not None and row["threshold"] >= 0.05
