@@ -325,7 +325,8 @@ def _row(key: RowKey, outcome: verdict.Outcome, rounds_before: int, rounds_after
     causes: tuple[explain.Cause, ...] = ()
     if outcome.changed:
         causes = tuple(explain.causes_for(algorithm, implementation, differences,
-                                          library=library, context=context))
+                                          library=library, context=context,
+                                          operation=operation))
     return Row(
         algorithm=algorithm, implementation=implementation, operation=operation,
         block_size=block_size, unit="bytes/s" if block_size else "ops/s",

@@ -154,3 +154,23 @@ def test_a_new_system_libcrypto_is_a_likely_cause_for_liboqs_rows() -> None:
     assert explain.causes_for("ML-KEM-768", "liboqs", [new], context=without) == []
     (own,) = explain.causes_for("RSA-2048", "libcrypto", [new], context=without)
     assert own.strength == "likely" and "library behind libcrypto" in own.why
+
+
+def test_a_hidden_aes_ni_reaches_liboqs_operations_that_draw_random_bytes() -> None:
+    # OQS_USE_OPENSSL: keygen, encaps and sign draw random bytes from OpenSSL's AES DRBG
+    # (measured: ML-KEM-768 keygen 1.07x with AES-NI); decaps and verify draw none.
+    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["aesni"]), None)
+    for operation in ("keygen", "encaps", "sign"):
+        (cause,) = explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], operation=operation,
+                                      context=WITH_SHA_NI)
+        assert cause.strength == "likely" and operation in cause.why
+    for operation in ("decaps", "verify"):
+        assert explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], operation=operation,
+                                  context=WITH_SHA_NI) == []
+    # SHA-2 comes from OpenSSL too: a hidden SHA-NI stays a weak cause for any operation.
+    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["shani"]), None)
+    (weak,) = explain.causes_for("SPHINCS+-SHA2-128f-simple", "liboqs", [hide_sha],
+                                 operation="verify", context=WITH_SHA_NI)
+    assert weak.strength == "weak"
+    assert explain.causes_for("ML-KEM-768", "liboqs", [hide_sha], operation="verify",
+                              context=NO_SHA_NI) == []
