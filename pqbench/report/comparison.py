@@ -123,7 +123,7 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
                  for r in result.rows[:_CHART_ROWS])
     shown = "" if len(result.rows) <= _CHART_ROWS else f" (largest {_CHART_ROWS} changes)"
     band = verdict.MIN_THRESHOLD if result.threshold is None else result.threshold
-    label = (f"±{band * 100:g} % band (auto: at least; wider where a row's noise floor is)"
+    label = (f"±{band * 100:g} % band (auto)"
              if result.threshold is None else None)
     return Ratios(filename, f"{result.after_name} against {result.before_name}{shown}", rows,
                   band, label)

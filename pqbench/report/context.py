@@ -97,6 +97,15 @@ def _settings_line(run: Run) -> str:
     if seconds is not None and rounds:
         pieces.append(f"{float(seconds):g} s per operation split over {rounds} "
                       f"rounds of {float(seconds) / int(rounds):.3g} s")
+    session = s.get("ab")
+    if isinstance(session, Mapping):
+        pinned = (f", both workers pinned to CPU {session.get('cpu')}" if session.get("pinned")
+                  else ", workers not pinned")
+        pieces.append(f"side {str(session.get('side', '?')).upper()} "
+                      f"({session.get('spec')}) of paired `ab` session {session.get('session')} "
+                      f"against {session.get('other_spec')}: rounds of "
+                      f"{float(session.get('round_seconds') or 0):g} s, A and B in random "
+                      f"order within each pair{pinned}, compared in CPU time")
     if s.get("warmup") is not None:
         pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
     if s.get("block_sizes") and any(m.block_size for m in run.measurements):
