@@ -379,7 +379,8 @@ def warn_unstable(run: Run) -> None:
     if not lines:
         return
     shown = lines[:_UNSTABLE_SHOWN]
-    more = f"\n  ... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
-    stderr.print(f"[yellow]warning:[/] {len(lines)} row(s) too unsteady to trust:", markup=True)
-    stderr.print("\n".join(f"  {line}" for line in shown) + more, markup=False)
-    stderr.print(f"  What helps: {stability.WHAT_HELPS}.", markup=False)
+    more = f"... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
+    warning(f"{len(lines)} row(s) too unsteady to trust:")
+    for line in [*shown, *([more.strip()] if more else [])]:
+        stderr.print(safe(f"  {line}"))
+    stderr.print(safe(f"  What helps: {stability.WHAT_HELPS}."))

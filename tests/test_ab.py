@@ -83,6 +83,16 @@ def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
         original = _rows(document)[key]
         assert (row["verdict"], row["ratio"], row["pairs"]) == (
             original["verdict"], original["ratio"], original["pairs"])
+    # Exported and imported elsewhere, the two runs are still one session.
+    exported = db.parent / "session.json"
+    assert run_cli("export", *runs, "-O", str(exported), "--db", str(db)).returncode == 0
+    elsewhere = db.parent / "elsewhere.db"
+    done = run_cli("import", str(exported), "--db", str(elsewhere))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("compare", *runs, "--json", "--db", str(elsewhere))
+    assert done.returncode == 0, done.stderr
+    assert [r["ratio"] for r in json.loads(done.stdout)["rows"]] == \
+        [r["ratio"] for r in again["rows"]]
     report = run_cli("report", *runs, "--db", str(db), "--out", str(db.parent / "report"))
     assert report.returncode == 0, report.stderr
     text = (db.parent / "report" / "report.md").read_text()
@@ -182,7 +192,7 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
     time.sleep(8)  # let it measure some pairs (none is fine too: then none are kept)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+    assert process.returncode == 143, stderr  # 128 + SIGTERM, as every command
     assert "interrupted" in stderr
     assert _workers_with(marker) == []
     store = Store.open(str(db), create=False)

@@ -25,9 +25,12 @@ def test_sides_never_show_secrets() -> None:
     side = sides.parse(["env:DATABASE=postgresql://me:hunter2@db/pq", "env:API_TOKEN=s3cr3t",
                         "cmd:run --url https://u:pw@host/x pqbench"], "a")
     shown = side.shown_env()
-    assert shown == {"DATABASE": "postgresql://***@db/pq", "API_TOKEN": "***"}
+    assert shown == {"DATABASE": "postgresql://me:***@db/pq", "API_TOKEN": "***"}
     assert "hunter2" not in side.spec and "s3cr3t" not in side.spec and "pw@" not in side.spec
     assert side.environ()["API_TOKEN"] == "s3cr3t"  # the worker still gets the real value
+    assert sides.redact_argument("env:API_TOKEN=s3cr3t") == "env:API_TOKEN=***"
+    assert sides.redact_argument("--db=postgresql://me:hunter2@db/pq") == \
+        "--db=postgresql://me:***@db/pq"
 
 
 @pytest.mark.parametrize(("items", "message"), [

@@ -18,8 +18,9 @@ import threading
 from typing import IO, Any
 
 from pqbench.ab import protocol
-from pqbench.ab.sides import Side, redact_url
+from pqbench.ab.sides import Side
 from pqbench.errors import PqbenchError
+from pqbench.untrusted import redact
 
 #: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096
 #: key generation in a check); a round waits its own length plus this.
@@ -52,7 +53,7 @@ class Worker:
         self.name = name
         self.side = side
         self.timeout = timeout if timeout is not None else timeout_from_environment()
-        self.command = redact_url(shlex.join(side.argv()))
+        self.command = redact(shlex.join(side.argv()))
         try:
             # A session of its own: a Ctrl-C at the terminal reaches the controller only,
             # which then stops the workers in order and keeps what finished.

@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pqbench import mask as capmask
+from pqbench import untrusted
 from pqbench.errors import UsageError
 
 #: Environment variable names whose values are never stored or printed.
 _SECRET_NAME = re.compile(r"PASS|SECRET|TOKEN|KEY|CRED|AUTH", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -56,15 +56,18 @@ class Side:
 
 
 def redact(name: str, value: str) -> str:
-    """A value safe to store: secret-looking names hidden, URL credentials removed."""
+    """A value safe to store: secret-looking names hidden, passwords in URLs removed."""
     if _SECRET_NAME.search(name):
-        return "***"
-    return redact_url(value)
+        return untrusted.MASK
+    return untrusted.redact(value)
 
 
-def redact_url(text: str) -> str:
-    """Credentials in URLs (scheme://user:password@host) replaced by ***."""
-    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+def redact_argument(argument: str) -> str:
+    """A command-line argument as it may be stored: an env:NAME=VALUE side redacted as
+    its value would be, any other argument through `untrusted.redact`."""
+    if argument.lower().startswith("env:"):
+        return f"env:{_shown_env(argument[4:])}"
+    return untrusted.redact(argument)
 
 
 def parse(items: Sequence[str], which: str) -> Side:
@@ -133,5 +136,5 @@ def _shown(item: str) -> str:
     if kind.strip().lower() == "env":
         return f"env:{_shown_env(rest)}"
     if kind.strip().lower() == "cmd":
-        return f"cmd:{redact_url(rest)}"
+        return f"cmd:{untrusted.redact(rest)}"
     return item

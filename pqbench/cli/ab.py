@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import shlex
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
 
-from pqbench import algorithms, console, suite
+from pqbench import algorithms, console, interrupts, suite
 from pqbench.ab import sequential, session, sides
 from pqbench.ab.client import WorkerError
 from pqbench.cli import app
@@ -88,13 +84,16 @@ def ab(
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
         label_a=label_a, label_b=label_b, looks=sequential.Looks())
     store = Store.open(db)  # fail before measuring if the database is unusable
-    command = shlex.join(["pqbench", *sys.argv[1:]])
-    with _terminate_as_interrupt(), console.status("starting the workers") as show:
+    command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
+    # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
+    # handles_errors): the session stops its workers and keeps the finished pairs.
+    with console.status("starting the workers") as show:
         outcome = session.Session(a, b, settings, command, show).run()
     runs = (outcome.run_a, outcome.run_b)
     if any(run.measurements or run.problems for run in runs):
-        for run in runs:
-            store.save_run(run)
+        with interrupts.deferred():  # a second signal waits until both runs are stored
+            for run in runs:
+                store.save_run(run)
     elif outcome.error:  # nothing started: nothing to keep, only the error to say
         raise WorkerError(outcome.error)
     elif outcome.status == "complete":
@@ -136,7 +135,7 @@ def _report(outcome: session.Outcome, band: float | None, json_output: bool,
         raise typer.Exit(1)
     if outcome.status == "interrupted":
         console.error("interrupted; the completed pairs were stored")
-        raise typer.Exit(130)
+        raise typer.Exit(interrupts.exit_code())
     if any(p.kind == "failed verification" for r in (a, b) for p in r.problems):
         console.error("an implementation failed its checks and was not timed (see above)")
         raise typer.Exit(1)
@@ -144,19 +143,6 @@ def _report(outcome: session.Outcome, band: float | None, json_output: bool,
 
 def _shared(a: Any, b: Any) -> bool:
     return bool({m.key for m in a.measurements} & {m.key for m in b.measurements})
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the session like Ctrl-C: workers quit, finished pairs are kept."""
-    def interrupt(_signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @app.command(hidden=True)
