@@ -19,7 +19,7 @@ from pqbench.results import Measurement, Run
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
 from tests.postgres_server import fresh_database, running_server
-from tests.tests_data import make_run
+from tests.tests_data import make_run, make_runs
 
 WRITERS = 8
 RUNS_PER_WRITER = 4
@@ -117,15 +117,16 @@ def test_newer_schema_is_refused_and_untouched(location: str, tmp_path: Path) ->
 def test_cli_import_and_compare_on_each_backend(location: str, tmp_path: Path) -> None:
     from tests.conftest import run_cli
 
-    before = make_run("base", seed=5, label="10.14.4")
-    after = make_run("next", seed=6, label="10.14.5", factor=3.0)
+    # Five runs a side: the run is the unit, and fewer could not show a change.
+    before = make_runs("base", 5, seed=5, label="10.14.4")
+    after = make_runs("next", 5, seed=6, label="10.14.5", factor=3.0, start_day=2)
     export = tmp_path / "pair.json"
-    export.write_text(exchange.export([before, after], "json"))
+    export.write_text(exchange.export([*before, *after], "json"))
     for _ in range(2):  # the second import stores nothing new
         done = run_cli("import", str(export), "--json", "--db", location)
         assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["already_stored"] == ["base", "next"]
+    assert json.loads(done.stdout)["already_stored"] == [r.run_id for r in [*before, *after]]
     done = run_cli("compare", "--by", "label", "--json", "--db", location)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
-    assert rows and all(r["verdict"] == "faster" for r in rows)
+    assert rows and all(r["verdict"] == "faster" and r["runs_before"] == 5 for r in rows)
