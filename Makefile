@@ -12,7 +12,8 @@ STAMP := $(VENV)/.pqbench-installed
 
 .PHONY: setup run test lint
 
-$(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c
+$(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
+		pqbench/memory/_memhook.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install --quiet -e '.[test]'

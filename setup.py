@@ -1,10 +1,11 @@
 """Build the optional C extensions.
 
-Both are optional: without a C compiler or the system libcrypto headers the install still
-succeeds, pqbench reports the native implementations as unavailable, and `files corpus`
-falls back to cryptography's XTS.
+All are optional: without a C compiler or the system libcrypto headers the install still
+succeeds, pqbench reports the native implementations as unavailable, `files corpus`
+falls back to cryptography's XTS, and `pqbench memory` reports heap figures as unavailable.
 """
 
+import sys
 from glob import glob
 
 from setuptools import Extension, setup
@@ -30,5 +31,15 @@ setup(
             extra_compile_args=FLAGS,
             optional=True,
         ),
+        # Not a Python module: the allocator interposer `pqbench memory` LD_PRELOADs into
+        # its measurement worker (see the file). Built like an extension only to be
+        # compiled and installed with one; glibc's LD_PRELOAD makes it Linux-only.
+        *([Extension(
+            "pqbench.memory._memhook",
+            sources=["pqbench/memory/_memhook.c"],
+            libraries=["dl"],
+            extra_compile_args=[*FLAGS, "-fvisibility=hidden"],
+            optional=True,
+        )] if sys.platform.startswith("linux") else []),
     ]
 )

@@ -5,8 +5,8 @@ Python binding cost per operation: it is what liboqs's own speed_kem/speed_sig a
 `openssl speed` would report. It is optional: without a C compiler or the OpenSSL headers
 the install still succeeds, `available()` is False and `unavailable_reason()` says why.
 
-Every loop honours the contract in contract.py and returns a `LoopResult`. Errors keep
-the extension's types: ValueError for an unknown name, operation or size, RuntimeError
+Every loop honours the contract in contract.py and returns a `LoopResult`; the memory
+probes (csrc/memory.c) return a `CallMemory`. Errors keep the extension's types: ValueError for an unknown name, operation or size, RuntimeError
 when the one correctness check before the loop fails (nothing is timed then), OSError
 when liboqs cannot be loaded.
 """
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 from pqbench.errors import ImplementationUnavailable
 from pqbench.timing.contract import LoopResult
 
-ABI = 1  # the extension's ABI this facade was written against
+ABI = 2  # the extension's ABI this facade was written against
 
 _NOT_BUILT = (
     "the native extension was not built: no C compiler or no OpenSSL headers when pqbench "
@@ -137,3 +139,71 @@ def ssl_cipher(name: str, op: str, block_size: int, seconds: float) -> LoopResul
 def ssl_digest(name: str, block_size: int, seconds: float) -> LoopResult:
     """Time one EVP_Digest of `block_size` bytes per op, as `openssl speed -evp NAME`."""
     return _result(_module().ssl_digest(name, block_size, seconds))
+
+
+# --- memory per call (csrc/memory.c) ---------------------------------------------------
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class CallMemory:
+    """What `calls` single calls of one prepared operation used, each measured on its own.
+
+    Every figure is (smallest, largest) over the calls. Stack bytes are the high-water mark
+    on pqbench's painted stack with the harness's own `harness_stack_bytes` subtracted;
+    heap figures are None unless the process has pqbench's allocator interposer (the
+    memory worker does): the peak of bytes requested and not yet freed, the bytes
+    requested in all, and the number of allocating calls.
+    """
+
+    calls: int
+    stack_bytes: Span
+    harness_stack_bytes: int
+    heap_bytes: Span | None
+    heap_total_bytes: Span | None
+    allocations: Span | None
+
+
+def _span(pair: Any) -> Span:
+    low, high = pair
+    return int(low), int(high)
+
+
+def _memory(raw: dict[str, Any]) -> CallMemory:
+    counted = bool(raw["heap_counted"])
+    return CallMemory(
+        calls=int(raw["calls"]), stack_bytes=_span(raw["stack_bytes"]),
+        harness_stack_bytes=int(raw["harness_stack_bytes"]),
+        heap_bytes=_span(raw["heap_bytes"]) if counted else None,
+        heap_total_bytes=_span(raw["heap_total_bytes"]) if counted else None,
+        allocations=_span(raw["allocations"]) if counted else None,
+    )
+
+
+def mem_heap_available() -> bool:
+    """True when this process has pqbench's allocator interposer (LD_PRELOAD)."""
+    return bool(_module().mem_heap_available())
+
+
+def mem_oqs_kem(alg: str, op: str, calls: int, *, pk_len: int, sk_len: int, ct_len: int,
+                ss_len: int) -> CallMemory:
+    """Memory of liboqs KEM `op` (keygen, encaps, decaps, decaps-reject), per call."""
+    return _memory(_module().mem_oqs_kem(alg, op, calls, pk_len, sk_len, ct_len, ss_len))
+
+
+def mem_oqs_sig(alg: str, op: str, calls: int, *, pk_len: int, sk_len: int, sig_len_max: int,
+                msg_len: int = 32) -> CallMemory:
+    """Memory of liboqs signature `op` (keygen, sign, verify), per call."""
+    return _memory(_module().mem_oqs_sig(alg, op, calls, pk_len, sk_len, sig_len_max,
+                                         msg_len))
+
+
+def mem_ssl_pk(alg: str, op: str, calls: int) -> CallMemory:
+    """Memory of a libcrypto public-key `op` prepared as `ssl_pk` prepares it, per call."""
+    return _memory(_module().mem_ssl_pk(alg, op, calls))
+
+
+def mem_test(name: str, count: int, size: int, calls: int = 1) -> CallMemory:
+    """Memory of a test operation of known use (csrc/memtest.c), for pqbench's own tests."""
+    return _memory(_module()._mem_test(name, count, size, calls))

@@ -253,6 +253,139 @@ static PyObject *py_noop(PyObject *self, PyObject *args)
     return result_tuple(&r);
 }
 
+/* --- memory per call (memory.c) ---------------------------------------------------- */
+
+/* The figures as a dict: keys as in pqbench/timing/native.py's MemoryProbe. */
+static PyObject *mem_dict(const mem_result *m)
+{
+    return Py_BuildValue("{s:I,s:K,s:O,s:(KK),s:(KK),s:(KK),s:(KK)}", "calls", m->calls,
+                         "harness_stack_bytes", (unsigned long long)m->harness_stack_bytes,
+                         "heap_counted", m->heap_counted ? Py_True : Py_False,
+                         "stack_bytes", (unsigned long long)m->stack.min,
+                         (unsigned long long)m->stack.max,
+                         "heap_bytes", (unsigned long long)m->heap.min,
+                         (unsigned long long)m->heap.max,
+                         "heap_total_bytes", (unsigned long long)m->total.min,
+                         (unsigned long long)m->total.max,
+                         "allocations", (unsigned long long)m->allocations.min,
+                         (unsigned long long)m->allocations.max);
+}
+
+static int calls_ok(Py_ssize_t calls, mem_result *m, bench_error *e)
+{
+    if (calls < 1 || calls > (Py_ssize_t)MEM_MAX_CALLS)
+        return fail(e, ERR_VALUE, "calls must be in 1..%u, got %zd", MEM_MAX_CALLS, calls);
+    m->calls = (unsigned)calls;
+    return 1;
+}
+
+static PyObject *py_mem_heap_available(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(mem_heap_available());
+}
+
+static PyObject *mem_oqs(int is_kem, const char *alg, const char *op, Py_ssize_t calls,
+                         const Py_ssize_t lens_in[4], const char *const names[4])
+{
+    oqs_api api;
+    bench_error e = {0};
+    mem_result m = {0};
+    size_t lens[4];
+    int ok;
+
+    if (!oqs_snapshot(&api, &e) || !lens_ok(lens_in, lens, 4, names, &e) ||
+        !calls_ok(calls, &m, &e))
+        return raise_error(&e);
+    Py_BEGIN_ALLOW_THREADS
+    ok = oqs_with(&api, is_kem, alg, op, lens, mem_runner, &m, &e);
+    Py_END_ALLOW_THREADS
+    if (!ok)
+        return raise_error(&e);
+    return mem_dict(&m);
+}
+
+static PyObject *py_mem_oqs_kem(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"alg", "op", "calls", "pk_len", "sk_len", "ct_len", "ss_len",
+                             NULL};
+    static const char *const names[4] = {"pk_len", "sk_len", "ct_len", "ss_len"};
+    const char *alg, *op;
+    Py_ssize_t calls, lens[4];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssnnnnn:mem_oqs_kem", kwlist, &alg, &op,
+                                     &calls, &lens[0], &lens[1], &lens[2], &lens[3]))
+        return NULL;
+    return mem_oqs(1, alg, op, calls, lens, names);
+}
+
+static PyObject *py_mem_oqs_sig(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"alg", "op", "calls", "pk_len", "sk_len", "sig_len_max",
+                             "msg_len", NULL};
+    static const char *const names[4] = {"pk_len", "sk_len", "sig_len_max", "msg_len"};
+    const char *alg, *op;
+    Py_ssize_t calls, lens[4] = {0, 0, 0, 32};
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssnnnn|n:mem_oqs_sig", kwlist, &alg, &op,
+                                     &calls, &lens[0], &lens[1], &lens[2], &lens[3]))
+        return NULL;
+    return mem_oqs(0, alg, op, calls, lens, names);
+}
+
+static PyObject *py_mem_ssl_pk(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"alg", "op", "calls", NULL};
+    const char *alg, *op;
+    Py_ssize_t calls;
+    pk_bench b = {0};
+    bench_error e = {0};
+    mem_result m = {0};
+    bench_op fn = NULL;
+    int ok;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssn:mem_ssl_pk", kwlist, &alg, &op, &calls))
+        return NULL;
+    if (!calls_ok(calls, &m, &e))
+        return raise_error(&e);
+    Py_BEGIN_ALLOW_THREADS
+    ERR_clear_error();
+    ok = pk_prepare(&b, alg, op, &fn, &e) && mem_measure(fn, &b, &m, &e);
+    pk_bench_free(&b);
+    ERR_clear_error();
+    Py_END_ALLOW_THREADS
+    if (!ok)
+        return raise_error(&e);
+    return mem_dict(&m);
+}
+
+static PyObject *py_mem_test(PyObject *self, PyObject *args)
+{
+    const char *name;
+    Py_ssize_t count, bytes, calls = 1;
+    memtest *t;
+    bench_error e = {0};
+    mem_result m = {0};
+    bench_op fn = NULL;
+    int ok;
+
+    if (!PyArg_ParseTuple(args, "snn|n:_mem_test", &name, &count, &bytes, &calls))
+        return NULL;
+    if (count < 0 || bytes < 0)
+        return PyErr_Format(PyExc_ValueError, "count and bytes must not be negative");
+    if (!calls_ok(calls, &m, &e))
+        return raise_error(&e);
+    if ((t = PyMem_RawMalloc(sizeof(*t))) == NULL)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    ok = memtest_prepare(t, name, (size_t)count, (size_t)bytes, &fn, &e) &&
+         mem_measure(fn, t, &m, &e);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(t);
+    if (!ok)
+        return raise_error(&e);
+    return mem_dict(&m);
+}
+
 static PyMethodDef native_methods[] = {
     {"counter_name", py_counter_name, METH_NOARGS,
      "counter_name() -> str | None: the cycle counter read around each loop, or None."},
@@ -276,6 +409,16 @@ static PyMethodDef native_methods[] = {
      "ssl_digest(name, block_size, seconds) -> (ops, elapsed_ns, cycles)"},
     {"_noop", py_noop, METH_VARARGS,
      "_noop(seconds) -> (ops, elapsed_ns, cycles): the loop around an empty op."},
+    {"mem_heap_available", py_mem_heap_available, METH_NOARGS,
+     "mem_heap_available() -> bool: whether the allocator interposer is in this process."},
+    {"mem_oqs_kem", (PyCFunction)(void (*)(void))py_mem_oqs_kem, METH_VARARGS | METH_KEYWORDS,
+     "mem_oqs_kem(alg, op, calls, pk_len, sk_len, ct_len, ss_len) -> dict (see native.py)"},
+    {"mem_oqs_sig", (PyCFunction)(void (*)(void))py_mem_oqs_sig, METH_VARARGS | METH_KEYWORDS,
+     "mem_oqs_sig(alg, op, calls, pk_len, sk_len, sig_len_max, msg_len=32) -> dict"},
+    {"mem_ssl_pk", (PyCFunction)(void (*)(void))py_mem_ssl_pk, METH_VARARGS | METH_KEYWORDS,
+     "mem_ssl_pk(alg, op, calls) -> dict"},
+    {"_mem_test", py_mem_test, METH_VARARGS,
+     "_mem_test(name, count, bytes, calls=1) -> dict: a test op of known memory use."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,8 @@
  *   pk.c      libcrypto public-key operations (mirroring OpenSSL 3.x apps/speed.c loops)
  *   pk_pq.c   the one-shot signatures (EdDSA, ML-DSA) and ML-KEM through libcrypto
  *   evp.c     libcrypto ciphers and digests (mirroring `openssl speed -evp NAME`)
+ *   memory.c  the peak stack and heap of one call of a prepared operation
+ *   memtest.c operations with known memory use, for the tests of memory.c only
  *   module.c  the Python module: argument parsing, the GIL, exceptions
  *
  * Every benchmark is prepared, checked once for correctness, timed and freed with the GIL
@@ -28,7 +30,7 @@
 #include <openssl/evp.h>
 
 /* Bumped whenever a function's arguments or results change; native.py checks it. */
-#define NATIVE_ABI 1
+#define NATIVE_ABI 2
 
 /* --- errors (loop.c) ------------------------------------------------------------------ */
 
@@ -68,6 +70,13 @@ int run_timed(bench_op op, void *ctx, double seconds, loop_result *r, bench_erro
 /* The loop around an empty op: the loop's own cost per op. */
 void noop_loop(double seconds, loop_result *r);
 
+/*
+ * What to do with an operation once it is prepared and checked: time it (run_timed) or
+ * measure one call's memory (mem_runner). `arg` is the runner's own (seconds and result,
+ * or a mem_result).
+ */
+typedef int (*bench_runner)(bench_op op, void *ctx, void *arg, bench_error *e);
+
 /* --- liboqs (oqs.c) ------------------------------------------------------------------- */
 
 /*
@@ -104,6 +113,13 @@ const char *oqs_version(void);
 /* Prepare, check, time and free one liboqs benchmark; lens are checked by the caller. */
 int oqs_run(const oqs_api *api, int is_kem, const char *alg, const char *op, double seconds,
             const size_t lens[4], loop_result *r, bench_error *e);
+/*
+ * Prepare and check one liboqs operation, hand it to `run`, free it. KEM ops are keygen,
+ * encaps, decaps and decaps-reject (decaps of the checked ciphertext with one bit
+ * changed: FIPS 203 implicit rejection); signature ops keygen, sign, verify.
+ */
+int oqs_with(const oqs_api *api, int is_kem, const char *alg, const char *op,
+             const size_t lens[4], bench_runner run, void *arg, bench_error *e);
 
 /* --- libcrypto public key (pk.c, pk_pq.c) --------------------------------------------- */
 
@@ -175,5 +191,47 @@ void cipher_bench_free(cipher_bench *b);
 int digest_prepare(digest_bench *b, const char *name, size_t block, bench_error *e);
 int op_digest(void *c);
 void digest_bench_free(digest_bench *b);
+
+/* --- memory per call (memory.c, memtest.c) ------------------------------------------- */
+
+/* The smallest and largest figure over the measured calls. */
+typedef struct {
+    uint64_t min, max;
+} mem_range;
+
+typedef struct {
+    unsigned calls;               /* calls measured, one at a time */
+    mem_range stack;              /* stack high-water mark of a call, harness subtracted */
+    mem_range heap;               /* most bytes a call had requested and not freed */
+    mem_range total;              /* bytes a call requested in all */
+    mem_range allocations;        /* malloc, calloc, realloc, aligned allocations */
+    uint64_t harness_stack_bytes; /* what was subtracted: the harness around an empty call */
+    int heap_counted;             /* 0: no allocator interposer in this process */
+} mem_result;
+
+#define MEM_MAX_CALLS 1000u
+
+/* 1 if the allocator interposer is in this process (heap figures are then counted). */
+int mem_heap_available(void);
+/*
+ * `out->calls` calls of op(ctx), each measured on its own: on the painted stack, heap
+ * counted where the interposer is. The caller sets out->calls (1..MEM_MAX_CALLS).
+ */
+int mem_measure(bench_op op, void *ctx, mem_result *out, bench_error *e);
+/* mem_measure as a bench_runner; arg is a mem_result with its calls set. */
+int mem_runner(bench_op op, void *ctx, void *arg, bench_error *e);
+
+#define MEMTEST_MAX_BLOCKS 1024u
+
+typedef struct {
+    size_t count; /* recursion depth, or blocks */
+    size_t bytes; /* bytes per frame, or per block */
+    void *slots[MEMTEST_MAX_BLOCKS];
+} memtest;
+
+/* A test operation of known memory use (memtest.c): stack, heap, heap-churn, allocators. */
+int memtest_prepare(memtest *t, const char *name, size_t count, size_t bytes, bench_op *fn,
+                    bench_error *e);
+int memtest_empty(void *c);
 
 #endif

@@ -255,20 +255,28 @@ static int sig_check(oqs_bench *b, bench_error *e)
 static int oqs_kem_prepare(oqs_bench *b, const char *op, const size_t lens[4], bench_op *fn,
                            bench_error *e)
 {
+    int reject = strcmp(op, "decaps-reject") == 0;
+
     if (strcmp(op, "keygen") == 0)
         *fn = op_kem_keygen;
     else if (strcmp(op, "encaps") == 0)
         *fn = op_kem_encaps;
-    else if (strcmp(op, "decaps") == 0)
+    else if (strcmp(op, "decaps") == 0 || reject)
         *fn = op_kem_decaps;
     else
-        return fail(e, ERR_VALUE, "unknown KEM op %s (keygen, encaps, decaps)", op);
+        return fail(e, ERR_VALUE, "unknown KEM op %s (keygen, encaps, decaps, decaps-reject)",
+                    op);
     b->kem = b->api.kem_new(b->alg);
     if (b->kem == NULL)
         return fail(e, ERR_VALUE, "liboqs does not offer KEM %s (unknown or disabled)", b->alg);
-    return gbuf_alloc(&b->pk, lens[0], e) && gbuf_alloc(&b->sk, lens[1], e) &&
-           gbuf_alloc(&b->ct, lens[2], e) && gbuf_alloc(&b->ss_enc, lens[3], e) &&
-           gbuf_alloc(&b->ss_dec, lens[3], e) && kem_check(b, e);
+    if (!gbuf_alloc(&b->pk, lens[0], e) || !gbuf_alloc(&b->sk, lens[1], e) ||
+        !gbuf_alloc(&b->ct, lens[2], e) || !gbuf_alloc(&b->ss_enc, lens[3], e) ||
+        !gbuf_alloc(&b->ss_dec, lens[3], e) || !kem_check(b, e))
+        return 0;
+    /* Implicit rejection (FIPS 203, 6.3): the checked ciphertext with one bit changed. */
+    if (reject)
+        b->ct.p[0] ^= 1;
+    return 1;
 }
 
 static int oqs_sig_prepare(oqs_bench *b, const char *op, const size_t lens[4], bench_op *fn,
@@ -310,8 +318,8 @@ const char *oqs_version(void)
     return g_oqs_handle != NULL ? g_oqs.version() : NULL;
 }
 
-int oqs_run(const oqs_api *api, int is_kem, const char *alg, const char *op, double seconds,
-            const size_t lens[4], loop_result *r, bench_error *e)
+int oqs_with(const oqs_api *api, int is_kem, const char *alg, const char *op,
+             const size_t lens[4], bench_runner run, void *arg, bench_error *e)
 {
     oqs_bench b = {0};
     bench_op fn = NULL;
@@ -321,7 +329,26 @@ int oqs_run(const oqs_api *api, int is_kem, const char *alg, const char *op, dou
     b.alg = alg;
     ok = (is_kem ? oqs_kem_prepare(&b, op, lens, &fn, e)
                  : oqs_sig_prepare(&b, op, lens, &fn, e)) &&
-         run_timed(fn, &b, seconds, r, e, alg);
+         run(fn, &b, arg, e);
     oqs_bench_free(&b);
     return ok;
+}
+
+typedef struct {
+    double seconds;
+    loop_result *r;
+    const char *alg;
+} timed_args;
+
+static int timed_runner(bench_op op, void *ctx, void *arg, bench_error *e)
+{
+    timed_args *t = arg;
+    return run_timed(op, ctx, t->seconds, t->r, e, t->alg);
+}
+
+int oqs_run(const oqs_api *api, int is_kem, const char *alg, const char *op, double seconds,
+            const size_t lens[4], loop_result *r, bench_error *e)
+{
+    timed_args t = {seconds, r, alg};
+    return oqs_with(api, is_kem, alg, op, lens, timed_runner, &t, e);
 }

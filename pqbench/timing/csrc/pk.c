@@ -42,7 +42,7 @@ static const char *const FAMILY_OPS[][6] = {
     [FAM_ECDH] = {"keygen", "derive", NULL},
     [FAM_ECDSA] = {"sign", "verify", "keygen", NULL},
     [FAM_EDDSA] = {"sign", "verify", "keygen", NULL},
-    [FAM_MLKEM] = {"keygen", "encaps", "decaps", NULL},
+    [FAM_MLKEM] = {"keygen", "encaps", "decaps", "decaps-reject", NULL},
     [FAM_MLDSA] = {"keygen", "sign", "verify", NULL},
 };
 

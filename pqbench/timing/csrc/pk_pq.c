@@ -262,6 +262,12 @@ int pk_prepare_mlkem(pk_bench *b, const char *op, bench_op *fn, bench_error *e)
     EVP_PKEY_CTX_free(encaps ? dec : enc);
     if (!ok)
         return 0;
+    if (strcmp(op, "decaps-reject") == 0) {
+        /* Implicit rejection (FIPS 203, 6.3): the checked ciphertext, one bit changed. */
+        b->aux[0] ^= 1;
+        *fn = op_pkey_decaps;
+        return 1;
+    }
     *fn = encaps ? op_pkey_encaps : strcmp(op, "decaps") == 0 ? op_pkey_decaps : op_pkey_keygen;
     return 1;
 }
