@@ -21,6 +21,7 @@ from typing import Any
 from pqbench import explain, replicates, signedrank, verdict
 from pqbench.ab import pairing
 from pqbench.errors import ComparisonError
+from pqbench.memory.compare import MemoryChange, compare_memory
 from pqbench.results import Run
 from pqbench.verdict import MIN_THRESHOLD
 
@@ -116,6 +117,8 @@ class RunComparison:
     paired: bool = False
     #: The level each row was judged at: ALPHA, or an `ab` session's alpha per look.
     alpha: float = ALPHA
+    #: Memory figures (runs of kind "memory"), compared exactly: pqbench.memory.compare.
+    memory: tuple[MemoryChange, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -131,6 +134,7 @@ class RunComparison:
             "only_before": [list(k) for k in self.only_before],
             "only_after": [list(k) for k in self.only_after],
             "warnings": list(self.warnings),
+            "memory": [m.as_dict() for m in self.memory],
         }
 
 
@@ -235,14 +239,16 @@ def compare_runs(
     warnings = check_testbeds([*before, *after], cross_machine)
     pairs = pairing.session_pairs(before, after)
     if pairs is None:
-        warnings += _run_count_warning(len(before), len(after))
         outcomes, only_before, only_after = _by_runs(before, after, threshold)
+        if outcomes:  # memory runs carry no rounds: a run count says nothing about them
+            warnings += _run_count_warning(len(before), len(after))
         method = replicates.METHOD
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
         method = (f"{signedrank.METHOD}; alpha {pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
-    if not outcomes:
+    memory = tuple(compare_memory(before, after))
+    if not outcomes and not memory:
         raise ComparisonError(
             "the runs have no row in common (algorithm, implementation, operation and block "
             "size must match); `pqbench runs` and `pqbench export` show what each holds")
@@ -268,6 +274,7 @@ def compare_runs(
         method=method,
         paired=pairs is not None,
         alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
+        memory=memory,
     )
 
 

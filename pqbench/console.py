@@ -293,10 +293,28 @@ def _short(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def memory_compare_table(result: Any) -> Table:
+    """Memory figures before and after (pqbench.memory.compare), changes first."""
+    from pqbench.memory import compare as memory_compare
+
+    table = SafeTable(title=f"memory: {result.before_name} → {result.after_name} "
+                            "(exact counts)", title_justify="left")
+    for column in memory_compare.COLUMNS:
+        table.add_column(column, justify="right" if column in ("before", "after", "ratio")
+                         else "left")
+    styles = {"larger": "red", "smaller": "green", "varies": "yellow"}
+    for change in result.memory:
+        table.add_row(*memory_compare.cells(change), style=styles.get(change.verdict))
+    return table
+
+
 def show_comparison(result: Any, console: Console = stdout) -> None:
     for warning_text in result.warnings:
         warning(warning_text)
-    console.print(compare_table(result))
+    if result.rows or not result.memory:
+        console.print(compare_table(result))
+    if result.memory:
+        console.print(memory_compare_table(result))
     if result.differences:
         console.print(differences_table(result))
     else:
@@ -317,11 +335,21 @@ def compare_markdown(results: Sequence[Any]) -> str:
     lines: list[str] = []
     for result in results:
         lines += [md.heading(3, f"{result.before_name} → {result.after_name}"), ""]
-        lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
-                  "|" + "|".join("---:" if c in _RIGHT else "---"
-                                 for c in COMPARE_COLUMNS) + "|"]
+        if result.rows or not result.memory:
+            lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
+                      "|" + "|".join("---:" if c in _RIGHT else "---"
+                                     for c in COMPARE_COLUMNS) + "|"]
         for row in result.rows:
             lines.append("| " + " | ".join(md.escape(c) for c in _compare_cells(row)) + " |")
+        if result.memory:
+            from pqbench.memory import compare as memory_compare
+
+            lines += [*([""] if result.rows else []),
+                      "| " + " | ".join(memory_compare.COLUMNS) + " |",
+                      "|" + "|".join("---:" if c in ("before", "after", "ratio") else "---"
+                                     for c in memory_compare.COLUMNS) + "|"]
+            lines += ["| " + " | ".join(md.escape(c) for c in memory_compare.cells(m)) + " |"
+                      for m in result.memory]
         if result.differences:
             lines += ["", "| field | before | after | note |", "|---|---|---|---|"]
             lines += [f"| {md.escape(d.field)} | {md.escape(_short(d.before))} | "

@@ -27,6 +27,8 @@ def _number(value: float | None) -> float | None:
 
 def result_row(m: Measurement) -> dict[str, Any]:
     """One measurement: summary figures, sizes, attributes and the per-round samples."""
+    if not m.rounds:
+        return _untimed_row(m)
     s = m.summary
     row: dict[str, Any] = {
         "algorithm": m.algorithm,
@@ -49,6 +51,20 @@ def result_row(m: Measurement) -> dict[str, Any]:
         "sizes": dict(m.sizes),
         "samples": [{"ops": r.ops, "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
                     for r in m.rounds],
+    }
+    row.update(dict(m.attributes))
+    return row
+
+
+def _untimed_row(m: Measurement) -> dict[str, Any]:
+    """A row without rounds (a memory row, `pqbench memory`): its timing fields are null."""
+    row: dict[str, Any] = {
+        "algorithm": m.algorithm, "implementation": m.implementation,
+        "operation": m.operation, "block_size": m.block_size, "ops_per_sec": None,
+        "us_per_op": None, "bytes_per_sec": None, "ci_low": None, "ci_high": None,
+        "ci_level": None, "cv": None, "rounds": 0, "total_ops": 0, "cycles_per_op": None,
+        "cycles_per_byte": None, "cycle_counter": m.counter, "sizes": dict(m.sizes),
+        "samples": [],
     }
     row.update(dict(m.attributes))
     return row
@@ -117,7 +133,8 @@ def run_from_document(doc: dict[str, Any]) -> Run:
 CSV_COLUMNS = ("run_id", "algorithm", "implementation", "operation", "block_size",
                "ops_per_sec", "us_per_op", "bytes_per_sec", "ci_low", "ci_high", "cv",
                "rounds", "cycles_per_op", "public_key", "secret_key", "ciphertext",
-               "signature", "shared_secret")
+               "signature", "shared_secret", "stack_bytes", "heap_bytes", "allocations",
+               "memory_method")
 
 
 def run_csv(run: Run) -> str:

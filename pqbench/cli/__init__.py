@@ -43,6 +43,7 @@ from pqbench.cli import (  # noqa: E402, F401
     files,
     history,
     info,
+    memory,
     report,
     speed,
     tls,

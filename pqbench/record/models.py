@@ -172,7 +172,8 @@ class ResultRow(_Open):
     cycles_per_byte: NonNegative | None = None
     cycle_counter: Text | None = None
     sizes: dict[Key, Count] = Field(default_factory=dict, max_length=64)
-    samples: list[Sample] = Field(min_length=1, max_length=MAX_ITEMS)
+    #: Every timed row has samples; a memory row (`pqbench memory`) has none.
+    samples: list[Sample] = Field(max_length=MAX_ITEMS)
     # Attributes pqbench itself writes, typed because reports compute with them.
     key_bits: Bits | None = None
     security_bits: Bits | None = None
@@ -191,6 +192,25 @@ class ResultRow(_Open):
     cached: bool | None = None
     library: Name | None = None
     per_op: Text | None = None
+    # A memory row's figures (pqbench/memory/records.py): counts, as the store keeps them.
+    stack_bytes: Count | None = None
+    heap_bytes: Count | None = None
+    allocations: Count | None = None
+    memory_method: Text | None = None
+    memory_calls: Annotated[int, Field(ge=1, le=MAX_ITEMS)] | None = None
+    memory_range: dict[Key, Annotated[list[Count], Field(min_length=2, max_length=2)]] | None \
+        = Field(default=None, max_length=16)
+
+    @model_validator(mode="after")
+    def _samples_or_memory(self) -> ResultRow:
+        """A timed row needs its samples; a memory row has its figures instead."""
+        if self.stack_bytes is None and not self.samples:
+            raise ValueError("a result needs at least one sample")
+        if self.stack_bytes is not None and self.samples:
+            raise ValueError("a memory row (with stack_bytes) carries no samples")
+        if self.stack_bytes is not None and self.memory_method is None:
+            raise ValueError("a memory row needs its memory_method")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -307,7 +327,7 @@ class RunDocument(_Closed):
     format: Literal["pqbench-run"]
     format_version: Annotated[int, Field(ge=1, le=MAX_INT32)]
     run_id: RunId
-    kind: Literal["speed", "files", "tls"] = "speed"
+    kind: Literal["speed", "files", "tls", "memory"] = "speed"
     status: Literal["complete", "interrupted"]
     started_at: Timestamp
     finished_at: Timestamp

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pqbench import compare
 from pqbench.errors import InputFileError
-from pqbench.report import bulk, comparison, context, publickey, tls
+from pqbench.report import bulk, comparison, context, memory, publickey, tls
 from pqbench.report import markdown as md
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
@@ -69,12 +69,14 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
     speed_run = _newest(runs, "speed")
     files_run = _newest(runs, "files")
     tls_run = _newest(runs, "tls")
-    shown = [r for r in (speed_run, files_run, tls_run) if r is not None]
+    memory_run = _newest(runs, "memory")
+    shown = [r for r in (speed_run, files_run, tls_run, memory_run) if r is not None]
     tls_rows = list(tls_run.measurements) if tls_run else []
     speed_rows = list(speed_run.measurements) if speed_run else []
     sections: list[Section | None] = [
         publickey.headline(speed_rows, ""),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None),
+        memory.section(memory_run, speed_rows),
         bulk.symmetric(speed_rows, ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
@@ -101,7 +103,8 @@ def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float | 
                         annotations: Mapping[str, Sequence[str]] | None = None
                         ) -> list[Section]:
     """Compare table, ratio charts and history for two or more runs or groups."""
-    return comparison.sections(runs, by, threshold, cross_machine, annotations)
+    return [*comparison.sections(runs, by, threshold, cross_machine, annotations),
+            *memory.comparison_sections(runs, by)]
 
 
 def write(report: Report, path: Path, overwrite: bool = False) -> list[Path]:

@@ -118,6 +118,9 @@ def _settings_line(run: Run) -> str:
     if run.kind == "files":
         pieces += [f"{key} {value}" for key, value in sorted(s.items())
                    if key in ("algorithm", "jobs", "cache") and value is not None]
+    if run.kind == "memory":
+        pieces.append(f"{s.get('calls')} calls per operation, each measured on its own; "
+                      f"heap {'counted' if s.get('heap_counted') else 'not counted'}")
     return "; ".join(pieces) if pieces else "settings not recorded"
 
 

@@ -274,18 +274,24 @@ class Store:
 
     @staticmethod
     def _insert_measurement(conn: Connection, run_id: str, m: Measurement) -> None:
+        # A row without rounds (a memory row) has no rate: its NOT NULL rate columns hold
+        # 0. They are a convenience for SQL readers; pqbench derives every rate from the
+        # samples, and such a row has none.
+        timed = bool(m.rounds)
         result = conn.execute(schema.measurements.insert().values(
             run_id=run_id, algorithm=m.algorithm, implementation=m.implementation,
-            operation=m.operation, block_size=m.block_size, ops_per_sec=m.ops_per_sec,
-            us_per_op=m.us_per_op, cycles_per_op=m.cycles_per_op, counter=m.counter,
-            sizes=dict(m.sizes), attributes=dict(m.attributes)))
+            operation=m.operation, block_size=m.block_size,
+            ops_per_sec=m.ops_per_sec if timed else 0.0,
+            us_per_op=m.us_per_op if timed else 0.0, cycles_per_op=m.cycles_per_op,
+            counter=m.counter, sizes=dict(m.sizes), attributes=dict(m.attributes)))
         primary_key = result.inserted_primary_key
         assert primary_key is not None
         measurement_id = primary_key[0]
-        conn.execute(schema.samples.insert(), [
-            {"measurement_id": measurement_id, "round_index": i, "ops": r.ops,
-             "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
-            for i, r in enumerate(m.rounds)])
+        if m.rounds:
+            conn.execute(schema.samples.insert(), [
+                {"measurement_id": measurement_id, "round_index": i, "ops": r.ops,
+                 "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
+                for i, r in enumerate(m.rounds)])
 
     def annotate(self, build: str, text: str) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")

@@ -6,9 +6,9 @@ Python binding cost per operation: it is what liboqs's own speed_kem/speed_sig a
 the install still succeeds, `available()` is False and `unavailable_reason()` says why.
 
 Every loop honours the contract in contract.py and returns a `LoopResult`; the memory
-probes (csrc/memory.c) return a `CallMemory`. Errors keep the extension's types: ValueError for an unknown name, operation or size, RuntimeError
-when the one correctness check before the loop fails (nothing is timed then), OSError
-when liboqs cannot be loaded.
+probes (csrc/memory.c) return a `CallMemory`. Errors keep the extension's types:
+ValueError for an unknown name, operation or size, RuntimeError when the one correctness
+check before the loop fails (nothing is timed then), OSError when liboqs cannot be loaded.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
  * Memory per call: the peak stack and heap of ONE call of a prepared operation (see
  * native.h and pqbench/memory/__init__.py for the method as users read it).
  *
- * Stack. The call runs on a stack pqbench maps and paints: an 8 MiB region (plus a
- * PROT_NONE guard page below it) filled with a 64-bit pattern, entered with
+ * Stack. The call runs on a stack pqbench maps and paints: an 8 MiB region (plus 1 MiB
+ * of PROT_NONE guard below it) filled with a 64-bit pattern, entered with
  * makecontext/swapcontext. The context switch keeps the calling thread, so the thread
  * state the preparation warmed up (OpenSSL's per-thread DRBG and error queue, liboqs's
  * CPU dispatch) is the state the call sees, as in the timing loop; a fresh thread would
@@ -27,11 +27,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "native.h"
 
 #define MEM_STACK_BYTES ((size_t)8 << 20)
+/*
+ * Below the stack, a PROT_NONE guard: a call that runs past the region faults. 1 MiB, not
+ * one page, so that a single large frame cannot step over it into other memory.
+ */
+#define MEM_GUARD_BYTES ((size_t)1 << 20)
 /* Not a value code writes by accident: neither 0, nor -1, nor a small integer or pointer. */
 #define PAINT UINT64_C(0xC5A1D0E5B3F04A97)
 
@@ -51,8 +55,7 @@ typedef struct {
 
 /* One measurement at a time per process: the region and the contexts are shared. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char *g_region; /* guard page, then the stack */
-static size_t g_page;
+static unsigned char *g_region; /* the guard, then the stack */
 static uint64_t g_baseline; /* the harness's own stack bytes; 0 until measured */
 static int g_have_baseline;
 
@@ -89,15 +92,14 @@ static int region_map(bench_error *e)
 
     if (g_region != NULL)
         return 1;
-    g_page = (size_t)sysconf(_SC_PAGESIZE);
-    p = mmap(NULL, MEM_STACK_BYTES + g_page, PROT_READ | PROT_WRITE,
+    p = mmap(NULL, MEM_GUARD_BYTES + MEM_STACK_BYTES, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        return fail(e, ERR_OS, "memory measurement: cannot map the %zu-byte stack", MEM_STACK_BYTES);
-    /* The guard: a call deeper than the region faults instead of writing past it. */
-    if (mprotect(p, g_page, PROT_NONE) != 0) {
-        munmap(p, MEM_STACK_BYTES + g_page);
-        return fail(e, ERR_OS, "memory measurement: cannot protect the stack's guard page");
+        return fail(e, ERR_OS, "memory measurement: cannot map the %zu-byte stack",
+                    MEM_STACK_BYTES);
+    if (mprotect(p, MEM_GUARD_BYTES, PROT_NONE) != 0) {
+        munmap(p, MEM_GUARD_BYTES + MEM_STACK_BYTES);
+        return fail(e, ERR_OS, "memory measurement: cannot protect the stack's guard");
     }
     g_region = p;
     return 1;
@@ -135,7 +137,7 @@ static uint64_t high_water(const uint64_t *from, const uint64_t *to)
 static int call_painted(bench_op op, void *ctx, const memhook *hook, uint64_t *raw,
                         bench_error *e)
 {
-    uint64_t *bottom = (uint64_t *)(void *)(g_region + g_page);
+    uint64_t *bottom = (uint64_t *)(void *)(g_region + MEM_GUARD_BYTES);
     uint64_t *top = bottom + MEM_STACK_BYTES / sizeof(uint64_t);
     mem_call *c = &g_call;
 

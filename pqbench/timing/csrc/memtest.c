@@ -121,10 +121,11 @@ int memtest_prepare(memtest *t, const char *name, size_t count, size_t bytes, be
     t->count = count;
     t->bytes = bytes;
     if (strcmp(name, "stack") == 0) {
-        if (count < 1 || count > 4096 || bytes < 16 || bytes > (1u << 20) ||
-            count * bytes > (4u << 20))
-            return fail(e, ERR_VALUE, "stack test: depth 1..4096, bytes 16..1 MiB, at most "
-                                      "4 MiB in all");
+        /* Up to 16 MiB in all: deeper than the 8 MiB region, to test its guard. */
+        if (count < 1 || count > 65536 || bytes < 16 || bytes > (64u << 10) ||
+            count * bytes > (16u << 20))
+            return fail(e, ERR_VALUE, "stack test: depth 1..65536, bytes 16..64 KiB, at "
+                                      "most 16 MiB in all");
         *fn = op_stack;
     } else if (strcmp(name, "heap") == 0 || strcmp(name, "heap-churn") == 0) {
         if (count < 1 || count > MEMTEST_MAX_BLOCKS || bytes < 1 || bytes > (16u << 20))

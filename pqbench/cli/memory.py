@@ -1,0 +1,134 @@
+"""`pqbench memory`: the peak stack, peak heap and allocations of one call per operation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from pqbench import algorithms, console, document, environment
+from pqbench.cli import app
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.errors import UsageError
+from pqbench.implementations import liboqs_mechanisms, select
+from pqbench.memory import records, runner
+from pqbench.memory.records import MemoryFigure
+from pqbench.results import Run
+from pqbench.store import Store
+
+#: What `pqbench memory` measures with no argument (the issue's list).
+MEMORY_SUITE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65",
+                "ML-DSA-87", "X25519", "ECDH-P-256", "RSA-2048", "Ed25519")
+_MAX_CALLS = 1000
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _varies(fig: MemoryFigure) -> str:
+    """The figures that differed between the calls, as smallest–largest."""
+    parts = []
+    for metric, short in (("stack_bytes", "stack"), ("heap_bytes", "heap"),
+                          ("allocations", "allocs")):
+        span = fig.span(metric)
+        if span is not None and span[0] != span[1]:
+            parts.append(f"{short} {span[0]:,}–{span[1]:,}")
+    return "; ".join(parts)
+
+
+def show(run: Run, store: Store) -> None:
+    found = records.figures([run])
+    console.stdout.print(console.rows_table(
+        f"pqbench memory run {run.run_id} ({run.status}): one call per operation",
+        ("algorithm", "implementation", "operation", "stack B", "heap peak B", "allocations",
+         "varies between calls"),
+        [(f.algorithm, f.implementation, f.operation, _count(f.stack_bytes),
+          _count(f.heap_bytes), _count(f.allocations), _varies(f)) for f in found]))
+    if run.problems:
+        console.stdout.print(console.problems_table(run.problems))
+    settings = run.settings
+    console.note(
+        f"Largest of {settings.get('calls')} calls, each on valid inputs prepared and checked "
+        "as for timing. Stack: high-water mark on a painted "
+        f"{runner.STACK_REGION_BYTES >> 20} MiB stack, less the harness's own "
+        f"{settings.get('harness_stack_bytes')} B. Heap: "
+        + ("bytes requested and not yet freed at the peak, through an LD_PRELOAD "
+           "allocator interposer." if settings.get("heap_counted")
+           else f"not counted ({settings.get('heap')})."))
+    console.note(f"stored as run {run.run_id} in {store.location}")
+
+
+@app.command()
+@handles_errors
+def memory(
+    algorithm: Annotated[list[str] | None, typer.Argument(
+        help="Public-key algorithms by name (ml-kem-768, mldsa65, x25519, rsa2048, or any "
+             f"liboqs name). None: {', '.join(MEMORY_SUITE)}.")] = None,
+    implementation: Annotated[list[str] | None, typer.Option(
+        "--implementation", "-i",
+        help=f"Only these implementations (repeatable): {', '.join(runner.IMPLEMENTATIONS)}."
+    )] = None,
+    operation: Annotated[list[str] | None, typer.Option(
+        "--operation", "-o", help="Only these operations (repeatable); decaps-reject is a "
+                                  "KEM's implicit rejection; `-o keygen` adds RSA keygen.")
+    ] = None,
+    calls: Annotated[int, typer.Option(
+        help="Calls measured per operation, one at a time; each figure is the largest.")
+    ] = runner.DEFAULT_CALLS,
+    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    json_output: JsonOption = False,
+    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Measure peak stack bytes, peak heap bytes and allocations of one call per operation,
+    through liboqs and the system libcrypto (stored as a run of kind memory)."""
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
+    if not 1 <= calls <= _MAX_CALLS:
+        raise UsageError(f"--calls must be between 1 and {_MAX_CALLS}")
+    wrong = [n for n in implementation or () if n not in runner.IMPLEMENTATIONS]
+    if wrong:
+        raise UsageError(f"memory is measured through {', '.join(runner.IMPLEMENTATIONS)}; "
+                         f"not {', '.join(wrong)}")
+    kems, sigs = liboqs_mechanisms()
+    chosen = algorithms.resolve(algorithm or MEMORY_SUITE, kems, sigs)
+    impls = select(list(implementation or runner.IMPLEMENTATIONS))
+    tasks = runner.plan(chosen, impls, tuple(operation or ()))
+    if not tasks:
+        raise UsageError(f"nothing to measure: no operation of {', '.join(a.name for a in chosen)}"
+                         f" matches {', '.join(operation or ())} through "
+                         f"{', '.join(i.name for i in impls)}")
+    store = Store.open(db)  # fail before measuring if the database is unusable
+    env = environment.collect(label=label)
+    started = datetime.now(UTC)
+    record = runner.MemoryRecorder()
+    status = "complete"
+    with console.progress_bar(len(tasks)) as advance:
+        try:
+            runner.execute(tasks, calls, record, lambda t: advance(t.title))
+        except KeyboardInterrupt:
+            status = "interrupted"
+    _, missing = runner.interposer()
+    settings = {"calls": calls, "operations": list(operation or ()), "label": label,
+                "stack_region_bytes": runner.STACK_REGION_BYTES,
+                "harness_stack_bytes": record.harness_stack_bytes,
+                "heap_counted": record.heap_counted,
+                "heap": "counted" if record.heap_counted else missing}
+    run = records.memory_run(started, settings, env, record.figures, record.problems,
+                             record.verifications, status)
+    store.save_run(run)
+    if json_output:
+        print_json(document.run_document(run))
+    elif csv_output:
+        print(document.run_csv(run), end="")
+    else:
+        show(run, store)
+    if status == "interrupted":
+        console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
+                      f"as run {run.run_id}")
+        raise typer.Exit(130)
+    if any(p.kind in ("failed verification", "error") for p in run.problems):
+        console.error("an operation failed its check or its measurement (see above)")
+        raise typer.Exit(1)
