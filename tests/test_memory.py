@@ -251,3 +251,28 @@ def test_a_figure_survives_the_record_both_ways() -> None:
 def test_memory_verdicts(before: tuple[int, int], after: tuple[int, int],
                          verdict: str) -> None:
     assert memory_compare.verdict(before, after) == verdict
+
+
+def test_a_call_that_kills_its_worker_is_a_problem_and_the_run_goes_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pqbench import algorithms
+    from pqbench.implementations.native import native_implementations
+
+    libcrypto = next(i for i in native_implementations() if i.name == "libcrypto")
+    tasks = runner.plan(algorithms.resolve(["x25519"]), [libcrypto], ("keygen", "derive"))
+    crashing = runner.MemoryTask.request
+
+    def request(self: runner.MemoryTask, calls: int) -> dict[str, Any]:
+        if self.operation == "keygen":  # fault injected: a stack deeper than the region
+            return {"test": "stack", "count": 15000, "bytes": 1024}
+        return crashing(self, calls)
+
+    monkeypatch.setattr(runner.MemoryTask, "request", request)
+    record = runner.MemoryRecorder()
+    runner.execute(tasks, 1, record)
+    (problem,) = record.problems
+    assert (problem.algorithm, problem.operation, problem.kind) == ("X25519", "keygen",
+                                                                     "error")
+    assert "SIGSEGV" in problem.reason and "guard" in problem.reason
+    assert [f.operation for f in record.figures] == ["derive"]
+    assert record.figures[0].stack_bytes > 0 and record.heap_counted is True

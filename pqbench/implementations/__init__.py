@@ -9,10 +9,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING
 
 from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
-from pqbench.results import Measurement
+
+if TYPE_CHECKING:  # not at run time: results imports scipy, which the memory worker spares
+    from pqbench.results import Measurement
 
 ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography")
 

@@ -1,9 +1,9 @@
 """Plan memory measurements, run them in the worker process, collect figures and problems.
 
 The parent never measures: every figure comes from `pqbench.memory.worker`, a process
-started with the allocator interposer preloaded. A call that kills the worker (a stack
-deeper than the painted region) becomes a problem of that operation and the next task
-gets a fresh worker. Nothing here prints; progress goes through a callback.
+started with the allocator interposer preloaded, one per operation. A call that kills its
+worker (a stack deeper than the painted region) becomes a problem of that operation.
+Nothing here prints; progress goes through a callback.
 """
 
 from __future__ import annotations
@@ -82,7 +82,11 @@ class Worker:
             [sys.executable, "-m", "pqbench.memory.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._stderr, env=worker_environment(hook),
             text=True)
-        self.hello = self._read()
+        try:
+            self.hello = self._read()
+        except BaseException:
+            self.close()
+            raise
 
     def _read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -116,6 +120,7 @@ class Worker:
         return self._read()
 
     def close(self) -> None:
+        """End the worker (closing its stdin ends its loop) and release its pipes."""
         if self.process.poll() is None:
             if self.process.stdin is not None:
                 self.process.stdin.close()
@@ -124,6 +129,9 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
         self._stderr.close()
 
 
@@ -211,40 +219,44 @@ def _offered(task: MemoryTask, record: MemoryRecorder, refused: set[tuple[str, s
     return True
 
 
+def _ask(hook: Path | None, task: MemoryTask, calls: int,
+         record: MemoryRecorder) -> dict[str, Any]:
+    """One task in a worker of its own, so that its figures never depend on what else the
+    run measured: libcrypto's global state (name maps, method caches) grows with each
+    algorithm a process uses, and with it the heap of later calls (by 8 bytes for X25519
+    key generation after P-256 on OpenSSL 3.0). The worker is gone when this returns."""
+    worker = Worker(hook)
+    try:
+        record.heap_counted = bool(worker.hello.get("heap"))
+        return worker.ask(task.request(calls))
+    finally:
+        worker.close()
+
+
 def execute(tasks: Sequence[MemoryTask], calls: int, record: MemoryRecorder,
             progress: Callable[[MemoryTask], None] | None = None) -> None:
-    """Measure each task in a worker; raises KeyboardInterrupt through, keeping the rest."""
+    """Measure each task in a fresh worker; raises KeyboardInterrupt through, keeping the
+    rest."""
     hook, _ = interposer()
-    worker: Worker | None = None
     refused: set[tuple[str, str]] = set()
     verified: set[tuple[str, str]] = set()
-    try:
-        for task in tasks:
-            if progress:
-                progress(task)
-            if not _offered(task, record, refused):
-                continue
-            pair = (task.algorithm.name, task.implementation.name)
-            try:
-                if worker is None:
-                    worker = Worker(hook)
-                    record.heap_counted = bool(worker.hello.get("heap"))
-                reply = worker.ask(task.request(calls))
-            except WorkerDied as exc:
-                record.problems.append(Problem(*pair, "error", str(exc), task.operation))
-                if worker is not None:
-                    worker.close()
-                worker = None
-                continue
-            if not reply.get("ok"):
-                record.problems.append(Problem(*pair, str(reply.get("kind", "error")),
-                                               str(reply.get("reason")), task.operation))
-                continue
-            record.harness_stack_bytes = int(reply["memory"]["harness_stack_bytes"])
-            record.figures.append(_figure(task, reply, bool(record.heap_counted)))
-            if pair not in verified:
-                verified.add(pair)
-                record.verifications.append(Verification(*pair, ("native check",)))
-    finally:
-        if worker is not None:
-            worker.close()
+    for task in tasks:
+        if progress:
+            progress(task)
+        if not _offered(task, record, refused):
+            continue
+        pair = (task.algorithm.name, task.implementation.name)
+        try:
+            reply = _ask(hook, task, calls, record)
+        except WorkerDied as exc:
+            record.problems.append(Problem(*pair, "error", str(exc), task.operation))
+            continue
+        if not reply.get("ok"):
+            record.problems.append(Problem(*pair, str(reply.get("kind", "error")),
+                                           str(reply.get("reason")), task.operation))
+            continue
+        record.harness_stack_bytes = int(reply["memory"]["harness_stack_bytes"])
+        record.figures.append(_figure(task, reply, bool(record.heap_counted)))
+        if pair not in verified:
+            verified.add(pair)
+            record.verifications.append(Verification(*pair, ("native check",)))

@@ -18,6 +18,7 @@ starts another.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import sys
 from typing import Any, TextIO
@@ -82,6 +83,10 @@ def hello() -> dict[str, Any]:
 def serve(requests: TextIO, replies: TextIO) -> None:
     from pqbench.implementations.native import native_implementations
 
+    # hashlib enumerates the system libcrypto's digests when it loads, which fills lookups
+    # some later calls consult (their heap depends on it: benchmarks/memory_harness.c).
+    # Every worker has done so before it measures, whatever else it imports.
+    assert hashlib.algorithms_available
     implementations = {impl.name: impl for impl in native_implementations()}
     replies.write(json.dumps(hello()) + "\n")
     replies.flush()

@@ -159,7 +159,8 @@ static int call_painted(bench_op op, void *ctx, const memhook *hook, uint64_t *r
         return fail(e, ERR_OS, "memory measurement: swapcontext failed");
     *raw = high_water(bottom, top);
     if (hook->arm != NULL && !c->armed)
-        return fail(e, ERR_RUNTIME, "memory measurement: the heap counter is armed by another thread");
+        return fail(e, ERR_RUNTIME,
+                    "memory measurement: the heap counter is armed by another thread");
     if (c->heap[MEMHOOK_OVERFLOW])
         return fail(e, ERR_RUNTIME,
                     "memory measurement: the call held more blocks at once than the heap "
@@ -194,39 +195,25 @@ static void range_add(mem_range *r, uint64_t value, int first)
         r->max = value;
 }
 
-/* One call: its figures folded into out (first: the first call). */
-static int measure_one(bench_op op, void *ctx, const memhook *hook, mem_result *out,
-                       int first, bench_error *e)
-{
-    uint64_t raw = 0;
-
-    if (!call_painted(op, ctx, hook, &raw, e))
-        return 0;
-    if (!g_call.ok)
-        return fail(e, ERR_RUNTIME, "memory measurement: the measured call failed");
-    range_add(&out->stack, raw > g_baseline ? raw - g_baseline : 0, first);
-    range_add(&out->heap, g_call.heap[MEMHOOK_PEAK], first);
-    range_add(&out->total, g_call.heap[MEMHOOK_TOTAL], first);
-    range_add(&out->allocations, g_call.heap[MEMHOOK_ALLOCATIONS], first);
-    return 1;
-}
-
 int mem_measure(bench_op op, void *ctx, mem_result *out, bench_error *e)
 {
     memhook hook = hook_lookup();
-    unsigned calls = out->calls;
-    int ok;
+    uint64_t raw = 0;
+    int ok, first = out->calls == 0;
 
-    if (calls < 1 || calls > MEM_MAX_CALLS)
-        return fail(e, ERR_VALUE, "memory measurement: calls must be in 1..%u, got %u", MEM_MAX_CALLS, calls);
-    memset(out, 0, sizeof(*out));
-    out->calls = calls;
     pthread_mutex_lock(&g_lock);
-    ok = region_map(e) && baseline(&hook, e);
-    for (unsigned i = 0; ok && i < calls; i++)
-        ok = measure_one(op, ctx, &hook, out, i == 0, e);
-    out->harness_stack_bytes = g_baseline;
-    out->heap_counted = hook.arm != NULL;
+    ok = region_map(e) && baseline(&hook, e) && call_painted(op, ctx, &hook, &raw, e);
+    if (ok && !g_call.ok)
+        ok = fail(e, ERR_RUNTIME, "memory measurement: the measured call failed");
+    if (ok) {
+        range_add(&out->stack, raw > g_baseline ? raw - g_baseline : 0, first);
+        range_add(&out->heap, g_call.heap[MEMHOOK_PEAK], first);
+        range_add(&out->total, g_call.heap[MEMHOOK_TOTAL], first);
+        range_add(&out->allocations, g_call.heap[MEMHOOK_ALLOCATIONS], first);
+        out->calls++;
+        out->harness_stack_bytes = g_baseline;
+        out->heap_counted = hook.arm != NULL;
+    }
     pthread_mutex_unlock(&g_lock);
     return ok;
 }

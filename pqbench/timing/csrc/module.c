@@ -271,11 +271,10 @@ static PyObject *mem_dict(const mem_result *m)
                          (unsigned long long)m->allocations.max);
 }
 
-static int calls_ok(Py_ssize_t calls, mem_result *m, bench_error *e)
+static int calls_ok(Py_ssize_t calls, bench_error *e)
 {
     if (calls < 1 || calls > (Py_ssize_t)MEM_MAX_CALLS)
         return fail(e, ERR_VALUE, "calls must be in 1..%u, got %zd", MEM_MAX_CALLS, calls);
-    m->calls = (unsigned)calls;
     return 1;
 }
 
@@ -294,10 +293,12 @@ static PyObject *mem_oqs(int is_kem, const char *alg, const char *op, Py_ssize_t
     int ok;
 
     if (!oqs_snapshot(&api, &e) || !lens_ok(lens_in, lens, 4, names, &e) ||
-        !calls_ok(calls, &m, &e))
+        !calls_ok(calls, &e))
         return raise_error(&e);
     Py_BEGIN_ALLOW_THREADS
-    ok = oqs_with(&api, is_kem, alg, op, lens, mem_runner, &m, &e);
+    ok = 1;
+    for (Py_ssize_t i = 0; ok && i < calls; i++) /* each call on fresh keys and inputs */
+        ok = oqs_with(&api, is_kem, alg, op, lens, mem_runner, &m, &e);
     Py_END_ALLOW_THREADS
     if (!ok)
         return raise_error(&e);
@@ -337,7 +338,6 @@ static PyObject *py_mem_ssl_pk(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"alg", "op", "calls", NULL};
     const char *alg, *op;
     Py_ssize_t calls;
-    pk_bench b = {0};
     bench_error e = {0};
     mem_result m = {0};
     bench_op fn = NULL;
@@ -345,12 +345,17 @@ static PyObject *py_mem_ssl_pk(PyObject *self, PyObject *args, PyObject *kw)
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "ssn:mem_ssl_pk", kwlist, &alg, &op, &calls))
         return NULL;
-    if (!calls_ok(calls, &m, &e))
+    if (!calls_ok(calls, &e))
         return raise_error(&e);
     Py_BEGIN_ALLOW_THREADS
-    ERR_clear_error();
-    ok = pk_prepare(&b, alg, op, &fn, &e) && mem_measure(fn, &b, &m, &e);
-    pk_bench_free(&b);
+    ok = 1;
+    for (Py_ssize_t i = 0; ok && i < calls; i++) { /* each call on fresh keys and inputs */
+        pk_bench b = {0};
+
+        ERR_clear_error();
+        ok = pk_prepare(&b, alg, op, &fn, &e) && mem_measure(fn, &b, &m, &e);
+        pk_bench_free(&b);
+    }
     ERR_clear_error();
     Py_END_ALLOW_THREADS
     if (!ok)
@@ -372,13 +377,14 @@ static PyObject *py_mem_test(PyObject *self, PyObject *args)
         return NULL;
     if (count < 0 || bytes < 0)
         return PyErr_Format(PyExc_ValueError, "count and bytes must not be negative");
-    if (!calls_ok(calls, &m, &e))
+    if (!calls_ok(calls, &e))
         return raise_error(&e);
     if ((t = PyMem_RawMalloc(sizeof(*t))) == NULL)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
-    ok = memtest_prepare(t, name, (size_t)count, (size_t)bytes, &fn, &e) &&
-         mem_measure(fn, t, &m, &e);
+    ok = memtest_prepare(t, name, (size_t)count, (size_t)bytes, &fn, &e);
+    for (Py_ssize_t i = 0; ok && i < calls; i++)
+        ok = mem_measure(fn, t, &m, &e);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(t);
     if (!ok)

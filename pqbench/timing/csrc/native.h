@@ -200,7 +200,7 @@ typedef struct {
 } mem_range;
 
 typedef struct {
-    unsigned calls;               /* calls measured, one at a time */
+    unsigned calls;               /* calls measured so far (0: none yet) */
     mem_range stack;              /* stack high-water mark of a call, harness subtracted */
     mem_range heap;               /* most bytes a call had requested and not freed */
     mem_range total;              /* bytes a call requested in all */
@@ -214,11 +214,12 @@ typedef struct {
 /* 1 if the allocator interposer is in this process (heap figures are then counted). */
 int mem_heap_available(void);
 /*
- * `out->calls` calls of op(ctx), each measured on its own: on the painted stack, heap
- * counted where the interposer is. The caller sets out->calls (1..MEM_MAX_CALLS).
+ * One call of op(ctx), measured on the painted stack (heap counted where the interposer
+ * is), its figures folded into out's ranges. Start from a zeroed mem_result; measure
+ * each call on a fresh preparation to see what varies with keys and inputs.
  */
 int mem_measure(bench_op op, void *ctx, mem_result *out, bench_error *e);
-/* mem_measure as a bench_runner; arg is a mem_result with its calls set. */
+/* mem_measure as a bench_runner; arg is a mem_result. */
 int mem_runner(bench_op op, void *ctx, void *arg, bench_error *e);
 
 #define MEMTEST_MAX_BLOCKS 1024u
