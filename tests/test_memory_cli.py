@@ -199,3 +199,17 @@ def test_bad_requests_exit_2_with_a_message(tmp_path: Path) -> None:
         assert result.exit_code == 2, (args, result.output)
         assert message in result.stderr
     assert not Path(db).exists()  # refused before anything was stored
+
+
+def test_a_mechanism_only_liboqs_knows_is_measured_there_and_refused_by_libcrypto(
+        tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["memory", "Falcon-512", "-o", "verify", "--calls", "1",
+                                      "--json", "--db", str(tmp_path / "r.db")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (row,) = doc["results"]
+    assert (row["algorithm"], row["implementation"], row["operation"]) == (
+        "Falcon-512", "liboqs", "verify")
+    assert row["stack_bytes"] > 0 and row["sizes"]["signature"] > 0
+    assert [(p["implementation"], p["kind"]) for p in doc["problems"]] == [
+        ("libcrypto", "not offered")]

@@ -50,8 +50,8 @@ def show(run: Run, store: Store) -> None:
         console.stdout.print(console.problems_table(run.problems))
     settings = run.settings
     console.note(
-        f"Largest of {settings.get('calls')} calls, each on valid inputs prepared and checked "
-        "as for timing. Stack: high-water mark on a painted "
+        f"Largest of {settings.get('calls')} calls, each on valid inputs prepared afresh and "
+        "checked as for timing, in a process of its own. Stack: high-water mark on a painted "
         f"{runner.STACK_REGION_BYTES >> 20} MiB stack, less the harness's own "
         f"{settings.get('harness_stack_bytes')} B. Heap: "
         + ("bytes requested and not yet freed at the peak, through an LD_PRELOAD "
@@ -75,7 +75,8 @@ def memory(
                                   "KEM's implicit rejection; `-o keygen` adds RSA keygen.")
     ] = None,
     calls: Annotated[int, typer.Option(
-        help="Calls measured per operation, one at a time; each figure is the largest.")
+        help="Calls measured per operation, each on fresh keys and inputs; each figure is "
+             "the largest.")
     ] = runner.DEFAULT_CALLS,
     label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
     json_output: JsonOption = False,

@@ -32,10 +32,13 @@ How each figure is obtained (`memory_method`):
   the allocator's rounding. Without the interposer (not built, or not Linux) heap figures
   are null and the method says "heap not counted".
 
-Each operation is measured `--calls` times (default 5), each call on its own; the record
-keeps the largest figure and the smallest-to-largest range (`memory_range`): ML-DSA signing
-loops a random number of times, RSA key generation tries a random number of candidates,
-and the first call on a fresh OpenSSL context may set up a cache the later calls reuse.
+Each operation is measured `--calls` times (default 5), each time on keys and inputs
+prepared afresh, in a worker process of its own (libcrypto's global caches grow with every
+algorithm a process uses, and some calls' heap with them: a figure must not depend on what
+else the run measured). The record keeps the largest figure and the smallest-to-largest
+range (`memory_range`): ML-DSA signing loops a random number of times, RSA encryption's
+random padding now and then takes a deeper path, RSA key generation tries a random number
+of candidates.
 
 `benchmarks/memory_vs_valgrind.py` measures the same operations under valgrind (massif
 with --stacks=yes, DHAT) and prints both figures side by side.

@@ -10,10 +10,10 @@ touches these two functions:
   export, which read per-round rates, never mistake it for one;
 * sizes: the bytes on the wire, as in the speed row;
 * attributes: `stack_bytes`, `heap_bytes`, `allocations` (the largest over the measured
-  calls; heap figures None where the heap was not counted), `memory_method`,
-  `memory_calls`, and `memory_range`, the smallest and largest of each figure over the
-  calls (a figure that varies between calls, such as ML-DSA signing's allocations with its
-  rejection loop, says so there).
+  calls, each on freshly prepared inputs; heap figures None where the heap was not
+  counted), `memory_method`, `memory_calls`, and `memory_range`, the smallest and largest
+  of each figure over the calls (a figure that varies between calls, such as ML-DSA
+  signing's allocations with its rejection loop, says so there).
 """
 
 from __future__ import annotations
