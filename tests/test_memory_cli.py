@@ -213,3 +213,29 @@ def test_a_mechanism_only_liboqs_knows_is_measured_there_and_refused_by_libcrypt
     assert row["stack_bytes"] > 0 and row["sizes"]["signature"] > 0
     assert [(p["implementation"], p["kind"]) for p in doc["problems"]] == [
         ("libcrypto", "not offered")]
+
+
+def test_the_report_compares_memory_runs(memory_run) -> None:
+    from pqbench import report
+
+    db, doc = memory_run
+    base = Store.open(str(db), create=False).load_run(doc["run_id"])
+    figures = records.figures([base])
+    shrunk = [dataclasses.replace(f, heap_bytes=f.heap_bytes - 64, ranges={
+        **f.ranges, "heap_bytes": (f.ranges["heap_bytes"][0] - 64,
+                                   f.ranges["heap_bytes"][1] - 64)})
+              if f.key == ("X25519", "libcrypto", "keygen") else f for f in figures]
+    later = records.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
+                               {**base.settings, "label": "later"}, base.environment, shrunk,
+                               ())
+    sections = report.comparison_sections([base, later], None)
+    built = report.build([base, later], sections)
+    (table,) = _tables(built.markdown, "Memory compared")
+    header, *rows = table
+    assert header == ["algorithm", "implementation", "operation", "figure", "before", "after",
+                      "ratio", "verdict"]
+    heap = next(r for r in rows if r[:4] == ["X25519", "libcrypto", "keygen", "heap peak B"])
+    before = figures[[f.key for f in figures].index(("X25519", "libcrypto", "keygen"))]
+    assert heap[4:] == [f"{before.heap_bytes:,}", f"{before.heap_bytes - 64:,}",
+                        f"{(before.heap_bytes - 64) / before.heap_bytes:.3g}x", "smaller"]
+    assert all(r[7] in ("smaller", "varies") for r in rows)
