@@ -163,8 +163,14 @@ def _tables(markdown: str, heading: str) -> list[list[list[str]]]:
             tables[-1].append([])
         elif inside and token.type == "inline" and tokens[i - 1].type in ("th_open",
                                                                            "td_open"):
-            tables[-1][-1].append(token.content)
+            tables[-1][-1].append(_rendered(token))
     return tables
+
+
+def _rendered(token: Any) -> str:
+    """The text a reader sees: escapes resolved, markup (there should be none) dropped."""
+    return "".join(child.content for child in token.children or []
+                   if child.type in ("text", "code_inline"))
 
 
 def test_the_report_shows_memory_beside_time_and_wire_bytes(memory_run, small_run,
@@ -239,3 +245,28 @@ def test_the_report_compares_memory_runs(memory_run) -> None:
     assert heap[4:] == [f"{before.heap_bytes:,}", f"{before.heap_bytes - 64:,}",
                         f"{(before.heap_bytes - 64) / before.heap_bytes:.3g}x", "smaller"]
     assert all(r[7] in ("smaller", "varies") for r in rows)
+
+
+def test_names_from_an_imported_file_stay_literal_in_the_report() -> None:
+    from pqbench import report
+
+    hostile = "ML-KEM-768 **x** | <img src=y> [z](http://e)"
+    figure = records.MemoryFigure(
+        hostile, "liboqs", "decaps", stack_bytes=200_000, heap_bytes=864, allocations=8,
+        method="painted stack (high-water mark, harness subtracted); heap not counted",
+        calls=1, ranges={"stack_bytes": (200_000, 200_000), "heap_bytes": (864, 864),
+                         "allocations": (8, 8)})
+    run = records.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
+                             {"calls": "<b>5</b>", "harness_stack_bytes": 40},
+                             {"os_build": "x"}, [figure], ())
+    built = report.build([run])
+    (table,) = _tables(built.markdown, "What it costs in memory")
+    assert table[1][0] == hostile
+    section = built.markdown.split("## What it costs in memory")[1].split("\n## ")[0]
+    tokens = MarkdownIt("commonmark").enable("table").parse(section)
+    inline = [t for t in tokens if t.type == "inline"]
+    assert not any(child.type in ("html_inline", "link_open", "strong_open")
+                   for t in inline for child in t.children or [])
+    assert "of <b>5</b> calls" in "".join(_rendered(t) for t in inline)
+    bullets = [_rendered(t) for t in inline if t.content.startswith("The deepest stack")]
+    assert bullets == [f"The deepest stack: {hostile} decaps (liboqs), 200,000 bytes."]

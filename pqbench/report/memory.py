@@ -43,13 +43,16 @@ def _bullets(found: Sequence[MemoryFigure]) -> list[str]:
     lines = []
     if found:
         deepest = max(found, key=lambda f: f.stack_bytes)
-        lines.append(f"- The deepest stack: {deepest.algorithm} {deepest.operation} "
-                     f"[{deepest.implementation}], {deepest.stack_bytes:,} bytes.")
+        lines.append(f"- The deepest stack: {_name(deepest)}, {deepest.stack_bytes:,} bytes.")
     if over:
-        names = ", ".join(f"{f.algorithm} {f.operation} [{f.implementation}] "
-                          f"({f.stack_bytes:,} B)" for f in over)
+        names = ", ".join(f"{_name(f)} ({f.stack_bytes:,} B)" for f in over)
         lines.append(f"- More than a {EMBEDDED_STACK // 1024} KiB thread stack: {names}.")
     return lines
+
+
+def _name(fig: MemoryFigure) -> str:
+    """`ML-DSA-87 sign (liboqs)`, escaped: names may come from an imported file."""
+    return md.text(f"{fig.algorithm} {fig.operation} ({fig.implementation})")
 
 
 def section(memory_run: Run | None, speed_rows: Sequence[Measurement]) -> Section | None:
@@ -61,8 +64,9 @@ def section(memory_run: Run | None, speed_rows: Sequence[Measurement]) -> Sectio
         return None
     times = {(m.algorithm, m.implementation, m.operation): m.us_per_op
              for m in speed_rows if m.block_size is None and m.rounds}
-    calls = memory_run.settings.get("calls")
-    harness = memory_run.settings.get("harness_stack_bytes")
+    # Settings may come from an imported file: shown as literal text.
+    calls = md.text(memory_run.settings.get("calls"))
+    harness = md.text(memory_run.settings.get("harness_stack_bytes"))
     timed = any(f.key in times for f in found)
     headers = ["algorithm", "implementation", "operation", "stack B", "heap peak B",
                "allocations", *(["µs/op"] if timed else []), "wire"]
@@ -73,7 +77,7 @@ def section(memory_run: Run | None, speed_rows: Sequence[Measurement]) -> Sectio
     heap = ("heap: the most bytes the call had requested and not yet freed, counted by an "
             "LD_PRELOAD allocator interposer on the measuring thread"
             if memory_run.settings.get("heap_counted")
-            else f"heap not counted ({memory_run.settings.get('heap')})")
+            else f"heap not counted ({md.text(memory_run.settings.get('heap'))})")
     time = (" Time: µs per operation from the speed run of this report, where it measured "
             "the same row." if timed else "")
     parts = [
