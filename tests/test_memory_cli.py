@@ -209,6 +209,7 @@ def test_bad_requests_exit_2_with_a_message(tmp_path: Path) -> None:
 
 def test_a_mechanism_only_liboqs_knows_is_measured_there_and_refused_by_libcrypto(
         tmp_path: Path) -> None:
+    # Falcon-512 is in every liboqs pqbench builds, the default (minimal) one included.
     result = CliRunner().invoke(app, ["memory", "Falcon-512", "-o", "verify", "--calls", "1",
                                       "--json", "--db", str(tmp_path / "r.db")])
     assert result.exit_code == 0, result.output
