@@ -184,6 +184,9 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
     process = subprocess.Popen(
         [sys.executable, "-m", "pqbench", "ab", "sha256", "-i", "libcrypto", "--bytes",
          "1024", "--a", "here", "--b", "here", "--threshold", "0", "--max-seconds", "600",
+         # half-second rounds: the first look (12 pairs) cannot come before the signal, even
+         # when a process effect of 0.1 % would decide an A/A row at threshold 0
+         "--round", "0.5",
          "--db", str(db)], env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
