@@ -106,8 +106,10 @@ def precision(db: Path, row: tuple[str, ...]) -> tuple[str, float, float]:
     row early and the interval is the plain 99 % one) and fresh workers each time; the
     ratios of repeated sessions show how much two worker processes differ by themselves.
     """
-    from pqbench import algorithms, compare, suite
+    from pqbench import algorithms
     from pqbench.ab import sequential, session, sides
+    from pqbench.analysis import compare
+    from pqbench.measure import suite
 
     name, *options = row
     operation = options[options.index("-o") + 1]

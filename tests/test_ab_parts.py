@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pqbench import mask, signedrank
 from pqbench.ab import protocol, sequential, sides
+from pqbench.analysis import signedrank
 from pqbench.errors import UsageError
+from pqbench.measure import mask
 
 
 def test_sides_parse_bases_and_additions() -> None:

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pqbench import exchange, mask
 from pqbench.ab.pairing import pair_rates, session_pairs
+from pqbench.analysis.compare import compare_groups, compare_runs, group_runs
 from pqbench.cli import app
-from pqbench.compare import compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError
-from pqbench.results import Measurement
+from pqbench.measure import mask
+from pqbench.record import exchange
+from pqbench.record.results import Measurement
 from pqbench.store import Store
 from pqbench.timing.contract import LoopResult
 from tests.conftest import run_cli

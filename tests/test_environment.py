@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from pqbench import environment
-from pqbench.explain import Difference, causes_for, differences
+from pqbench.analysis.explain import Difference, causes_for, differences
 from tests.conftest import run_cli
 
 CPU = Path("sys/devices/system/cpu")
@@ -125,8 +125,8 @@ def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_
 
     import pytest
 
-    from pqbench import exchange
     from pqbench.errors import InputFileError
+    from pqbench.record import exchange
 
     _, doc = small_run
     (run,) = exchange.parse(copy.deepcopy(doc), "run.json")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pqbench import document, exchange
 from pqbench.errors import InputFileError
+from pqbench.record import codec as document
+from pqbench.record import exchange
 from pqbench.store import Store
 from tests.conftest import run_cli
 from tests.tests_data import make_run

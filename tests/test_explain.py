@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pqbench import explain, mask
+from pqbench.analysis import explain
 from pqbench.errors import UsageError
+from pqbench.measure import mask
 from tests.tests_data import environment
 
 DETECTED = "0xfffa3203078bffff:0x405fc6f1bf07ab"  # `openssl version -a` on the dev machine
@@ -80,7 +81,7 @@ def test_cpu_flag_change_is_a_strong_cause_for_rows_using_it() -> None:
 
 
 def test_a_hidden_aes_ni_is_only_a_weak_cause_for_liboqs_rows() -> None:
-    from pqbench.explain import Difference, causes_for
+    from pqbench.analysis.explain import Difference, causes_for
 
     diff = Difference("knobs.OPENSSL_ia32cap", "~0x200000000000000:~0x0:~0x0:~0x0:~0x0", None)
     (cause,) = causes_for("ML-KEM-768", "liboqs", [diff])

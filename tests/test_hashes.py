@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from pqbench import algorithms, digests
+from pqbench import algorithms
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import VerificationError
-from pqbench.fletcher import Fletcher64, fletcher64, fletcher64_reference
-from pqbench.implementations import python_hashes
+from pqbench.implementations import digests, python_hashes
+from pqbench.implementations.fletcher import Fletcher64, fletcher64, fletcher64_reference
 from pqbench.implementations.python_hashes import KNOWN_ANSWERS, PythonHashImplementation
 
 PY = PythonHashImplementation()

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pqbench.analysis.history import history
 from pqbench.errors import ComparisonError
-from pqbench.history import history
 from pqbench.store import Store
 from tests.conftest import run_cli
 from tests.tests_data import environment, make_run, make_runs

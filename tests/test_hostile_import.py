@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from sqlalchemy.exc import OperationalError
 from typer.testing import CliRunner
 
-from pqbench import exchange
 from pqbench.cli import app
+from pqbench.record import exchange
 from pqbench.record.models import json_schema
 from pqbench.store import Store
 from tests.tests_data import make_run

@@ -18,9 +18,10 @@ from markdown_it.token import Token
 from rich.console import Console
 from typer.testing import CliRunner
 
-from pqbench import console, exchange
 from pqbench.cli import app
-from pqbench.results import Problem
+from pqbench.presentation import console
+from pqbench.record import exchange
+from pqbench.record.results import Problem
 from pqbench.store import Store
 from tests.tests_data import environment, make_run
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pqbench import mask
+from pqbench.measure import mask
 from tests.conftest import CPU_FLAGS, run_cli
 
 SPEED = ("speed", "aes-256-xts", "sha-256", "ml-kem-768", "-o", "encrypt", "-o", "hash",

@@ -16,7 +16,7 @@ import pytest
 
 from pqbench.memory import compare as memory_compare
 from pqbench.memory import records, runner
-from pqbench.results import Measurement
+from pqbench.record.results import Measurement
 from pqbench.timing import native
 
 #: Fixed frames around the test's arrays: op_stack's and recurse's return addresses,

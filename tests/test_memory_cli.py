@@ -14,9 +14,10 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from pqbench import document, exchange
 from pqbench.cli import app
 from pqbench.memory import records
+from pqbench.record import codec as document
+from pqbench.record import exchange
 from pqbench.store import Store
 from pqbench.timing import native
 

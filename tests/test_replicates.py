@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from pqbench import replicates, stats
+from pqbench.analysis import replicates, stats
 
 DRIFT, WITHIN = 0.3, 0.02
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pqbench import report
 from pqbench.cli import app
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
 from pqbench.store import Store
 
 QUICK = ["--seconds", "0.05", "--rounds", "5"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench import signedrank
+from pqbench.analysis import signedrank
 
 # Pair log ratios (hundredths): 1, -2, 3, 4, 6. Walsh averages (d_i + d_j)/2, i <= j:
 #   1 -0.5 2 2.5 3.5 | -2 0.5 1 2 | 3 3.5 4.5 | 4 5 | 6

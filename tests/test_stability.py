@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pqbench import console, stability
+from pqbench.analysis import stability
 from pqbench.cli import app
+from pqbench.presentation import console
 from tests.tests_data import make_run
 
 

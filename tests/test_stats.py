@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench import stats
-from pqbench.stats import (
+from pqbench.analysis import stats
+from pqbench.analysis.stats import (
     compare_samples,
     detect_steps,
     min_samples_for,

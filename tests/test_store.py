@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.errors import StoreError
-from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select, update
 
-from pqbench import document, exchange
-from pqbench.results import Measurement, Run
+from pqbench.record import codec as document
+from pqbench.record import exchange
+from pqbench.record.results import Measurement, Run
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
 from tests.postgres_server import fresh_database, running_server

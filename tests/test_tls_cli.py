@@ -17,9 +17,9 @@ from markdown_it import MarkdownIt
 from matplotlib import image as mpimg
 from typer.testing import CliRunner
 
+from pqbench.analysis.verdict import TOO_FEW
 from pqbench.cli import app
 from pqbench.store import Store
-from pqbench.verdict import TOO_FEW
 
 GRID = ["-g", "x25519", "-g", "X25519MLKEM768", "-c", "ecdsa-p-256", "-c", "mldsa65"]
 QUICK = ["--seconds", "0.1", "--rounds", "5"]

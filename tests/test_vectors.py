@@ -8,8 +8,7 @@ import sys
 import pytest
 
 from pqbench import algorithms
-from pqbench.errors import PqbenchError
-from pqbench.vectors import (
+from pqbench.checks.vectors import (
     CURATED_DIR,
     VectorsUnavailable,
     find_vector_file,
@@ -18,6 +17,7 @@ from pqbench.vectors import (
     parse_nist_rsp,
     parse_pqbench_json,
 )
+from pqbench.errors import PqbenchError
 
 #: Every built-in algorithm pqbench verifies has a curated file.
 CURATED = [pytest.param(alg.name, id=alg.name) for alg in algorithms.all_algorithms()

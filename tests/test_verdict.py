@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench import verdict
+from pqbench.analysis import verdict
 
 LN = math.log
 BAND = 0.05  # ln(1.05) = 0.04879

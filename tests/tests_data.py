@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from pqbench.results import Measurement, Run
+from pqbench.record.results import Measurement, Run
 from pqbench.timing.contract import LoopResult
 
 #: (algorithm, implementation, operation, block size, ops/s)

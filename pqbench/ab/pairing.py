@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pqbench.results import Measurement, Run
+from pqbench.record.results import Measurement, Run
 
 RowKey = tuple[str, str, str, int | None]
 

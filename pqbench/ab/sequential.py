@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pqbench import signedrank, verdict
+from pqbench.analysis import signedrank, verdict
 
 #: Pair counts at which a row is analysed; K = 6 looks.
 LOOKS = (12, 24, 48, 96, 192, 384)

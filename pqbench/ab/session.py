@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench import suite
 from pqbench.ab import pairing, sequential
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.sides import Side
-from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.measure import suite
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 
 Row = tuple[str, str, str, int | None]

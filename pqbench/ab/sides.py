@@ -22,9 +22,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pqbench import mask as capmask
 from pqbench import untrusted
 from pqbench.errors import UsageError
+from pqbench.measure import mask as capmask
 
 #: Environment variable names whose values are never stored or printed.
 _SECRET_NAME = re.compile(r"PASS|SECRET|TOKEN|KEY|CRED|AUTH", re.IGNORECASE)

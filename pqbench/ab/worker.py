@@ -108,9 +108,10 @@ def _pin(message: dict[str, Any], _state: _State) -> dict[str, Any]:
 
 
 def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
-    from pqbench import algorithms, suite
+    from pqbench import algorithms
     from pqbench.errors import UnknownAlgorithmError
     from pqbench.implementations import all_implementations, liboqs_mechanisms
+    from pqbench.measure import suite
 
     kems, sigs = liboqs_mechanisms()
     problems: list[dict[str, Any]] = []
@@ -144,8 +145,8 @@ def _problem(algorithm: str, implementation: str, kind: str, reason: str,
 
 
 def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
-    from pqbench import suite
     from pqbench.errors import NotOfferedError, VerificationError
+    from pqbench.measure import suite
 
     row = protocol.row_of(message)
     task = state.tasks.get(row)

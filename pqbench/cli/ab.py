@@ -8,9 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from pqbench import algorithms, console, interrupts, suite
+from pqbench import algorithms, interrupts
 from pqbench.ab import sequential, session, sides
 from pqbench.ab.client import WorkerError
+from pqbench.analysis.compare import compare_runs
 from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
@@ -20,9 +21,10 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
-from pqbench.compare import compare_runs
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
+from pqbench.measure import suite
+from pqbench.presentation import console
 from pqbench.store import Store
 
 #: Every implementation name a pqbench worker can offer (a side may lack some of them).

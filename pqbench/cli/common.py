@@ -11,8 +11,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from pqbench import console, interrupts
+from pqbench import interrupts
 from pqbench.errors import PqbenchError, UsageError
+from pqbench.presentation import console
 from pqbench.record.models import LABEL_CHARS
 from pqbench.store import ENV_VAR
 from pqbench.untrusted import printable

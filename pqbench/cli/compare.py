@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pqbench import console
+from pqbench.analysis.compare import RunComparison, compare_groups, compare_runs, group_runs
 from pqbench.cli import app
 from pqbench.cli.common import (
     FAIL_ON,
@@ -18,9 +18,9 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
-from pqbench.compare import RunComparison, compare_groups, compare_runs, group_runs
 from pqbench.errors import ComparisonError, UsageError
-from pqbench.results import Run
+from pqbench.presentation import console
+from pqbench.record.results import Run
 from pqbench.store import Store
 
 

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from pqbench import console, exchange
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.errors import InputFileError, UsageError
+from pqbench.presentation import console
+from pqbench.record import exchange
 from pqbench.store import Store
 
 

@@ -9,11 +9,13 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console, document, environment, interrupts
+from pqbench import algorithms, environment, interrupts
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
 from pqbench.errors import UsageError
 from pqbench.files import corpus, hashing, runs, storage
+from pqbench.presentation import console
+from pqbench.record import codec as document
 from pqbench.store import Store
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",

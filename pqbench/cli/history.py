@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from pqbench import console
+from pqbench.analysis.history import history as build_history
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, check_text, handles_errors, print_json
 from pqbench.errors import ComparisonError, UsageError
-from pqbench.history import history as build_history
+from pqbench.presentation import console
 from pqbench.store import Store
 
 

@@ -7,14 +7,16 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console, document, environment
+from pqbench import algorithms, environment
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.memory import records, runner
 from pqbench.memory.records import MemoryFigure
-from pqbench.results import Run
+from pqbench.presentation import console
+from pqbench.record import codec as document
+from pqbench.record.results import Run
 from pqbench.store import Store
 
 #: What `pqbench memory` measures with no argument (the issue's list).

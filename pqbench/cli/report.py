@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
-from pqbench import compare, console, report
+from pqbench import report
+from pqbench.analysis import compare
 from pqbench.cli import app
 from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_threshold
 from pqbench.errors import UsageError
-from pqbench.results import Run
+from pqbench.presentation import console
+from pqbench.record.results import Run
 from pqbench.store import Store
 
 

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console, document, environment, interrupts, suite
-from pqbench import mask as capmask
+from pqbench import algorithms, environment, interrupts
 from pqbench.algorithms.base import Algorithm
 from pqbench.cli import app
 from pqbench.cli.common import (
@@ -21,6 +20,10 @@ from pqbench.cli.common import (
 )
 from pqbench.errors import UnknownAlgorithmError, UsageError
 from pqbench.implementations import liboqs_mechanisms, select
+from pqbench.measure import mask as capmask
+from pqbench.measure import suite
+from pqbench.presentation import console
+from pqbench.record import codec as document
 from pqbench.store import Store
 from pqbench.timing import multi
 

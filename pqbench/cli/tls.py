@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pqbench import console, document, environment, interrupts
+from pqbench import environment, interrupts
 from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
@@ -18,7 +18,9 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.errors import UsageError
-from pqbench.results import Run
+from pqbench.presentation import console
+from pqbench.record import codec as document
+from pqbench.record.results import Run
 from pqbench.store import Store
 from pqbench.tls import catalog, grid, records, registry
 from pqbench.tls.base import TlsImplementation

@@ -6,11 +6,12 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, console
+from pqbench import algorithms
+from pqbench.checks.verify import verify_all
 from pqbench.cli import app
 from pqbench.cli.common import JsonOption, handles_errors, print_json
 from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.verify import verify_all
+from pqbench.presentation import console
 
 
 @app.command()

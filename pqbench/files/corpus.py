@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from pqbench import interrupts
-from pqbench.digests import new_hasher
 from pqbench.errors import PqbenchError, UsageError
 from pqbench.files import cache, stream, xts
+from pqbench.implementations.digests import new_hasher
 
 MIN_FILE = 2_000_000
 MAX_FILE = 2_000_000_000

@@ -20,9 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pqbench.digests import LIBRARIES, new_hasher
 from pqbench.errors import InputFileError, UsageError
 from pqbench.files import cache, inputs, stream
+from pqbench.implementations.digests import LIBRARIES, new_hasher
 
 CacheMode = Literal["cold", "warm", "as-is"]
 CACHE_MODES: tuple[CacheMode, ...] = ("cold", "warm", "as-is")

@@ -15,8 +15,8 @@ from typing import Any
 
 from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
-from pqbench.results import Measurement, Problem, Run
-from pqbench.suite import new_run_id
+from pqbench.measure.suite import new_run_id
+from pqbench.record.results import Measurement, Problem, Run
 from pqbench.timing.contract import LoopResult
 from pqbench.untrusted import command_line
 

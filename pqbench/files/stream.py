@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from pqbench.digests import Hasher
+from pqbench.implementations.digests import Hasher
 
 #: Bytes per read. 1 MiB keeps a buffer in L2 between the copy and the hash on most CPUs.
 CHUNK = 1 << 20

@@ -15,7 +15,7 @@ from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
 
 if TYPE_CHECKING:  # not at run time: results imports scipy, which the memory worker spares
-    from pqbench.results import Measurement
+    from pqbench.record.results import Measurement
 
 ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography")
 

@@ -12,10 +12,10 @@ import os
 import ssl
 from importlib import metadata
 
-from pqbench import digests
 from pqbench.algorithms.base import Algorithm
 from pqbench.algorithms.ciphers import security_attributes
 from pqbench.errors import NotOfferedError, VerificationError
+from pqbench.implementations import digests
 from pqbench.implementations.base import Check, Implementation, PythonOperation, TimedOperation
 
 #: (message, expected hex digest, source) per algorithm.
@@ -40,7 +40,7 @@ KNOWN_ANSWERS: dict[str, tuple[bytes, str, str]] = {
     "CRC32": (b"123456789", "cbf43926", "CRC RevEng catalogue, CRC-32/ISO-HDLC check"),
     "CRC32C": (b"123456789", "e3069283", "CRC RevEng catalogue, CRC-32/ISCSI check"),
     "Fletcher-64": ((1).to_bytes(4, "little") + (2).to_bytes(4, "little"), "00000004fffffff8",
-                    "hand-worked in pqbench/fletcher.py"),
+                    "hand-worked in pqbench/implementations/fletcher.py"),
 }
 
 

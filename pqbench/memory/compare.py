@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.memory.records import METRICS, figures
-from pqbench.results import Run
+from pqbench.record.results import Run
 
 VERDICTS = ("larger", "smaller", "same", "varies")
 METHOD = ("memory figures are counts, compared exactly: smallest and largest over the calls "

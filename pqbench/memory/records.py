@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.results import Measurement, Problem, Run, Verification
-from pqbench.suite import new_run_id
+from pqbench.measure.suite import new_run_id
+from pqbench.record.results import Measurement, Problem, Run, Verification
 
 KIND = "memory"
 #: The figures a memory row carries, in the order tables show them.

@@ -26,7 +26,7 @@ from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
 from pqbench.implementations.native import MEMORY_ONLY_OPERATIONS
 from pqbench.memory.records import MemoryFigure
-from pqbench.results import Problem, Verification
+from pqbench.record.results import Problem, Verification
 
 INTERPOSER_MODULE = "pqbench.memory._memhook"
 #: Calls measured per operation; each figure is the largest of them.

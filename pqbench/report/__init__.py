@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pqbench import compare
+from pqbench.analysis import compare
 from pqbench.errors import InputFileError
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Run
 from pqbench.report import bulk, comparison, context, memory, publickey, tls
-from pqbench.report import markdown as md
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
-from pqbench.results import Run
 
 __all__ = ["Report", "Section", "build", "comparison_sections", "default_path", "write"]
 

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from pqbench import algorithms
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, Lines
 from pqbench.report.publickey import implementations_of
-from pqbench.results import Measurement
 
 
 def _bits(m: Measurement, key: str) -> str:

@@ -1,6 +1,6 @@
 """Before against after: the compare table with verdicts and causes, and its charts.
 
-The statistics are `pqbench.compare`'s (the run as the unit, or the pairs of an `ab`
+The statistics are `pqbench.analysis.compare`'s (the run as the unit, or the pairs of an `ab`
 session); this module only lays them out.
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from pqbench import compare, history, verdict
-from pqbench.compare import RunComparison
-from pqbench.report import markdown as md
+from pqbench.analysis import compare, history, verdict
+from pqbench.analysis.compare import RunComparison
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Run
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, History, Ratios
-from pqbench.results import Run
 
 #: Rows in the ratio chart; the largest changes first, as compare sorts them.
 _CHART_ROWS = 24

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Run
 from pqbench.report.base import Section
-from pqbench.results import Run
 
 #: Environments side by side up to this many runs; beyond it one row per run.
 _WIDE_LIMIT = 4

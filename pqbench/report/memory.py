@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from pqbench.memory import compare as memory_compare
 from pqbench.memory.records import MemoryFigure, figures
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Measurement, Run
 from pqbench.report.base import Section
 from pqbench.report.comparison import groups_for
-from pqbench.results import Measurement, Run
 
 #: The bytes on the wire an operation produces or consumes.
 _WIRE = {"keygen": "public_key", "encaps": "ciphertext", "decaps": "ciphertext",

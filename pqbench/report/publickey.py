@@ -22,10 +22,10 @@ from typing import Any
 
 from pqbench import algorithms
 from pqbench.implementations import BINDINGS, ORDER, binding_shares
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import GroupedBars
-from pqbench.results import Measurement
 
 KEY_EXCHANGE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519", "ECDH-P-256",
                 "ECDH-P-384", "RSA-2048", "RSA-3072")

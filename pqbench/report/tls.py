@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pqbench.report import markdown as md
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import GroupedBars
-from pqbench.results import Measurement
 from pqbench.tls import catalog
 from pqbench.tls.records import LOOPBACK_SUFFIX
 

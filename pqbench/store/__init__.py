@@ -28,7 +28,7 @@ from sqlalchemy.exc import (
 )
 
 from pqbench.errors import StoreError
-from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import schema
 from pqbench.timing.contract import LoopResult
 from pqbench.untrusted import passwords_in, redact

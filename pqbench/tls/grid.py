@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.results import Problem, Verification
+from pqbench.record.results import Problem, Verification
 from pqbench.tls import checks, loopback, memory, model
 from pqbench.tls.base import ClientSide, ServerSide, TlsImplementation
 from pqbench.tls.catalog import Cell

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench import stats
-from pqbench.results import Measurement, Problem, Run, Verification
-from pqbench.suite import new_run_id
+from pqbench.analysis import stats
+from pqbench.measure.suite import new_run_id
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 from pqbench.tls.catalog import SCHEME_NAMES
 from pqbench.tls.grid import TlsResult, TlsSettings

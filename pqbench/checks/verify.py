@@ -46,7 +46,7 @@ def self_checks(alg: Algorithm, impl: Implementation) -> list[Outcome]:
 def verify_all(algorithms: Sequence[Algorithm],
                implementations: Sequence[Implementation]) -> list[Outcome]:
     """Self-checks and known-answer tests for every pair that is offered."""
-    from pqbench.kat import known_answer_checks
+    from pqbench.checks.kat import known_answer_checks
 
     outcomes: list[Outcome] = []
     for alg in algorithms:

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from pqbench.record.models import RUN_FORMAT
-from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 from pqbench.untrusted import redact
 

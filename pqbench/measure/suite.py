@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench import stats
 from pqbench.algorithms.base import Algorithm
+from pqbench.analysis import stats
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
-from pqbench.results import Measurement, Problem, Run, Verification
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing import multi
 from pqbench.untrusted import command_line
 

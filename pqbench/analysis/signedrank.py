@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sp_stats
 
-from pqbench import verdict
+from pqbench.analysis import verdict
 
 FloatArray = NDArray[np.float64]
 

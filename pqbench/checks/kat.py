@@ -35,8 +35,7 @@ from cryptography.hazmat.primitives.asymmetric import (
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.implementations.base import Implementation
-from pqbench.vectors import (
+from pqbench.checks.vectors import (
     Parser,
     Vector,
     VectorsUnavailable,
@@ -46,7 +45,8 @@ from pqbench.vectors import (
     parse_nist_rsp,
     parse_pqbench_json,
 )
-from pqbench.verify import Outcome
+from pqbench.checks.verify import Outcome
+from pqbench.implementations.base import Implementation
 
 #: A per-vector check answers True/False, or returns the reason it does not apply.
 VectorCheck = Callable[[Algorithm, Vector], bool | str]

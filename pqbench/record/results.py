@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pqbench import stats
+from pqbench.analysis import stats
 from pqbench.timing.contract import LoopResult
 
 

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pqbench import mask
 from pqbench.environment import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
+from pqbench.measure import mask
 
 STRENGTHS = ("strong", "likely", "weak")
 

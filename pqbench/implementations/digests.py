@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import blake3
 import google_crc32c
 
-from pqbench.fletcher import Fletcher64
+from pqbench.implementations.fletcher import Fletcher64
 
 
 class Hasher(Protocol):

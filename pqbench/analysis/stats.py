@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sp_stats
 
-from pqbench import verdict as verdicts
+from pqbench.analysis import verdict as verdicts
 
 FloatArray = NDArray[np.float64]
 
@@ -256,7 +256,7 @@ def compare_samples(
 
     For INDEPENDENT samples only. Rounds of one run are not independent (they share the
     run's phase of a drifting machine), so comparing runs goes through
-    `pqbench.replicates.compare_runs`, with the run as the unit; pooling rounds here is the
+    `pqbench.analysis.replicates.compare_runs`, with the run as the unit; pooling rounds here is the
     pseudo-replication issue #9 describes (the tests show its false-verdict rate).
 
     Method, on natural logarithms of the rates (effects are multiplicative):
@@ -265,7 +265,7 @@ def compare_samples(
     the ordered differences (``_moses_rank``), and a two-sided Mann-Whitney U test, exact
     without ties for up to 50 samples a side. ``ratio`` = exp(shift), after / before.
 
-    Verdict: the shared rule `pqbench.verdict.decide` ("faster"/"slower" need p < alpha
+    Verdict: the shared rule `pqbench.analysis.verdict.decide` ("faster"/"slower" need p < alpha
     and the whole CI beyond the band, "no change" the whole CI inside it, otherwise
     "inconclusive"). "too few samples" when either side has fewer than
     ``min_samples`` (default ``min_samples_for(alpha)``) or when the exact test on these
@@ -329,7 +329,7 @@ def _verdict(
     min_samples: int,
 ) -> tuple[str, str]:
     """The verdict rule of ``compare_samples``: "too few samples" where independent samples
-    cannot reach alpha, otherwise the shared rule (`pqbench.verdict.decide`)."""
+    cannot reach alpha, otherwise the shared rule (`pqbench.analysis.verdict.decide`)."""
     if min(n, m) < min_samples:
         return "too few samples", (
             f"{min(n, m)} samples on one side; at least {min_samples} are needed "

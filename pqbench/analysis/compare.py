@@ -18,12 +18,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pqbench import explain, replicates, signedrank, verdict
 from pqbench.ab import pairing
+from pqbench.analysis import explain, replicates, signedrank, verdict
+from pqbench.analysis.verdict import MIN_THRESHOLD
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
-from pqbench.results import Run
-from pqbench.verdict import MIN_THRESHOLD
+from pqbench.record.results import Run
 
 RowKey = tuple[str, str, str, int | None]
 

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sp_stats
 
-from pqbench import stats, verdict
+from pqbench.analysis import stats, verdict
 
 FloatArray = NDArray[np.float64]
 

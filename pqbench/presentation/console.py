@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from pqbench.results import Measurement, Problem, Run
+from pqbench.record.results import Measurement, Problem, Run
 from pqbench.untrusted import printable
 
 
@@ -330,7 +330,7 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
 
 def compare_markdown(results: Sequence[Any]) -> str:
     """The comparison as GitHub-flavoured Markdown tables; every cell escaped (md.escape)."""
-    from pqbench.report import markdown as md
+    from pqbench.presentation import markdown as md
 
     lines: list[str] = []
     for result in results:
@@ -388,7 +388,7 @@ _UNSTABLE_SHOWN = 8
 
 def unstable_rows(run: Run) -> list[str]:
     """One line per row whose spread or trend makes its figure shaky (`stability`)."""
-    from pqbench import stability
+    from pqbench.analysis import stability
 
     lines = []
     for m in run.measurements:
@@ -401,7 +401,7 @@ def unstable_rows(run: Run) -> list[str]:
 
 def warn_unstable(run: Run) -> None:
     """pyperf-style: say which rows are too unsteady to trust, and what helps."""
-    from pqbench import stability
+    from pqbench.analysis import stability
 
     lines = unstable_rows(run)
     if not lines:

@@ -22,10 +22,10 @@ from pydantic import ValidationError
 from pytest_benchmark import __version__ as pytest_benchmark_version
 from pytest_benchmark.stats import Stats
 
-from pqbench import document
 from pqbench.errors import InputFileError
+from pqbench.record import codec as document
 from pqbench.record import models
-from pqbench.results import Run
+from pqbench.record.results import Run
 
 BUNDLE_FORMAT = models.BUNDLE_FORMAT
 BUNDLE_VERSION = 1

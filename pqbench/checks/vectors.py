@@ -33,7 +33,7 @@ Vector = dict[str, str]
 Parser = Callable[[str], list[Vector]]
 
 #: The curated set shipped in the repository (see vectors/README.md for every value's source).
-CURATED_DIR = Path(__file__).resolve().parent.parent / "vectors"
+CURATED_DIR = Path(__file__).resolve().parents[2] / "vectors"
 
 #: The version of the project's own vector format; parse_pqbench_json refuses others.
 PQBENCH_FORMAT = "pqbench-vectors/1"

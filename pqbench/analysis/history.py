@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench import replicates, stats, verdict
-from pqbench.compare import ALPHA, RowKey, group_runs, run_samples
+from pqbench.analysis import replicates, stats, verdict
+from pqbench.analysis.compare import ALPHA, RowKey, group_runs, run_samples
 from pqbench.errors import ComparisonError
-from pqbench.results import Run
+from pqbench.record.results import Run
 
 #: Per build: its name, its runs, and per row key the per-run samples.
 PerBuild = Sequence[tuple[str, list[Run], dict[RowKey, list[list[float]]]]]

@@ -1,0 +1,1 @@
+"""Measuring: the speed suite (check, then time each operation) and capability masks."""

@@ -1,0 +1,2 @@
+"""Presentation: the one number formatter, tables as data, and their terminal (rich) and
+Markdown adapters. The only room that prints."""
