@@ -259,8 +259,9 @@ def testbed(cpu_info: dict[str, Any], arch: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def collect(label: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The whole fingerprint as a JSON-ready dict."""
+def collect(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole fingerprint as a JSON-ready dict (a run's label is the run's, not the
+    machine's: `Run.label`)."""
     from pqbench.implementations import all_implementations
 
     versions: dict[str, object] = {}
@@ -284,6 +285,5 @@ def collect(label: str | None = None, extra: dict[str, Any] | None = None) -> di
         "python_executable": sys.executable,
         "testbed": testbed(cpu_info, arch),
         "platform": platform_state(),
-        "label": label,
         **(extra or {}),
     }

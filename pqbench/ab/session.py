@@ -30,6 +30,7 @@ from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.sides import Side
 from pqbench.measure import suite
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.runs import new_run, new_run_id
 from pqbench.timing.contract import LoopResult
 
 Row = tuple[str, str, str, int | None]
@@ -273,22 +274,19 @@ class Session:
     # --- the two runs ---------------------------------------------------------------------
 
     def _runs(self, status: str) -> tuple[Run, Run]:
-        finished = datetime.now(UTC).isoformat(timespec="seconds")
-        ids = [suite.new_run_id(self.started) for _ in self.sides]
+        finished = datetime.now(UTC)
+        ids = [new_run_id(self.started) for _ in self.sides]
         while ids[0] == ids[1]:
-            ids[1] = suite.new_run_id(self.started)
+            ids[1] = new_run_id(self.started)
         labels = (self.settings.label_a or f"A: {self.sides[0].side.spec}",
                   self.settings.label_b or f"B: {self.sides[1].side.spec}")
-        runs = []
-        for i, side in enumerate(self.sides):
-            other = self.sides[1 - i]
-            runs.append(Run(
-                run_id=ids[i], started_at=self.started.isoformat(timespec="seconds"),
-                finished_at=finished, status=status, command=self.command, label=labels[i],
-                settings=self._settings(side, other, ids[1 - i]),
-                environment=self._environment(side, labels[i]),
-                measurements=tuple(side.measurements), problems=tuple(side.problems),
-                verifications=tuple(side.verifications.values())))
+        runs = [new_run("speed", self.started, settings=self._settings(side, other, other_id),
+                        environment=self._environment(side), measurements=side.measurements,
+                        problems=side.problems, verifications=side.verifications.values(),
+                        status=status, label=label, command=self.command, run_id=run_id,
+                        finished=finished)
+                for side, other, run_id, other_id, label in zip(
+                    self.sides, self.sides[::-1], ids, ids[::-1], labels, strict=True)]
         return runs[0], runs[1]
 
     def _settings(self, side: _Side, other: _Side, other_run: str) -> dict[str, Any]:
@@ -308,9 +306,8 @@ class Session:
                    "worker": side.worker.command if side.worker else None},
         }
 
-    def _environment(self, side: _Side, label: str) -> dict[str, Any]:
+    def _environment(self, side: _Side) -> dict[str, Any]:
         found = dict(side.worker.environment) if side.worker else {}
-        found["label"] = label
         found["mask"] = side.side.mask.fingerprint() if side.side.mask else None
         if side.side.env:
             found["ab_env"] = side.side.shown_env()

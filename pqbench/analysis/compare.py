@@ -23,12 +23,11 @@ from pqbench.analysis import explain, replicates, signedrank, verdict
 from pqbench.analysis.verdict import MIN_THRESHOLD
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
-from pqbench.record.results import Run
+from pqbench.record.results import RowKey, Run
+from pqbench.record.runs import RUN_FIELDS, field_value, group_value
 
-RowKey = tuple[str, str, str, int | None]
-
-#: Fingerprint fields that `--by` understands besides dotted paths into the environment.
-RUN_FIELDS = ("label", "run_id", "kind", "date")
+__all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowKey", "RunComparison", "compare_groups",
+           "compare_runs", "field_value", "group_runs", "run_order", "run_samples"]
 
 #: Significance level of every comparison (two-sided); intervals are at 1 - ALPHA.
 ALPHA = 0.01
@@ -138,33 +137,6 @@ class RunComparison:
         }
 
 
-def field_value(run: Run, name: str) -> str | None:
-    """A run's value for `--by NAME`: a run field or a dotted path into its fingerprint.
-
-    Lists (CPU flags) become comma-joined text so they can name a group.
-    """
-    if name == "label":
-        value: Any = run.label if run.label is not None else run.environment.get("label")
-    elif name == "run_id":
-        value = run.run_id
-    elif name == "kind":
-        value = run.kind
-    elif name == "date":
-        value = run.started_at[:10]
-    else:
-        value = run.environment
-        for part in name.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, dict):
-            raise ComparisonError(f"--by {name} names a group of fields; pick one of: "
-                                  f"{', '.join(f'{name}.{k}' for k in value)}")
-    if value is None:
-        return None
-    if isinstance(value, list | tuple):
-        return ",".join(map(str, value))
-    return str(value)
-
-
 def run_order(run: Run) -> tuple[str, str, str]:
     """Oldest first; the two sides of an `ab` session (started together) A before B."""
     return (run.started_at, pairing.side_of(run) or "", run.run_id)
@@ -177,8 +149,7 @@ def group_runs(runs: Iterable[Run], by: str) -> list[tuple[str, list[Run]]]:
     """
     groups: dict[str, list[Run]] = {}
     for run in sorted(runs, key=run_order):
-        value = field_value(run, by)
-        groups.setdefault("(none)" if value is None else value, []).append(run)
+        groups.setdefault(group_value(run, by), []).append(run)
     return list(groups.items())
 
 
@@ -206,10 +177,10 @@ def row_libraries(runs: Sequence[Run]) -> dict[RowKey, str]:
 
 def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     """Refuse runs from different testbeds (CPU model, flags, arch) unless asked; warn then."""
-    testbeds = sorted({str(r.environment.get("testbed")) for r in runs})
+    testbeds = sorted({str(r.environment.testbed) for r in runs})
     if len(testbeds) <= 1:
         return []
-    hosts = sorted({str(r.environment.get("hostname")) for r in runs})
+    hosts = sorted({str(r.environment.hostname) for r in runs})
     message = (f"the runs come from {len(testbeds)} testbeds ({', '.join(testbeds)}; hosts "
                f"{', '.join(hosts)}): differences may be the machines, not the OS builds")
     if not cross_machine:

@@ -27,14 +27,18 @@ from typing import Any
 
 from pqbench.environment import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
 from pqbench.measure import mask
+from pqbench.record.fingerprint import (
+    INERT_FIELDS,
+    KNOB_FIELDS,
+    LIBRARY_FIELDS,
+    SYSTEM_LIBCRYPTO_FIELDS,
+    Fingerprint,
+)
 
 STRENGTHS = ("strong", "likely", "weak")
 
-#: Fingerprint fields that never explain anything: free text, derived hashes, duplicates.
-#: systemd-detect-virt's answer depends on the userland having systemd (a minbase chroot
-#: has not), so it differs between userlands of one machine; the kernel-read
-#: virtualization fields beside it carry the comparison.
-IGNORED = {"label", "testbed", "cpu.flags", "mask.detected", "platform.virtualization.detected"}
+#: Fingerprint fields that never explain anything (`record.fingerprint.INERT_FIELDS`).
+IGNORED = INERT_FIELDS
 
 #: Implementations (or the library a row says it used) that run on an OpenSSL libcrypto,
 #: so OPENSSL_*cap reaches them. Python's hashlib links the system libcrypto.
@@ -43,20 +47,11 @@ OPENSSL_BASED = {"cryptography", "libcrypto", "hashlib", "openssl"}
 #: liboqs rows: liboqs reaches OpenSSL for randomness and SHA-2 when built with it.
 LIBOQS_ON_OPENSSL = {"liboqs", "liboqs-python"}
 
-#: Library fields per implementation; anything else under `libraries.` naming it counts too.
-LIBRARIES = {
-    "liboqs": ("libraries.liboqs",),
-    "liboqs-python": ("libraries.liboqs", "libraries.liboqs-python"),
-    "cryptography": ("libraries.cryptography", "libraries.cryptography_openssl"),
-    "libcrypto": ("libraries.system_libcrypto", "library_details.system_libcrypto.version",
-                  "library_details.system_libcrypto.path"),
-    "hashlib": ("libraries.system_libcrypto", "libraries.python"),
-}
+#: Library fields per implementation (`record.fingerprint.LIBRARY_FIELDS`).
+LIBRARIES = LIBRARY_FIELDS
 
 #: Fields that say the system libcrypto changed; liboqs built with OQS_USE_OPENSSL uses it.
-SYSTEM_LIBCRYPTO = ("libraries.system_libcrypto", "libraries.libcrypto",
-                    "library_details.system_libcrypto.version",
-                    "library_details.system_libcrypto.path")
+SYSTEM_LIBCRYPTO = SYSTEM_LIBCRYPTO_FIELDS
 
 #: How people name the capabilities in prose ("this CPU has no SHA-NI").
 COMMON_NAMES = {"aesni": "AES-NI", "shani": "SHA-NI", "pclmulqdq": "PCLMULQDQ",
@@ -131,14 +126,14 @@ def context_of(fingerprints: Iterable[Mapping[str, Any]]) -> Context:
     flags: set[str] = set()
     known = False
     openssl: bool | None = None
-    for env in fingerprints:
-        listed = env.get("cpu_flags")
-        if isinstance(listed, list):
-            flags.update(map(str, listed))
+    for env in map(Fingerprint, fingerprints):
+        listed = env.cpu_flags
+        if listed is not None:
+            flags.update(listed)
             known = True
-        build = ((env.get("library_details") or {}).get("liboqs") or {}).get("build") or {}
-        if isinstance(build, Mapping) and "OQS_USE_OPENSSL" in build:
-            openssl = bool(openssl) or bool(build["OQS_USE_OPENSSL"])
+        uses = env.liboqs_uses_openssl
+        if uses is not None:
+            openssl = bool(openssl) or uses
     return Context(frozenset(flags) if known else None, openssl)
 
 
@@ -243,7 +238,7 @@ def _values(side: Any) -> list[Any]:
 def _capability_cause(diff: Difference, algorithm: str, implementation: str,
                       used: frozenset[str], openssl: bool, context: Context,
                       operation: str | None = None) -> Cause | None:
-    if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
+    if diff.field in KNOB_FIELDS:
         var = diff.field.split(".", 1)[1]
         if implementation in LIBOQS_ON_OPENSSL:
             return _liboqs_on_openssl(diff, var, context, operation)
@@ -395,7 +390,7 @@ def annotate(found: Sequence[Difference], context: Context,
 
 def _hidden_by(diff: Difference) -> frozenset[str] | None:
     """Capabilities hidden on one side and not the other, for knob and mask fields."""
-    if diff.field in ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap"):
+    if diff.field in KNOB_FIELDS:
         var = diff.field.split(".", 1)[1]
         return frozenset(_hidden(var, diff.before) ^ _hidden(var, diff.after))
     if diff.field == "mask.names":

@@ -20,8 +20,7 @@ from pqbench.cli.common import (
 )
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
-from pqbench.record.results import Run
-from pqbench.store import Store
+from pqbench.store import RunFilter, Store
 
 
 @app.command()
@@ -60,7 +59,7 @@ def compare(
     if by is None:
         if not runs or len(runs) != 2:
             raise UsageError("give two runs (before, after) or --by FIELD")
-        before, after = (store.load_run(r) for r in runs)
+        before, after = store.load_runs(RunFilter(ids=tuple(runs)))
         results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
     else:
         results = _by_groups(store, by, runs or [], band, cross_machine)
@@ -83,17 +82,20 @@ def compare(
 
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
                cross_machine: bool) -> list[RunComparison]:
-    stored: list[Run] = [store.load_run(info.run_id) for info in store.list_runs()]
-    if not stored:
-        raise ComparisonError(f"no runs stored in {store.location}")
-    groups = group_runs(stored, by)
-    if values:
-        if len(values) != 2:
-            raise UsageError("with --by, give no values or exactly two (before, after)")
-        found = dict(groups)
-        missing = [v for v in values if v not in found]
-        if missing:
-            raise ComparisonError(f"no runs with {by} = {', '.join(map(repr, missing))}; "
-                                  f"found: {', '.join(map(repr, found))}")
-        groups = [(v, found[v]) for v in values]
-    return compare_groups(groups, threshold, cross_machine=cross_machine)
+    """Every group against the next, or the two groups named; only their runs are loaded
+    whole."""
+    if values and len(values) != 2:
+        raise UsageError("with --by, give no values or exactly two (before, after)")
+    if not values:
+        stored = store.load_runs()
+        if not stored:
+            raise ComparisonError(f"no runs stored in {store.location}")
+        return compare_groups(group_runs(stored, by), threshold, cross_machine=cross_machine)
+    found = dict(group_runs(store.load_runs(RunFilter(by=by, values=tuple(values))), by))
+    missing = [v for v in values if v not in found]
+    if missing:
+        known = [name for name, _ in group_runs(store.load_runs(rows_too=False), by)]
+        raise ComparisonError(f"no runs with {by} = {', '.join(map(repr, missing))}; "
+                              f"found: {', '.join(map(repr, known))}")
+    return compare_groups([(v, found[v]) for v in values], threshold,
+                          cross_machine=cross_machine)

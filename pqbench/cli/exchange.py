@@ -13,7 +13,7 @@ from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.errors import InputFileError, UsageError
 from pqbench.presentation import console
 from pqbench.record import exchange
-from pqbench.store import Store
+from pqbench.store import RunFilter, Store
 
 
 @app.command()
@@ -31,7 +31,7 @@ def export(
     if fmt not in exchange.FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
     store = Store.open(db, create=False)
-    loaded = [store.load_run(r) for r in runs]
+    loaded = store.load_runs(RunFilter(ids=tuple(runs)))
     text = exchange.export(loaded, fmt)
     if output is None:
         sys.stdout.write(text)

@@ -15,7 +15,7 @@ from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors
 from pqbench.errors import UsageError
 from pqbench.files import corpus, hashing, runs, storage
 from pqbench.presentation import console
-from pqbench.record import codec as document
+from pqbench.record import codec
 from pqbench.store import Store
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
@@ -85,7 +85,7 @@ def hash_command(
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
         interrupted = exc
     measurements, problems = runs.hash_measurements(outcomes)
-    env = environment.collect(label=label, extra={"storage": _storage(paths)})
+    env = environment.collect(extra={"storage": _storage(paths)})
     settings = {"algorithm": name, "jobs": jobs, "cache": cache_mode, "label": label,
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
     run = runs.files_run(started, settings, env, measurements, problems,
@@ -94,7 +94,7 @@ def hash_command(
         store.save_run(run)
     rows = [o.as_row() for o in outcomes]
     if json_output:
-        print_json({**document.run_document(run), "files": rows})
+        print_json({**codec.run_document(run), "files": rows})
     else:
         console.stdout.print(console.rows_table(
             f"pqbench files hash ({name}, cache {cache_mode})",
@@ -132,7 +132,7 @@ def corpus_command(
     started = datetime.now(UTC)
     where = directory or os.environ.get("TMPDIR") or "/tmp"
     result = corpus.run_corpus(parse_size(total), directory, seed)
-    env = environment.collect(label=label, extra={"storage": _storage([where])})
+    env = environment.collect(extra={"storage": _storage([where])})
     settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
                 "label": label, "removed": result.removed,
                 "xts": corpus.xts_implementation()}
@@ -142,7 +142,7 @@ def corpus_command(
         store.save_run(run)
     summary = result.summary()
     if json_output:
-        print_json({**document.run_document(run), "summary": [
+        print_json({**codec.run_document(run), "summary": [
             {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
             for op, alg, n, rate in summary]})
     else:

@@ -30,7 +30,7 @@ def history(
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
     store = Store.open(db, create=False)
-    runs = [store.load_run(info.run_id) for info in store.list_runs()]
+    runs = store.load_runs()
     if not runs:
         raise ComparisonError(f"no runs stored in {store.location}")
     notes: dict[str, list[str]] = {}

@@ -15,7 +15,7 @@ from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.memory import records, runner
 from pqbench.memory.records import MemoryFigure
 from pqbench.presentation import console
-from pqbench.record import codec as document
+from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import Store
 
@@ -104,7 +104,7 @@ def memory(
                          f" matches {', '.join(operation or ())} through "
                          f"{', '.join(i.name for i in impls)}")
     store = Store.open(db)  # fail before measuring if the database is unusable
-    env = environment.collect(label=label)
+    env = environment.collect()
     started = datetime.now(UTC)
     record = runner.MemoryRecorder()
     status = "complete"
@@ -123,9 +123,9 @@ def memory(
                              record.verifications, status)
     store.save_run(run)
     if json_output:
-        print_json(document.run_document(run))
+        print_json(codec.run_document(run))
     elif csv_output:
-        print(document.run_csv(run), end="")
+        print(codec.run_csv(run), end="")
     else:
         show(run, store)
     if status == "interrupted":

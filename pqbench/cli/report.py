@@ -14,18 +14,17 @@ from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
-from pqbench.store import Store
+from pqbench.store import RunFilter, Store
 
 
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     """The runs named; with none named, all runs for --by, else the newest run."""
     if run_ids:
-        return [store.load_run(run_id) for run_id in dict.fromkeys(run_ids)]
-    listed = store.list_runs()
-    if not listed:
+        return store.load_runs(RunFilter(ids=tuple(run_ids)))
+    found = store.load_runs(RunFilter(newest=None if by else 1))
+    if not found:
         raise UsageError(f"no runs stored in {store.location}; `pqbench speed` makes one")
-    chosen = listed if by else listed[-1:]
-    return [store.load_run(info.run_id) for info in chosen]
+    return found
 
 
 @app.command("report")

@@ -23,7 +23,7 @@ from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.measure import mask as capmask
 from pqbench.measure import suite
 from pqbench.presentation import console
-from pqbench.record import codec as document
+from pqbench.record import codec
 from pqbench.store import Store
 from pqbench.timing import multi
 
@@ -111,7 +111,7 @@ def speed(
                          f"{'does' if len(impls) == 1 else 'do'} not cover "
                          f"{', '.join(a.name for a in chosen)}")
     store = Store.open(db)  # fail before measuring if the database is unusable
-    env = environment.collect(label=label, extra={
+    env = environment.collect(extra={
         "mask": capability_mask.fingerprint() if capability_mask else None})
     with console.progress_bar(len(tasks)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
@@ -119,9 +119,9 @@ def speed(
         store.save_run(run)
     console.warn_unstable(run)
     if json_output:
-        print_json(document.run_document(run))
+        print_json(codec.run_document(run))
     elif csv_output:
-        print(document.run_csv(run), end="")
+        print(codec.run_csv(run), end="")
     else:
         console.show_run(run)
         console.note(f"stored as run {run.run_id} in {store.location}")

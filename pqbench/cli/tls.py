@@ -19,7 +19,7 @@ from pqbench.cli.common import (
 )
 from pqbench.errors import UsageError
 from pqbench.presentation import console
-from pqbench.record import codec as document
+from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import Store
 from pqbench.tls import catalog, grid, records, registry
@@ -145,7 +145,7 @@ def tls(
                          catalog.resolve_certificates(cert or catalog.DEFAULT_CERTIFICATES))
     implementations = registry.select(implementation)
     store = Store.open(db)  # fail before measuring if the database is unusable
-    env = environment.collect(label=label, extra={"tls": _fingerprint(implementations)})
+    env = environment.collect(extra={"tls": _fingerprint(implementations)})
     started = datetime.now(UTC)
     record = grid.GridRecorder()
     status = "complete"
@@ -159,7 +159,7 @@ def tls(
     with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
         store.save_run(run)
     if json_output:
-        print_json(document.run_document(run))
+        print_json(codec.run_document(run))
     else:
         _show(run, store)
     if status == "interrupted":

@@ -1,31 +1,29 @@
 """File results as stored runs of kind "files": one Measurement per file and operation.
 
-A file row's `ops` are bytes and `block_size` is 1, so ops/s reads as bytes/s and the
-store needs no new column (a file's size can pass 2^31, too big for block_size).
-Per-file facts (path, size, digest, cached, flags) go in the attributes; the file
-system and device the files lived on go in the environment, under "storage".
+A file row counts bytes (`unit` "byte"): one round, the file's bytes over the pass's time,
+so its rate is bytes per second. Per-file facts (path, size, digest, cached, flags) go in
+the attributes; the file system and device the files lived on go in the environment,
+under "storage".
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
-from pqbench.measure.suite import new_run_id
 from pqbench.record.results import Measurement, Problem, Run
+from pqbench.record.runs import new_run
 from pqbench.timing.contract import LoopResult
-from pqbench.untrusted import command_line
 
 
 def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,
                elapsed_ns: int, attributes: dict[str, Any]) -> Measurement:
     return Measurement(algorithm=algorithm, implementation=implementation, operation=operation,
-                       rounds=(LoopResult(nbytes, max(elapsed_ns, 1)),), block_size=1,
-                       attributes={"unit": "byte", **attributes})
+                       rounds=(LoopResult(nbytes, max(elapsed_ns, 1)),), unit="byte",
+                       attributes=attributes)
 
 
 def stored_path(path: str) -> str:
@@ -73,8 +71,6 @@ def corpus_measurements(result: CorpusResult) -> list[Measurement]:
 def files_run(started: datetime, settings: dict[str, Any], environment: dict[str, Any],
               measurements: Sequence[Measurement], problems: Sequence[Problem] = (),
               status: str = "complete") -> Run:
-    return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
-               finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
-               command=command_line(sys.argv[1:]), label=settings.get("label"),
-               settings=settings, environment=environment, measurements=tuple(measurements),
-               problems=tuple(problems), kind="files")
+    return new_run("files", started, settings=settings, environment=environment,
+                   measurements=measurements, problems=problems, status=status,
+                   label=settings.get("label"))

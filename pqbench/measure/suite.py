@@ -7,8 +7,6 @@ reported through a callback and the result is a frozen Run.
 
 from __future__ import annotations
 
-import secrets
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,8 +17,8 @@ from pqbench.analysis import stats
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.runs import new_run
 from pqbench.timing import multi
-from pqbench.untrusted import command_line
 
 #: `openssl speed -evp` block sizes.
 BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)
@@ -72,12 +70,6 @@ class Task:
 
 
 Progress = Callable[[Task], None]
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """Sortable and unique: UTC time of the start plus random bits."""
-    now = now or datetime.now(UTC)
-    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
 def operations_for(alg: Algorithm, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -206,16 +198,7 @@ def run_suite(
         execute(plan(algorithms, implementations, settings), settings, record, progress)
     except KeyboardInterrupt:
         status = "interrupted"
-    return Run(
-        run_id=new_run_id(started),
-        started_at=started.isoformat(timespec="seconds"),
-        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        status=status,
-        command=command or command_line(sys.argv[1:]),
-        label=settings.label,
-        settings=settings.as_dict(),
-        environment=environment,
-        measurements=tuple(record.measurements),
-        problems=tuple(record.problems),
-        verifications=tuple(record.verifications),
-    )
+    return new_run("speed", started, settings=settings.as_dict(), environment=environment,
+                   measurements=record.measurements, problems=record.problems,
+                   verifications=record.verifications, status=status, label=settings.label,
+                   command=command)

@@ -1,8 +1,8 @@
 """Memory figures as stored runs of kind "memory", using the records every run kind shares.
 
 The mapping between a `MemoryFigure` and the shared record (`results.Measurement`) lives
-here alone, in `measurement` and `figure`, so moving to a typed record model later
-touches these two functions:
+here alone, in `measurement` and `figure`; `record.models.MemoryFacts` types the attributes
+they write:
 
 * algorithm, implementation, operation: as in a speed row, so a memory row sits beside
   the timing of the same operation (plus "decaps-reject", which speed does not time);
@@ -18,15 +18,13 @@ touches these two functions:
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from pqbench.measure.suite import new_run_id
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.runs import new_run
 
 KIND = "memory"
 #: The figures a memory row carries, in the order tables show them.
@@ -116,9 +114,6 @@ def figures(runs: Sequence[Run]) -> list[MemoryFigure]:
 def memory_run(started: datetime, settings: Mapping[str, Any], environment: Mapping[str, Any],
                found: Sequence[MemoryFigure], problems: Sequence[Problem],
                verifications: Sequence[Verification] = (), status: str = "complete") -> Run:
-    return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
-               finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
-               command=shlex.join(["pqbench", *sys.argv[1:]]), label=settings.get("label"),
-               settings=dict(settings), environment=dict(environment),
-               measurements=tuple(measurement(f) for f in found), problems=tuple(problems),
-               verifications=tuple(verifications), kind=KIND)
+    return new_run(KIND, started, settings=settings, environment=environment,
+                   measurements=(measurement(f) for f in found), problems=problems,
+                   verifications=verifications, status=status, label=settings.get("label"))

@@ -1,7 +1,13 @@
-"""Runs as JSON documents and CSV rows: the machine-readable edge of pqbench.
+"""The one codec of the run record: documents (`--json`, `export`), CSV rows and the
+store's rows, written and read back by the same functions.
 
-The document is what `--json` prints and what `pqbench export` writes; `run_from_document`
-is its inverse. Field names are documented in the README ("JSON schema").
+A result row is its key, its unit and samples (`models.ResultRow`'s first group), the
+summary derived from the samples, and its attributes, written flat beside them: every
+field `record.models` types for a run kind, and any other the measuring code adds. Reading
+back (`run_from_document`, `measurement`, `run_from_columns`) is for trusted data, our own
+store or a document `record.exchange` has validated, and reads the older spellings of
+format 1 too: a label kept in the fingerprint, and file rows that counted bytes as
+operations of a 1-byte block (`unit` "byte" in the attributes, `block_size` 1).
 """
 
 from __future__ import annotations
@@ -9,15 +15,19 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Any
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any, get_args, get_origin
 
-from pqbench.record.models import RUN_FORMAT
+from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
 from pqbench.untrusted import redact
 
 FORMAT = RUN_FORMAT
-FORMAT_VERSION = 1
+__all__ = ["FORMAT", "FORMAT_VERSION", "measurement", "result_row", "run_csv", "run_document",
+           "run_from_document"]
 
 
 def _number(value: float | None) -> float | None:
@@ -25,54 +35,96 @@ def _number(value: float | None) -> float | None:
     return value if value is None or math.isfinite(value) else None
 
 
-def result_row(m: Measurement) -> dict[str, Any]:
-    """One measurement: summary figures, sizes, attributes and the per-round samples."""
-    if not m.rounds:
-        return _untimed_row(m)
-    s = m.summary
-    row: dict[str, Any] = {
-        "algorithm": m.algorithm,
-        "implementation": m.implementation,
-        "operation": m.operation,
-        "block_size": m.block_size,
-        "ops_per_sec": _number(s.median),
-        "us_per_op": _number(m.us_per_op),
-        "bytes_per_sec": _number(m.bytes_per_sec),
-        "ci_low": _number(s.ci_low),
-        "ci_high": _number(s.ci_high),
-        "ci_level": s.ci_level,
-        "cv": _number(s.cv),
-        "rounds": s.n,
-        "total_ops": m.total_ops,
-        "cycles_per_op": _number(m.cycles_per_op),
-        "cycles_per_byte": (m.cycles_per_op / m.block_size
-                            if m.cycles_per_op is not None and m.block_size else None),
-        "cycle_counter": m.counter,
-        "sizes": dict(m.sizes),
-        "samples": [{"ops": r.ops, "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
-                    for r in m.rounds],
-    }
-    row.update(dict(m.attributes))
-    return row
+# --- parts every edge shares ----------------------------------------------------------
 
 
-def _untimed_row(m: Measurement) -> dict[str, Any]:
-    """A row without rounds (a memory row, `pqbench memory`): its timing fields are null."""
-    row: dict[str, Any] = {
-        "algorithm": m.algorithm, "implementation": m.implementation,
-        "operation": m.operation, "block_size": m.block_size, "ops_per_sec": None,
-        "us_per_op": None, "bytes_per_sec": None, "ci_low": None, "ci_high": None,
-        "ci_level": None, "cv": None, "rounds": 0, "total_ops": 0, "cycles_per_op": None,
-        "cycles_per_byte": None, "cycle_counter": m.counter, "sizes": dict(m.sizes),
-        "samples": [],
-    }
-    row.update(dict(m.attributes))
-    return row
+def sample(r: LoopResult) -> dict[str, Any]:
+    return {"ops": r.ops, "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
 
 
-def problem_row(p: Problem) -> dict[str, Any]:
+def loop_result(fields: Mapping[str, Any]) -> LoopResult:
+    cycles = fields.get("cycles")
+    return LoopResult(int(fields["ops"]), int(fields["elapsed_ns"]),
+                      None if cycles is None else int(cycles))
+
+
+def problem_fields(p: Problem) -> dict[str, Any]:
     return {"algorithm": p.algorithm, "implementation": p.implementation,
             "operation": p.operation, "kind": p.kind, "reason": p.reason}
+
+
+def problem(fields: Mapping[str, Any]) -> Problem:
+    return Problem(fields["algorithm"], fields["implementation"], fields["kind"],
+                   fields["reason"], fields.get("operation"))
+
+
+def verification_fields(v: Verification) -> dict[str, Any]:
+    return {"algorithm": v.algorithm, "implementation": v.implementation,
+            "checks": list(v.checks)}
+
+
+def verification(fields: Mapping[str, Any]) -> Verification:
+    return Verification(fields["algorithm"], fields["implementation"],
+                        tuple(fields["checks"]))
+
+
+def measurement(*, algorithm: str, implementation: str, operation: str,
+                rounds: Iterable[LoopResult], block_size: int | None = None,
+                sizes: Mapping[str, int] | None = None,
+                attributes: Mapping[str, Any] | None = None, counter: str | None = None,
+                unit: str | None = None) -> Measurement:
+    """A stored or imported row: `unit` as written, or from the attributes where format 1
+    kept it; a byte row's block size of 1 (how file rows used to count bytes) dropped."""
+    extra = dict(attributes or {})
+    kept = extra.pop("unit", None)
+    unit = unit or (kept if isinstance(kept, str) else None) or "op"
+    if unit == "byte" and block_size == 1:
+        block_size = None
+    return Measurement(algorithm=algorithm, implementation=implementation,
+                       operation=operation, rounds=tuple(rounds), sizes=dict(sizes or {}),
+                       block_size=block_size, attributes=extra, counter=counter, unit=unit)
+
+
+def label_of(label: str | None, environment: Fingerprint) -> str | None:
+    """The run's label; runs of format 1 may carry it in the fingerprint only."""
+    return label if label is not None else environment.legacy_label
+
+
+# --- JSON documents (`--json`, export, import) ----------------------------------------
+
+
+def summary_fields(m: Measurement) -> dict[str, Any]:
+    """The figures derived from the samples (null where they are undefined)."""
+    if not m.rounds:
+        return {"ops_per_sec": None, "us_per_op": None, "bytes_per_sec": None,
+                "ci_low": None, "ci_high": None, "ci_level": None, "cv": None, "rounds": 0,
+                "total_ops": 0, "cycles_per_op": None, "cycles_per_byte": None}
+    s = m.summary
+    per_op = m.unit == "op"
+    cycles = m.cycles_per_op
+    return {
+        "ops_per_sec": _number(s.median) if per_op else None,
+        "us_per_op": _number(m.us_per_op) if per_op else None,
+        "bytes_per_sec": _number(m.bytes_per_sec),
+        "ci_low": _number(s.ci_low), "ci_high": _number(s.ci_high),
+        "ci_level": s.ci_level, "cv": _number(s.cv), "rounds": s.n,
+        "total_ops": m.total_ops,
+        "cycles_per_op": _number(cycles) if per_op else None,
+        "cycles_per_byte": (cycles / m.block_size
+                            if cycles is not None and m.block_size else None),
+    }
+
+
+def result_row(m: Measurement) -> dict[str, Any]:
+    """One measurement: key, unit, summary figures, sizes, samples and attributes."""
+    return {
+        "algorithm": m.algorithm, "implementation": m.implementation,
+        "operation": m.operation, "block_size": m.block_size, "unit": m.unit,
+        **summary_fields(m),
+        "cycle_counter": m.counter, "sizes": dict(m.sizes),
+        "samples": [sample(r) for r in m.rounds],
+        **dict(m.attributes),
+    }
 
 
 def run_document(run: Run) -> dict[str, Any]:
@@ -87,59 +139,74 @@ def run_document(run: Run) -> dict[str, Any]:
         "command": redact(run.command),
         "label": run.label,
         "settings": dict(run.settings),
-        "environment": dict(run.environment),
-        "verifications": [{"algorithm": v.algorithm, "implementation": v.implementation,
-                           "checks": list(v.checks)} for v in run.verifications],
+        "environment": run.environment.to_dict(),
+        "verifications": [verification_fields(v) for v in run.verifications],
         "results": [result_row(m) for m in run.measurements],
-        "problems": [problem_row(p) for p in run.problems],
+        "problems": [problem_fields(p) for p in run.problems],
     }
 
 
-_ATTRIBUTE_EXCLUDE = {
-    "algorithm", "implementation", "operation", "block_size", "ops_per_sec", "us_per_op",
-    "bytes_per_sec", "ci_low", "ci_high", "ci_level", "cv", "rounds", "total_ops",
-    "cycles_per_op", "cycles_per_byte", "cycle_counter", "sizes", "samples",
-}
+@cache
+def _not_attributes() -> frozenset[str]:
+    from pqbench.record.models import ROW_FIELDS, SUMMARY_FIELDS
+
+    return ROW_FIELDS | SUMMARY_FIELDS
 
 
-def run_from_document(doc: dict[str, Any]) -> Run:
-    """The inverse of run_document (the caller validates the document first)."""
-    measurements = tuple(
-        Measurement(
-            algorithm=r["algorithm"], implementation=r["implementation"],
-            operation=r["operation"], block_size=r.get("block_size"),
-            rounds=tuple(LoopResult(int(s["ops"]), int(s["elapsed_ns"]),
-                                    None if s.get("cycles") is None else int(s["cycles"]))
-                         for s in r["samples"]),
-            sizes=dict(r.get("sizes") or {}),
-            attributes={k: v for k, v in r.items() if k not in _ATTRIBUTE_EXCLUDE},
-            counter=r.get("cycle_counter"),
-        )
-        for r in doc["results"])
+def _measurement_of_row(row: Mapping[str, Any]) -> Measurement:
+    skip = _not_attributes()
+    return measurement(
+        algorithm=row["algorithm"], implementation=row["implementation"],
+        operation=row["operation"], block_size=row.get("block_size"),
+        rounds=(loop_result(s) for s in row["samples"]), sizes=row.get("sizes") or {},
+        attributes={k: v for k, v in row.items() if k not in skip},
+        counter=row.get("cycle_counter"), unit=row.get("unit"))
+
+
+def run_from_document(doc: Mapping[str, Any]) -> Run:
+    """The inverse of run_document (the caller validates an untrusted document first)."""
+    environment = Fingerprint(doc["environment"])
     return Run(
         run_id=doc["run_id"], started_at=doc["started_at"], finished_at=doc["finished_at"],
-        status=doc["status"], command=doc["command"], label=doc.get("label"),
-        settings=dict(doc.get("settings") or {}), environment=dict(doc["environment"]),
-        measurements=measurements,
-        problems=tuple(Problem(p["algorithm"], p["implementation"], p["kind"], p["reason"],
-                               p.get("operation")) for p in doc.get("problems", [])),
-        verifications=tuple(Verification(v["algorithm"], v["implementation"],
-                                         tuple(v["checks"]))
-                            for v in doc.get("verifications", [])),
+        status=doc["status"], command=doc["command"],
+        label=label_of(doc.get("label"), environment),
+        settings=dict(doc.get("settings") or {}), environment=environment,
+        measurements=tuple(_measurement_of_row(r) for r in doc["results"]),
+        problems=tuple(problem(p) for p in doc.get("problems", [])),
+        verifications=tuple(verification(v) for v in doc.get("verifications", [])),
         kind=doc.get("kind", "speed"),
     )
 
 
-CSV_COLUMNS = ("run_id", "algorithm", "implementation", "operation", "block_size",
-               "ops_per_sec", "us_per_op", "bytes_per_sec", "ci_low", "ci_high", "cv",
-               "rounds", "cycles_per_op", "public_key", "secret_key", "ciphertext",
-               "signature", "shared_secret", "stack_bytes", "heap_bytes", "allocations",
-               "memory_method")
+# --- CSV --------------------------------------------------------------------------------
+
+#: The sizes a spreadsheet gets a column for (public-key rows).
+CSV_SIZES = ("public_key", "secret_key", "ciphertext", "signature", "shared_secret")
+
+
+@cache
+def csv_columns() -> tuple[str, ...]:
+    """run_id, the key and unit, the summary, the wire sizes, then every typed attribute
+    that is one value (lists and objects stay in the JSON)."""
+    from pqbench.record.models import ROW_FIELDS, SUMMARY_FIELDS, ResultRow
+
+    scalar = [name for name, info in ResultRow.model_fields.items()
+              if name != "cycle_counter" and not _is_collection(info.annotation)]
+    return ("run_id", *(n for n in scalar if n in ROW_FIELDS),
+            *(n for n in scalar if n in SUMMARY_FIELDS), *CSV_SIZES,
+            *(n for n in scalar if n not in ROW_FIELDS | SUMMARY_FIELDS))
+
+
+def _is_collection(annotation: Any) -> bool:
+    """Whether a field's type is (or may be) a list or an object."""
+    if get_origin(annotation) in (list, dict):
+        return True
+    return any(_is_collection(arg) for arg in get_args(annotation))
 
 
 def run_csv(run: Run) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore",
+    writer = csv.DictWriter(out, fieldnames=csv_columns(), extrasaction="ignore",
                             lineterminator="\n")
     writer.writeheader()
     for m in run.measurements:
@@ -148,3 +215,49 @@ def run_csv(run: Run) -> str:
         row["run_id"] = run.run_id
         writer.writerow(row)
     return out.getvalue()
+
+
+# --- the store's rows (`pqbench.store`: the columns of store/schema.py) ----------------
+
+
+def run_columns(run: Run) -> dict[str, Any]:
+    """A run's row in pqbench_runs; facts the runs list shows get columns of their own."""
+    env = run.environment
+    return {"run_id": run.run_id, "kind": run.kind, "started_at": run.started_at,
+            "finished_at": run.finished_at, "status": run.status, "label": run.label,
+            "command": redact(run.command), "os_build": env.os_build,
+            "hostname": env.hostname, "testbed": env.testbed,
+            "settings": dict(run.settings), "environment": env.to_dict()}
+
+
+def measurement_columns(m: Measurement) -> dict[str, Any]:
+    """A row in pqbench_measurements. The rate columns are a convenience for SQL readers
+    (in the row's unit; 0 for a row without rounds); pqbench derives every figure from
+    the samples. The unit rides in the attributes, where format 1 kept it."""
+    timed = bool(m.rounds)
+    attributes = dict(m.attributes)
+    if m.unit != "op":
+        attributes["unit"] = m.unit
+    return {"algorithm": m.algorithm, "implementation": m.implementation,
+            "operation": m.operation, "block_size": m.block_size,
+            "ops_per_sec": m.rate if timed else 0.0,
+            "us_per_op": m.us_per_op if timed else 0.0, "cycles_per_op": m.cycles_per_op,
+            "counter": m.counter, "sizes": dict(m.sizes), "attributes": attributes}
+
+
+def measurement_from_columns(row: Any, rounds: Iterable[LoopResult]) -> Measurement:
+    """The inverse of measurement_columns, given the row's samples in round order."""
+    return measurement(algorithm=row.algorithm, implementation=row.implementation,
+                       operation=row.operation, rounds=rounds, block_size=row.block_size,
+                       sizes=row.sizes, attributes=row.attributes, counter=row.counter)
+
+
+def run_from_columns(row: Any, measurements: Iterable[Measurement],
+                     problems: Iterable[Problem], verifications: Iterable[Verification]
+                     ) -> Run:
+    environment = Fingerprint(row.environment)
+    return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
+               status=row.status, command=row.command,
+               label=label_of(row.label, environment), settings=row.settings,
+               environment=environment, measurements=tuple(measurements),
+               problems=tuple(problems), verifications=tuple(verifications), kind=row.kind)

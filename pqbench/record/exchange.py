@@ -1,6 +1,6 @@
 """Export runs to files and import them back: comparisons without a shared database.
 
-Two formats out: pqbench's own JSON (a bundle of run documents, `document.run_document`,
+Two formats out: pqbench's own JSON (a bundle of run documents, `codec.run_document`,
 lossless) and pytest-benchmark's JSON (loads in `pytest-benchmark compare`; stats in
 seconds per operation, one datum per round). Imports read pqbench JSON only, and treat it
 as untrusted data: size-limited before parsing, parsed with `json` (never executed),
@@ -19,16 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from pytest_benchmark import __version__ as pytest_benchmark_version
-from pytest_benchmark.stats import Stats
 
 from pqbench.errors import InputFileError
-from pqbench.record import codec as document
-from pqbench.record import models
-from pqbench.record.results import Run
+from pqbench.record import codec, models
+from pqbench.record.format import BUNDLE_FORMAT, BUNDLE_VERSION, FORMAT_VERSION, RUN_FORMAT
+from pqbench.record.results import Measurement, Run
 
-BUNDLE_FORMAT = models.BUNDLE_FORMAT
-BUNDLE_VERSION = 1
+__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "FORMATS", "MAX_BYTES", "InputFileError",
+           "export", "parse", "read_file", "read_files"]
 #: Refuse files larger than this before reading them (a week of runs is a few MB).
 MAX_BYTES = 64 * 1024 * 1024
 FORMATS = ("json", "pytest-benchmark")
@@ -41,7 +39,7 @@ def export_bundle(runs: Sequence[Run]) -> dict[str, Any]:
     """pqbench's own export: every run document, samples included."""
     return {"format": BUNDLE_FORMAT, "format_version": BUNDLE_VERSION,
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "runs": [document.run_document(r) for r in runs]}
+            "runs": [codec.run_document(r) for r in runs]}
 
 
 def export_pytest_benchmark(runs: Sequence[Run]) -> dict[str, Any]:
@@ -51,23 +49,22 @@ def export_pytest_benchmark(runs: Sequence[Run]) -> dict[str, Any]:
     parametrised-test style, prefixed by the run id when several runs are exported.
     The OS build, library versions and the whole pqbench fingerprint go in `machine_info`.
     """
+    from pytest_benchmark import __version__ as pytest_benchmark_version
+
     if not runs:
         raise InputFileError("nothing to export")
-    env = dict(runs[0].environment)
-    os_info = env.get("os") or {}
+    env = runs[0].environment
     machine_info = {
-        "node": env.get("hostname"), "processor": (env.get("cpu") or {}).get("model"),
-        "machine": env.get("arch"), "python_compiler": platform.python_compiler(),
+        "node": env.hostname, "processor": env.cpu_model, "machine": env.arch,
+        "python_compiler": platform.python_compiler(),
         "python_implementation": platform.python_implementation(),
-        "python_implementation_version": (env.get("libraries") or {}).get("python"),
-        "python_version": (env.get("libraries") or {}).get("python"),
+        "python_implementation_version": env.python, "python_version": env.python,
         "python_build": list(platform.python_build()),
-        "release": os_info.get("kernel"), "system": os_info.get("system"),
-        "cpu": {"brand_raw": (env.get("cpu") or {}).get("model"),
-                "flags": env.get("cpu_flags"), "count": (env.get("cpu") or {}).get("count")},
-        "os_build": env.get("os_build"), "cpu_flags": env.get("cpu_flags"),
-        "libraries": env.get("libraries"), "knobs": env.get("knobs"),
-        "pqbench": env,
+        "release": env.kernel, "system": env.os_system,
+        "cpu": {"brand_raw": env.cpu_model, "flags": env.cpu_flags, "count": env.cpu_count},
+        "os_build": env.os_build, "cpu_flags": env.cpu_flags,
+        "libraries": env.path("libraries"), "knobs": env.path("knobs"),
+        "pqbench": env.to_dict(),
     }
     several = len(runs) > 1
     benchmarks = [_benchmark(run, m, several) for run in runs for m in run.measurements
@@ -82,7 +79,9 @@ def export_pytest_benchmark(runs: Sequence[Run]) -> dict[str, Any]:
     }
 
 
-def _benchmark(run: Run, m: Any, several: bool) -> dict[str, Any]:
+def _benchmark(run: Run, m: Measurement, several: bool) -> dict[str, Any]:
+    from pytest_benchmark.stats import Stats
+
     seconds = [r.elapsed_ns / 1e9 / r.ops for r in m.rounds if r.ops > 0]
     stats = Stats()
     for value in seconds:
@@ -99,7 +98,7 @@ def _benchmark(run: Run, m: Any, several: bool) -> dict[str, Any]:
         "params": {"implementation": m.implementation, "block_size": m.block_size},
         "param": param,
         "extra_info": {"run_id": run.run_id, "label": run.label,
-                       "os_build": run.environment.get("os_build"),
+                       "os_build": run.environment.os_build,
                        "ops_per_sec": m.ops_per_sec, "bytes_per_sec": m.bytes_per_sec,
                        "cycles_per_op": m.cycles_per_op, "sizes": dict(m.sizes)},
         "options": {"timer": "time.perf_counter_ns", "min_rounds": len(seconds)},
@@ -169,17 +168,17 @@ def parse(data: Any, source: str) -> list[Run]:
         if isinstance(docs, list):
             for index, doc in enumerate(docs):
                 if isinstance(doc, dict):
-                    _check_version(doc, document.FORMAT_VERSION, f"{source}: run {index + 1}")
+                    _check_version(doc, FORMAT_VERSION, f"{source}: run {index + 1}")
         model: type[models.Bundle | models.RunDocument] = models.Bundle
-    elif fmt == document.FORMAT:
-        _check_version(data, document.FORMAT_VERSION, source)
+    elif fmt == RUN_FORMAT:
+        _check_version(data, FORMAT_VERSION, source)
         model = models.RunDocument
     elif "benchmarks" in data and "machine_info" in data:
         raise InputFileError(f"{source} is a pytest-benchmark file; pqbench imports only its "
                              "own exports (`pqbench export --format json`)")
     else:
         raise InputFileError(f"{source} is not a pqbench export (no 'format': "
-                             f"'{BUNDLE_FORMAT}' or '{document.FORMAT}')")
+                             f"'{BUNDLE_FORMAT}' or '{RUN_FORMAT}')")
     try:
         validated = model.model_validate(data)
     except ValidationError as exc:
@@ -187,7 +186,7 @@ def parse(data: Any, source: str) -> list[Run]:
     except RecursionError:  # nesting below json's limit but deep enough for pydantic's
         raise InputFileError(f"{source}: values nested too deeply") from None
     runs = validated.runs if isinstance(validated, models.Bundle) else [validated]
-    return [document.run_from_document(run.model_dump(exclude_unset=True)) for run in runs]
+    return [codec.run_from_document(run.model_dump(exclude_unset=True)) for run in runs]
 
 
 def _check_version(doc: dict[str, Any], supported: int, where: str) -> None:

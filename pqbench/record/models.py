@@ -28,23 +28,17 @@ from pydantic import (
     model_validator,
 )
 
-#: The store's BigInteger columns (samples' ops, elapsed_ns, cycles).
-MAX_COUNT = 2**63 - 1
-#: The store's Integer columns (block_size).
-MAX_INT32 = 2**31 - 1
-#: Names: algorithms, implementations, operations, fingerprint keys.
-NAME_CHARS = 200
-#: Free text a user types: labels.
-LABEL_CHARS = 1_000
-#: Longer text: commands, reasons, paths, library build strings.
-TEXT_CHARS = 10_000
-#: Items in any one list or object, and the depth of free-form JSON values.
-MAX_ITEMS = 100_000
-MAX_DEPTH = 16
+from pqbench.record.format import (
+    LABEL_CHARS,
+    MAX_COUNT,
+    MAX_DEPTH,
+    MAX_INT32,
+    MAX_ITEMS,
+    NAME_CHARS,
+    TEXT_CHARS,
+)
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
-RUN_FORMAT = "pqbench-run"
-BUNDLE_FORMAT = "pqbench-export"
 
 
 def _storable(value: str) -> str:
@@ -147,18 +141,25 @@ class Sample(_Closed):
     cycles: Count | None = None
 
 
-class ResultRow(_Open):
-    """One measurement: its samples, the summary derived from them, sizes and attributes.
-
-    The summary fields (ops_per_sec ... cycles_per_byte) are recomputed from the samples
-    when a run is loaded; they are checked here so that no file carries NaN or infinity.
-    Extra fields are the row's attributes.
-    """
+class _Row(_Open):
+    """The row's key, its unit and its samples: what every result row has."""
 
     algorithm: Name
     implementation: Name
     operation: Name
     block_size: BlockSize | None = None
+    #: What a sample's `ops` counts: operations, or bytes (file rows). Absent: operations.
+    unit: Literal["op", "byte"] | None = None
+    sizes: dict[Key, Count] = Field(default_factory=dict, max_length=64)
+    cycle_counter: Text | None = None
+    #: Every timed row has samples; a memory row (`pqbench memory`) has none.
+    samples: list[Sample] = Field(max_length=MAX_ITEMS)
+
+
+class _Summary(_Open):
+    """Figures derived from the samples: recomputed when a run is loaded, checked here so
+    that no file carries NaN or infinity."""
+
     ops_per_sec: NonNegative | None = None
     us_per_op: NonNegative | None = None
     bytes_per_sec: NonNegative | None = None
@@ -170,19 +171,26 @@ class ResultRow(_Open):
     total_ops: Count | None = None
     cycles_per_op: NonNegative | None = None
     cycles_per_byte: NonNegative | None = None
-    cycle_counter: Text | None = None
-    sizes: dict[Key, Count] = Field(default_factory=dict, max_length=64)
-    #: Every timed row has samples; a memory row (`pqbench memory`) has none.
-    samples: list[Sample] = Field(max_length=MAX_ITEMS)
-    # Attributes pqbench itself writes, typed because reports compute with them.
+
+
+class SpeedFacts(_Open):
+    """`pqbench speed` rows: what a cipher's key buys, what one op is, how it was run."""
+
     key_bits: Bits | None = None
     security_bits: Bits | None = None
     quantum_security_bits: Bits | None = None
+    per_op: Text | None = None
+    #: The library behind a row where the implementation has several (python: hashlib ...).
+    library: Name | None = None
     processes: Annotated[int, Field(ge=1, le=4096)] | None = None
     per_process_ops_per_sec: list[NonNegative] | None = _items(4096)
     cpus: list[Count] | None = _items(4096)
     cpu: Count | None = None
-    unit: Name | None = None
+
+
+class FileFacts(_Open):
+    """`pqbench files` rows (unit "byte"): the file and what was in memory."""
+
     path: Text | None = None
     size: Count | None = None
     cache_mode: Name | None = None
@@ -190,9 +198,34 @@ class ResultRow(_Open):
     resident: Fraction | None = None
     digest: Text | None = None
     cached: bool | None = None
-    library: Name | None = None
-    per_op: Text | None = None
-    # A memory row's figures (pqbench/memory/records.py): counts, as the store keeps them.
+
+
+class TlsFacts(_Open):
+    """`pqbench tls` rows (pqbench/tls/records.py): the cell, the bytes and the CPU."""
+
+    group: Name | None = None
+    certificate: Name | None = None
+    transport: Name | None = None
+    tls_library: Text | None = None
+    signature_scheme: Name | None = None
+    handshakes_per_sec: NonNegative | None = None
+    client_bytes: Count | None = None
+    server_bytes: Count | None = None
+    certificates: Count | None = None
+    round_trips: Count | None = None
+    client_segments: Count | None = None
+    server_segments: Count | None = None
+    mtu: Count | None = None
+    initial_window: Count | None = None
+    client_cpu_us: NonNegative | None = None
+    server_cpu_us: NonNegative | None = None
+    client_cpu_ns: list[Count] | None = _items()
+    server_cpu_ns: list[Count] | None = _items()
+
+
+class MemoryFacts(_Open):
+    """`pqbench memory` rows (pqbench/memory/records.py): counts, as the store keeps them."""
+
     stack_bytes: Count | None = None
     heap_bytes: Count | None = None
     allocations: Count | None = None
@@ -200,6 +233,23 @@ class ResultRow(_Open):
     memory_calls: Annotated[int, Field(ge=1, le=MAX_ITEMS)] | None = None
     memory_range: dict[Key, Annotated[list[Count], Field(min_length=2, max_length=2)]] | None \
         = Field(default=None, max_length=16)
+
+
+class AbFacts(_Open):
+    """Rows of a `pqbench ab` session (pqbench/ab/session.py): the pairs and how it ended."""
+
+    ab_seconds: NonNegative | None = None
+    ab_order: Text | None = None
+    ab_stopped: Text | None = None
+    ab_looks: Count | None = None
+    ab_cpu_ns: list[Count | None] | None = _items()
+
+
+class ResultRow(AbFacts, MemoryFacts, TlsFacts, FileFacts, SpeedFacts, _Summary, _Row):
+    """One measurement: its key and samples, the summary derived from them, sizes, and the
+    facts of its run kind (each group above). Other extra fields are kept as bounded JSON;
+    every field besides the key, samples and summary is one of the row's attributes.
+    """
 
     @model_validator(mode="after")
     def _samples_or_memory(self) -> ResultRow:
@@ -221,6 +271,11 @@ class ResultRow(_Open):
                 and len(data["samples"]) < 2:
             return {**data, "cv": None}
         return data
+
+
+#: The fields of a row that are not attributes: its key and samples, and the summary.
+ROW_FIELDS = frozenset(_Row.model_fields)
+SUMMARY_FIELDS = frozenset(_Summary.model_fields)
 
 
 class Problem(_Closed):

@@ -1,18 +1,35 @@
-"""Frozen result records. They become dicts only at the storage and JSON edges."""
+"""Frozen result records. They become dicts only at the storage and JSON edges (`codec`).
+
+A `Run` holds `Measurement`s (result rows), each with every timed round as a `LoopResult`
+(the timing contract's sample), plus what was not measured (`Problem`) and what was
+checked (`Verification`), and the `Fingerprint` it ran in. Fields a row carries beyond its
+key and samples live in `attributes`; `record.models` types every one of them, so adding
+one touches that model and the place that measures it.
+"""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pqbench.analysis import stats
+from pqbench.record.fingerprint import Fingerprint
 from pqbench.timing.contract import LoopResult
+
+if TYPE_CHECKING:
+    from pqbench.analysis.stats import Summary
+
+RowKey = tuple[str, str, str, int | None]
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """All rounds of one (algorithm, implementation, operation[, block size])."""
+    """All rounds of one (algorithm, implementation, operation[, block size]).
+
+    `unit` says what a round's count counts: "op" (one operation, of `block_size` bytes
+    for ciphers and hashes) or "byte" (file rows: the bytes of one pass over a file).
+    """
 
     algorithm: str
     implementation: str
@@ -22,27 +39,37 @@ class Measurement:
     sizes: Mapping[str, int] = field(default_factory=dict)
     #: Bytes processed per operation (symmetric and hash rows); None for public-key rows.
     block_size: int | None = None
-    #: Further facts of the row: key_bits, security_bits, quantum_security_bits, processes.
+    #: Further facts of the row, typed by `record.models.ResultRow`: key_bits, processes,
+    #: a file's path, a TLS cell's bytes, a memory row's figures ...
     attributes: Mapping[str, Any] = field(default_factory=dict)
     #: Label of the cycle counter behind cycles_per_op ("rdtsc (reference cycles)").
     counter: str | None = None
+    unit: str = "op"
 
     @property
-    def key(self) -> tuple[str, str, str, int | None]:
+    def key(self) -> RowKey:
         return (self.algorithm, self.implementation, self.operation, self.block_size)
 
     @property
     def samples(self) -> list[float]:
-        """Per-round operations per second."""
+        """Per-round rate: operations (bytes, for a byte row) per second."""
         return [r.ops_per_sec for r in self.rounds if r.ops > 0]
 
     @property
-    def summary(self) -> stats.Summary:
+    def summary(self) -> Summary:
+        from pqbench.analysis import stats  # numpy and scipy only where figures are made
+
         return stats.summarize(self.samples)
 
     @property
+    def rate(self) -> float:
+        """Median per-round rate in the row's unit (0 for a row without rounds)."""
+        samples = self.samples
+        return statistics.median(samples) if samples else 0.0
+
+    @property
     def ops_per_sec(self) -> float:
-        return self.summary.median
+        return self.rate
 
     @property
     def us_per_op(self) -> float:
@@ -50,14 +77,14 @@ class Measurement:
 
     @property
     def bytes_per_sec(self) -> float | None:
-        return self.ops_per_sec * self.block_size if self.block_size else None
+        if self.unit == "byte":
+            return self.rate
+        return self.rate * self.block_size if self.block_size else None
 
     @property
     def cycles_per_op(self) -> float | None:
         per_round = [r.cycles_per_op for r in self.rounds if r.cycles_per_op is not None]
-        if not per_round:
-            return None
-        return stats.summarize(per_round).median
+        return statistics.median(per_round) if per_round else None
 
     @property
     def total_ops(self) -> int:
@@ -70,7 +97,7 @@ class Problem:
 
     algorithm: str
     implementation: str
-    kind: str  # "not offered" | "unavailable" | "failed verification" | "error"
+    kind: str  # "not offered" | "unavailable" | "failed verification" | "error" | "no rate"
     reason: str
     operation: str | None = None
 
@@ -86,7 +113,8 @@ class Verification:
 
 @dataclass(frozen=True)
 class Run:
-    """One invocation of a suite, with the environment it ran in."""
+    """One invocation of a suite, with the environment it ran in (`record.runs.new_run`
+    makes one; `record.codec` reads one back)."""
 
     run_id: str
     started_at: str
@@ -95,8 +123,12 @@ class Run:
     command: str
     label: str | None
     settings: Mapping[str, Any]
-    environment: Mapping[str, Any]
+    environment: Fingerprint
     measurements: tuple[Measurement, ...] = ()
     problems: tuple[Problem, ...] = ()
     verifications: tuple[Verification, ...] = ()
-    kind: str = "speed"  # "speed" | "files" | "tls"
+    kind: str = "speed"  # "speed" | "files" | "tls" | "memory"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.environment, Fingerprint):
+            object.__setattr__(self, "environment", Fingerprint(self.environment))

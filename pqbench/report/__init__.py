@@ -50,9 +50,8 @@ def _title(runs: Sequence[Run]) -> str:
 
 def _introduction(runs: Sequence[Run], shown: Sequence[Run]) -> str:
     env = runs[-1].environment
-    cpu = (env.get("cpu") or {}).get("model") or "an unknown CPU"
-    machine = md.text(f"{cpu} ({env.get('arch', '?')}), "
-                      f"{env.get('os_build', 'unknown OS build')}")
+    machine = md.text(f"{env.cpu_model or 'an unknown CPU'} ({env.arch or '?'}), "
+                      f"{env.os_build or 'unknown OS build'}")
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
                 f"{md.text(runs[0].started_at)} UTC.")

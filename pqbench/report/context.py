@@ -13,15 +13,6 @@ from pqbench.report.base import Section
 _WIDE_LIMIT = 4
 
 
-def _get(env: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = env
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
 def _text(value: Any) -> str:
     if value in (None, "", [], {}):
         return md.MISSING
@@ -30,46 +21,35 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _knobs(env: Mapping[str, Any]) -> str:
-    knobs = env.get("knobs") or {}
-    set_knobs = [f"{k}={v}" for k, v in sorted(knobs.items()) if v]
-    return ", ".join(set_knobs) if set_knobs else "none"
-
-
 def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
     """(row title, function of a run) for the environment table."""
-    libraries = sorted({key for run in runs
-                        for key in (run.environment.get("libraries") or {})})
+    libraries = sorted({key for run in runs for key in run.environment.libraries})
     fields: list[tuple[str, Any]] = [
         ("run", lambda r: r.run_id),
         ("label", lambda r: r.label),
         ("started (UTC)", lambda r: r.started_at),
         ("status", lambda r: r.status),
-        ("OS", lambda r: " ".join(filter(None, [_get(r.environment, "os.name"),
-                                                 _get(r.environment, "os.version")]))),
-        ("OS build", lambda r: r.environment.get("os_build")),
-        ("kernel build", lambda r: _get(r.environment, "os.kernel_build")),
-        ("architecture", lambda r: r.environment.get("arch")),
-        ("CPU", lambda r: _get(r.environment, "cpu.model")),
-        ("CPUs", lambda r: _get(r.environment, "cpu.count")),
-        ("crypto CPU flags", lambda r: r.environment.get("cpu_flags")),
-        ("capability knobs", lambda r: _knobs(r.environment)),
-        ("testbed", lambda r: r.environment.get("testbed")),
+        ("OS", lambda r: r.environment.os_name),
+        ("OS build", lambda r: r.environment.os_build),
+        ("kernel build", lambda r: r.environment.kernel_build),
+        ("architecture", lambda r: r.environment.arch),
+        ("CPU", lambda r: r.environment.cpu_model),
+        ("CPUs", lambda r: r.environment.cpu_count),
+        ("crypto CPU flags", lambda r: r.environment.cpu_flags),
+        ("capability knobs", lambda r: ", ".join(r.environment.knobs_set) or "none"),
+        ("testbed", lambda r: r.environment.testbed),
     ]
-    fields += [(f"{lib}", lambda r, lib=lib: _get(r.environment, f"libraries.{lib}"))
-               for lib in libraries]
-    if any(r.environment.get("tls") for r in runs):
+    fields += [(f"{lib}", lambda r, lib=lib: r.environment.library(lib)) for lib in libraries]
+    if any(r.environment.tls for r in runs):
         fields.append(("TLS libraries", _tls_libraries))
     return fields
 
 
 def _tls_libraries(run: Run) -> str | None:
     """`pqbench tls` runs: each TLS implementation and the library behind it."""
-    found = run.environment.get("tls")
-    if not isinstance(found, Mapping):
-        return None
     return "; ".join(f"{name}: {info.get('library') or info.get('unavailable')}"
-                     for name, info in found.items() if isinstance(info, Mapping))
+                     for name, info in run.environment.tls.items()
+                     if isinstance(info, Mapping)) or None
 
 
 def environment(runs: Sequence[Run]) -> Section:

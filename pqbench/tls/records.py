@@ -1,7 +1,7 @@
 """TLS results as stored runs of kind "tls", using the records every run kind shares.
 
 One row per (cell, implementation, transport, operation). The mapping to the record lives in
-`measurement` alone, so moving to a typed record model later touches one function:
+`measurement` alone; `record.models.TlsFacts` types the attributes it writes:
 
 * algorithm: the cell, "X25519MLKEM768 + ML-DSA-65"; operation: "full" or "resumed";
 * implementation: the library's name for the in-process figure over memory buffers
@@ -16,15 +16,13 @@ One row per (cell, implementation, transport, operation). The mapping to the rec
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pqbench.analysis import stats
-from pqbench.measure.suite import new_run_id
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.runs import new_run
 from pqbench.timing.contract import LoopResult
 from pqbench.tls.catalog import SCHEME_NAMES
 from pqbench.tls.grid import TlsResult, TlsSettings
@@ -90,12 +88,9 @@ def measurement(result: TlsResult) -> Measurement:
 def tls_run(started: datetime, settings: TlsSettings, environment: dict[str, Any],
             results: Sequence[TlsResult], problems: Sequence[Problem],
             verifications: Sequence[Verification], status: str = "complete") -> Run:
-    return Run(run_id=new_run_id(started), started_at=started.isoformat(timespec="seconds"),
-               finished_at=datetime.now(UTC).isoformat(timespec="seconds"), status=status,
-               command=shlex.join(["pqbench", *sys.argv[1:]]), label=settings.label,
-               settings=settings.as_dict(), environment=environment,
-               measurements=tuple(measurement(r) for r in results),
-               problems=tuple(problems), verifications=tuple(verifications), kind=KIND)
+    return new_run(KIND, started, settings=settings.as_dict(), environment=environment,
+                   measurements=(measurement(r) for r in results), problems=problems,
+                   verifications=verifications, status=status, label=settings.label)
 
 
 def rows(run: Run) -> list[Measurement]:

@@ -1,0 +1,97 @@
+"""Making a run, and naming a run's facts: the one constructor every run kind calls, and
+the values `--by FIELD` groups and filters runs by.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pqbench.errors import ComparisonError
+from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.untrusted import command_line
+
+#: Fields that `--by` understands besides dotted paths into the fingerprint.
+RUN_FIELDS = ("label", "run_id", "kind", "date")
+#: The group of runs that lack the `--by` field.
+NO_VALUE = "(none)"
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Sortable and unique: UTC time of the start plus random bits."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def timestamp(moment: datetime) -> str:
+    """A run's started_at / finished_at: ISO 8601 to the second, with its offset."""
+    return moment.isoformat(timespec="seconds")
+
+
+def new_run(
+    kind: str,
+    started: datetime,
+    *,
+    settings: Mapping[str, Any],
+    environment: Mapping[str, Any],
+    measurements: Iterable[Measurement] = (),
+    problems: Iterable[Problem] = (),
+    verifications: Iterable[Verification] = (),
+    status: str = "complete",
+    label: str | None = None,
+    command: str | None = None,
+    run_id: str | None = None,
+    finished: datetime | None = None,
+) -> Run:
+    """A run that finishes now: a fresh id from its start, the command line that made it
+    (passwords redacted), its label on the run alone (never in the fingerprint)."""
+    return Run(
+        run_id=run_id or new_run_id(started),
+        started_at=timestamp(started),
+        finished_at=timestamp(finished or datetime.now(UTC)),
+        status=status,
+        command=command if command is not None else command_line(sys.argv[1:]),
+        label=label,
+        settings=dict(settings),
+        environment=Fingerprint(environment),
+        measurements=tuple(measurements),
+        problems=tuple(problems),
+        verifications=tuple(verifications),
+        kind=kind,
+    )
+
+
+def field_value(run: Run, name: str) -> str | None:
+    """A run's value for `--by NAME`: a run field or a dotted path into its fingerprint.
+
+    Lists (CPU flags) become comma-joined text so they can name a group.
+    """
+    value: Any
+    if name == "label":
+        value = run.label
+    elif name == "run_id":
+        value = run.run_id
+    elif name == "kind":
+        value = run.kind
+    elif name == "date":
+        value = run.started_at[:10]
+    else:
+        value = run.environment.path(name)
+        if isinstance(value, Mapping):
+            raise ComparisonError(f"--by {name} names a group of fields; pick one of: "
+                                  f"{', '.join(f'{name}.{k}' for k in value)}")
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def group_value(run: Run, name: str) -> str:
+    """The group a run falls in with `--by NAME`: its value, or "(none)" without one."""
+    value = field_value(run, name)
+    return NO_VALUE if value is None else value
