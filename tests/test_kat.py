@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +14,7 @@ from pqbench.checks.kat import check_vector, checks_for, known_answer_checks, lo
 from pqbench.checks.vectors import Vector, load_vectors, parse_pqbench_json
 from pqbench.cli import app
 from pqbench.implementations import select
-from pqbench.implementations.base import Check, Implementation, TimedOperation
+from pqbench.implementations.base import Implementation
 
 PYTHON_IMPLEMENTATIONS = ("liboqs-python", "cryptography")
 VERIFIED = [alg for alg in algorithms.all_algorithms()
@@ -143,25 +142,9 @@ def test_without_cryptography_vectors_the_curated_set_is_used(
     assert outcomes["KAT decaps"].detail.startswith("3/3 vectors, curated vectors/ml-kem-768")
 
 
-class _NativeLoop(Implementation):
-    """Only a name: native loops have no KAT entry point, so nothing else is called."""
-
-    name = "liboqs"
-    description = "native loop"
-
-    def offers(self, alg: Algorithm, operation: str) -> str | None:
-        return None
-
-    def self_check(self, alg: Algorithm) -> list[Check]:
-        raise AssertionError("not called")
-
-    def prepare(self, alg: Algorithm, operation: str, *args: Any, **kwargs: Any
-                ) -> TimedOperation:
-        raise AssertionError("not called")
-
-
-def test_native_loops_are_reported_not_offered_with_what_is_checked() -> None:
-    (outcome,) = known_answer_checks(algorithms.by_name("ML-KEM-768"), _NativeLoop())
+@pytest.mark.parametrize("name", ["liboqs", "libcrypto"])
+def test_native_loops_are_reported_not_offered_with_what_is_checked(name: str) -> None:
+    (outcome,) = known_answer_checks(algorithms.by_name("ML-KEM-768"), implementation(name))
     assert outcome.status == "not offered"
     assert "checked instead" in outcome.detail
 

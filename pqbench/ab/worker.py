@@ -3,7 +3,7 @@
 Started as `pqbench worker` by the controller, possibly through a command prefix in another
 userland with another Python; it measures with its own libraries and reports its own
 fingerprint. Each (algorithm, implementation) passes the same correctness checks as in
-`pqbench speed` (`suite.check_pair`) before any of its rows is prepared, and a row that
+`pqbench speed` (`checks.pair.check_pair`) before any of its rows is prepared, and a row that
 fails them is answered as a problem, never timed.
 """
 
@@ -145,8 +145,8 @@ def _problem(algorithm: str, implementation: str, kind: str, reason: str,
 
 
 def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    from pqbench.checks.pair import check_pair
     from pqbench.errors import NotOfferedError, VerificationError
-    from pqbench.measure import suite
 
     row = protocol.row_of(message)
     task = state.tasks.get(row)
@@ -155,12 +155,10 @@ def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
     alg, impl, operation, block = task.algorithm, task.implementation, row[2], row[3]
     pair = (alg.name, impl.name)
     if pair not in state.checked:
-        record = suite.SuiteRecorder()
-        if suite.check_pair(alg, impl, record):
-            state.checked[pair] = {"checks": list(record.verifications[-1].checks)}
-        else:
-            found = record.problems[-1]
-            state.checked[pair] = _problem(*pair, found.kind, found.reason)
+        found = check_pair(alg, impl)
+        state.checked[pair] = ({"checks": list(found.verification.checks)}
+                               if found.problem is None else
+                               _problem(*pair, found.problem.kind, found.problem.reason))
     checked = state.checked[pair]
     if checked.get("type") == "problem":
         return {**checked, "operation": operation}

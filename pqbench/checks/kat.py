@@ -2,9 +2,10 @@
 
 `known_answer_checks(alg, impl)` loads the vectors for `alg` (the full NIST/RFC files from
 cryptography-vectors when installed, else the curated `vectors/` set), runs every vector
-through each check the implementation can take, and returns one Outcome per check with the
-vector count. `check_vector(alg, impl, vector)` runs one vector, so tests can feed it a
-copied, corrupted vector and see it fail.
+through each check the implementation takes (`Implementation.vector_checks`: each library
+answers for itself, in its own module), and returns one Outcome per check with the vector
+count. `check_vector(alg, impl, vector)` runs one vector, so tests can feed it a copied,
+corrupted vector and see it fail.
 
 A check that an API cannot express is reported "not offered" with the reason; nothing is
 compared that the implementation did not compute.
@@ -12,29 +13,11 @@ compared that the implementation did not compute.
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import (
-    ec,
-    ed448,
-    ed25519,
-    mldsa,
-    mlkem,
-    padding,
-    rsa,
-    x448,
-    x25519,
-)
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from pqbench.algorithms.base import Algorithm
+from pqbench.checks.outcome import Outcome
 from pqbench.checks.vectors import (
     Parser,
     Vector,
@@ -45,20 +28,7 @@ from pqbench.checks.vectors import (
     parse_nist_rsp,
     parse_pqbench_json,
 )
-from pqbench.checks.verify import Outcome
-from pqbench.implementations.base import Implementation
-
-#: A per-vector check answers True/False, or returns the reason it does not apply.
-VectorCheck = Callable[[Algorithm, Vector], bool | str]
-
-#: Native C loops: their self-check runs in C before every timing loop; no KAT entry point.
-NATIVE = {
-    "liboqs": "a round trip and tamper check in C (keygen, encaps/sign, decaps/verify, "
-              "a flipped byte rejected) before every timing loop",
-    "libcrypto": "a round trip and tamper check in C through the system libcrypto's EVP API "
-                 "before every timing loop",
-}
-
+from pqbench.implementations.base import Implementation, VectorCheck
 
 # --- where the vectors come from -------------------------------------------------------
 
@@ -153,294 +123,12 @@ def load_for(alg: Algorithm) -> tuple[list[Vector], str]:
     return vectors, curated.label
 
 
-# --- liboqs randomness: the hook liboqs's own KAT programs use ---------------------------
+# --- which checks an implementation takes ------------------------------------------------
 
-_RANDOMBYTES = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 
-
-class _Feed:
-    """Hands liboqs the bytes a KAT prescribes; zeros (and `overrun`) if it asks for more."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data, self.overrun = data, False
-
-    def __call__(self, buffer: ctypes._Pointer[ctypes.c_uint8], length: int) -> None:
-        chunk, self.data = self.data[:length], self.data[length:]
-        if len(chunk) < length:
-            self.overrun = True
-            chunk = chunk.ljust(length, b"\0")
-        ctypes.memmove(buffer, chunk, length)
-
-
-@contextmanager
-def _liboqs_randomness(oqs: ModuleType, data: bytes) -> Iterator[_Feed]:
-    """Make liboqs's OQS_randombytes return `data`, as liboqs's tests/kat_*.c do.
-
-    Process-wide while it lasts, so it wraps a single call and puts the system RNG back.
-    """
-    feed = _Feed(data)
-    callback = _RANDOMBYTES(feed)  # kept alive by this frame while liboqs may call it
-    library = oqs.native()
-    library.OQS_randombytes_custom_algorithm(callback)
-    try:
-        yield feed
-    finally:
-        library.OQS_randombytes_switch_algorithm(b"system")
-
-
-def _oqs() -> ModuleType:
-    from pqbench.liboqs import import_oqs
-
-    return import_oqs()
-
-
-def _hex(vector: Vector, key: str) -> bytes:
-    return bytes.fromhex(vector[key])
-
-
-# --- ML-KEM (FIPS 203) ------------------------------------------------------------------
-
-def _oqs_kem_keygen(alg: Algorithm, v: Vector) -> bool | str:
-    with _oqs().KeyEncapsulation(alg.liboqs_name) as kem:
-        public = kem.generate_keypair_seed(_hex(v, "d") + _hex(v, "z"))
-        return bytes(public) == _hex(v, "pk") and bytes(kem.export_secret_key()) == _hex(v, "sk")
-
-
-def _oqs_kem_encaps(alg: Algorithm, v: Vector) -> bool | str:
-    oqs = _oqs()
-    with oqs.KeyEncapsulation(alg.liboqs_name) as kem, _liboqs_randomness(oqs, _hex(v, "msg")) \
-            as feed:
-        ciphertext, shared = kem.encap_secret(_hex(v, "pk"))
-    return (not feed.overrun and not feed.data and bytes(ciphertext) == _hex(v, "ct")
-            and bytes(shared) == _hex(v, "ss"))
-
-
-def _oqs_decaps(ct: str, ss: str) -> VectorCheck:
-    def check(alg: Algorithm, v: Vector) -> bool | str:
-        with _oqs().KeyEncapsulation(alg.liboqs_name, secret_key=_hex(v, "sk")) as kem:
-            return bytes(kem.decap_secret(_hex(v, ct))) == _hex(v, ss)
-    return check
-
-
-_PYCA_MLKEM: dict[str, Any] = {
-    "ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey}
-
-
-def _pyca_mlkem_key(alg: Algorithm, v: Vector) -> Any:
-    # FIPS 203 7.1: the 64-byte seed d||z determines the whole key pair.
-    return _PYCA_MLKEM[alg.name].from_seed_bytes(_hex(v, "d") + _hex(v, "z"))
-
-
-def _pyca_kem_keygen(alg: Algorithm, v: Vector) -> bool | str:
-    return _pyca_mlkem_key(alg, v).public_key().public_bytes_raw() == _hex(v, "pk")
-
-
-def _pyca_decaps(ct: str, ss: str) -> VectorCheck:
-    def check(alg: Algorithm, v: Vector) -> bool | str:
-        return _pyca_mlkem_key(alg, v).decapsulate(_hex(v, ct)) == _hex(v, ss)
-    return check
-
-
-# --- ML-DSA (FIPS 204) ------------------------------------------------------------------
-
-def _signature(v: Vector) -> bytes:
-    """The curated files store `sig`; the NIST files store sm = signature || message."""
-    if "sig" in v:
-        return _hex(v, "sig")
-    return _hex(v, "sm")[: int(v["smlen"]) - int(v["mlen"])]
-
-
-def _oqs_dsa_sign(alg: Algorithm, v: Vector) -> bool | str:
-    oqs = _oqs()
-    # FIPS 204 Algorithm 2: deterministic signing is hedged signing with rnd = 0^32.
-    with oqs.Signature(alg.liboqs_name, secret_key=_hex(v, "sk")) as signer, \
-            _liboqs_randomness(oqs, bytes(32)) as feed:
-        signature = signer.sign_with_ctx_str(_hex(v, "msg"), _hex(v, "ctx"))
-    return not feed.overrun and not feed.data and bytes(signature) == _signature(v)
-
-
-def _oqs_dsa_verify(alg: Algorithm, v: Vector) -> bool | str:
-    with _oqs().Signature(alg.liboqs_name) as verifier:
-        return bool(verifier.verify_with_ctx_str(_hex(v, "msg"), _signature(v), _hex(v, "ctx"),
-                                                 _hex(v, "pk")))
-
-
-_PYCA_MLDSA: dict[str, Any] = {
-    "ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
-    "ML-DSA-87": mldsa.MLDSA87PrivateKey}
-
-
-def _pyca_dsa_keygen(alg: Algorithm, v: Vector) -> bool | str:
-    key = _PYCA_MLDSA[alg.name].from_seed_bytes(_hex(v, "xi"))
-    return key.public_key().public_bytes_raw() == _hex(v, "pk")
-
-
-_PYCA_MLDSA_PUBLIC: dict[str, Any] = {
-    "ML-DSA-44": mldsa.MLDSA44PublicKey, "ML-DSA-65": mldsa.MLDSA65PublicKey,
-    "ML-DSA-87": mldsa.MLDSA87PublicKey}
-
-
-def _pyca_dsa_verify(alg: Algorithm, v: Vector) -> bool | str:
-    public = _PYCA_MLDSA_PUBLIC[alg.name].from_public_bytes(_hex(v, "pk"))
-    return _verifies(lambda: public.verify(_signature(v), _hex(v, "msg"), _hex(v, "ctx")))
-
-
-def _verifies(call: Callable[[], object]) -> bool:
-    try:
-        call()
-    except InvalidSignature:
-        return False
-    return True
-
-
-# --- classical schemes through cryptography ---------------------------------------------
-
-_XDH: dict[str, Any] = {"X25519": (x25519.X25519PrivateKey, x25519.X25519PublicKey),
-        "X448": (x448.X448PrivateKey, x448.X448PublicKey)}
-
-
-def _xdh_derive(alg: Algorithm, v: Vector) -> bool | str:
-    # RFC 7748 5: X25519/X448(scalar, u) -> u; 6.x key exchange is two of these each.
-    private_class, public_class = _XDH[alg.name]
-    secret = private_class.from_private_bytes(_hex(v, "INPUT_SCALAR"))
-    return secret.exchange(public_class.from_public_bytes(_hex(v, "INPUT_U"))) == \
-        _hex(v, "OUTPUT_U")
-
-
-_EDDSA: dict[str, Any] = {"Ed25519": (ed25519.Ed25519PrivateKey, ed25519.Ed25519PublicKey),
-          "Ed448": (ed448.Ed448PrivateKey, ed448.Ed448PublicKey)}
-_NO_CONTEXT = "cryptography's Ed448 API takes no context string (RFC 8032 5.2 Ed448 ctx)"
-
-
-def _eddsa_keygen(alg: Algorithm, v: Vector) -> bool | str:
-    secret = _EDDSA[alg.name][0].from_private_bytes(_hex(v, "SECRET"))
-    return secret.public_key().public_bytes_raw() == _hex(v, "PUBLIC")
-
-
-def _eddsa_sign(alg: Algorithm, v: Vector) -> bool | str:
-    if v.get("CONTEXT"):
-        return _NO_CONTEXT
-    # RFC 8032 5.1.6/5.2.6: EdDSA signing is deterministic, so the signature must match.
-    secret = _EDDSA[alg.name][0].from_private_bytes(_hex(v, "SECRET"))
-    return secret.sign(_hex(v, "MESSAGE")) == _hex(v, "SIGNATURE")
-
-
-def _eddsa_verify(alg: Algorithm, v: Vector) -> bool | str:
-    if v.get("CONTEXT"):
-        return _NO_CONTEXT
-    public = _EDDSA[alg.name][1].from_public_bytes(_hex(v, "PUBLIC"))
-    return _verifies(lambda: public.verify(_hex(v, "SIGNATURE"), _hex(v, "MESSAGE")))
-
-
-_CURVES: dict[str, ec.EllipticCurve] = {
-    "P-256": ec.SECP256R1(), "P-384": ec.SECP384R1(), "P-521": ec.SECP521R1()}
-
-
-def _curve(alg: Algorithm) -> ec.EllipticCurve:
-    return _CURVES[alg.name.split("-", 1)[1]]
-
-
-def _expected_valid(v: Vector) -> bool:
-    return v["Result"].startswith("P")
-
-
-def _ecdh_derive(alg: Algorithm, v: Vector) -> bool | str:
-    """SP 800-56A validity test: Z must match for P records; F records must not succeed.
-
-    F records carry an off-curve public key, a changed private key or a changed Z; the
-    implementation passes them by refusing the key or by computing something else.
-    """
-    curve = _curve(alg)
-    try:
-        peer = ec.EllipticCurvePublicNumbers(int(v["QsCAVSx"], 16), int(v["QsCAVSy"], 16),
-                                             curve).public_key()
-        own = ec.derive_private_key(int(v["dsIUT"], 16), curve)
-        own_point = own.public_key().public_numbers()
-        matches = (own_point.x == int(v["QsIUTx"], 16) and own_point.y == int(v["QsIUTy"], 16)
-                   and own.exchange(ec.ECDH(), peer) == _hex(v, "Z"))
-    except ValueError:  # cryptography refuses points not on the curve
-        matches = False
-    return matches == _expected_valid(v)
-
-
-_ECDSA_HASH = {"P-256": hashes.SHA256, "P-384": hashes.SHA384}
-
-
-def _ecdsa_verify(alg: Algorithm, v: Vector) -> bool | str:
-    """FIPS 186-3 SigVer: the verdict must equal the record's Result (P or F)."""
-    curve_name = alg.name.split("-", 1)[1]
-    try:
-        public = ec.EllipticCurvePublicNumbers(int(v["Qx"], 16), int(v["Qy"], 16),
-                                               _CURVES[curve_name]).public_key()
-    except ValueError:
-        return not _expected_valid(v)
-    signature = encode_dss_signature(int(v["R"], 16), int(v["S"], 16))
-    accepted = _verifies(lambda: public.verify(
-        signature, _hex(v, "Msg"), ec.ECDSA(_ECDSA_HASH[curve_name]())))
-    return accepted == _expected_valid(v)
-
-
-def _rsa_verify(alg: Algorithm, v: Vector) -> bool | str:
-    # RFC 8017 8.2: PKCS#1 v1.5 signatures are deterministic, so verifying the published S
-    # pins the exact encoding an implementation produces.
-    public = rsa.RSAPublicNumbers(int(v["e"], 16), int(v["n"], 16)).public_key()
-    return _verifies(lambda: public.verify(_hex(v, "S"), _hex(v, "Msg"), padding.PKCS1v15(),
-                                           hashes.SHA256()))
-
-
-# --- which checks each implementation takes ----------------------------------------------
-
-#: (implementation, family) -> check name -> per-vector check, or the reason it is not offered.
-CHECKS: dict[tuple[str, str], dict[str, VectorCheck | str]] = {
-    ("liboqs-python", "ML-KEM"): {
-        "KAT keygen": _oqs_kem_keygen,
-        "KAT encaps": _oqs_kem_encaps,
-        "KAT decaps": _oqs_decaps("ct", "ss"),
-        "KAT implicit rejection": _oqs_decaps("ct_n", "ss_n"),
-    },
-    ("cryptography", "ML-KEM"): {
-        "KAT keygen": _pyca_kem_keygen,
-        "KAT encaps": "cryptography's encapsulate() draws its own randomness and has no "
-                      "seeded form, so the KAT ciphertext cannot be reproduced; checked "
-                      "instead: decaps of the KAT ciphertexts",
-        "KAT decaps": _pyca_decaps("ct", "ss"),
-        "KAT implicit rejection": _pyca_decaps("ct_n", "ss_n"),
-    },
-    ("liboqs-python", "ML-DSA"): {
-        "KAT keygen": "liboqs 0.13 has no seeded ML-DSA key generation (no keypair_derand "
-                      "for signatures); the KAT secret key is used for signing instead",
-        "KAT sign": _oqs_dsa_sign,
-        "KAT verify": _oqs_dsa_verify,
-    },
-    ("cryptography", "ML-DSA"): {
-        "KAT keygen": _pyca_dsa_keygen,
-        "KAT sign": "cryptography signs hedged (FIPS 204 Algorithm 2 with fresh rnd) and "
-                    "offers no deterministic mode, so KAT signatures cannot be reproduced; "
-                    "checked instead: keygen from xi and verify of the KAT signatures",
-        "KAT verify": _pyca_dsa_verify,
-    },
-    ("cryptography", "EdDSA"): {
-        "KAT keygen": _eddsa_keygen, "KAT sign": _eddsa_sign, "KAT verify": _eddsa_verify,
-    },
-    ("cryptography", "ECDSA"): {
-        "KAT sign": "pqbench signs with random k (FIPS 186-5 6.4.1), as it times; no "
-                    "deterministic (RFC 6979) vectors are wired in. The SigVer vectors check "
-                    "verification, including rejection of altered records",
-        "KAT verify": _ecdsa_verify,
-    },
-    ("cryptography", "RSA"): {
-        "KAT sign": "the NIST SigGen15 files publish n, e and S but not the private key",
-        "KAT verify": _rsa_verify,
-    },
-}
-
-
-def checks_for(alg: Algorithm, impl: Implementation) -> dict[str, VectorCheck | str]:
+def checks_for(alg: Algorithm, impl: Implementation) -> Mapping[str, VectorCheck | str]:
     """Check name -> per-vector check (or reason not offered); empty when there are none."""
-    if impl.name == "cryptography" and alg.family == "ECDH":
-        derive = _xdh_derive if alg.name in _XDH else _ecdh_derive
-        return {"KAT derive": derive}
-    return dict(CHECKS.get((impl.name, alg.family), {}))
+    return impl.vector_checks(alg)
 
 
 @dataclass(frozen=True)
@@ -528,14 +216,8 @@ def run_vectors(alg: Algorithm, impl: Implementation, vectors: list[Vector],
 
 def known_answer_checks(alg: Algorithm, impl: Implementation) -> list[Outcome]:
     """Known-answer tests of `impl` for `alg`, one Outcome per check."""
-    if impl.name in NATIVE:
-        return [Outcome(alg.name, impl.name, "KAT", "not offered",
-                        f"the native timing loop has no known-answer entry point; checked "
-                        f"instead: {NATIVE[impl.name]}")]
     if not checks_for(alg, impl):
-        return [Outcome(alg.name, impl.name, "KAT", "not offered",
-                        f"pqbench has no known-answer vectors for {alg.name} "
-                        f"through {impl.name}")]
+        return [Outcome(alg.name, impl.name, "KAT", "not offered", impl.without_vectors(alg))]
     try:
         vectors, source = load_for(alg)
     except VectorsUnavailable as exc:

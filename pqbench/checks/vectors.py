@@ -22,10 +22,12 @@ __all__ = [
     "Vector",
     "VectorsUnavailable",
     "find_vector_file",
+    "hex_field",
     "load_vectors",
     "parse_colon_lines",
     "parse_nist_rsp",
     "parse_pqbench_json",
+    "signature_of",
 ]
 
 #: One known-answer vector: field name -> value as written in the file (hex for bytes).
@@ -39,6 +41,18 @@ CURATED_DIR = Path(__file__).resolve().parents[2] / "vectors"
 PQBENCH_FORMAT = "pqbench-vectors/1"
 
 _INSTALL_HINT = "pip install cryptography-vectors  (or: pip install -e '.[test]')"
+
+
+def hex_field(vector: Vector, key: str) -> bytes:
+    """A byte field of a vector, decoded where it is used."""
+    return bytes.fromhex(vector[key])
+
+
+def signature_of(vector: Vector) -> bytes:
+    """The curated files store `sig`; the NIST files store sm = signature || message."""
+    if "sig" in vector:
+        return hex_field(vector, "sig")
+    return hex_field(vector, "sm")[: int(vector["smlen"]) - int(vector["mlen"])]
 
 
 class VectorsUnavailable(PqbenchError):

@@ -1,53 +1,39 @@
-"""Verification: round-trip and tamper checks, then known-answer tests, per implementation.
+"""`pqbench verify`: each pair's pre-timing checks, then its known-answer tests.
 
-`pqbench speed` runs the self-checks before timing; `pqbench verify` runs both kinds and
-reports each check as a row.
+Every check is one `Outcome` row; known-answer tests run only for pairs whose own checks
+passed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.errors import NotOfferedError, VerificationError
+from pqbench.checks.kat import known_answer_checks
+from pqbench.checks.outcome import Outcome
+from pqbench.checks.pair import check_pair
 from pqbench.implementations.base import Implementation
 
-
-@dataclass(frozen=True)
-class Outcome:
-    """One check of one (algorithm, implementation)."""
-
-    algorithm: str
-    implementation: str
-    check: str
-    status: str  # "passed" | "failed" | "not offered" | "unavailable"
-    detail: str = ""
-
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
+__all__ = ["Outcome", "self_checks", "verify_all"]
 
 
 def self_checks(alg: Algorithm, impl: Implementation) -> list[Outcome]:
-    first = alg.operations[0]
-    reason = impl.offers(alg, first)
-    if reason:
-        status = "unavailable" if impl.unavailable_reason() else "not offered"
-        return [Outcome(alg.name, impl.name, "all", status, reason)]
-    try:
-        checks = impl.self_check(alg)
-    except VerificationError as exc:
-        return [Outcome(alg.name, impl.name, "self-check", "failed", str(exc))]
-    except NotOfferedError as exc:
-        return [Outcome(alg.name, impl.name, "self-check", "not offered", str(exc))]
-    return [Outcome(alg.name, impl.name, c.name, "passed", c.detail) for c in checks]
+    """The pair's pre-timing checks (`checks.pair`) as rows: each check passed, or the one
+    problem that stopped the pair ("all" when it is not offered at all)."""
+    checked = check_pair(alg, impl)
+    problem = checked.problem
+    if problem is None:
+        return [Outcome(alg.name, impl.name, c.name, "passed", c.detail)
+                for c in checked.checks]
+    if checked.refused:
+        return [Outcome(alg.name, impl.name, "all", problem.kind, problem.reason)]
+    status = "failed" if problem.kind == "failed verification" else problem.kind
+    return [Outcome(alg.name, impl.name, "self-check", status, problem.reason)]
 
 
 def verify_all(algorithms: Sequence[Algorithm],
                implementations: Sequence[Implementation]) -> list[Outcome]:
     """Self-checks and known-answer tests for every pair that is offered."""
-    from pqbench.checks.kat import known_answer_checks
-
     outcomes: list[Outcome] = []
     for alg in algorithms:
         for impl in implementations:

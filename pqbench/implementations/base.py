@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pqbench.algorithms.base import Algorithm
+from pqbench.checks.vectors import Vector
 from pqbench.timing.contract import LoopResult
 from pqbench.timing.loop import run_for
 
@@ -37,6 +38,10 @@ class PythonOperation(TimedOperation):
 
     def run(self, seconds: float) -> LoopResult:
         return run_for(self.call, seconds)
+
+
+#: A known-answer check of one vector: True/False, or the reason it does not apply to it.
+VectorCheck = Callable[[Algorithm, Vector], bool | str]
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,16 @@ class Implementation(ABC):
         `block_size` is the bytes processed per operation for symmetric ciphers and hashes
         (None for public-key operations).
         """
+
+    def vector_checks(self, alg: Algorithm) -> Mapping[str, VectorCheck | str]:
+        """Known-answer checks this implementation takes for `alg`, as its own API allows:
+        check name -> a check of one vector, or the reason the API cannot express it
+        (`checks.kat` loads the vectors and tallies). Empty: pqbench has none."""
+        return {}
+
+    def without_vectors(self, alg: Algorithm) -> str:
+        """Why `alg` has no known-answer checks here, and what is checked instead."""
+        return f"pqbench has no known-answer vectors for {alg.name} through {self.name}"
 
     def versions(self) -> dict[str, object]:
         """Library versions for the environment fingerprint."""

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from types import ModuleType
 from typing import Any
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import ImplementationUnavailable, NotOfferedError
-from pqbench.implementations import schemes
-from pqbench.implementations.base import Check, Implementation, TimedOperation
+from pqbench.implementations import liboqs_kat, schemes
+from pqbench.implementations.base import Check, Implementation, TimedOperation, VectorCheck
 
 
 def _details_sizes(details: dict[str, Any]) -> dict[str, int]:
@@ -146,6 +147,9 @@ class LiboqsPythonImplementation(Implementation):
         oqs = self._module()
         name = str(alg.liboqs_name)
         return _OqsKem(oqs, name) if alg.kind == "kem" else _OqsSignature(oqs, name)
+
+    def vector_checks(self, alg: Algorithm) -> Mapping[str, VectorCheck | str]:
+        return liboqs_kat.vector_checks(alg)
 
     def self_check(self, alg: Algorithm) -> list[Check]:
         scheme = self._scheme(alg, alg.operations[0])

@@ -16,7 +16,7 @@ from typing import Any
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.implementations.base import Check, Implementation, TimedOperation
+from pqbench.implementations.base import Check, Implementation, TimedOperation, VectorCheck
 from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
 from pqbench.timing import native
 from pqbench.timing.contract import LoopResult
@@ -36,6 +36,11 @@ class NativeOperation(TimedOperation):
 
     def run(self, seconds: float) -> LoopResult:
         return self.loop(seconds)
+
+
+def _native_instead(checked: str) -> str:
+    return ("the native timing loop has no known-answer entry point; checked instead: "
+            + checked)
 
 
 def _run_check(loop: Callable[[float], LoopResult], what: str) -> None:
@@ -82,6 +87,14 @@ class NativeLiboqs(LiboqsPythonImplementation):
             except OSError as exc:
                 self._native_error = f"the native loop cannot load {install.library}: {exc}"
         return self._native_error
+
+    def vector_checks(self, alg: Algorithm) -> Mapping[str, VectorCheck | str]:
+        return {}  # the loop runs in C: no known-answer entry point
+
+    def without_vectors(self, alg: Algorithm) -> str:
+        return _native_instead("a round trip and tamper check in C (keygen, encaps/sign, "
+                               "decaps/verify, a flipped byte rejected) before every timing "
+                               "loop")
 
     def versions(self) -> dict[str, object]:
         return {}  # the liboqs-python row reports the same library
@@ -165,6 +178,10 @@ class NativeLibcrypto(Implementation):
 
     def unavailable_reason(self) -> str | None:
         return native.unavailable_reason()
+
+    def without_vectors(self, alg: Algorithm) -> str:
+        return _native_instead("a round trip and tamper check in C through the system "
+                               "libcrypto's EVP API before every timing loop")
 
     def versions(self) -> dict[str, object]:
         if not native.available():

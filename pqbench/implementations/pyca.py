@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -9,41 +10,24 @@ import cryptography
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.backends.openssl import backend
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import (
-    ec,
-    ed448,
-    ed25519,
-    mldsa,
-    mlkem,
-    padding,
-    rsa,
-    x448,
-    x25519,
-)
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.errors import NotOfferedError
-from pqbench.implementations import pyca_symmetric, schemes
-from pqbench.implementations.base import Check, Implementation, PythonOperation, TimedOperation
+from pqbench.implementations import pyca_kat, pyca_symmetric, schemes
+from pqbench.implementations.base import (
+    Check,
+    Implementation,
+    PythonOperation,
+    TimedOperation,
+    VectorCheck,
+)
+from pqbench.implementations.pyca_keys import CURVES, EDDSA, HASHES, MLDSA, MLKEM, XDH
 
 _RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 _DER_PKCS8 = (serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
               serialization.NoEncryption())
 
-# cryptography 50 exposes these classes (ML-KEM-512 is not among them).
-_MLKEM: dict[str, Any] = {
-    "ML-KEM-768": mlkem.MLKEM768PrivateKey, "ML-KEM-1024": mlkem.MLKEM1024PrivateKey,
-}
-_MLDSA: dict[str, Any] = {
-    "ML-DSA-44": mldsa.MLDSA44PrivateKey, "ML-DSA-65": mldsa.MLDSA65PrivateKey,
-    "ML-DSA-87": mldsa.MLDSA87PrivateKey,
-}
-_CURVES: dict[str, type[ec.EllipticCurve]] = {
-    "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,
-}
-_EDDSA: dict[str, Any] = {"Ed25519": ed25519.Ed25519PrivateKey, "Ed448": ed448.Ed448PrivateKey}
-_XDH: dict[str, Any] = {"X25519": x25519.X25519PrivateKey, "X448": x448.X448PrivateKey}
-_HASHES = {"SHA256": hashes.SHA256, "SHA384": hashes.SHA384}
 
 
 class _MlKem(schemes.KemScheme):
@@ -172,21 +156,21 @@ class PycaImplementation(Implementation):
 
     def _scheme(self, alg: Algorithm) -> Any:
         name = alg.name
-        if name in _MLKEM:
-            return _MlKem(_MLKEM[name])
-        if name in _MLDSA:
-            return _Signer(_MLDSA[name].generate)
-        if name in _EDDSA:
-            return _Signer(_EDDSA[name].generate)
-        if name in _XDH:
-            return _Agreement(_XDH[name].generate)
+        if name in MLKEM:
+            return _MlKem(MLKEM[name])
+        if name in MLDSA:
+            return _Signer(MLDSA[name][0].generate)
+        if name in EDDSA:
+            return _Signer(EDDSA[name][0].generate)
+        if name in XDH:
+            return _Agreement(XDH[name][0].generate)
         curve = alg.param("curve")
         if alg.family == "ECDSA":
-            digest = _HASHES[str(alg.param("hash"))]()
-            return _Signer(partial(ec.generate_private_key, _CURVES[str(curve)]()),
+            digest = HASHES[str(alg.param("hash"))]()
+            return _Signer(partial(ec.generate_private_key, CURVES[str(curve)]()),
                            (ec.ECDSA(digest),))
         if alg.family == "ECDH":
-            return _Agreement(partial(ec.generate_private_key, _CURVES[str(curve)]()), (ec.ECDH(),))
+            return _Agreement(partial(ec.generate_private_key, CURVES[str(curve)]()), (ec.ECDH(),))
         if alg.family == "RSA":
             bits = alg.int_param("modulus_bits")
             return _Signer(partial(rsa.generate_private_key, 65537, bits),
@@ -205,6 +189,9 @@ class PycaImplementation(Implementation):
         if operation not in alg.all_operations:
             return f"{alg.name} has no {operation!r} operation"
         return None
+
+    def vector_checks(self, alg: Algorithm) -> Mapping[str, VectorCheck | str]:
+        return pyca_kat.vector_checks(alg)
 
     def _require(self, alg: Algorithm, operation: str) -> Any:
         reason = self.offers(alg, operation)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.analysis import stats
+from pqbench.checks.pair import check_pair as pair_check
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.record.results import Measurement, Problem, Run, Verification
@@ -141,21 +142,12 @@ def _measure_in_processes(task: Task, settings: SpeedSettings,
 
 
 def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
-    """Verify before timing; an implementation that fails is recorded, never timed."""
-    reason = impl.offers(alg, alg.all_operations[0])
-    if reason:
-        kind = "unavailable" if impl.unavailable_reason() else "not offered"
-        record.problems.append(Problem(alg.name, impl.name, kind, reason))
+    """Verify before timing (`checks.pair`); a pair that fails is recorded, never timed."""
+    checked = pair_check(alg, impl)
+    if checked.problem is not None:
+        record.problems.append(checked.problem)
         return False
-    try:
-        checks = impl.self_check(alg)
-    except VerificationError as exc:
-        record.problems.append(Problem(alg.name, impl.name, "failed verification", str(exc)))
-        return False
-    except NotOfferedError as exc:
-        record.problems.append(Problem(alg.name, impl.name, "not offered", str(exc)))
-        return False
-    record.verifications.append(Verification(alg.name, impl.name, tuple(c.name for c in checks)))
+    record.verifications.append(checked.verification)
     return True
 
 
