@@ -123,7 +123,7 @@ def test_cpu_pins_and_refuses_cpus_that_do_not_exist(runner: CliRunner, db_path:
 
 
 def test_binding_shares_are_medians_over_the_rows_both_measured() -> None:
-    from pqbench.implementations import binding_shares
+    from pqbench.analysis.bindings import binding_shares
     from pqbench.record.results import Measurement
     from pqbench.timing.contract import LoopResult
 

@@ -19,7 +19,7 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.errors import ComparisonError, UsageError
-from pqbench.presentation import console
+from pqbench.presentation import comparisons, console
 from pqbench.store import RunFilter, Store
 
 
@@ -67,7 +67,7 @@ def compare(
         document = [r.as_dict() for r in results]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
     elif markdown:
-        print(console.compare_markdown(results), end="")
+        print(comparisons.markdown(results), end="")
     else:
         for result in results:
             console.show_comparison(result)

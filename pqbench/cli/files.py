@@ -14,7 +14,8 @@ from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
 from pqbench.errors import UsageError
 from pqbench.files import corpus, hashing, runs, storage
-from pqbench.presentation import console
+from pqbench.presentation import console, numbers
+from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
 from pqbench.store import Store
 
@@ -96,12 +97,14 @@ def hash_command(
     if json_output:
         print_json({**codec.run_document(run), "files": rows})
     else:
-        console.stdout.print(console.rows_table(
+        console.print_table(Table(
             f"pqbench files hash ({name}, cache {cache_mode})",
-            ("path", "size", "read", "hash", "cached", "digest", "flags / error"),
-            [(r["path"], console.si(r["size"], "B"), console.si(r["read_bytes_per_sec"], "B/s"),
-              console.si(r["hash_bytes_per_sec"], "B/s"), r["cached"], r["digest"],
-              r["error"] or "; ".join(r["flags"]) or r["note"]) for r in rows]))
+            (Column("path"), Column("size", "si", "B"), Column("read", "rate", "bytes/s"),
+             Column("hash", "rate", "bytes/s"), Column("cached"), Column("digest"),
+             Column("flags / error")),
+            tuple((r["path"], r["size"], r["read_bytes_per_sec"], r["hash_bytes_per_sec"],
+                   r["cached"], r["digest"], r["error"] or "; ".join(r["flags"]) or r["note"])
+                  for r in rows)))
         console.note(f"stored as run {run.run_id} in {store.location}")
     if interrupted is not None:
         console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "
@@ -146,12 +149,11 @@ def corpus_command(
             {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
             for op, alg, n, rate in summary]})
     else:
-        console.stdout.print(console.rows_table(
+        console.print_table(Table(
             f"pqbench files corpus: {len(result.sizes)} files, "
-            f"{console.si(sum(result.sizes), 'B')}",
-            ("operation", "algorithm", "bytes", "throughput"),
-            [(op, alg, console.si(n, "B"), console.si(rate, "B/s"))
-             for op, alg, n, rate in summary]))
+            f"{numbers.si(sum(result.sizes), 'B')}",
+            (Column("operation"), Column("algorithm"), Column("bytes", "si", "B"),
+             Column("throughput", "rate", "bytes/s")), tuple(summary)))
         console.note(f"stored as run {run.run_id} in {store.location}; corpus "
                      + ("removed" if result.removed else f"NOT removed: {result.directory}"))
     if result.interrupted:

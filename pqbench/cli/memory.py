@@ -14,7 +14,8 @@ from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.memory import records, runner
 from pqbench.memory.records import MemoryFigure
-from pqbench.presentation import console
+from pqbench.presentation import comparisons, console
+from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import Store
@@ -25,29 +26,23 @@ MEMORY_SUITE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-
 _MAX_CALLS = 1000
 
 
-def _count(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
 def _varies(fig: MemoryFigure) -> str:
     """The figures that differed between the calls, as smallest–largest."""
-    parts = []
-    for metric, short in (("stack_bytes", "stack"), ("heap_bytes", "heap"),
-                          ("allocations", "allocs")):
-        span = fig.span(metric)
-        if span is not None and span[0] != span[1]:
-            parts.append(f"{short} {span[0]:,}–{span[1]:,}")
-    return "; ".join(parts)
+    return "; ".join(f"{short} {comparisons.span(span)}"
+                     for metric, short in (("stack_bytes", "stack"), ("heap_bytes", "heap"),
+                                           ("allocations", "allocs"))
+                     if (span := fig.span(metric)) is not None and span[0] != span[1])
 
 
 def show(run: Run, store: Store) -> None:
     found = records.figures([run])
-    console.stdout.print(console.rows_table(
+    console.print_table(Table(
         f"pqbench memory run {run.run_id} ({run.status}): one call per operation",
-        ("algorithm", "implementation", "operation", "stack B", "heap peak B", "allocations",
-         "varies between calls"),
-        [(f.algorithm, f.implementation, f.operation, _count(f.stack_bytes),
-          _count(f.heap_bytes), _count(f.allocations), _varies(f)) for f in found]))
+        (Column("algorithm"), Column("implementation"), Column("operation"),
+         Column("stack B", "count"), Column("heap peak B", "count"),
+         Column("allocations", "count"), Column("varies between calls")),
+        tuple((f.algorithm, f.implementation, f.operation, f.stack_bytes, f.heap_bytes,
+               f.allocations, _varies(f)) for f in found)))
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
     settings = run.settings

@@ -18,7 +18,7 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.errors import UsageError
-from pqbench.presentation import console
+from pqbench.presentation import console, runs
 from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import Store
@@ -49,33 +49,9 @@ def _settings(seconds: float, rounds: int, operations: list[str] | None,
         mtu=mtu, initial_window=initial_window, intermediates=intermediates, label=label)
 
 
-def _bytes(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else "-"
-
-
-def _table_rows(run: Run) -> list[list[str]]:
-    rows = []
-    for m in run.measurements:
-        a = m.attributes
-        spread, _cv = console.spread(m)
-        rows.append([
-            str(a.get("group")), str(a.get("certificate")),
-            m.implementation.removesuffix(records.LOOPBACK_SUFFIX), str(a.get("transport")),
-            m.operation, console.plain(m.ops_per_sec), spread,
-            console.plain(a.get("client_cpu_us")), console.plain(a.get("server_cpu_us")),
-            _bytes(a.get("client_bytes")), _bytes(a.get("server_bytes")),
-            _bytes(m.sizes.get("certificate_chain")),
-            f"{a.get('round_trips')} ({a.get('server_segments')})"])
-    return rows
-
-
 def _show(run: Run, store: Store) -> None:
     settings = run.settings
-    console.stdout.print(console.rows_table(
-        f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
-        ("group", "certificate", "impl.", "transport", "op", "hs/s", "±95% CI", "client µs",
-         "server µs", "client B", "server B", "chain B", "RTT (segs)"),
-        _table_rows(run)))
+    console.print_table(runs.tls_table(run))
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
     console.note("hs/s: handshakes per second (median of the rounds); client/server µs: CPU "

@@ -6,36 +6,16 @@
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING
 
 from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
 
-if TYPE_CHECKING:  # not at run time: results imports scipy, which the memory worker spares
-    from pqbench.record.results import Measurement
-
 ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography")
 
-#: (binding, native loop under it): the binding's share of native speed is its cost.
+#: (binding, native loop under it): the binding's share of native speed is its cost
+#: (`analysis.bindings`).
 BINDINGS = (("liboqs-python", "liboqs"), ("cryptography", "libcrypto"))
-
-
-def binding_shares(measurements: Iterable[Measurement]) -> list[tuple[str, str, float, int]]:
-    """Per binding: the median over shared rows of binding ops/s / native ops/s, and how
-    many rows it was taken over. (Median of ratios: one slow operation does not dominate.)"""
-    index = {(m.algorithm, m.operation, m.block_size, m.implementation): m.ops_per_sec
-             for m in measurements}
-    shares = []
-    for binding, native in BINDINGS:
-        ratios = [index[(a, op, size, binding)] / rate
-                  for (a, op, size, impl), rate in index.items()
-                  if impl == native and rate > 0 and (a, op, size, binding) in index]
-        if ratios:
-            shares.append((binding, native, statistics.median(ratios), len(ratios)))
-    return shares
 
 
 @cache

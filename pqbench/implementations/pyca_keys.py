@@ -39,4 +39,4 @@ XDH: dict[str, tuple[Any, Any]] = {
     "X448": (x448.X448PrivateKey, x448.X448PublicKey),
 }
 #: The algorithms' `hash` parameter -> cryptography's hash class.
-HASHES = {"SHA256": hashes.SHA256, "SHA384": hashes.SHA384}
+HASHES: dict[str, Any] = {"SHA256": hashes.SHA256, "SHA384": hashes.SHA384}

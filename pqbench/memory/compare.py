@@ -94,23 +94,6 @@ def compare_memory(before: Sequence[Run], after: Sequence[Run]) -> list[MemoryCh
                                        METRICS.index(r.metric)))
 
 
-def span_text(span: tuple[int, int]) -> str:
-    """`1,024` or, where the calls differed, `1,024–1,280`."""
-    return f"{span[0]:,}" if span[0] == span[1] else f"{span[0]:,}–{span[1]:,}"
-
-
 #: How each metric is named in tables.
 METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
                 "allocations": "allocations"}
-
-
-def cells(change: MemoryChange) -> list[str]:
-    """One table row: what, before, after, ratio, verdict (console and Markdown alike)."""
-    ratio = change.ratio
-    return [change.algorithm, change.implementation, change.operation,
-            METRIC_NAMES[change.metric], span_text(change.before), span_text(change.after),
-            "-" if ratio is None else f"{ratio:.3g}x", change.verdict]
-
-
-COLUMNS = ("algorithm", "implementation", "operation", "figure", "before", "after", "ratio",
-           "verdict")

@@ -1,7 +1,9 @@
-"""Rich tables and progress bars: the only module that prints.
+"""The terminal: rich tables and progress bars, and the only module that prints.
 
 Tables and progress go to stderr when stdout carries JSON or CSV, so machine-readable
-output is never mixed with anything else.
+output is never mixed with anything else. Tables arrive as data (`presentation.tables`,
+built by `presentation.runs` and `presentation.comparisons`) and `rich_table` draws them:
+the report's Markdown adapter draws the same tables with the same figures.
 
 Labels, OS builds, host names, paths and error texts come from users and from imported
 files, so nothing they hold may steer the terminal: every table cell, title, message and
@@ -12,18 +14,23 @@ rich never parses as markup.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Table as RichTable
 from rich.text import Text
 
-from pqbench.record.results import Measurement, Problem, Run
+from pqbench.presentation import comparisons, runs, tables
+from pqbench.presentation.runs import unstable_rows
+from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
+
+__all__ = ["SafeTable", "clean", "error", "note", "print_table", "progress_bar", "rich_table",
+           "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
+           "unstable_rows", "warn_unstable", "warning"]
 
 
 def clean(value: object) -> str:
@@ -36,7 +43,7 @@ def safe(value: object, style: str = "") -> Text:
     return Text(clean(value), style=style)
 
 
-class SafeTable(Table):
+class SafeTable(RichTable):
     """A rich Table whose title and string cells are shown literally (see `safe`)."""
 
     def __init__(self, title: str | None = None, **kwargs: Any) -> None:
@@ -56,113 +63,51 @@ def _console(to_stderr: bool) -> Console:
 stdout = _console(False)
 stderr = _console(True)
 
-
-def si(value: float | None, unit: str = "", digits: int = 3) -> str:
-    """A number with `digits` significant digits and an SI prefix: 1.23 G, 45.6 k."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.{digits}g} {prefix}{unit}".rstrip()
-    return f"{value:.{digits}g} {unit}".rstrip()
+#: How a row's tone (a verdict) is coloured.
+TONES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
+         "too few runs": "yellow"}
 
 
-def plain(value: float | None, digits: int = 3) -> str:
-    """Significant digits without exponent notation for the usual table range."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    if value == 0:
-        return "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(digits - 1 - magnitude, 0)
-    return f"{round(value, digits - 1 - magnitude):,.{decimals}f}"
+def rich_table(table: tables.Table) -> SafeTable:
+    """A table as data, drawn by rich: every cell through the one formatter, shown
+    literally; columns no row fills left out; rows coloured by their tone."""
+    table = table.without_empty_columns()
+    drawn = SafeTable(title=table.title, title_justify="left", show_header=table.show_header)
+    for column in table.columns:
+        drawn.add_column(safe(column.title), justify=column.alignment)
+    for index, (row, texts) in enumerate(zip(table.rows, tables.texts(table), strict=True)):
+        drawn.add_row(*(safe(text, "bold" if tables.strong(cell) else "")
+                        for cell, text in zip(row, texts, strict=True)),
+                      style=TONES.get(table.tone(index) or ""))
+    return drawn
 
 
-def spread(m: Measurement) -> tuple[str, str]:
-    """Half-width of the median's confidence interval and the coefficient of variation."""
-    s = m.summary
-    if s.n < 2 or not s.median:
-        return "-", "-"
-    half = (s.ci_high - s.ci_low) / 2 / s.median * 100
-    return f"±{half:.1f}%", f"{s.cv * 100:.1f}%"
+def print_table(table: tables.Table, console: Console = stdout) -> None:
+    console.print(rich_table(table))
 
 
-def _sizes(m: Measurement) -> str:
-    short = {"public_key": "pk", "secret_key": "sk", "ciphertext": "ct", "signature": "sig",
-             "shared_secret": "ss"}
-    return " ".join(f"{short[k]} {v}" for k, v in m.sizes.items() if k in short)
+def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+               ) -> SafeTable:
+    """A table of text cells (None shown as missing)."""
+    return rich_table(tables.Table(title, tuple(tables.Column(c) for c in columns),
+                                   tuple(tuple(row) for row in rows)))
 
 
-def speed_table(run: Run) -> Table:
-    table = SafeTable(title=f"pqbench run {run.run_id} ({run.status})", title_justify="left")
-    for column, justify in (("algorithm", "left"), ("implementation", "left"),
-                            ("operation", "left"), ("ops/s", "right"), ("µs/op", "right"),
-                            ("bytes/s", "right"),
-                            ("±95% CI", "right"), ("CV", "right"), ("cycles/op", "right"),
-                            ("sizes (bytes) / key, security bits", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for m in run.measurements:
-        cycles = plain(m.cycles_per_op) if m.cycles_per_op else "-"
-        table.add_row(m.algorithm, m.implementation, m.operation + _block(m),
-                      plain(m.ops_per_sec), plain(m.us_per_op), si(m.bytes_per_sec, "B/s"),
-                      *spread(m), cycles, _sizes(m) or _bits(m))
-    return table
+def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> SafeTable:
+    return rich_table(tables.key_values(title, rows))
 
 
-def _bits(m: Measurement) -> str:
-    """Key and security bits of a cipher or hash row: what a longer key buys."""
-    names = (("key_bits", "key"), ("security_bits", "sec"), ("quantum_security_bits", "PQ"))
-    return " ".join(f"{short} {m.attributes[k]}" for k, short in names
-                    if m.attributes.get(k) is not None)
-
-
-def _block(m: Measurement) -> str:
-    return f" @{m.block_size}B" if m.block_size else ""
-
-
-def problems_table(problems: Sequence[Problem]) -> Table:
-    table = SafeTable(title="not measured", title_justify="left")
-    for column in ("algorithm", "implementation", "operation", "why"):
-        table.add_column(column)
-    for p in problems:
-        table.add_row(p.algorithm, p.implementation, p.operation or "all",
-                      f"{p.kind}: {p.reason}")
-    return table
+def problems_table(problems: Sequence[Problem]) -> SafeTable:
+    return rich_table(runs.problems_table(problems))
 
 
 def show_run(run: Run, console: Console = stdout) -> None:
-    from pqbench.implementations import binding_shares
-
-    console.print(speed_table(run))
-    libraries = run.environment.get("libraries") or {}
-    bundled, system = libraries.get("cryptography_openssl"), libraries.get("system_libcrypto")
-    for binding, native, share, count in binding_shares(run.measurements):
-        caveat = (f"; note cryptography bundles {bundled}, libcrypto is {system}"
-                  if binding == "cryptography" and bundled and system and bundled != system
-                  else "")
-        console.print(safe(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s "
-                           f"native speed (median over {count} operations measured through "
-                           f"both{caveat})"))
+    """A speed run: every row, what each binding costs, what was not measured."""
+    print_table(runs.measurements_table(run), console)
+    for line in runs.binding_lines(run):
+        console.print(safe(line))
     if run.problems:
-        console.print(problems_table(run.problems))
-
-
-def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> Table:
-    table = SafeTable(title=title, title_justify="left", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    for key, value in rows:
-        table.add_row(key, "-" if value in (None, "", [], {}) else str(value))
-    return table
-
-
-def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    table = SafeTable(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("-" if v is None else str(v) for v in row))
-    return table
+        print_table(runs.problems_table(run.problems), console)
 
 
 @contextmanager
@@ -212,191 +157,35 @@ def note(message: str) -> None:
 # --- compare and history (pqbench compare / history) -----------------------------------
 
 
-def _rate(value: float, unit: str) -> str:
-    return si(value, "B/s") if unit == "bytes/s" else si(value, "ops/s")
-
-
-def _ratio_ci(low: float, high: float) -> str:
-    return f"{plain(low)}–{plain(high)}" if math.isfinite(low) and math.isfinite(high) else "-"
-
-
-def _causes(row: Any, limit: int = 2) -> str:
-    shown = [c for c in row.causes if c.strength != "weak"][:limit] or row.causes[:1]
-    text = "; ".join(f"{c.field} ({c.strength})" for c in shown)
-    hidden = len(row.causes) - len(shown)
-    return text + (f" +{hidden} more" if hidden > 0 else "")
-
-
-def _units(row: Any) -> str:
-    return f"{row.pairs} pairs" if row.pairs is not None else \
-        f"{row.runs_before}/{row.runs_after} runs"
-
-
-def _floor(row: Any) -> str:
-    """The row's noise floor and band: "?" when one run a side leaves it unknown, "paired"
-    where pairs cancel the run-to-run drift it measures."""
-    if row.noise_floor is not None:
-        known = f"{row.noise_floor:.1%}"
-    else:
-        known = "paired" if row.pairs is not None else "?"
-    return f"{known} (±{row.threshold:.1%})"
-
-
-def _compare_cells(row: Any) -> list[str]:
-    block = f" @{row.block_size}B" if row.block_size else ""
-    return [row.algorithm, row.implementation, row.operation + block,
-            _rate(row.before, row.unit), _rate(row.after, row.unit), f"{row.ratio:.3g}x",
-            _ratio_ci(row.ci_low, row.ci_high), f"{row.p_value:.2g}", _units(row),
-            _floor(row), row.verdict, _causes(row) if row.causes else ""]
-
-
-COMPARE_COLUMNS = ("algorithm", "implementation", "operation", "before", "after", "ratio",
-                   "CI", "p", "units", "floor (band)", "verdict", "likely causes")
-_RIGHT = ("before", "after", "ratio", "p", "units", "floor (band)")
-VERDICT_STYLES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
-                  "too few runs": "yellow"}
-
-
-def _band(result: Any) -> str:
-    if result.threshold is None:
-        return "band: ±5% or the row's noise floor, whichever is larger"
-    return f"band ±{result.threshold:.0%}"
-
-
-def compare_table(result: Any) -> Table:
-    """One row per (algorithm, implementation, operation, block size), largest change first."""
-    design = "pairs" if result.paired else "runs as the unit"
-    title = (f"{result.before_name} → {result.after_name} ({design}; "
-             f"{(1 - result.alpha) * 100:.3g}% CI; {_band(result)})")
-    table = SafeTable(title=title, title_justify="left")
-    timed = any(row.seconds is not None for row in result.rows)
-    for column in (*COMPARE_COLUMNS, *(("s",) if timed else ())):
-        table.add_column(column, justify="right" if column in (*_RIGHT, "s") else "left")
-    for row in result.rows:
-        seconds = ([f"{row.seconds:.1f}" if row.seconds is not None else "-"] if timed else [])
-        table.add_row(*_compare_cells(row), *seconds, style=VERDICT_STYLES.get(row.verdict))
-    return table
-
-
-def differences_table(result: Any) -> Table:
-    table = SafeTable(title="fingerprint differences", title_justify="left")
-    for column in ("field", "before", "after", "note"):
-        table.add_column(column)
-    for diff in result.differences:
-        table.add_row(diff.field, _short(diff.before), _short(diff.after), diff.note or "")
-    return table
-
-
-def _short(value: Any, width: int = 60) -> str:
-    text = "-" if value is None else (", ".join(map(str, value)) if isinstance(value, list)
-                                      else str(value))
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def memory_compare_table(result: Any) -> Table:
-    """Memory figures before and after (pqbench.memory.compare), changes first."""
-    from pqbench.memory import compare as memory_compare
-
-    table = SafeTable(title=f"memory: {result.before_name} → {result.after_name} "
-                            "(exact counts)", title_justify="left")
-    for column in memory_compare.COLUMNS:
-        table.add_column(column, justify="right" if column in ("before", "after", "ratio")
-                         else "left")
-    styles = {"larger": "red", "smaller": "green", "varies": "yellow"}
-    for change in result.memory:
-        table.add_row(*memory_compare.cells(change), style=styles.get(change.verdict))
-    return table
-
-
 def show_comparison(result: Any, console: Console = stdout) -> None:
+    """A comparison: its rows, its memory figures, what differs and why, in that order."""
     for warning_text in result.warnings:
         warning(warning_text)
     if result.rows or not result.memory:
-        console.print(compare_table(result))
+        print_table(comparisons.compare_table(result), console)
     if result.memory:
-        console.print(memory_compare_table(result))
+        print_table(comparisons.memory_table(
+            result.memory, f"memory: {result.before_name} → {result.after_name} "
+                           "(exact counts)"), console)
     if result.differences:
-        console.print(differences_table(result))
+        print_table(comparisons.differences_table(result)[0], console)
     else:
         console.print(safe("fingerprints identical (apart from labels)"))
-    for row in result.rows:
-        for cause in row.causes:
-            if cause.strength == "strong":
-                console.print(safe(f"  {row.algorithm} [{row.implementation}]: {cause.why}"))
+    for line in comparisons.cause_lines(result):
+        console.print(safe(f"  {line}"))
     missing = len(result.only_before) + len(result.only_after)
     if missing:
         note(f"{missing} row(s) measured on one side only were left out")
 
 
-def compare_markdown(results: Sequence[Any]) -> str:
-    """The comparison as GitHub-flavoured Markdown tables; every cell escaped (md.escape)."""
-    from pqbench.presentation import markdown as md
-
-    lines: list[str] = []
-    for result in results:
-        lines += [md.heading(3, f"{result.before_name} → {result.after_name}"), ""]
-        if result.rows or not result.memory:
-            lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
-                      "|" + "|".join("---:" if c in _RIGHT else "---"
-                                     for c in COMPARE_COLUMNS) + "|"]
-        for row in result.rows:
-            lines.append("| " + " | ".join(md.escape(c) for c in _compare_cells(row)) + " |")
-        if result.memory:
-            from pqbench.memory import compare as memory_compare
-
-            lines += [*([""] if result.rows else []),
-                      "| " + " | ".join(memory_compare.COLUMNS) + " |",
-                      "|" + "|".join("---:" if c in ("before", "after", "ratio") else "---"
-                                     for c in memory_compare.COLUMNS) + "|"]
-            lines += ["| " + " | ".join(md.escape(c) for c in memory_compare.cells(m)) + " |"
-                      for m in result.memory]
-        if result.differences:
-            lines += ["", "| field | before | after | note |", "|---|---|---|---|"]
-            lines += [f"| {md.escape(d.field)} | {md.escape(_short(d.before))} | "
-                      f"{md.escape(_short(d.after))} | {md.escape(d.note or '')} |"
-                      for d in result.differences]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def history_table(series: Any) -> Table:
-    block = f" @{series.block_size}B" if series.block_size else ""
-    floor = "unknown" if series.noise_floor is None else f"{series.noise_floor:.1%}"
-    table = SafeTable(title=f"{series.algorithm} {series.operation}{block} "
-                            f"[{series.implementation}] (noise floor {floor}; steps of at "
-                            f"least ±{series.threshold:.1%})", title_justify="left")
-    for column in ("build", "first run (UTC)", "runs", "rounds", series.unit, "95% CI",
-                   "step", "notes"):
-        table.add_column(column)
-    steps = {s.index: s for s in series.steps}
-    for i, p in enumerate(series.points):
-        step = steps.get(i)
-        table.add_row(p.build, p.started_at, str(len(p.runs)), str(p.n),
-                      _rate(p.median, series.unit),
-                      f"{_rate(p.ci_low, series.unit)} – {_rate(p.ci_high, series.unit)}",
-                      f"{'▲' if step.ratio > 1 else '▼'} {step.ratio:.3g}x" if step else "",
-                      "; ".join(p.notes),
-                      style=("green" if step.ratio > 1 else "red") if step else None)
-    return table
+def history_table(series: Any) -> SafeTable:
+    return rich_table(comparisons.history_table(series))
 
 
 # --- speed: rows too unsteady to trust (pqbench speed) ---------------------------------
 
 #: Rows named one by one in the warning; the rest are counted.
 _UNSTABLE_SHOWN = 8
-
-
-def unstable_rows(run: Run) -> list[str]:
-    """One line per row whose spread or trend makes its figure shaky (`stability`)."""
-    from pqbench.analysis import stability
-
-    lines = []
-    for m in run.measurements:
-        found = stability.problems(m.samples)
-        if found:
-            lines.append(f"{m.algorithm} {m.operation}{_block(m)} [{m.implementation}]: "
-                         + "; ".join(found))
-    return lines
 
 
 def warn_unstable(run: Run) -> None:

@@ -6,20 +6,34 @@ text by backslash-escaping every character that could start Markdown or HTML (Co
 §2.4 allows a backslash before any ASCII punctuation), so a label can neither open raw
 HTML, an image, a link or emphasis, nor split a table row, nor end a heading. Code spans
 and blocks are fenced longer than any backtick run inside them. Strings this module builds
-are `Markdown` and are not escaped again. Numbers carry three significant digits and their
-unit, which is as much as a benchmark's spread supports.
+are `Markdown` and are not escaped again. Numbers come from `presentation.numbers`, the
+formatter the terminal uses too.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
+from pqbench.presentation import tables
+from pqbench.presentation.numbers import (
+    MISSING,
+    byte_count,
+    byte_rate,
+    duration_us,
+    number,
+    ratio,
+    si,
+    size,
+)
+from pqbench.presentation.tables import Table, strong
 from pqbench.untrusted import printable
 
-#: A dash for "not measured" or "not applicable", as in the console tables.
-MISSING = "–"
+#: Number formats are `presentation.numbers`', named here too so a report module needs one
+#: import for its text and its figures.
+__all__ = ["MISSING", "Markdown", "bold", "byte_count", "byte_rate", "code_block",
+           "duration_us", "escape", "heading", "image", "inline_code", "number", "ratio",
+           "render", "si", "size", "table", "text"]
 
 # Characters that open inline markup or HTML anywhere in a line (`#` and `$` too: a
 # heading's closing sequence, and GitHub's math); and a list marker at the start, in case
@@ -94,70 +108,19 @@ def inline_code(content: object) -> Markdown:
     return Markdown(f"{fence}{pad}{body}{pad}{fence}")
 
 
-# --- numbers ------------------------------------------------------------------------------
+# --- tables as data (`presentation.tables`) ----------------------------------------------
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
-def number(value: float | None, digits: int = 3) -> str:
-    """`digits` significant digits, thousands separated, never in exponent notation."""
-    if value is None or not math.isfinite(value):
-        return MISSING
-    if value == 0:
-        return "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    rounded = round(value, digits - 1 - magnitude)
-    if rounded != 0:  # 0.99996 rounds up to 1.00: one digit fewer after the point
-        magnitude = math.floor(math.log10(abs(rounded)))
-    decimals = max(digits - 1 - magnitude, 0)
-    return f"{rounded:,.{decimals}f}"
-
-
-def si(value: float | None, unit: str = "", digits: int = 3) -> str:
-    """A value with an SI prefix: `1.23 M`, `45.6 k`; below 1000 plain."""
-    if not _finite(value):
-        return MISSING
-    assert value is not None
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor * 0.9995:
-            return f"{number(value / factor, digits)} {prefix}{unit}".rstrip()
-    return f"{number(value, digits)} {unit}".rstrip()
-
-
-def duration_us(value: float | None) -> str:
-    """Microseconds, switching to ms or s where that reads better."""
-    if not _finite(value):
-        return MISSING
-    assert value is not None
-    if value >= 1e6:
-        return f"{number(value / 1e6)} s"
-    if value >= 1e3:
-        return f"{number(value / 1e3)} ms"
-    return f"{number(value)} µs"
-
-
-def byte_rate(bytes_per_sec: float | None) -> str:
-    """Throughput in decimal units (MB/s = 10^6 bytes/s, as `openssl speed` prints kB/s)."""
-    return si(bytes_per_sec, "B/s")
-
-
-def byte_count(n: int | None) -> str:
-    if n is None:
-        return MISSING
-    return f"{n:,} B"
-
-
-def ratio(value: float | None) -> str:
-    """A speed ratio: `×2.41`, `×0.873`."""
-    if not _finite(value):
-        return MISSING
-    return f"×{number(value)}"
-
-
-def percent(value: float | None, digits: int = 1) -> str:
-    if not _finite(value):
-        return MISSING
-    assert value is not None
-    return f"{value * 100:+.{digits}f} %"
+def render(table: Table) -> Markdown:
+    """A neutral table as a GFM pipe table: every cell through the one formatter and
+    escaped; a strong cell in bold; columns no row fills left out. The title is not
+    written: the caller gives the section its heading."""
+    table = table.without_empty_columns()
+    texts = [[bold(text) if strong(cell) else escape(text)
+              for cell, text in zip(row, row_texts, strict=True)]
+             for row, row_texts in zip(table.rows, tables.texts(table), strict=True)]
+    marks = ["---:" if c.alignment == "right" else ":---" for c in table.columns]
+    lines = ["| " + " | ".join(escape(c.title) for c in table.columns) + " |",
+             "| " + " | ".join(marks) + " |"]
+    lines.extend("| " + " | ".join(row) + " |" for row in texts)
+    return Markdown("\n".join(lines))

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from pqbench import algorithms
+from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, Lines
-from pqbench.report.publickey import implementations_of
 
 
 def _bits(m: Measurement, key: str) -> str:
@@ -33,7 +33,7 @@ def throughput_table(rows: Sequence[Measurement]) -> str:
         if m.block_size:
             lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
     headers = ["algorithm", "implementation", "operation", "key bits", "security bits",
-               "quantum security bits", *(f"{_size(s)} (MB/s)" for s in sizes)]
+               "quantum security bits", *(f"{md.size(s)} (MB/s)" for s in sizes)]
     table_rows = []
     for (alg, impl, op), by_size in lines.items():
         first = next(iter(by_size.values()))
@@ -43,10 +43,6 @@ def throughput_table(rows: Sequence[Measurement]) -> str:
                            _bits(first, "security_bits"),
                            _bits(first, "quantum_security_bits"), *cells])
     return md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", *("r" for _ in sizes)])
-
-
-def _size(n: int) -> str:
-    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
 def _kind(m: Measurement) -> str:
@@ -101,13 +97,6 @@ def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
     return Section("\n\n".join(parts), tuple(charts))
 
 
-def _file_rate(m: Measurement) -> float | None:
-    """Bytes per second: file rows count bytes as operations (unit "byte", block size 1)."""
-    if m.attributes.get("unit") == "byte" or m.block_size == 1:
-        return m.ops_per_sec
-    return m.bytes_per_sec
-
-
 def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
     """`pqbench files` runs: whole files read, hashed or encrypted."""
     if not rows:
@@ -119,7 +108,7 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
         a = m.attributes
         size = a.get("size")
         resident = a.get("resident")
-        rate = _file_rate(m)
+        rate = m.bytes_per_sec
         table_rows.append([
             PurePath(str(a.get("path", md.MISSING))).name, md.si(size, "B") if size else md.MISSING,
             m.algorithm, m.implementation, m.operation, a.get("cache_mode") or md.MISSING,
@@ -133,7 +122,7 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
              md.table(headers, table_rows, ["l", "r", "l", "l", "l", "l", "r", "r"])]
     grouped: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
     for m in rows:
-        size, rate = m.attributes.get("size"), _file_rate(m)
+        size, rate = m.attributes.get("size"), m.bytes_per_sec
         if size and rate:
             grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
                 (float(size), rate / 1e6))

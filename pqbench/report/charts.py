@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from PIL import Image
 
+from pqbench.presentation import numbers
 from pqbench.untrusted import printable
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
@@ -161,12 +162,7 @@ def _render(chart: Chart, directory: Path) -> Path:
 
 
 def _si_tick(value: float, _position: object = None) -> str:
-    if value <= 0:
-        return ""
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= factor:
-            return f"{value / factor:g}{prefix}"
-    return f"{value:g}"
+    return numbers.si(value, compact=True, trim=True) if value > 0 else ""
 
 
 def _title(figure: Figure, title: str) -> None:
@@ -175,11 +171,6 @@ def _title(figure: Figure, title: str) -> None:
     figure.suptitle(title, x=0.01, ha="left", fontsize="large")
 
 
-def _si_value(value: float) -> str:
-    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= factor:
-            return f"{value / factor:.3g}{prefix}"
-    return f"{value:.3g}"
 
 
 def _log_axis(axis: Any, values: Sequence[float]) -> None:
@@ -216,8 +207,9 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                 edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
         for y, v in zip(ys, values, strict=True):
             if v:
-                ax.annotate(_si_value(v), xy=(v, y), xytext=(3, 0), textcoords="offset points",
-                            va="center", fontsize=7, color="#333333")
+                ax.annotate(numbers.si(v, compact=True, trim=True), xy=(v, y), xytext=(3, 0),
+                            textcoords="offset points", va="center", fontsize=7,
+                            color="#333333")
     ax.set_xscale("log")
     if values_all:
         low, high = min(values_all), max(values_all)
@@ -256,7 +248,7 @@ def _lines(chart: Lines) -> Figure:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     xs_all = sorted({x for _, _, points in chart.series for x, _ in points})
-    ax.set_xticks(xs_all, [_bytes_tick(x) for x in xs_all])
+    ax.set_xticks(xs_all, [numbers.size(x) for x in xs_all])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     _log_axis(ax.yaxis, [y for _, _, points in chart.series for _, y in points])
@@ -266,17 +258,6 @@ def _lines(chart: Lines) -> Figure:
     ax.grid(which="major", color="#dddddd", linewidth=0.6)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     return figure
-
-
-def _bytes_tick(x: float) -> str:
-    """Binary units for the power-of-two block sizes, decimal ones for arbitrary sizes."""
-    for factor, binary, power, decimal in ((2**30, "GiB", 1e9, "GB"), (2**20, "MiB", 1e6, "MB"),
-                                           (2**10, "KiB", 1e3, "kB")):
-        if x % factor == 0:
-            return f"{x / factor:g} {binary}"
-        if x >= power:
-            return f"{x / power:.3g} {decimal}"
-    return f"{x:g} B"
 
 
 def _history(chart: History) -> Figure:

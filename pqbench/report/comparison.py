@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from pqbench.analysis import compare, history, verdict
 from pqbench.analysis.compare import RunComparison
+from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.report.base import Section
@@ -32,89 +33,12 @@ def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]
 
 
 def _row_label(algorithm: str, operation: str, block_size: int | None, impl: str) -> str:
-    block = f" {block_size} B" if block_size else ""
+    block = f" {numbers.size(block_size)}" if block_size else ""
     return f"{algorithm} {operation}{block} [{impl}]"
-
-
-def _rate(value: float, unit: str) -> str:
-    return md.byte_rate(value) if unit == "bytes/s" else md.si(value, "ops/s")
-
-
-def _interval(low: float, high: float) -> str:
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return md.MISSING
-    return f"{md.number(low)}–{md.number(high)}"
-
-
-def _p(value: float) -> str:
-    if not math.isfinite(value):
-        return md.MISSING
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _causes(row: compare.Row) -> str:
-    if not row.changed:
-        return row.reason
-    if not row.causes:
-        return "no fingerprint difference explains it"
-    return "; ".join(f"{c.field}: {c.before} → {c.after} ({c.strength}: {c.why})"
-                     for c in row.causes)
-
-
-def units(row: compare.Row) -> str:
-    """Independent units behind a row: "5 / 5 runs" or "96 pairs"."""
-    if row.pairs is not None:
-        return f"{row.pairs} pairs"
-    return f"{row.runs_before} / {row.runs_after} runs"
-
-
-def floor(row: compare.Row) -> str:
-    """The row's noise floor and the band it was judged against."""
-    if row.noise_floor is not None:
-        known = f"{row.noise_floor * 100:.1f} %"
-    else:
-        known = "paired" if row.pairs is not None else "unknown (one run)"
-    return f"{known} (band ±{row.threshold * 100:.1f} %)"
-
-
-def ci_level(result: RunComparison) -> float:
-    """The intervals' nominal confidence, 1 - the alpha the rows were judged at."""
-    return 1 - result.alpha
-
-
-def compare_table(result: RunComparison, rows_shown: Sequence[compare.Row]) -> str:
-    level = f"{ci_level(result) * 100:.3g} % CI"
-    headers = ["algorithm", "implementation", "operation", "block", "before", "after",
-               "after / before", level, "p", "units", "noise floor", "verdict", "explanation"]
-    rows = [[r.algorithm, r.implementation, r.operation, md.byte_count(r.block_size),
-             _rate(r.before, r.unit), _rate(r.after, r.unit), md.ratio(r.ratio),
-             _interval(r.ci_low, r.ci_high), _p(r.p_value), units(r), floor(r),
-             md.bold(r.verdict) if r.changed else r.verdict, _causes(r)] for r in rows_shown]
-    return md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r",
-                                    "l", "l"])
 
 
 #: Fingerprint differences shown in full; the rest (build details) are counted.
 _DIFFERENCES_SHOWN = 12
-
-
-def differences_table(result: RunComparison) -> tuple[str, int] | None:
-    """The differing fields, those named as causes first, then the shallowest paths."""
-    if not result.differences:
-        return None
-    causes = {c.field for r in result.rows for c in r.causes}
-    ranked = sorted(result.differences,
-                    key=lambda d: (d.field not in causes, d.field.count("."), d.field))
-    shown = ranked[:_DIFFERENCES_SHOWN]
-    rows = [[d.field, _value(d.before), _value(d.after), d.note or ""] for d in shown]
-    return (md.table(["fingerprint field", result.before_name, result.after_name, "note"],
-                     rows), len(ranked) - len(shown))
-
-
-def _value(value: object) -> str:
-    if isinstance(value, list | tuple):
-        return ", ".join(map(str, value)) or md.MISSING
-    return md.MISSING if value in (None, "") else str(value)
 
 
 def ratio_chart(result: RunComparison, filename: str) -> Ratios:
@@ -137,8 +61,7 @@ def _band_text(result: RunComparison) -> str:
 
 
 def _summary(result: RunComparison) -> str:
-    counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in verdict.VERDICTS}
-    listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    listed = comparisons.verdict_counts(result)
     unit = "pairs of an `ab` session" if result.paired else "runs"
     return (f"{len(result.rows)} rows compared ({unit} as the unit): {listed}. A row is "
             f"faster or slower only when p < {result.alpha:.3g} and its whole interval lies "
@@ -156,17 +79,21 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
              _summary(result)]
     parts += [f"**Warning:** {md.text(w)}" for w in result.warnings]
-    diffs = differences_table(result)
-    parts.append("What differs between the two fingerprints:" if diffs
+    parts.append("What differs between the two fingerprints:" if result.differences
                  else "The two fingerprints do not differ.")
-    if diffs:
-        parts.append(diffs[0])
-        if diffs[1]:
-            parts.append(f"{diffs[1]} further fields differ (library build details); "
+    if result.differences:
+        table, more = comparisons.differences_table(result, _DIFFERENCES_SHOWN)
+        parts.append(md.render(table))
+        if more:
+            parts.append(f"{more} further fields differ (library build details); "
                          "`pqbench compare --json` lists them all.")
     shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
     if shown:
-        parts.append(compare_table(result, shown))
+        parts.append(md.render(comparisons.compare_table(result, shown)))
+        causes = comparisons.cause_lines(result)
+        if causes:
+            parts.append("Why, for each cause named above:\n\n"
+                         + "\n".join(f"- {md.text(line)}" for line in causes))
     if len(shown) < len(result.rows):
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
@@ -225,7 +152,7 @@ _HISTORY_SERIES = len(LINE_COLOURS)
 
 
 def _series_label(s: history.Series) -> str:
-    block = f" {s.block_size} B" if s.block_size else ""
+    block = f" {numbers.size(s.block_size)}" if s.block_size else ""
     return f"{s.operation}{block} [{s.implementation}]"
 
 
@@ -272,7 +199,7 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
                              f"{prefix}history-{i + 1}.png")
               for i, name in enumerate(charted)]
     rows = [[s.algorithm, s.implementation, s.operation, md.byte_count(s.block_size),
-             step.build, _rate(step.before, s.unit), _rate(step.after, s.unit),
+             step.build, numbers.rate(step.before, s.unit), numbers.rate(step.after, s.unit),
              md.ratio(step.ratio), "; ".join(p.notes[0] for p in s.points
                                              if p.build == step.build and p.notes)
              or md.MISSING]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pqbench.presentation import markdown as md
+from pqbench.presentation import runs as views
 from pqbench.record.results import Run
 from pqbench.report.base import Section
 
@@ -155,37 +156,23 @@ def method(runs: Sequence[Run]) -> Section:
 
 
 def not_measured(runs: Sequence[Run]) -> Section | None:
-    rows = list(dict.fromkeys(
-        (p.algorithm, p.implementation, p.operation or "all", f"{p.kind}: {p.reason}")
-        for run in runs for p in run.problems))
-    if not rows:
+    problems = [p for run in runs for p in run.problems]
+    if not problems:
         return None
     return Section("\n\n".join([
         md.heading(2, "Not measured"),
         "Pairs pqbench skipped, and why (support is asked of each implementation, not "
         "assumed).",
-        md.table(["algorithm", "implementation", "operation", "why"],
-                 [list(r) for r in rows])]))
+        md.render(views.problems_table(problems))]))
 
 
 def measurements(run: Run) -> Section | None:
     """Every row of the run with its spread, for readers who want the detail."""
     if not run.measurements:
         return None
-    headers = ["algorithm", "implementation", "operation", "block", "ops/s", "µs/op",
-               "±95 % CI", "CV", "cycles/op", "rounds"]
-    rows = []
-    for m in run.measurements:
-        s = m.summary
-        half = (s.ci_high - s.ci_low) / 2 / s.median if s.n > 1 and s.median else None
-        rows.append([m.algorithm, m.implementation, m.operation,
-                     md.byte_count(m.block_size), md.si(m.ops_per_sec), md.number(m.us_per_op),
-                     f"±{half * 100:.1f} %" if half is not None else md.MISSING,
-                     f"{s.cv * 100:.1f} %" if s.n > 1 else md.MISSING,
-                     md.si(m.cycles_per_op), str(s.n)])
     return Section("\n\n".join([
         md.heading(2, "All measurements"),
         f"Every row of run {md.inline_code(run.run_id)}: median operations per second over "
         "the rounds, the half-width of its ~95 % confidence interval and the coefficient of "
         "variation across rounds.",
-        md.table(headers, rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r"])]))
+        md.render(views.measurements_table(run))]))

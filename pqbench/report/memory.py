@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pqbench.memory import compare as memory_compare
 from pqbench.memory.records import MemoryFigure, figures
+from pqbench.presentation import comparisons
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Measurement, Run
 from pqbench.report.base import Section
@@ -35,7 +36,7 @@ def _figure_text(fig: MemoryFigure, metric: str) -> str:
     span = fig.span(metric)
     if span is None:
         return md.MISSING
-    return memory_compare.span_text(span)
+    return comparisons.span(span)
 
 
 def _bullets(found: Sequence[MemoryFigure]) -> list[str]:
@@ -110,7 +111,5 @@ def comparison_sections(runs: Sequence[Run], by: str | None) -> list[Section]:
         parts.append(f"{len(changes)} figures compared: "
                      + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".")
         if shown:
-            parts.append(md.table(list(memory_compare.COLUMNS),
-                                  [memory_compare.cells(c) for c in shown],
-                                  ["l", "l", "l", "l", "r", "r", "r", "l"]))
+            parts.append(md.render(comparisons.memory_table(shown)))
     return [Section("\n\n".join(parts))]

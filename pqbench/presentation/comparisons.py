@@ -1,0 +1,193 @@
+"""Comparisons and histories as tables, defined once for the terminal, `--markdown` and the
+report (`presentation.tables`; each medium's adapter draws and escapes them).
+
+The figures are `analysis.compare`'s, `analysis.history`'s and `memory.compare`'s; this
+module only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pqbench.analysis import verdict
+from pqbench.analysis.compare import Row, RunComparison
+from pqbench.analysis.history import Series
+from pqbench.memory.compare import METRIC_NAMES, MemoryChange
+from pqbench.presentation import numbers
+from pqbench.presentation.runs import operation
+from pqbench.presentation.tables import Cell, Column, Table
+
+#: Causes named per row in the table; every cause is told in full once below it.
+_CAUSES_SHOWN = 2
+
+
+def title(result: RunComparison) -> str:
+    """"A → B (runs as the unit; 99% CI; band ...)"."""
+    design = "pairs" if result.paired else "runs as the unit"
+    band = ("band: ±5% or the row's noise floor, whichever is larger"
+            if result.threshold is None else f"band ±{result.threshold:.0%}")
+    return (f"{result.before_name} → {result.after_name} ({design}; "
+            f"{ci_level(result) * 100:.3g}% CI; {band})")
+
+
+def ci_level(result: RunComparison) -> float:
+    """The intervals' nominal confidence, 1 - the alpha the rows were judged at."""
+    return 1 - result.alpha
+
+
+def units(row: Row) -> str:
+    """Independent units behind a row: "5/5 runs" or "96 pairs"."""
+    if row.pairs is not None:
+        return f"{row.pairs} pairs"
+    return f"{row.runs_before}/{row.runs_after} runs"
+
+
+def floor(row: Row) -> str:
+    """The row's noise floor and the band it was judged against: "?" when one run a side
+    leaves it unknown, "paired" where pairs cancel the run-to-run drift it measures."""
+    if row.noise_floor is not None:
+        known = numbers.percent(row.noise_floor)
+    else:
+        known = "paired" if row.pairs is not None else "?"
+    return f"{known} (band {numbers.plus_minus(row.threshold)})"
+
+
+def causes(row: Row) -> str:
+    """A changed row's likely causes by field and strength (told in full by `cause_lines`)."""
+    if not row.changed:
+        return ""
+    if not row.causes:
+        return "no fingerprint difference explains it"
+    shown = [c for c in row.causes if c.strength != "weak"][:_CAUSES_SHOWN] or row.causes[:1]
+    hidden = len(row.causes) - len(shown)
+    return "; ".join(f"{c.field} ({c.strength})" for c in shown) + (
+        f" +{hidden} more" if hidden > 0 else "")
+
+
+def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
+    """One line per (algorithm, implementation, operation, block size), largest change
+    first; `rows` (default all) picks which."""
+    shown = list(result.rows if rows is None else rows)
+    timed = any(row.seconds is not None for row in shown)
+    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
+               Column("before", "rate"),
+               Column("after", "rate"), Column("after / before", "ratio"),
+               Column(f"{ci_level(result) * 100:.3g} % CI", priority=1),
+               Column("p", "p", priority=2), Column("units", align="right", priority=2),
+               Column("noise floor", align="right", priority=3), Column("verdict"),
+               Column("explanation", priority=1, optional=False),
+               *((Column("s", "number", priority=3),) if timed else ()))
+    return Table(title(result), columns, tuple(
+        (row.algorithm, row.implementation, operation(row.operation, row.block_size),
+         Cell(row.before, unit=row.unit), Cell(row.after, unit=row.unit), row.ratio,
+         numbers.interval(row.ci_low, row.ci_high), row.p_value, units(row), floor(row),
+         Cell(row.verdict, strong=row.changed), causes(row),
+         *((row.seconds,) if timed else ()))
+        for row in shown), tuple(row.verdict for row in shown))
+
+
+def cause_lines(result: RunComparison) -> list[str]:
+    """Each strong or likely cause once, in full: "field before → after: why"."""
+    seen: dict[tuple[str, str], str] = {}
+    for row in result.rows:
+        for cause in row.causes:
+            if cause.strength != "weak":
+                seen.setdefault((cause.field, cause.why), (
+                    f"{row.algorithm} [{row.implementation}]: {cause.field} "
+                    f"{short(cause.before)} → {short(cause.after)}: {cause.why}"))
+    return list(seen.values())
+
+
+def short(value: Any, width: int = 60) -> str:
+    """A fingerprint value on one line: lists comma-joined, long values cut with "…"."""
+    if value is None or value == "":
+        return numbers.MISSING
+    text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def differences_table(result: RunComparison, limit: int | None = None) -> tuple[Table, int]:
+    """The differing fingerprint fields, those named as causes first, then the shallowest
+    paths; at most `limit` of them, and how many were left out."""
+    named = {c.field for r in result.rows for c in r.causes}
+    ranked = sorted(result.differences,
+                    key=lambda d: (d.field not in named, d.field.count("."), d.field))
+    shown = ranked if limit is None else ranked[:limit]
+    table = Table("fingerprint differences",
+                  (Column("fingerprint field"), Column(result.before_name),
+                   Column(result.after_name), Column("note")),
+                  tuple((d.field, short(d.before), short(d.after), d.note or "")
+                        for d in shown))
+    return table, len(ranked) - len(shown)
+
+
+#: Memory verdicts as tones (the terminal colours them as compare's verdicts).
+_MEMORY_TONES = {"larger": "slower", "smaller": "faster", "varies": "inconclusive"}
+
+
+def memory_table(changes: Sequence[MemoryChange], title_text: str | None = None) -> Table:
+    """Memory figures before and after (`memory.compare`), changes first."""
+    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
+               Column("figure"), Column("before", align="right"),
+               Column("after", align="right"), Column("ratio", "ratio"), Column("verdict"))
+    return Table(title_text, columns, tuple(
+        (c.algorithm, c.implementation, c.operation, METRIC_NAMES[c.metric],
+         span(c.before), span(c.after), c.ratio, c.verdict) for c in changes),
+        tuple(_MEMORY_TONES.get(c.verdict) for c in changes))
+
+
+def span(values: tuple[int, int]) -> str:
+    """`1,024` or, where the calls differed, `1,024–1,280`."""
+    low, high = values
+    return numbers.count(low) if low == high else f"{numbers.count(low)}–{numbers.count(high)}"
+
+
+def history_table(series: Series) -> Table:
+    """One point per build, with its interval, steps and notes."""
+    floor_text = ("unknown" if series.noise_floor is None
+                  else numbers.percent(series.noise_floor))
+    steps = {s.index: s for s in series.steps}
+    rows, tones = [], []
+    for i, p in enumerate(series.points):
+        step = steps.get(i)
+        rows.append((p.build, p.started_at, len(p.runs), p.n, p.median,
+                     f"{numbers.rate(p.ci_low, series.unit)} – "
+                     f"{numbers.rate(p.ci_high, series.unit)}",
+                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.ratio(step.ratio)}"
+                     if step else "", "; ".join(p.notes)))
+        tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
+    return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "
+                 f"[{series.implementation}] "
+                 f"(noise floor {floor_text}; steps of at least "
+                 f"{numbers.plus_minus(series.threshold)})",
+                 (Column("build"), Column("first run (UTC)"), Column("runs", "count"),
+                  Column("rounds", "count"), Column(series.unit, "rate", series.unit),
+                  Column("95% CI"), Column("step"), Column("notes")),
+                 tuple(rows), tuple(tones))
+
+
+def verdict_counts(result: RunComparison) -> str:
+    """"12 no change, 3 faster"."""
+    counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in verdict.VERDICTS}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def markdown(results: Sequence[RunComparison]) -> str:
+    """`compare --markdown`: per comparison its heading and the tables the terminal shows,
+    as GitHub-flavoured Markdown, every cell escaped (`presentation.markdown`)."""
+    from pqbench.presentation import markdown as md
+
+    blocks: list[str] = []
+    for result in results:
+        blocks.append(md.heading(3, f"{result.before_name} → {result.after_name}"))
+        if result.rows or not result.memory:
+            blocks.append(md.render(compare_table(result)))
+        if result.memory:
+            blocks.append(md.render(memory_table(result.memory)))
+        if result.differences:
+            blocks.append(md.render(differences_table(result)[0]))
+        lines = cause_lines(result)
+        if lines:
+            blocks.append("\n".join(f"- {md.text(line)}" for line in lines))
+    return "\n\n".join(blocks) + "\n"

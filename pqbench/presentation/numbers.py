@@ -1,0 +1,145 @@
+"""Every number pqbench shows, formatted in one place (as pyperf's `_formatter`).
+
+Three significant digits by default, which is as much as a benchmark's spread supports;
+thousands separated, never in exponent notation; decimal SI prefixes (k = 10^3, as
+`openssl speed` prints kB/s). A value is rounded before its prefix is chosen, so 999,600
+B/s is "1.00 MB/s", never "1e+03 kB/s" or "1,000 kB/s". A missing or undefined value
+(None, NaN, infinity) is `MISSING` everywhere: the terminal, Markdown and charts agree.
+
+The terminal and the report call the same functions; only escaping differs by medium
+(`presentation.console`, `presentation.markdown`).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: What a table shows for "not measured" or "not applicable".
+MISSING = "–"
+
+_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _round_significant(value: float, digits: int) -> float:
+    if value == 0:
+        return 0.0
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def number(value: float | None, digits: int = 3, *, trim: bool = False) -> str:
+    """`digits` significant digits, thousands separated, never in exponent notation:
+    123456 -> "123,000", 0.012345 -> "0.0123", 0.99996 -> "1.00". `trim` drops trailing
+    zeros after the point ("2" rather than "2.00", for chart ticks)."""
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    if value == 0:
+        return "0"
+    rounded = _round_significant(value, digits)
+    # 0.99996 rounds up to 1.00: the magnitude of the rounded value sets the decimals.
+    magnitude = math.floor(math.log10(abs(rounded or value)))
+    text = f"{rounded:,.{max(digits - 1 - magnitude, 0)}f}"
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def si(value: float | None, unit: str = "", digits: int = 3, *, compact: bool = False,
+       trim: bool = False) -> str:
+    """A value with a decimal SI prefix: "1.23 MB/s", "45.6 k", below 1000 "999 B/s".
+
+    `compact` leaves out the space ("1.23k", for chart labels); `trim` drops trailing
+    zeros ("2k", for axis ticks).
+    """
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    space = "" if compact else " "
+    for factor, prefix in _PREFIXES:
+        if abs(_round_significant(value / factor, digits)) >= 1:
+            return f"{number(value / factor, digits, trim=trim)}{space}{prefix}{unit}"
+    return f"{number(value, digits, trim=trim)}{space}{unit}".rstrip()
+
+
+def byte_rate(bytes_per_sec: float | None) -> str:
+    """Throughput in decimal units (MB/s = 10^6 bytes/s, as `openssl speed` prints kB/s)."""
+    return si(bytes_per_sec, "B/s")
+
+
+def rate(value: float | None, unit: str) -> str:
+    """A rate in its unit: "bytes/s" as "1.23 GB/s", anything else as "45.6 k ops/s"."""
+    return byte_rate(value) if unit == "bytes/s" else si(value, unit)
+
+
+def duration_us(value: float | None) -> str:
+    """Microseconds, in ms or s where that reads better: "12.3 µs", "1.52 ms"."""
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    if value >= 1e6:
+        return f"{number(value / 1e6)} s"
+    if value >= 1e3:
+        return f"{number(value / 1e3)} ms"
+    return f"{number(value)} µs"
+
+
+def byte_count(n: int | None) -> str:
+    """An exact count of bytes: "1,088 B"."""
+    return MISSING if n is None else f"{n:,} B"
+
+
+def count(n: int | None) -> str:
+    """An exact count: "12,345"."""
+    return MISSING if n is None else f"{n:,}"
+
+
+_BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def size(n: float | None) -> str:
+    """A block or file size: binary units where it is a whole number of them ("16 KiB",
+    the `openssl speed` blocks), else decimal ("2.10 MB")."""
+    if not finite(n):
+        return MISSING
+    assert n is not None
+    for factor, unit in _BINARY:
+        if n >= factor and n % factor == 0:
+            return f"{n / factor:g} {unit}"
+    return si(n, "B", trim=n < 1000)
+
+
+def ratio(value: float | None) -> str:
+    """A ratio of two speeds or sizes: "2.41x", "0.873x", "1x"."""
+    return MISSING if not finite(value) else f"{number(value, trim=True)}x"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    """A confidence interval of a ratio or a level: "0.981–1.02"."""
+    if not (finite(low) and finite(high)):
+        return MISSING
+    return f"{number(low)}–{number(high)}"
+
+
+def percent(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """A fraction as a percentage: 0.123 -> "12.3 %" ("+12.3 %" when `signed`)."""
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    return f"{value * 100:{'+' if signed else ''}.{digits}f} %"
+
+
+def plus_minus(value: float | None, digits: int = 1) -> str:
+    """A half-width as a percentage: 0.012 -> "±1.2 %"."""
+    return MISSING if not finite(value) else f"±{percent(value, digits)}"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value: two significant digits, "< 0.001" below that."""
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    return "< 0.001" if value < 0.001 else f"{value:.2g}"

@@ -1,0 +1,116 @@
+"""One run as tables and lines: every measurement, what was not measured, what a binding
+costs, and the rows too unsteady to trust. Defined once for the terminal and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pqbench.analysis import stability
+from pqbench.analysis.bindings import binding_shares, bundled_openssl
+from pqbench.presentation.tables import Column, Table
+from pqbench.record.results import Measurement, Problem, Run
+
+#: Sizes a public-key row shows, by their short names.
+_SIZES = {"public_key": "pk", "secret_key": "sk", "ciphertext": "ct", "signature": "sig",
+          "shared_secret": "ss"}
+#: What a cipher or hash key buys, by short names.
+_BITS = (("key_bits", "key"), ("security_bits", "sec"), ("quantum_security_bits", "PQ"))
+
+
+def _facts(m: Measurement) -> str:
+    """A public-key row's sizes ("pk 1184 sk 2400 ...") or a bulk row's key and security
+    bits ("key 256 sec 256 PQ 128")."""
+    sizes = " ".join(f"{_SIZES[k]} {v}" for k, v in m.sizes.items() if k in _SIZES)
+    return sizes or " ".join(f"{short} {m.attributes[k]}" for k, short in _BITS
+                             if m.attributes.get(k) is not None)
+
+
+def operation(name: str, block_size: int | None) -> str:
+    """An operation and the block it processes: "decaps", "encrypt @16384B"."""
+    return f"{name} @{block_size}B" if block_size else name
+
+
+def spread(m: Measurement) -> tuple[float | None, float | None]:
+    """Half-width of the median's ~95 % interval as a fraction of it, and the CV."""
+    if len(m.samples) < 2:
+        return None, None
+    s = m.summary
+    if not s.median:
+        return None, None
+    return (s.ci_high - s.ci_low) / 2 / s.median, s.cv
+
+
+def measurements_table(run: Run) -> Table:
+    """Every row of a run: rate, time per op, spread, cycles, rounds and sizes."""
+    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
+               Column("ops/s", "si"), Column("µs/op", "number"),
+               Column("bytes/s", "rate", "bytes/s"),
+               Column("±95% CI", "plus_minus", priority=1),
+               Column("CV", "percent", priority=2), Column("cycles/op", "si", priority=2),
+               Column("rounds", "count", priority=3),
+               Column("sizes (bytes) / key, security bits", priority=3))
+    rows = []
+    for m in run.measurements:
+        half, cv = spread(m)
+        per_op = m.unit == "op" and bool(m.rounds)
+        rows.append((m.algorithm, m.implementation, operation(m.operation, m.block_size),
+                     m.ops_per_sec if per_op else None, m.us_per_op if per_op else None,
+                     m.bytes_per_sec, half, cv, m.cycles_per_op, len(m.rounds),
+                     _facts(m)))
+    return Table(f"pqbench run {run.run_id} ({run.status})", columns, tuple(rows))
+
+
+def problems_table(problems: Iterable[Problem]) -> Table:
+    """What was not measured and why; the same problem on several runs is listed once."""
+    rows = dict.fromkeys((p.algorithm, p.implementation, p.operation or "all",
+                          f"{p.kind}: {p.reason}") for p in problems)
+    return Table("not measured", (Column("algorithm"), Column("implementation"),
+                                  Column("operation"), Column("why")), tuple(rows))
+
+
+def binding_lines(run: Run) -> list[str]:
+    """What each binding keeps of its native loop's speed (`analysis.bindings`)."""
+    bundled = bundled_openssl(run.environment)
+    lines = []
+    for binding, native, share, count in binding_shares(run.measurements):
+        caveat = (f"; note cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}"
+                  if binding == "cryptography" and bundled else "")
+        lines.append(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s "
+                     f"native speed (median over {count} operations measured through "
+                     f"both{caveat})")
+    return lines
+
+
+def unstable_rows(run: Run) -> list[str]:
+    """One line per row whose spread or trend makes its figure shaky (`stability`)."""
+    lines = []
+    for m in run.measurements:
+        found = stability.problems(m.samples)
+        if found:
+            lines.append(f"{m.algorithm} {operation(m.operation, m.block_size)} "
+                         f"[{m.implementation}]: "
+                         + "; ".join(found))
+    return lines
+
+
+def tls_table(run: Run) -> Table:
+    """A `pqbench tls` run: one line per (cell, library, transport, operation)."""
+    from pqbench.tls.records import LOOPBACK_SUFFIX
+
+    rows = []
+    for m in run.measurements:
+        a = m.attributes
+        half, _cv = spread(m)
+        rows.append((a.get("group"), a.get("certificate"),
+                     m.implementation.removesuffix(LOOPBACK_SUFFIX), a.get("transport"),
+                     m.operation, m.ops_per_sec, half, a.get("client_cpu_us"),
+                     a.get("server_cpu_us"), a.get("client_bytes"), a.get("server_bytes"),
+                     m.sizes.get("certificate_chain"),
+                     f"{a.get('round_trips')} ({a.get('server_segments')})"))
+    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
+                 (Column("group"), Column("certificate"), Column("impl."),
+                  Column("transport"), Column("op"), Column("hs/s", "number"),
+                  Column("±95% CI", "plus_minus"), Column("client µs", "number"),
+                  Column("server µs", "number"), Column("client B", "count"),
+                  Column("server B", "count"), Column("chain B", "count"),
+                  Column("RTT (segs)", align="right")), tuple(rows))
