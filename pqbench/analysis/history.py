@@ -88,6 +88,20 @@ def _norm(name: str) -> str:
     return name.upper().replace("-", "").replace("_", "")
 
 
+def names_algorithm(name: str, algorithm: str) -> bool:
+    """Whether a stored algorithm name is the one asked for ("mlkem768" is ML-KEM-768)."""
+    return _norm(name) == _norm(algorithm)
+
+
+def not_measured(algorithm: str, implementation: str | None, operation: str | None,
+                 measured: Iterable[str]) -> ComparisonError:
+    """The error for an algorithm no stored run has rates for, with the ones it has."""
+    known = ", ".join(sorted(set(measured))) or "none"
+    return ComparisonError(f"no stored run measured {algorithm}"
+                           f"{f' with {implementation}' if implementation else ''}"
+                           f"{f' ({operation})' if operation else ''}; measured: {known}")
+
+
 def history(
     runs: Iterable[Run],
     algorithm: str,
@@ -119,10 +133,7 @@ def history(
                 continue
             keys[key] = None
     if not keys:
-        known = ", ".join(sorted(seen_algorithms)) or "none"
-        raise ComparisonError(f"no stored run measured {algorithm}"
-                              f"{f' with {implementation}' if implementation else ''}"
-                              f"{f' ({operation})' if operation else ''}; measured: {known}")
+        raise not_measured(algorithm, implementation, operation, seen_algorithms)
     notes = annotations or {}
     return [_series(key, per_build, notes) for key in keys]
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -120,3 +122,21 @@ def parse_threshold(text: str) -> float | None:
     if not math.isfinite(value) or not 0 <= value <= 10:
         raise UsageError("--threshold must be 'auto' or a finite number >= 0 and <= 10")
     return value
+
+
+@contextmanager
+def many_records() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a command reads or writes many runs.
+
+    Every collection of the oldest generation walks every live object, and building the
+    records of thousands of runs (several objects per result row and round) sets off
+    many: they took three quarters of an import's time (issue #16). Records hold no
+    reference cycles, so nothing waits for a collection; reference counting frees them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

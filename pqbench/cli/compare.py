@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -15,12 +16,14 @@ from pqbench.cli.common import (
     JsonOption,
     ThresholdOption,
     handles_errors,
+    many_records,
     parse_threshold,
     print_json,
 )
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
-from pqbench.store import RunFilter, Store
+from pqbench.record.results import Run
+from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
 
 @app.command()
@@ -56,13 +59,14 @@ def compare(
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     store = Store.open(db, create=False)
-    if by is None:
-        if not runs or len(runs) != 2:
-            raise UsageError("give two runs (before, after) or --by FIELD")
-        before, after = store.load_runs(RunFilter(ids=tuple(runs)))
-        results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
-    else:
-        results = _by_groups(store, by, runs or [], band, cross_machine)
+    with many_records():
+        if by is None:
+            if not runs or len(runs) != 2:
+                raise UsageError("give two runs (before, after) or --by FIELD")
+            before, after = store.load_runs(RunFilter(ids=tuple(runs)))
+            results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
+        else:
+            results = _by_groups(store, by, runs or [], band, cross_machine)
     if json_output:
         document = [r.as_dict() for r in results]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
@@ -86,16 +90,37 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
     whole."""
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
+    light = by in LIGHT_FIELDS
     if not values:
-        stored = store.load_runs()
-        if not stored:
+        groups = group_runs(store.load_runs(rows_too=False, fingerprints=not light), by)
+        if not groups:
             raise ComparisonError(f"no runs stored in {store.location}")
-        return compare_groups(group_runs(stored, by), threshold, cross_machine=cross_machine)
+        if len(groups) < 2:
+            return compare_groups(groups, threshold, cross_machine=cross_machine)
+        return list(_each_against_the_next(store, groups, threshold, cross_machine))
     found = dict(group_runs(store.load_runs(RunFilter(by=by, values=tuple(values))), by))
     missing = [v for v in values if v not in found]
     if missing:
-        known = [name for name, _ in group_runs(store.load_runs(rows_too=False), by)]
+        known = [name for name, _ in group_runs(
+            store.load_runs(rows_too=False, fingerprints=not light), by)]
         raise ComparisonError(f"no runs with {by} = {', '.join(map(repr, missing))}; "
                               f"found: {', '.join(map(repr, known))}")
     return compare_groups([(v, found[v]) for v in values], threshold,
                           cross_machine=cross_machine)
+
+
+def _each_against_the_next(store: Store, groups: list[tuple[str, list[Run]]],
+                           threshold: float | None, cross_machine: bool
+                           ) -> Iterator[RunComparison]:
+    """`compare_groups` over the groups of run headers, loading two groups whole at a
+    time: memory grows with the largest groups, not with the database."""
+    def whole(members: list[Run]) -> list[Run]:
+        return store.load_runs(RunFilter(ids=tuple(r.run_id for r in members)))
+
+    (before_name, before_headers), *rest = groups
+    before = whole(before_headers)
+    for after_name, after_headers in rest:
+        after = whole(after_headers)
+        yield compare_runs(before, after, threshold, cross_machine=cross_machine,
+                           before_name=before_name, after_name=after_name)
+        before, before_name = after, after_name

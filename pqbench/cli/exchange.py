@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, many_records, print_json
 from pqbench.errors import InputFileError, UsageError
 from pqbench.presentation import console
 from pqbench.record import exchange
@@ -51,9 +51,10 @@ def import_(
     db: DbOption = None,
 ) -> None:
     """Store the runs of export files; runs already stored are skipped (idempotent)."""
-    runs = exchange.read_files(files)  # every file validated before anything is written
-    store = Store.open(db)
-    stored = store.save_runs(runs)  # one transaction: all runs of all files, or none
+    with many_records():
+        runs = exchange.read_files(files)  # every file validated before anything is written
+        store = Store.open(db)
+        stored = store.save_runs(runs)  # one transaction: all runs of all files, or none
     skipped = [run.run_id for run in runs if run.run_id not in stored]
     if json_output:
         print_json({"database": store.location, "imported": stored, "already_stored": skipped})

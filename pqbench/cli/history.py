@@ -7,11 +7,19 @@ from typing import Annotated
 import typer
 
 from pqbench.analysis.history import history as build_history
+from pqbench.analysis.history import names_algorithm, not_measured
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, JsonOption, check_text, handles_errors, print_json
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    check_text,
+    handles_errors,
+    many_records,
+    print_json,
+)
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
-from pqbench.store import Store
+from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
 
 @app.command()
@@ -30,14 +38,23 @@ def history(
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
     store = Store.open(db, create=False)
-    runs = store.load_runs()
-    if not runs:
-        raise ComparisonError(f"no runs stored in {store.location}")
-    notes: dict[str, list[str]] = {}
-    for build, text, _created in store.annotations():
-        notes.setdefault(build, []).append(text)
-    series = build_history(runs, algorithm, implementation=implementation,
-                           operation=operation, by=by, annotations=notes)
+    # Every run (a point lists its group's runs), but only the rows of this algorithm, and
+    # no fingerprints when the groups are columns: one row across ten thousand runs.
+    measured = store.algorithms()
+    names = tuple(n for n in measured if names_algorithm(n, algorithm))
+    with many_records():
+        runs = store.load_runs(RunFilter(algorithms=names or (algorithm,),
+                                         implementation=implementation, operation=operation),
+                               fingerprints=by not in LIGHT_FIELDS)
+        if not runs:
+            raise ComparisonError(f"no runs stored in {store.location}")
+        if not names:
+            raise not_measured(algorithm, implementation, operation, measured)
+        notes: dict[str, list[str]] = {}
+        for build, text, _created in store.annotations():
+            notes.setdefault(build, []).append(text)
+        series = build_history(runs, algorithm, implementation=implementation,
+                               operation=operation, by=by, annotations=notes)
     if json_output:
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
         return

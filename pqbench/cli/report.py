@@ -10,7 +10,13 @@ import typer
 from pqbench import report
 from pqbench.analysis import compare
 from pqbench.cli import app
-from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_threshold
+from pqbench.cli.common import (
+    DbOption,
+    ThresholdOption,
+    handles_errors,
+    many_records,
+    parse_threshold,
+)
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
@@ -53,16 +59,17 @@ def report_command(
     symmetric throughput, comparisons and history, and how it was measured."""
     band = parse_threshold(threshold)
     store = Store.open(db, create=False)
-    runs = _runs(store, run, by)
-    notes: dict[str, list[str]] = {}
-    for build, text, _created in store.annotations():
-        notes.setdefault(build, []).append(text)
-    comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
-    if by and not comparison:
-        values = sorted({name for name, _ in compare.group_runs(runs, by)})
-        console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
-                        "the report has no comparison")
-    built = report.build(runs, comparison)
+    with many_records():
+        runs = _runs(store, run, by)
+        notes: dict[str, list[str]] = {}
+        for build, text, _created in store.annotations():
+            notes.setdefault(build, []).append(text)
+        comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
+        if by and not comparison:
+            values = sorted({name for name, _ in compare.group_runs(runs, by)})
+            console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
+                            "the report has no comparison")
+        built = report.build(runs, comparison)
     path = report.resolve_out(out, runs, by, Path.cwd())
     written = report.write(built, path, overwrite=force)
     console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")

@@ -238,10 +238,11 @@ def measurement_columns(m: Measurement) -> dict[str, Any]:
     attributes = dict(m.attributes)
     if m.unit != "op":
         attributes["unit"] = m.unit
+    rate = m.rate if timed else 0.0  # once: a median over the rounds (`Measurement.rate`)
+    per_op = (1e6 / rate if rate else math.inf) if timed else 0.0  # as Measurement.us_per_op
     return {"algorithm": m.algorithm, "implementation": m.implementation,
             "operation": m.operation, "block_size": m.block_size,
-            "ops_per_sec": m.rate if timed else 0.0,
-            "us_per_op": m.us_per_op if timed else 0.0, "cycles_per_op": m.cycles_per_op,
+            "ops_per_sec": rate, "us_per_op": per_op, "cycles_per_op": m.cycles_per_op,
             "counter": m.counter, "sizes": dict(m.sizes), "attributes": attributes}
 
 
@@ -252,12 +253,28 @@ def measurement_from_columns(row: Any, rounds: Iterable[LoopResult]) -> Measurem
                        sizes=row.sizes, attributes=row.attributes, counter=row.counter)
 
 
-def run_from_columns(row: Any, measurements: Iterable[Measurement],
-                     problems: Iterable[Problem], verifications: Iterable[Verification]
-                     ) -> Run:
+def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
+                     problems: Iterable[Problem] = (),
+                     verifications: Iterable[Verification] = ()) -> Run:
     environment = Fingerprint(row.environment)
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command,
                label=label_of(row.label, environment), settings=row.settings,
                environment=environment, measurements=tuple(measurements),
                problems=tuple(problems), verifications=tuple(verifications), kind=row.kind)
+
+
+#: The fingerprint fields pqbench_runs also keeps as columns (`run_columns`).
+FINGERPRINT_COLUMNS = ("os_build", "hostname", "testbed")
+
+
+def run_header_from_columns(row: Any) -> Run:
+    """A run from its row without the fingerprint column: the fingerprint holds only the
+    fields kept as columns (enough to group runs by them), and `row.legacy_label` is the
+    fingerprint's label, which format 1 used instead of the run's."""
+    environment = Fingerprint({name: getattr(row, name) for name in FINGERPRINT_COLUMNS
+                               if getattr(row, name) is not None})
+    label = row.label if row.label is not None else row.legacy_label
+    return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
+               status=row.status, command=row.command, label=label, settings=row.settings,
+               environment=environment, kind=row.kind)

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 from pqbench.store.location import ENV_VAR, TIMEOUT_VAR, default_path, resolve_location
 
 if TYPE_CHECKING:
-    from pqbench.store.database import RunFilter, RunInfo, Store
+    from pqbench.store.database import LIGHT_FIELDS, RunFilter, RunInfo, Store
 
-__all__ = ["ENV_VAR", "TIMEOUT_VAR", "RunFilter", "RunInfo", "Store", "default_path",
-           "resolve_location"]
+__all__ = ["ENV_VAR", "LIGHT_FIELDS", "TIMEOUT_VAR", "RunFilter", "RunInfo", "Store",
+           "default_path", "resolve_location"]
 
 
 def __getattr__(name: str) -> Any:
-    """`Store`, `RunInfo` and `RunFilter`, imported (with SQLAlchemy) on first use."""
-    if name in ("Store", "RunInfo", "RunFilter"):
+    """`Store`, `RunInfo`, `RunFilter` and `LIGHT_FIELDS`, imported (with SQLAlchemy) on
+    first use."""
+    if name in ("Store", "RunInfo", "RunFilter", "LIGHT_FIELDS"):
         from pqbench.store import database
 
         return getattr(database, name)

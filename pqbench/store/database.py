@@ -1,9 +1,10 @@
 """The results database: the only SQL, for SQLite and PostgreSQL alike.
 
 A run is written in one transaction, so a reader never sees half a run, and an existing
-file that is not a pqbench database is refused, never overwritten. Rows become records
-and back through `record.codec` alone; reads load many runs in a few queries
-(`load_runs`), never one query per run.
+file that is not a pqbench database is refused, never overwritten, and one written by an
+older pqbench is upgraded in place (`store.migrate`). Rows become records and back through
+`record.codec` alone; writes go table by table (`store.bulk`) and reads ask for what a
+command needs (`store.queries`), never one query per run or per row.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,13 @@ from sqlalchemy.exc import (
 )
 
 from pqbench.errors import StoreError
-from pqbench.record import codec
-from pqbench.record.results import Measurement, Run
-from pqbench.record.runs import group_value
-from pqbench.store import schema
+from pqbench.record.results import Run
+from pqbench.store import bulk, migrate, queries, schema
 from pqbench.store.location import TIMEOUT_VAR, is_url, resolve_location
-from pqbench.timing.contract import LoopResult
+from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.untrusted import passwords_in, redact
+
+__all__ = ["LIGHT_FIELDS", "RunFilter", "RunInfo", "Store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: pg_advisory_xact_lock key held while creating the schema ("pqbench" as an integer).
@@ -90,19 +91,6 @@ def _describe(exc: BaseException, location: str, secrets: list[str]) -> str:
     if "readonly" in text or "read-only" in text:
         return f"the database {location} is read-only"
     return f"database error on {location}: {text}"
-
-
-@dataclass(frozen=True)
-class RunFilter:
-    """Which runs `Store.load_runs` loads: the ones named (ids or unique prefixes), of
-    these kinds, whose `--by` group (`record.runs.group_value`) is one of `values`, the
-    newest N; empty parts select everything."""
-
-    ids: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    by: str | None = None
-    values: tuple[str, ...] = ()
-    newest: int | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +149,9 @@ class Store:
             def _pragmas(dbapi_conn: Any, _record: Any) -> None:
                 cursor = dbapi_conn.cursor()
                 cursor.execute("PRAGMA foreign_keys=ON")
+                # 64 MiB of page cache (the default is 2 MiB): the result-row indexes of a
+                # fleet's history are larger than that, and imports update them in key order.
+                cursor.execute("PRAGMA cache_size=-65536")
                 cursor.close()
 
             return engine
@@ -174,19 +165,22 @@ class Store:
                 # (SQLite commits DDL before the meta rows); finish it instead of refusing.
                 empty = schema.meta.name in tables and create and not conn.execute(
                     select(schema.meta.c.key)).first()
-                if schema.meta.name in tables and not empty:
-                    self._check_meta(conn)
-                    return
-                foreign = {t for t in tables if not t.startswith("pqbench_")}
-                if foreign and self.engine.dialect.name == "sqlite":
-                    raise StoreError(f"{self.location} is an SQLite database but not a pqbench "
-                                     "one; it was left untouched")
+                ours = schema.meta.name in tables and not empty
+                version = self._check_meta(conn) if ours else None
+            if version is not None:
+                if version < schema.SCHEMA_VERSION:
+                    self._upgrade(version, create)
+                return
+            foreign = {t for t in tables if not t.startswith("pqbench_")}
+            if foreign and self.engine.dialect.name == "sqlite":
+                raise StoreError(f"{self.location} is an SQLite database but not a pqbench "
+                                 "one; it was left untouched")
             if create:
                 self._initialize()
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
 
-    def _check_meta(self, conn: Connection) -> None:
+    def _check_meta(self, conn: Connection) -> int:
         rows = dict(conn.execute(select(schema.meta.c.key, schema.meta.c.value)).all())
         if rows.get("application") != schema.APPLICATION:
             raise StoreError(f"{self.location} is not a pqbench database; left untouched")
@@ -195,6 +189,20 @@ class Store:
             raise StoreError(
                 f"{self.location} was written by a newer pqbench (schema {version}; this "
                 f"pqbench reads up to {schema.SCHEMA_VERSION}); upgrade pqbench to use it")
+        return version
+
+    def _upgrade(self, found: int, create: bool) -> None:
+        """Upgrade an older schema in one transaction (`store.migrate`). A reader that may
+        not write (a read-only file, a role without DDL rights) reads it as it is: no
+        upgrade so far changed what a query returns, only how fast."""
+        try:
+            with self.engine.begin() as conn:
+                migrate.upgrade(conn, found)
+        except (OperationalError, ProgrammingError, DBAPIError):
+            if create:
+                raise
+        except ValueError as exc:
+            raise StoreError(f"{self.location}: {exc}; it was left untouched") from None
 
     def _initialize(self) -> None:
         """Create the schema; safe when several processes open a new database at once.
@@ -247,42 +255,25 @@ class Store:
     def save_runs(self, runs: Sequence[Run]) -> list[str]:
         """Store every run not stored yet, all in one transaction: either all of them are
         written or none is. Returns the ids written; runs already stored are skipped."""
+        problem = ""
         for _attempt in range(3):
             try:
                 with self._transaction() as conn:
-                    return [run.run_id for run in runs if self._insert_run(conn, run)]
-            except IntegrityError:
-                continue  # another writer stored one of these meanwhile: skip it next time
-        raise StoreError(f"{self.location}: other writers kept storing the same runs; "
-                         "nothing was written, try again")
+                    return bulk.insert_runs(conn, runs)
+            except IntegrityError as exc:
+                problem = _describe(exc, self.location, self._secrets)
+                if not self._stored_meanwhile(runs):
+                    break  # not a race with another writer: a row the table refuses
+                # another writer stored one of these meanwhile: skip it next time
+        raise StoreError(f"nothing was written ({problem}); if other writers are storing "
+                         "the same runs, try again")
 
-    def _insert_run(self, conn: Connection, run: Run) -> bool:
-        if conn.execute(select(schema.runs.c.run_id)
-                        .where(schema.runs.c.run_id == run.run_id)).first() is not None:
-            return False
-        conn.execute(schema.runs.insert(), [codec.run_columns(run)])
-        for m in run.measurements:
-            self._insert_measurement(conn, run.run_id, m)
-        if run.problems:
-            conn.execute(schema.problems.insert(),
-                         [{"run_id": run.run_id, **codec.problem_fields(p)}
-                          for p in run.problems])
-        if run.verifications:
-            conn.execute(schema.verifications.insert(),
-                         [{"run_id": run.run_id, **codec.verification_fields(v)}
-                          for v in run.verifications])
-        return True
-
-    @staticmethod
-    def _insert_measurement(conn: Connection, run_id: str, m: Measurement) -> None:
-        result = conn.execute(schema.measurements.insert().values(
-            run_id=run_id, **codec.measurement_columns(m)))
-        primary_key = result.inserted_primary_key
-        assert primary_key is not None
-        if m.rounds:
-            conn.execute(schema.samples.insert(), [
-                {"measurement_id": primary_key[0], "round_index": i, **codec.sample(r)}
-                for i, r in enumerate(m.rounds)])
+    def _stored_meanwhile(self, runs: Sequence[Run]) -> bool:
+        column = schema.runs.c.run_id
+        with self.engine.connect() as conn:
+            return any(conn.execute(select(column).where(column.in_(list(batch)))).first()
+                       for batch in bulk.chunks([r.run_id for r in runs],
+                                                bulk.IDS_PER_QUERY))
 
     def annotate(self, build: str, text: str) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -328,71 +319,37 @@ class Store:
             raise StoreError(f"run id {prefix!r} is ambiguous: {', '.join(sorted(ids)[:5])}")
         return ids[0]
 
+    def _resolve(self, wanted: Sequence[str]) -> list[str]:
+        """Full run ids: those stored as given in a query per batch, the rest as prefixes."""
+        column = schema.runs.c.run_id
+        exact: set[str] = set()
+        with self.engine.connect() as conn:
+            for batch in bulk.chunks(wanted, bulk.IDS_PER_QUERY):
+                exact.update(conn.execute(select(column).where(column.in_(list(batch))))
+                             .scalars())
+        return [i if i in exact else self.resolve_run_id(i) for i in wanted]
+
     def load_run(self, run_id: str) -> Run:
         """One run by id or unique prefix."""
         return self.load_runs(RunFilter(ids=(run_id,)))[0]
 
-    def load_runs(self, wanted: RunFilter | None = None, *, rows_too: bool = True
-                  ) -> list[Run]:
+    def load_runs(self, wanted: RunFilter | None = None, *, rows_too: bool = True,
+                  fingerprints: bool = True) -> list[Run]:
         """The runs a filter selects: in the order of `ids` where it names runs, else
         oldest first; whole, or without their rows, problems and checks (`rows_too`
-        False: what grouping needs). A few queries per batch of runs, whatever their
-        number."""
+        False: what grouping needs), or without their fingerprints (`fingerprints`
+        False: only the fields kept as columns, `LIGHT_FIELDS` group by them). A few
+        queries per batch of runs, whatever their number (`store.queries`)."""
         wanted = wanted or RunFilter()
-        ids = [self.resolve_run_id(i) for i in dict.fromkeys(wanted.ids)]
-        r = schema.runs
-        query = select(r)
-        if ids:
-            query = query.where(r.c.run_id.in_(ids))
-        if wanted.kinds:
-            query = query.where(r.c.kind.in_(list(wanted.kinds)))
-        order = (r.c.started_at, r.c.run_id)
-        if wanted.newest is not None:
-            query = query.order_by(*(c.desc() for c in order)).limit(wanted.newest)
-        else:
-            query = query.order_by(*order)
+        ids = self._resolve(list(dict.fromkeys(wanted.ids)))
         with self.engine.connect() as conn:
-            rows = list(conn.execute(query).all())
-            if wanted.newest is not None:
-                rows.reverse()
-            headers = {row.run_id: codec.run_from_columns(row, (), (), ()) for row in rows}
-            if wanted.by is not None:
-                headers = {i: run for i, run in headers.items()
-                           if group_value(run, wanted.by) in wanted.values}
-            chosen = [i for i in ids if i in headers] if ids else list(headers)
-            if not rows_too:
-                return [headers[i] for i in chosen]
-            parts = self._parts(conn, chosen)
-        return [replace(headers[i], measurements=tuple(parts.measurements.get(i, ())),
-                        problems=tuple(parts.problems.get(i, ())),
-                        verifications=tuple(parts.verifications.get(i, ())))
-                for i in chosen]
+            return queries.load(conn, wanted, ids, rows_too=rows_too,
+                                fingerprints=fingerprints)
 
-    @staticmethod
-    def _parts(conn: Connection, run_ids: Sequence[str]) -> _Parts:
-        """Measurements with their samples, problems and verifications of these runs, in
-        a few queries per batch of runs."""
-        parts = _Parts()
-        m, s = schema.measurements, schema.samples
-        for batch in _batches(run_ids):
-            rows = conn.execute(select(m).where(m.c.run_id.in_(batch))
-                                .order_by(m.c.run_id, m.c.id)).all()
-            rounds: dict[int, list[LoopResult]] = {row.id: [] for row in rows}
-            for measurement_id, ops, elapsed_ns, cycles in conn.execute(
-                    select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns, s.c.cycles)
-                    .join(m, m.c.id == s.c.measurement_id).where(m.c.run_id.in_(batch))
-                    .order_by(s.c.measurement_id, s.c.round_index)):
-                rounds[measurement_id].append(LoopResult(ops, elapsed_ns, cycles))
-            for row in rows:
-                parts.measurements.setdefault(row.run_id, []).append(
-                    codec.measurement_from_columns(row, rounds[row.id]))
-            for table, found, decode in ((schema.problems, parts.problems, codec.problem),
-                                         (schema.verifications, parts.verifications,
-                                          codec.verification)):
-                for row in conn.execute(select(table).where(table.c.run_id.in_(batch))
-                                        .order_by(table.c.id)):
-                    found.setdefault(row.run_id, []).append(decode(dict(row._mapping)))
-        return parts
+    def algorithms(self) -> list[str]:
+        """The algorithms stored runs have rates for, by name as stored."""
+        with self.engine.connect() as conn:
+            return queries.algorithms(conn)
 
     def annotations(self) -> list[tuple[str, str, str]]:
         a = schema.build_notes
@@ -410,20 +367,3 @@ def _dialect_insert(conn: Connection, table: Any) -> Any:
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     return sqlite_insert(table)
-
-
-#: Runs per batch of IN (...) queries: far below SQLite's and PostgreSQL's parameter limits.
-_BATCH = 500
-
-
-def _batches(items: Sequence[str]) -> list[Sequence[str]]:
-    return [items[i:i + _BATCH] for i in range(0, len(items), _BATCH)]
-
-
-@dataclass
-class _Parts:
-    """What `load_runs` collects per run id besides the run's own row."""
-
-    measurements: dict[str, list[Any]] = field(default_factory=dict)
-    problems: dict[str, list[Any]] = field(default_factory=dict)
-    verifications: dict[str, list[Any]] = field(default_factory=dict)

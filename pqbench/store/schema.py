@@ -4,6 +4,10 @@ The schema carries a version; a database written by a newer pqbench is refused, 
 altered. History of versions:
 
 1. runs, measurements with their per-round samples, problems, verifications, annotations.
+2. indexes for the questions commands ask at fleet scale (issue #16): runs by kind, start,
+   label, OS build and testbed (the `--by` fields that are columns), result rows by their
+   key (history: one row across every run). No column changed, so a version 1 database
+   reads the same; `store.migrate` adds the indexes in place.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -22,7 +27,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION = "pqbench"
 
 metadata = MetaData()
@@ -49,6 +54,17 @@ runs = Table(
     Column("environment", JSON, nullable=False),
 )
 
+# Version 2. Labels and OS builds are free text up to 1,000 and 10,000 characters, longer
+# than a PostgreSQL B-tree entry may be (about 2,700 bytes): there they get hash indexes,
+# which hold a 4-byte hash and serve the equality and IN (...) filters `--by` asks.
+RUN_INDEXES = (
+    Index("ix_pqbench_runs_kind", runs.c.kind),
+    Index("ix_pqbench_runs_started_at", runs.c.started_at),
+    Index("ix_pqbench_runs_testbed", runs.c.testbed),
+    Index("ix_pqbench_runs_label", runs.c.label, postgresql_using="hash"),
+    Index("ix_pqbench_runs_os_build", runs.c.os_build, postgresql_using="hash"),
+)
+
 measurements = Table(
     "pqbench_measurements", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -65,6 +81,11 @@ measurements = Table(
     Column("sizes", JSON, nullable=False),
     Column("attributes", JSON, nullable=False),
 )
+
+#: Version 2: a row key across every run (history), the algorithm alone (the names stored).
+#: Names are at most 200 characters, so the three fit one B-tree entry on PostgreSQL.
+ROW_KEY_INDEX = Index("ix_pqbench_measurements_key", measurements.c.algorithm,
+                      measurements.c.implementation, measurements.c.operation)
 
 samples = Table(
     "pqbench_samples", metadata,

@@ -1,0 +1,124 @@
+"""Writing many runs at once: each table in a few statements, not one per row (issue #16).
+
+Runs, problems and checks go through SQLAlchemy's executemany. Result rows and their
+samples, the bulk of a run, go straight to the driver: on SQLite as one executemany of
+plain tuples per table, on PostgreSQL through COPY (psycopg 3). Result rows get their ids
+before they are written, so their samples need no round trip: on PostgreSQL from the
+table's own sequence (ids reserved there are never handed out twice), on SQLite after
+the largest id stored, read once the transaction holds the write lock (taken by the
+first insert, the runs), which no other writer can take before this one commits.
+
+Everything happens in the caller's transaction: all runs or none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+
+from pqbench.record import codec
+from pqbench.record.results import Run
+from pqbench.store import schema
+
+#: Runs per write batch: bounds the memory the parameter lists take, whatever the import.
+RUNS_PER_BATCH = 200
+#: Run ids per IN (...) query: far below SQLite's and PostgreSQL's parameter limits.
+IDS_PER_QUERY = 500
+
+_MEASUREMENT_COLUMNS = ("id", "run_id", "algorithm", "implementation", "operation",
+                        "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
+                        "sizes", "attributes")
+_SAMPLE_COLUMNS = ("measurement_id", "round_index", "ops", "elapsed_ns", "cycles")
+
+
+def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
+    """Write every run not stored yet (the first of several with one id); their ids, in
+    the order given."""
+    fresh = _not_stored(conn, runs)
+    for batch in chunks(fresh, RUNS_PER_BATCH):
+        conn.execute(schema.runs.insert(), [codec.run_columns(run) for run in batch])
+        _insert_rows(conn, batch)
+        problems = [{"run_id": run.run_id, **codec.problem_fields(p)}
+                    for run in batch for p in run.problems]
+        if problems:
+            conn.execute(schema.problems.insert(), problems)
+        checks = [{"run_id": run.run_id, **codec.verification_fields(v)}
+                  for run in batch for v in run.verifications]
+        if checks:
+            conn.execute(schema.verifications.insert(), checks)
+    return [run.run_id for run in fresh]
+
+
+def _not_stored(conn: Connection, runs: Sequence[Run]) -> list[Run]:
+    unique: dict[str, Run] = {}
+    for run in runs:
+        unique.setdefault(run.run_id, run)
+    column = schema.runs.c.run_id
+    stored: set[str] = set()
+    for batch in chunks(list(unique), IDS_PER_QUERY):
+        stored.update(conn.execute(select(column).where(column.in_(batch))).scalars())
+    return [run for run_id, run in unique.items() if run_id not in stored]
+
+
+def _insert_rows(conn: Connection, runs: Sequence[Run]) -> None:
+    """The runs' result rows and their samples."""
+    count = sum(len(run.measurements) for run in runs)
+    if not count:
+        return
+    ids = iter(_reserve_ids(conn, count))
+    rows: list[tuple[Any, ...]] = []
+    samples: list[tuple[Any, ...]] = []
+    for run in runs:
+        for m in run.measurements:
+            row_id = next(ids)
+            columns = codec.measurement_columns(m)
+            columns["sizes"] = json.dumps(columns["sizes"])  # as SQLAlchemy's JSON type
+            columns["attributes"] = json.dumps(columns["attributes"])
+            rows.append((row_id, run.run_id, *(columns[name]
+                                               for name in _MEASUREMENT_COLUMNS[2:])))
+            samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
+                        for i, r in enumerate(m.rounds)]
+    _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
+    if samples:
+        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples)
+
+
+def _reserve_ids(conn: Connection, count: int) -> list[int]:
+    if conn.dialect.name == "postgresql":
+        return list(conn.execute(
+            text("SELECT nextval(pg_get_serial_sequence(:table, 'id')) "
+                 "FROM generate_series(1, :count)"),
+            {"table": schema.measurements.name, "count": count}).scalars())
+    largest = conn.execute(select(func.max(schema.measurements.c.id))).scalar() or 0
+    return list(range(largest + 1, largest + 1 + count))
+
+
+def _write(conn: Connection, table: str, columns: Sequence[str],
+           rows: list[tuple[Any, ...]]) -> None:
+    names = ", ".join(columns)
+    if conn.dialect.name != "postgresql":
+        marks = ", ".join("?" for _ in columns)
+        conn.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+        return
+    import psycopg
+
+    driver = conn.connection.driver_connection
+    statement = f"COPY {table} ({names}) FROM STDIN"
+    try:
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.Error as exc:
+        # As SQLAlchemy reports driver errors: a unique or NOT NULL violation becomes an
+        # IntegrityError, the rest a DBAPIError, so the store's error handling applies.
+        raise DBAPIError.instance(statement, None, exc, psycopg.Error) from None

@@ -1,0 +1,186 @@
+"""Reading runs back: what a command asks for, in bulk, with the indexes of schema v2.
+
+`load` serves `Store.load_runs`: the run rows a filter selects (a `--by` group whose field
+is a column is chosen in SQL, any other field over the runs' fingerprints in Python), then
+their result rows, samples, problems and checks in a few queries per batch of runs; or,
+for one row key across every run (history), by that key through its index. A run header
+may leave its fingerprint out (`fingerprints=False`): the fingerprint fields that are
+columns are enough to group runs by them, and the fingerprints of ten thousand runs are
+most of what reading them costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from pqbench.record import codec
+from pqbench.record.results import Run
+from pqbench.record.runs import NO_VALUE, group_value
+from pqbench.store import schema
+from pqbench.store.bulk import IDS_PER_QUERY, chunks
+from pqbench.timing.contract import LoopResult
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs `Store.load_runs` loads: the ones named (ids or unique prefixes), of
+    these kinds, whose `--by` group (`record.runs.group_value`) is one of `values`, the
+    newest N; empty parts select everything. `algorithms` (names as stored), with
+    `implementation` and `operation`, keeps only those result rows (and the problems and
+    checks of those algorithms): every selected run is loaded, with only the rows asked."""
+
+    ids: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    by: str | None = None
+    values: tuple[str, ...] = ()
+    newest: int | None = None
+    algorithms: tuple[str, ...] = ()
+    implementation: str | None = None
+    operation: str | None = None
+
+
+r = schema.runs
+m = schema.measurements
+s = schema.samples
+
+#: `--by` fields kept as columns of pqbench_runs, read as `group_value` reads them.
+_COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind": r.c.kind,
+                            "testbed": r.c.testbed, "hostname": r.c.hostname,
+                            "run_id": r.c.run_id}
+#: `--by` fields a header without its fingerprint answers.
+LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
+
+
+def _header_columns(fingerprints: bool) -> list[Any]:
+    if fingerprints:
+        return [r]
+    # A format-1 run kept its label in the fingerprint only (codec.label_of).
+    legacy = r.c.environment["label"].as_string().label("legacy_label")
+    return [c for c in r.c if c.name != "environment"] + [legacy]
+
+
+def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | None:
+    """A condition every run of the groups asked meets (more may: `group_value` decides)."""
+    if by == "date":
+        return func.substr(r.c.started_at, 1, 10).in_(list(values))
+    column = _COLUMNS.get(by)
+    if column is None:
+        return None
+    condition = column.in_([v for v in values if v != NO_VALUE])
+    if NO_VALUE in values or by == "label":  # a format-1 label lives in the fingerprint
+        condition = or_(condition, column.is_(None))
+    return condition
+
+
+def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool) -> Select[Any]:
+    query = select(*_header_columns(fingerprints))
+    if ids:
+        query = query.where(r.c.run_id.in_(list(ids)))
+    if wanted.kinds:
+        query = query.where(r.c.kind.in_(list(wanted.kinds)))
+    if wanted.by is not None:
+        condition = _group_condition(wanted.by, wanted.values)
+        if condition is not None:
+            query = query.where(condition)
+    order = (r.c.started_at, r.c.run_id)
+    if wanted.newest is not None:
+        return query.order_by(*(c.desc() for c in order)).limit(wanted.newest)
+    return query.order_by(*order)
+
+
+def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool
+            ) -> list[Run]:
+    """The selected runs without their rows, in the order of `ids` where they name runs,
+    else oldest first."""
+    rows = list(conn.execute(_run_query(wanted, ids, fingerprints)).all())
+    if wanted.newest is not None:
+        rows.reverse()
+    decode = codec.run_from_columns if fingerprints else codec.run_header_from_columns
+    found = {row.run_id: decode(row) for row in rows}
+    if wanted.by is not None:
+        found = {i: run for i, run in found.items()
+                 if group_value(run, wanted.by) in wanted.values}
+    return [found[i] for i in ids if i in found] if ids else list(found.values())
+
+
+@dataclass
+class _Parts:
+    """What `load` collects per run id besides the run's own row."""
+
+    measurements: dict[str, list[Any]] = field(default_factory=dict)
+    problems: dict[str, list[Any]] = field(default_factory=dict)
+    verifications: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def _row_condition(wanted: RunFilter) -> ColumnElement[bool]:
+    parts: list[ColumnElement[bool]] = [m.c.algorithm.in_(list(wanted.algorithms))]
+    if wanted.implementation is not None:
+        parts.append(m.c.implementation == wanted.implementation)
+    if wanted.operation is not None:
+        parts.append(m.c.operation == wanted.operation)
+    return and_(*parts)
+
+
+def _add_rows(conn: Connection, parts: _Parts, condition: ColumnElement[bool],
+              wanted_ids: set[str] | None) -> None:
+    """Result rows meeting `condition` with their samples: two queries."""
+    rows = [row for row in conn.execute(select(m).where(condition).order_by(m.c.run_id, m.c.id))
+            if wanted_ids is None or row.run_id in wanted_ids]
+    rounds: dict[int, list[LoopResult]] = {row.id: [] for row in rows}
+    for measurement_id, ops, elapsed_ns, cycles in conn.execute(
+            select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns, s.c.cycles)
+            .join(m, m.c.id == s.c.measurement_id).where(condition)
+            .order_by(s.c.measurement_id, s.c.round_index)):
+        found = rounds.get(measurement_id)
+        if found is not None:
+            found.append(LoopResult(ops, elapsed_ns, cycles))
+    for row in rows:
+        parts.measurements.setdefault(row.run_id, []).append(
+            codec.measurement_from_columns(row, rounds[row.id]))
+
+
+def _add_notes(conn: Connection, parts: _Parts, run_ids: Sequence[str],
+               wanted: RunFilter) -> None:
+    for table, found, decode in ((schema.problems, parts.problems, codec.problem),
+                                 (schema.verifications, parts.verifications,
+                                  codec.verification)):
+        query = select(table).where(table.c.run_id.in_(list(run_ids))).order_by(table.c.id)
+        if wanted.algorithms:
+            query = query.where(table.c.algorithm.in_(list(wanted.algorithms)))
+            if wanted.implementation is not None:
+                query = query.where(table.c.implementation == wanted.implementation)
+        for row in conn.execute(query):
+            found.setdefault(row.run_id, []).append(decode(dict(row._mapping)))
+
+
+def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: bool,
+         fingerprints: bool) -> list[Run]:
+    chosen = headers(conn, wanted, ids, fingerprints)
+    if not rows_too or not chosen:
+        return chosen
+    run_ids = [run.run_id for run in chosen]
+    parts = _Parts()
+    if wanted.algorithms:
+        # One row key across every run: by the key's index, not by lists of run ids.
+        _add_rows(conn, parts, _row_condition(wanted), set(run_ids))
+    for batch in chunks(run_ids, IDS_PER_QUERY):
+        if not wanted.algorithms:
+            _add_rows(conn, parts, m.c.run_id.in_(list(batch)), None)
+        _add_notes(conn, parts, batch, wanted)
+    return [replace(run, measurements=tuple(parts.measurements.get(run.run_id, ())),
+                    problems=tuple(parts.problems.get(run.run_id, ())),
+                    verifications=tuple(parts.verifications.get(run.run_id, ())))
+            for run in chosen]
+
+
+def algorithms(conn: Connection) -> list[str]:
+    """Every algorithm name a timed run stored a row for (memory runs have no rates)."""
+    query = (select(m.c.algorithm).distinct().join(r, r.c.run_id == m.c.run_id)
+             .where(r.c.kind != "memory").order_by(m.c.algorithm))
+    return list(conn.execute(query).scalars())

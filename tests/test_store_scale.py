@@ -1,0 +1,326 @@
+"""The store at fleet scale (issue #16), on SQLite and a real PostgreSQL server: commands
+ask for what they need (the statements sent name only the groups compared, and their
+number does not grow with the database), bulk writes are all-or-nothing across write
+batches, a version 1 database is upgraded in place, and the answers are the ones a whole
+load gives.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, event, func, inspect, select, text, update
+from typer.testing import CliRunner
+
+from pqbench.analysis.compare import compare_groups, group_runs
+from pqbench.analysis.history import history
+from pqbench.cli import app
+from pqbench.errors import StoreError
+from pqbench.record import codec
+from pqbench.record.results import Measurement, Run
+from pqbench.store import RunFilter, Store, bulk, schema
+from pqbench.timing.contract import LoopResult
+from tests.postgres_server import fresh_database, running_server
+from tests.tests_data import environment, make_run, make_runs
+
+
+@pytest.fixture(scope="module")
+def postgres_base() -> Iterator[str]:
+    with running_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "fleet.db")
+    return fresh_database(request.getfixturevalue("postgres_base"))
+
+
+def _url(location: str) -> str:
+    if "://" not in location:
+        return f"sqlite:///{location}"
+    return location.replace("postgresql://", "postgresql+psycopg://")
+
+
+def _history(builds: int, per_build: int = 5) -> list[Run]:
+    """`builds` OS builds of `per_build` runs each; build 2 onwards is 30 % faster."""
+    runs: list[Run] = []
+    for b in range(builds):
+        name = f"b{b:02d}"
+        runs += make_runs(f"{name}-", per_build, seed=10 + b, label=name, start_day=b + 1,
+                          factor=1.3 if b >= 2 else 1.0,
+                          env=environment(label=name, os_build=name))
+    return runs
+
+
+class Statements:
+    """Every statement sent to the database, with its parameters."""
+
+    def __init__(self, store: Store) -> None:
+        self.sent: list[tuple[str, Any]] = []
+        event.listen(store.engine, "before_cursor_execute", self._record)
+
+    def _record(self, _conn: Any, _cursor: Any, statement: str, parameters: Any,
+                _context: Any, _executemany: bool) -> None:
+        self.sent.append((statement, parameters))
+
+    def reading(self, table: str) -> list[tuple[str, Any]]:
+        return [(s, p) for s, p in self.sent
+                if s.lstrip().upper().startswith("SELECT") and f"FROM {table}" in s]
+
+
+def _values(parameters: Any) -> set[str]:
+    if isinstance(parameters, dict):
+        found = parameters.values()
+    else:
+        found = parameters or ()
+    flat: set[str] = set()
+    for value in found:
+        if isinstance(value, list | tuple):
+            flat.update(map(str, value))
+        else:
+            flat.add(str(value))
+    return flat
+
+
+# --- query shapes ---------------------------------------------------------------------------
+
+
+def _load_two_builds(location: str) -> tuple[list[Run], Statements]:
+    store = Store.open(location)
+    seen = Statements(store)
+    loaded = store.load_runs(RunFilter(by="label", values=("b01", "b02")))
+    return loaded, seen
+
+
+def test_compare_of_two_builds_asks_only_for_their_rows(location: str) -> None:
+    store = Store.open(location)
+    store.save_runs(_history(3))
+    loaded, seen = _load_two_builds(location)
+    wanted = {r.run_id for r in loaded}
+    assert wanted == {f"b0{b}-{i}" for b in (1, 2) for i in range(5)}
+    # The run rows are chosen in SQL by the label column ...
+    run_queries = seen.reading(schema.runs.name)
+    assert run_queries and all({"b01", "b02"} <= _values(p) for _, p in run_queries)
+    # ... and rows and samples are asked for those runs alone.
+    for table in (schema.measurements.name, schema.samples.name):
+        queries = [(s, p) for s, p in seen.sent if table in s and "SELECT" in s.upper()]
+        assert queries, table
+        for _, parameters in queries:
+            ids = {v for v in _values(parameters) if re.match(r"b\d\d-\d", v)}
+            assert ids and ids <= wanted, (table, ids - wanted)
+    # Every stored round of those runs, none of the others.
+    assert sum(len(m.rounds) for r in loaded for m in r.measurements) == 10 * 4 * 9
+
+
+def test_statements_do_not_grow_with_the_database(location: str) -> None:
+    """compare of two builds and history of one row send as many statements whether the
+    database holds three builds or nine."""
+    counts = []
+    for builds in (3, 9):
+        place = location if builds == 3 else (
+            location.replace(".db", "-9.db") if "://" not in location
+            else fresh_database(location.rsplit("/", 1)[0]))
+        store = Store.open(place)
+        store.save_runs(_history(builds))
+        seen = Statements(store)
+        store.load_runs(RunFilter(by="label", values=("b01", "b02")))
+        compare_count = len(seen.sent)
+        seen.sent.clear()
+        store.load_runs(RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs",
+                                  operation="encaps"), fingerprints=False)
+        samples = seen.reading(schema.samples.name) + [
+            (s, p) for s, p in seen.sent if "JOIN " + schema.measurements.name in s]
+        assert samples and all("ML-KEM-768" in _values(p) for _, p in samples)
+        counts.append((compare_count, len(seen.sent)))
+    assert counts[0] == counts[1]
+
+
+def test_history_loads_one_row_of_every_run_without_fingerprints(location: str) -> None:
+    store = Store.open(location)
+    store.save_runs(_history(3))
+    runs = store.load_runs(RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs",
+                                     operation="decaps"), fingerprints=False)
+    assert len(runs) == 15
+    assert {m.key for r in runs for m in r.measurements} == {
+        ("ML-KEM-768", "liboqs", "decaps", None)}
+    # Only the fields kept as columns: what grouping by them needs.
+    assert dict(runs[0].environment) == {"os_build": "b00", "hostname": "mac",
+                                         "testbed": "tb-1"}
+    assert [r.label for r in runs] == [f"b0{b}" for b in range(3) for _ in range(5)]
+
+
+def test_a_format_1_label_in_the_fingerprint_still_groups(location: str) -> None:
+    """A run stored with its label in the fingerprint alone (format 1) is found by label,
+    through the SQL filter and without fingerprints alike."""
+    store = Store.open(location)
+    legacy = make_run("old-0", seed=1, label="legacy", env=environment(label="legacy"))
+    store.save_runs([legacy])
+    engine = create_engine(_url(location))
+    with engine.begin() as conn:
+        conn.execute(update(schema.runs).values(label=None))
+    engine.dispose()
+    assert [r.run_id for r in store.load_runs(RunFilter(by="label", values=("legacy",)))] \
+        == ["old-0"]
+    assert store.load_runs(rows_too=False, fingerprints=False)[0].label == "legacy"
+
+
+# --- results as a whole load gives them -----------------------------------------------------
+
+
+def test_compare_and_history_answer_as_a_whole_load_does(location: str) -> None:
+    store = Store.open(location)
+    store.save_runs(_history(4))
+    everything = store.load_runs()  # the whole history, as commands loaded it before
+    runner = CliRunner()
+
+    two = runner.invoke(app, ["compare", "--by", "label", "b01", "b02", "--json",
+                              "--db", location])
+    assert two.exit_code == 0, two.output
+    groups = dict(group_runs(everything, "label"))
+    expected = compare_groups([("b01", groups["b01"]), ("b02", groups["b02"])])
+    assert json.loads(two.stdout) == json.loads(json.dumps(expected[0].as_dict(), default=str))
+
+    every = runner.invoke(app, ["compare", "--by", "os_build", "--json", "--db", location])
+    assert every.exit_code == 0, every.output
+    expected = compare_groups(group_runs(everything, "os_build"))
+    assert json.loads(every.stdout) == json.loads(json.dumps(
+        {"comparisons": [c.as_dict() for c in expected]}, default=str))
+
+    for by in ("os_build", "libraries.cryptography"):  # a column, and a fingerprint path
+        shown = runner.invoke(app, ["history", "ml-kem-768", "--by", by, "--json",
+                                    "--db", location])
+        assert shown.exit_code == 0, shown.output
+        series = history(everything, "ml-kem-768", by=by)
+        assert json.loads(shown.stdout)["series"] == json.loads(json.dumps(
+            [s.as_dict() for s in series], default=str))
+
+
+def test_history_of_an_unmeasured_algorithm_names_the_measured_ones(location: str) -> None:
+    store = Store.open(location)
+    store.save_runs(_history(1))
+    shown = CliRunner().invoke(app, ["history", "ML-DSA-65", "--db", location])
+    assert shown.exit_code != 0
+    assert "no stored run measured ML-DSA-65; measured: AES-256-XTS, ML-KEM-768, SHA-256" \
+        in " ".join(shown.output.split())
+
+
+# --- bulk writes ------------------------------------------------------------------------------
+
+
+def test_an_import_larger_than_a_write_batch_is_all_or_nothing(location: str) -> None:
+    many = [make_run(f"bulk-{i:04d}", seed=i, rounds=2) for i in range(bulk.RUNS_PER_BATCH * 2
+                                                                          + 5)]
+    good = many[-1]
+    broken = Measurement(algorithm=None, implementation="x", operation="y",  # type: ignore[arg-type]
+                         rounds=(LoopResult(1, 1000, None),))
+    many[-1] = Run(**{**good.__dict__, "measurements": (*good.measurements, broken)})
+    store = Store.open(location)
+    with pytest.raises(StoreError, match="nothing was written"):
+        store.save_runs(many)
+    with store.engine.connect() as conn:
+        for table in (schema.runs, schema.measurements, schema.samples):
+            assert conn.execute(select(func.count()).select_from(table)).scalar() == 0
+    many[-1] = good
+    assert store.save_runs(many) == [r.run_id for r in many]
+    assert store.save_runs([*many[:3], make_run("fresh", seed=1)]) == ["fresh"]
+    assert [codec.run_document(r) for r in store.load_runs(RunFilter(ids=(many[-2].run_id,)))] \
+        == [codec.run_document(many[-2])]
+
+
+def test_the_same_run_twice_in_one_import_is_stored_once(location: str) -> None:
+    first = make_run("twice", seed=1)
+    second = make_run("twice", seed=2)
+    store = Store.open(location)
+    assert store.save_runs([first, second]) == ["twice"]
+    assert codec.run_document(store.load_run("twice")) == codec.run_document(first)
+
+
+# --- the migration from schema 1 --------------------------------------------------------------
+
+
+def _as_version_1(location: str) -> None:
+    """The database as pqbench with schema 1 left it: the same tables without the
+    indexes version 2 added, and version 1 in the meta table."""
+    engine = create_engine(_url(location))
+    with engine.begin() as conn:
+        for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX):
+            index.drop(conn)
+        conn.execute(update(schema.meta).where(schema.meta.c.key == "schema_version")
+                     .values(value="1"))
+    engine.dispose()
+
+
+def _indexes(location: str) -> set[str]:
+    engine = create_engine(_url(location))
+    with engine.connect() as conn:
+        found = {index["name"] for table in (schema.runs.name, schema.measurements.name)
+                 for index in inspect(conn).get_indexes(table)}
+        version = conn.execute(select(schema.meta.c.value)
+                               .where(schema.meta.c.key == "schema_version")).scalar()
+    engine.dispose()
+    return found | {f"version {version}"}
+
+
+_V2 = {index.name for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX)}
+
+
+def _opener(location: str, barrier: Any) -> None:
+    barrier.wait(timeout=60)
+    Store.open(location).close()
+
+
+def test_a_version_1_database_is_upgraded_in_place(location: str) -> None:
+    runs = _history(2)
+    store = Store.open(location)
+    store.save_runs(runs)
+    store.close()
+    _as_version_1(location)
+    assert not _V2 & _indexes(location) and "version 1" in _indexes(location)
+    # Several processes open it at the same moment: one upgrades, the others wait.
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(4)
+    openers = [context.Process(target=_opener, args=(location, barrier)) for _ in range(4)]
+    for process in openers:
+        process.start()
+    for process in openers:
+        process.join(timeout=120)
+    assert [p.exitcode for p in openers] == [0] * 4
+    assert _V2 <= _indexes(location) and "version 2" in _indexes(location)
+    reopened = Store.open(location, create=False)
+    assert [codec.run_document(r) for r in reopened.load_runs()] == \
+        [codec.run_document(r) for r in runs]
+
+
+def test_a_read_only_version_1_file_is_read_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    runs = _history(1)
+    Store.open(str(path)).save_runs(runs)
+    _as_version_1(str(path))
+    before = path.read_bytes()
+    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"  # as a reader without write access
+    store = Store.open(read_only, create=False)
+    assert [r.run_id for r in store.load_runs()] == [r.run_id for r in runs]
+    with pytest.raises(StoreError, match="read-only"):
+        Store.open(read_only)  # a writer must upgrade first, and cannot
+    assert path.read_bytes() == before
+
+
+def test_a_database_without_an_upgrade_path_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "odd.db"
+    Store.open(str(path)).close()
+    engine = create_engine(_url(str(path)))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE pqbench_meta SET value = '0' WHERE key = 'schema_version'"))
+    engine.dispose()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="no upgrade path"):
+        Store.open(str(path))
+    assert path.read_bytes() == before
