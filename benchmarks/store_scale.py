@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import math
 import os
@@ -39,13 +40,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # pqbench and tests.postgres_server, run from anywhere
 PQBENCH = [sys.executable, "-m", "pqbench"]
 BUILDS = 100
 RUNS_PER_FILE = 400
@@ -70,7 +72,10 @@ class Figures:
     import_seconds: float = 0.0
     import_rows: int = 0
     import_peak_mb: float = 0.0
+    write_rows: int = 0
+    write_seconds: float = 0.0
     reads: dict[str, list[Timing]] = field(default_factory=dict)
+    store: dict[str, float] = field(default_factory=dict)
 
 
 def run_command(argv: list[str], timeout: float, cwd: Path) -> Timing:
@@ -172,18 +177,19 @@ def write_history(seed: dict[str, Any], first: int, last: int, total: int, work:
 
 
 @contextmanager
-def database(backend: str, work: Path, postgres: str | None) -> Iterator[str]:
+def databases(backend: str, work: Path, postgres: str | None) -> Iterator[Callable[[], str]]:
+    """A maker of fresh, empty databases on the backend."""
+    made = itertools.count()
     if backend == "sqlite":
-        yield str(work / "fleet.db")
+        yield lambda: str(work / f"fleet-{next(made)}.db")
         return
-    sys.path.insert(0, str(REPO))
     from tests.postgres_server import fresh_database, running_server
 
     if postgres:
-        yield fresh_database(postgres)
+        yield lambda: fresh_database(postgres)
         return
     with running_server() as base:
-        yield fresh_database(base)
+        yield lambda: fresh_database(base)
 
 
 # --- measuring -------------------------------------------------------------------------------
@@ -204,15 +210,67 @@ def read_commands(db: str, out: Path, history_size: int, total: int
     }
 
 
+def inner(name: str, *argv: str) -> Any:
+    """Run one of the in-process measurements below in a child process, so that this one
+    stays small: a child's peak RSS counts the parent's pages it was forked with."""
+    done = subprocess.run([sys.executable, __file__, "--inner", name, *argv],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def write_rate(db: str, path: str) -> tuple[int, float]:
+    """Rows of one export file and the seconds `Store.save_runs` takes to write them to an
+    empty database, in this process (GC paused, as `pqbench import` does): the store's
+    share of an import, without starting Python and validating the file."""
+    from pqbench.cli.common import many_records
+    from pqbench.record import exchange
+    from pqbench.store import Store
+
+    with many_records():
+        runs = exchange.read_files([Path(path)])
+        store = Store.open(db)
+        start = time.perf_counter()
+        store.save_runs(runs)
+        elapsed = time.perf_counter() - start
+        store.close()
+    return sum(len(r.measurements) for r in runs), elapsed
+
+
+def store_share(db: str, before: str, after: str, repeat: str) -> dict[str, float]:
+    """Median seconds of the store queries `compare` of two builds and `history` of one
+    row make, in this process: what the database answers, without the statistics."""
+    from pqbench.analysis.history import names_algorithm
+    from pqbench.cli.common import many_records
+    from pqbench.store import RunFilter, Store
+
+    store = Store.open(db, create=False)
+    found: dict[str, list[float]] = {"compare": [], "history": []}
+    with many_records():
+        for _ in range(int(repeat)):
+            start = time.perf_counter()
+            store.load_runs(RunFilter(by="label", values=(before, after)))
+            found["compare"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            names = tuple(n for n in store.algorithms() if names_algorithm(n, "ML-KEM-768"))
+            store.load_runs(RunFilter(algorithms=names, implementation="liboqs",
+                                      operation="encaps"), fingerprints=False)
+            found["history"].append(time.perf_counter() - start)
+    store.close()
+    return {name: statistics.median(times) for name, times in found.items()}
+
+
 def measure(backend: str, sizes: list[int], seed: dict[str, Any], work: Path,
             args: argparse.Namespace) -> list[Figures]:
     found: list[Figures] = []
     rows_per_run = len(seed["results"])
-    with database(backend, work, args.postgres) as db:
+    with databases(backend, work, args.postgres) as new_database:
+        db = new_database()
         stored = 0
         for size in sizes:
             files = write_history(seed, stored, size, sizes[-1], work)
             figures = Figures(backend, size, size * rows_per_run)
+            figures.write_rows, figures.write_seconds = inner(
+                "write_rate", new_database(), str(files[0]))
             per_import = max(1, RUNS_PER_IMPORT // RUNS_PER_FILE)
             for start in range(0, len(files), per_import):
                 chunk = files[start:start + per_import]
@@ -229,6 +287,9 @@ def measure(backend: str, sizes: list[int], seed: dict[str, Any], work: Path,
             print(f"{backend} {size} runs: imported {figures.import_rows:,} rows in "
                   f"{figures.import_seconds:.1f} s", flush=True)
             commands = read_commands(db, work, size, sizes[-1])
+            figures.store = inner("store_share", db, commands["compare"][3],
+                                  commands["compare"][4], str(args.repeat))
+            print(f"  store share: {figures.store}", flush=True)
             skip: set[str] = set()
             for _ in range(args.repeat):
                 for name, argv in commands.items():
@@ -275,6 +336,17 @@ def table(figures: list[Figures]) -> str:
     return "\n".join(lines)
 
 
+def store_table(figures: list[Figures]) -> str:
+    lines = ["| backend | runs | Store.save_runs (one file, empty database) | "
+             "store share of compare | store share of history |", "|---|---|---|---|---|"]
+    for f in figures:
+        rate = f.write_rows / f.write_seconds if f.write_seconds else 0
+        lines.append(f"| {f.backend} | {f.runs:,} | {f.write_rows:,} rows in "
+                     f"{f.write_seconds:.2f} s ({rate:,.0f} rows/s) | "
+                     f"{f.store.get('compare', 0):.2f} s | {f.store.get('history', 0):.2f} s |")
+    return "\n".join(lines)
+
+
 def growth(figures: list[Figures]) -> str:
     lines = []
     for backend in dict.fromkeys(f.backend for f in figures):
@@ -295,6 +367,11 @@ def growth(figures: list[Figures]) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--inner"]:
+        measured: Callable[..., Any] = {"write_rate": write_rate,
+                                        "store_share": store_share}[sys.argv[2]]
+        print(json.dumps(measured(*sys.argv[3:])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000",
                         help="history sizes in runs, ascending (each grows the last)")
@@ -323,6 +400,8 @@ def main() -> None:
             figures += measure(backend, sizes, seed, backend_dir, args)
         print()
         print(table(figures))
+        print()
+        print(store_table(figures))
         print()
         print(growth(figures))
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")

@@ -1,8 +1,9 @@
 """Writing many runs at once: each table in a few statements, not one per row (issue #16).
 
-Runs, problems and checks go through SQLAlchemy's executemany. Result rows and their
-samples, the bulk of a run, go straight to the driver: on SQLite as one executemany of
-plain tuples per table, on PostgreSQL through COPY (psycopg 3). Result rows get their ids
+Every table is written straight through the driver, the statements built from the
+table definitions in store/schema.py: on SQLite one executemany of plain tuples per
+table, on PostgreSQL COPY (psycopg 3), which a row-by-row executemany is many times
+slower than (each row a statement in the pipeline). Result rows get their ids
 before they are written, so their samples need no round trip: on PostgreSQL from the
 table's own sequence (ids reserved there are never handed out twice), on SQLite after
 the largest id stored, read once the transaction holds the write lock (taken by the
@@ -34,6 +35,9 @@ _MEASUREMENT_COLUMNS = ("id", "run_id", "algorithm", "implementation", "operatio
                         "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
                         "sizes", "attributes")
 _SAMPLE_COLUMNS = ("measurement_id", "round_index", "ops", "elapsed_ns", "cycles")
+_RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
+_PROBLEM_COLUMNS = tuple(c.name for c in schema.problems.c if c.name != "id")
+_CHECK_COLUMNS = tuple(c.name for c in schema.verifications.c if c.name != "id")
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -46,17 +50,25 @@ def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
     the order given."""
     fresh = _not_stored(conn, runs)
     for batch in chunks(fresh, RUNS_PER_BATCH):
-        conn.execute(schema.runs.insert(), [codec.run_columns(run) for run in batch])
+        _write(conn, schema.runs.name, _RUN_COLUMNS,
+               [_row(codec.run_columns(run), _RUN_COLUMNS) for run in batch])
         _insert_rows(conn, batch)
-        problems = [{"run_id": run.run_id, **codec.problem_fields(p)}
+        problems = [_row({"run_id": run.run_id, **codec.problem_fields(p)}, _PROBLEM_COLUMNS)
                     for run in batch for p in run.problems]
         if problems:
-            conn.execute(schema.problems.insert(), problems)
-        checks = [{"run_id": run.run_id, **codec.verification_fields(v)}
-                  for run in batch for v in run.verifications]
+            _write(conn, schema.problems.name, _PROBLEM_COLUMNS, problems)
+        checks = [_row({"run_id": run.run_id, **codec.verification_fields(v)},
+                       _CHECK_COLUMNS) for run in batch for v in run.verifications]
         if checks:
-            conn.execute(schema.verifications.insert(), checks)
+            _write(conn, schema.verifications.name, _CHECK_COLUMNS, checks)
     return [run.run_id for run in fresh]
+
+
+def _row(columns: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
+    """A table row as a tuple in `names` order, JSON columns as their text (json.dumps,
+    as SQLAlchemy's JSON type writes them)."""
+    return tuple(json.dumps(columns[n]) if isinstance(columns[n], dict | list) else columns[n]
+                 for n in names)
 
 
 def _not_stored(conn: Connection, runs: Sequence[Run]) -> list[Run]:
@@ -82,15 +94,20 @@ def _insert_rows(conn: Connection, runs: Sequence[Run]) -> None:
         for m in run.measurements:
             row_id = next(ids)
             columns = codec.measurement_columns(m)
-            columns["sizes"] = json.dumps(columns["sizes"])  # as SQLAlchemy's JSON type
-            columns["attributes"] = json.dumps(columns["attributes"])
+            columns["sizes"] = _json(columns["sizes"])
+            columns["attributes"] = _json(columns["attributes"])
             rows.append((row_id, run.run_id, *(columns[name]
                                                for name in _MEASUREMENT_COLUMNS[2:])))
             samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
                         for i, r in enumerate(m.rounds)]
     _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
     if samples:
-        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples)
+        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples, numbers_only=True)
+
+
+def _json(value: dict[str, Any]) -> str:
+    """A JSON column's text, as SQLAlchemy's JSON type writes it (json.dumps)."""
+    return json.dumps(value) if value else "{}"
 
 
 def _reserve_ids(conn: Connection, count: int) -> list[int]:
@@ -104,7 +121,9 @@ def _reserve_ids(conn: Connection, count: int) -> list[int]:
 
 
 def _write(conn: Connection, table: str, columns: Sequence[str],
-           rows: list[tuple[Any, ...]]) -> None:
+           rows: list[tuple[Any, ...]], numbers_only: bool = False) -> None:
+    """`rows` into `table`; `numbers_only` rows (integers or None) are written to COPY
+    as text directly, which needs no escaping and saves psycopg a call per row."""
     names = ", ".join(columns)
     if conn.dialect.name != "postgresql":
         marks = ", ".join("?" for _ in columns)
@@ -116,8 +135,12 @@ def _write(conn: Connection, table: str, columns: Sequence[str],
     statement = f"COPY {table} ({names}) FROM STDIN"
     try:
         with driver.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
-            for row in rows:
-                copy.write_row(row)
+            if numbers_only:
+                copy.write("".join("\t".join("\\N" if v is None else str(int(v)) for v in row)
+                                   + "\n" for row in rows))
+            else:
+                for row in rows:
+                    copy.write_row(row)
     except psycopg.Error as exc:
         # As SQLAlchemy reports driver errors: a unique or NOT NULL violation becomes an
         # IntegrityError, the rest a DBAPIError, so the store's error handling applies.
