@@ -40,16 +40,16 @@ def history(
     store = Store.open(db, create=False)
     # Every run (a point lists its group's runs), but only the rows of this algorithm, and
     # no fingerprints when the groups are columns: one row across ten thousand runs.
-    measured = store.algorithms()
-    names = tuple(n for n in measured if names_algorithm(n, algorithm))
+    names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
         runs = store.load_runs(RunFilter(algorithms=names or (algorithm,),
                                          implementation=implementation, operation=operation),
                                fingerprints=by not in LIGHT_FIELDS)
         if not runs:
             raise ComparisonError(f"no runs stored in {store.location}")
-        if not names:
-            raise not_measured(algorithm, implementation, operation, measured)
+        if not any(m.samples for run in runs for m in run.measurements):
+            raise not_measured(algorithm, implementation, operation,
+                               store.algorithms(timed_only=True))
         notes: dict[str, list[str]] = {}
         for build, text, _created in store.annotations():
             notes.setdefault(build, []).append(text)

@@ -346,10 +346,11 @@ class Store:
             return queries.load(conn, wanted, ids, rows_too=rows_too,
                                 fingerprints=fingerprints)
 
-    def algorithms(self) -> list[str]:
-        """The algorithms stored runs have rates for, by name as stored."""
+    def algorithms(self, timed_only: bool = False) -> list[str]:
+        """The algorithms stored runs have rows for, by name as stored; `timed_only`:
+        rows with rates (not a memory run's), which reads every row."""
         with self.engine.connect() as conn:
-            return queries.algorithms(conn)
+            return queries.algorithms(conn, timed_only)
 
     def annotations(self) -> list[tuple[str, str, str]]:
         a = schema.build_notes

@@ -179,8 +179,10 @@ def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: b
             for run in chosen]
 
 
-def algorithms(conn: Connection) -> list[str]:
-    """Every algorithm name a timed run stored a row for (memory runs have no rates)."""
-    query = (select(m.c.algorithm).distinct().join(r, r.c.run_id == m.c.run_id)
-             .where(r.c.kind != "memory").order_by(m.c.algorithm))
+def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
+    """Every algorithm name stored, read from the row-key index alone; `timed_only`:
+    those a timed run has rows for (memory runs have no rates), which reads every row."""
+    query = select(m.c.algorithm).distinct().order_by(m.c.algorithm)
+    if timed_only:
+        query = query.join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory")
     return list(conn.execute(query).scalars())
