@@ -144,13 +144,23 @@ def context_of(fingerprints: Iterable[Mapping[str, Any]]) -> Context:
 
 @dataclass(frozen=True)
 class Cause:
-    """A difference that plausibly explains a row, how strongly, and why."""
+    """A difference that plausibly explains a row, how strongly, and why.
+
+    ``why`` speaks of this row ("... uses it for AES-256-XTS"); ``general`` says the same
+    of every row it applies to, so causes shared by many rows can be told once (`news`).
+    """
 
     field: str
     before: Any
     after: Any
     strength: str
     why: str
+    general: str = ""
+
+    @property
+    def shared_why(self) -> str:
+        """The row-independent explanation: ``general`` where the why names the row."""
+        return self.general or self.why
 
     def as_dict(self) -> dict[str, Any]:
         return {"field": self.field, "before": self.before, "after": self.after,
@@ -259,16 +269,19 @@ def _capability_cause(diff: Difference, algorithm: str, implementation: str,
             parts.append(f"hides {', '.join(sorted(changed & hidden_before))} before")
         if changed & hidden_after:
             parts.append(f"hides {', '.join(sorted(changed & hidden_after))} after")
-        why = (f"{var} {' and '.join(parts)}; {implementation}'s OpenSSL uses "
-               f"{'it' if len(changed) == 1 else 'them'} for {algorithm}")
-        return Cause(diff.field, diff.before, diff.after, "strong", why)
+        pronoun = "it" if len(changed) == 1 else "them"
+        hides = f"{var} {' and '.join(parts)}"
+        why = f"{hides}; {implementation}'s OpenSSL uses {pronoun} for {algorithm}"
+        general = f"{hides}; the rows' OpenSSL uses {pronoun}"
+        return Cause(diff.field, diff.before, diff.after, "strong", why, general)
     if diff.field == "cpu_flags":
         flags = {mask.capability_of_flag(f) or f for f in _flag_change(diff)} & used
         if not flags:
             return None
+        named = ", ".join(sorted(flags))
         return Cause(diff.field, diff.before, diff.after, "strong",
-                     f"CPU capability {', '.join(sorted(flags))} differs; {algorithm} "
-                     "code paths dispatch on it")
+                     f"CPU capability {named} differs; {algorithm} code paths dispatch on it",
+                     f"CPU capability {named} differs; the rows' code paths dispatch on it")
     return None
 
 
@@ -298,10 +311,12 @@ def _liboqs_on_openssl(diff: Difference, var: str, context: Context,
     drbg = hidden & {"aesni", "aes"}
     sha2 = hidden & {"shani", "sha256"}
     if operation in RANDOMIZED and drbg:
+        differs = f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with OQS_USE_OPENSSL"
         return Cause(diff.field, diff.before, diff.after, "likely",
-                     f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with "
-                     f"OQS_USE_OPENSSL draws the random bytes of {operation} from OpenSSL's "
-                     "AES CTR-DRBG")
+                     f"{differs} draws the random bytes of {operation} from OpenSSL's AES "
+                     "CTR-DRBG",
+                     f"{differs} draws the random bytes of keygen, encaps and sign from "
+                     "OpenSSL's AES CTR-DRBG")
     if not (sha2 or (drbg and operation is None)):
         return None
     return Cause(diff.field, diff.before, diff.after, "weak",
