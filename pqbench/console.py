@@ -221,9 +221,13 @@ def _ratio_ci(low: float, high: float) -> str:
 
 
 def _causes(row: Any, limit: int = 2) -> str:
-    shown = [c for c in row.causes if c.strength != "weak"][:limit] or row.causes[:1]
-    text = "; ".join(f"{c.field} ({c.strength})" for c in shown)
-    hidden = len(row.causes) - len(shown)
+    """The row's causes by topic ("system libcrypto (likely)"); each is told once in full
+    in the news above the table."""
+    from pqbench.news import cause_topics
+
+    topics = cause_topics(row)
+    text = "; ".join(f"{topic} ({strength})" for topic, strength in topics[:limit])
+    hidden = len(topics) - limit
     return text + (f" +{hidden} more" if hidden > 0 else "")
 
 
@@ -308,9 +312,27 @@ def memory_compare_table(result: Any) -> Table:
     return table
 
 
+def news_table(found: Any) -> Table:
+    """What changed (`pqbench.news`), before the detail: one heading per kind of news."""
+    from pqbench.news.text import Formats, items
+
+    table = SafeTable(title=f"what changed: {found.before_name} → {found.after_name}",
+                      title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("detail")
+    formats = Formats(rate=_rate, ratio=lambda value: f"{value:.3g}x")
+    for item in items(found, formats):
+        for i, line in enumerate(item.lines):
+            table.add_row(item.heading if i == 0 else "", line)
+    return table
+
+
 def show_comparison(result: Any, console: Console = stdout) -> None:
+    """The news first, then every row, then every differing fingerprint field."""
     for warning_text in result.warnings:
         warning(warning_text)
+    if result.news is not None:
+        console.print(news_table(result.news))
     if result.rows or not result.memory:
         console.print(compare_table(result))
     if result.memory:
@@ -319,22 +341,18 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
         console.print(differences_table(result))
     else:
         console.print(safe("fingerprints identical (apart from labels)"))
-    for row in result.rows:
-        for cause in row.causes:
-            if cause.strength == "strong":
-                console.print(safe(f"  {row.algorithm} [{row.implementation}]: {cause.why}"))
-    missing = len(result.only_before) + len(result.only_after)
-    if missing:
-        note(f"{missing} row(s) measured on one side only were left out")
 
 
 def compare_markdown(results: Sequence[Any]) -> str:
     """The comparison as GitHub-flavoured Markdown tables; every cell escaped (md.escape)."""
     from pqbench.report import markdown as md
+    from pqbench.report import whatchanged
 
     lines: list[str] = []
     for result in results:
         lines += [md.heading(3, f"{result.before_name} → {result.after_name}"), ""]
+        if result.news is not None:
+            lines += [whatchanged.markdown(result.news), ""]
         if result.rows or not result.memory:
             lines += ["| " + " | ".join(COMPARE_COLUMNS) + " |",
                       "|" + "|".join("---:" if c in _RIGHT else "---"

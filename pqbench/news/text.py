@@ -66,7 +66,8 @@ def items(news: News, formats: Formats) -> list[Item]:
         found.append(Item("failed its checks", tuple(
             f"{f.algorithm} {f.operation or 'every operation'} [{f.implementation}] on "
             f"{names[f.side]}: {f.reason}" for f in news.failed)))
-    found.append(Item("changes", _changes(news, formats)))
+    if news.compared:  # a comparison of memory runs only has no timed rows
+        found.append(Item("changes", _changes(news, formats)))
     if news.causes or news.unexplained:
         found.append(Item("causes", _causes(news)))
     return found
@@ -159,13 +160,15 @@ def sentence(news: News, formats: Formats) -> str:
                          f"{', '.join(names)} (on {side}: {reasons[0]}"
                          f"{'; ...' if len(reasons) > 1 else ''})")
     moved = dict(news.verdicts)
-    changed = (f"of the {news.compared} row(s) measured on both sides, "
-               f"{moved.get('faster', 0)} got faster and {moved.get('slower', 0)} slower")
+    changed = "" if not news.compared else (
+        f"of the {news.compared} row(s) measured on both sides, "
+        f"{moved.get('faster', 0)} got faster and {moved.get('slower', 0)} slower")
     if news.changes:
         top = news.changes[0]
         causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
         changed += f", the largest {row_name(top.key)} {formats.ratio(top.ratio)} ({causes})"
-    parts.append(changed)
+    if changed:
+        parts.append(changed)
     if news.failed:
         parts.append(f"{len(news.failed)} failed their checks")
-    return f"{head}: " + "; ".join(parts) + "."
+    return f"{head}: " + "; ".join(parts) + "." if parts else f"{head}."

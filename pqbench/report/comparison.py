@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 
 from pqbench import compare, history, verdict
 from pqbench.compare import RunComparison
+from pqbench.news import cause_topics
 from pqbench.report import markdown as md
+from pqbench.report import whatchanged
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, History, Ratios
 from pqbench.results import Run
@@ -53,12 +55,14 @@ def _p(value: float) -> str:
 
 
 def _causes(row: compare.Row) -> str:
+    """A changed row's causes by topic; each cause is told in full once, under "What
+    changed" (issue #12: not the same long sentence on every row)."""
     if not row.changed:
         return row.reason
-    if not row.causes:
+    topics = cause_topics(row)
+    if not topics:
         return "no fingerprint difference explains it"
-    return "; ".join(f"{c.field}: {c.before} → {c.after} ({c.strength}: {c.why})"
-                     for c in row.causes)
+    return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
 
 
 def units(row: compare.Row) -> str:
@@ -148,13 +152,18 @@ def _summary(result: RunComparison) -> str:
 
 def comparison(result: RunComparison, index: int, prefix: str = "",
                changed_only: bool = False) -> Section:
-    """One before/after pair: summary, what differs, the table, the ratio chart.
+    """One before/after pair: what changed (the news), then the detail: the verdict
+    counts, what differs, the table, the ratio chart.
 
     `changed_only` (a history of several steps) lists only rows judged faster or slower.
     """
     chart = ratio_chart(result, f"{prefix}compare-{index}.png")
-    parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
-             _summary(result)]
+    parts: list[str] = [md.heading(3, f"{result.before_name} → {result.after_name}")]
+    bullets: tuple[str, ...] = ()
+    if result.news is not None:
+        parts.append(whatchanged.markdown(result.news))
+        bullets = (whatchanged.summary_bullet(result.news),)
+    parts.append(_summary(result))
     parts += [f"**Warning:** {md.text(w)}" for w in result.warnings]
     diffs = differences_table(result)
     parts.append("What differs between the two fingerprints:" if diffs
@@ -171,10 +180,7 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
     parts.append(md.image(chart.title, chart.filename))
-    missing = len(result.only_before) + len(result.only_after)
-    if missing:
-        parts.append(f"{missing} rows were measured on one side only and are not compared.")
-    return Section("\n\n".join(parts), (chart,))
+    return Section("\n\n".join(parts), (chart,), bullets)
 
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,

@@ -175,17 +175,33 @@ def method(runs: Sequence[Run]) -> Section:
 
 
 def not_measured(runs: Sequence[Run]) -> Section | None:
-    rows = list(dict.fromkeys(
-        (p.algorithm, p.implementation, p.operation or "all", f"{p.kind}: {p.reason}")
-        for run in runs for p in run.problems))
-    if not rows:
+    """What every run skipped and why, each side of a comparison included (Debian 12's
+    "needs OpenSSL 3.5" beside Debian 13's failures), with the runs it happened in."""
+    where: dict[tuple[str, str, str, str], list[str]] = {}
+    for run in runs:
+        for p in run.problems:
+            names = where.setdefault((p.algorithm, p.implementation, p.operation or "all",
+                                      f"{p.kind}: {p.reason}"), [])
+            if _name(run) not in names:
+                names.append(_name(run))
+    if not where:
         return None
+    everyone = set(map(_name, runs))
+    headers = ["algorithm", "implementation", "operation", "why"]
+    rows = [list(key) for key in where]
+    if len(everyone) > 1:
+        headers.append("in")
+        for row, names in zip(rows, where.values(), strict=True):
+            row.append("every run" if set(names) == everyone else ", ".join(names))
     return Section("\n\n".join([
         md.heading(2, "Not measured"),
         "Pairs pqbench skipped, and why (support is asked of each implementation, not "
         "assumed).",
-        md.table(["algorithm", "implementation", "operation", "why"],
-                 [list(r) for r in rows])]))
+        md.table(headers, rows)]))
+
+
+def _name(run: Run) -> str:
+    return run.label or run.run_id
 
 
 def measurements(run: Run) -> Section | None:
