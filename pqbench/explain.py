@@ -237,6 +237,7 @@ def causes_for(algorithm: str, implementation: str, found: Sequence[Difference],
         cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl,
                                    context, operation)
                  or _libcrypto_under_liboqs(diff, implementation, context)
+                 or _python_under_loop(diff, implementation)
                  or _library_cause(diff, implementation)
                  or (_library_cause(diff, library) if library else None)
                  or _weak_cause(diff))
@@ -323,6 +324,24 @@ def _liboqs_on_openssl(diff: Difference, var: str, context: Context,
                  f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with "
                  "OQS_USE_OPENSSL takes its random bytes (AES CTR-DRBG) and SHA-2 from "
                  "OpenSSL")
+
+
+#: Implementations timed in a Python loop, each call through the interpreter (ctypes for
+#: liboqs-python, PyO3 for cryptography, C calls for hashlib and friends).
+PYTHON_LOOP = {"liboqs-python", "cryptography", "python"}
+
+
+def _python_under_loop(diff: Difference, implementation: str) -> Cause | None:
+    """Another Python changes what each call of a Python-loop row costs (the binding's
+    share: liboqs-python keeps about 85-95 % of native speed here), so it is a likely
+    cause for those rows and a weak one for the native loops."""
+    if diff.field != "libraries.python" or implementation not in PYTHON_LOOP:
+        return None
+    return Cause(diff.field, diff.before, diff.after, "likely",
+                 f"{implementation} rows are timed in a Python loop: every call goes through "
+                 "the interpreter, whose version sets the binding's cost",
+                 "these rows are timed in a Python loop: every call goes through the "
+                 "interpreter, whose version sets the binding's cost")
 
 
 def _libcrypto_under_liboqs(diff: Difference, implementation: str,
