@@ -214,7 +214,7 @@ def test_items_read_in_order_with_figures_in_the_callers_format(story) -> None:
     assert builds[3].startswith("the same on both: kernel")
     appeared = items[1].lines[0]
     rate = found.appeared[0].rows[1]
-    assert (f"encaps {rate.rate:.0f} ops/s ({rate.rate / rate.peer_rate:.2f}x liboqs)"
+    assert (f"encaps {rate.rate:.0f} ops/s ({rate.rate / rate.peer_rate:.2f}x of liboqs)"
             in appeared)
     assert appeared.endswith(f"checked first (native check); on bookworm: not offered: "
                              f"{NEEDS_35}")
@@ -223,20 +223,29 @@ def test_items_read_in_order_with_figures_in_the_callers_format(story) -> None:
     assert changes[1].startswith("faster: Ed25519 sign [libcrypto] 1.5")
     assert changes[1].endswith("causes: system libcrypto (likely)")
     causes = items[5].lines
-    assert causes[0].startswith("system libcrypto (OpenSSL 3.0.19 → OpenSSL 3.5.7): likely "
-                                "for Ed25519 sign [libcrypto]: the library behind libcrypto "
-                                "changed; likely for ML-KEM-768 encaps [liboqs]: liboqs")
-    assert list(causes[1:]) == [
+    assert causes[0] == ("system libcrypto (OpenSSL 3.0.19 → OpenSSL 3.5.7), likely for "
+                         "Ed25519 sign [libcrypto]: the library behind libcrypto changed")
+    assert causes[1].startswith("system libcrypto (OpenSSL 3.0.19 → OpenSSL 3.5.7), likely "
+                                "for ML-KEM-768 encaps [liboqs]: liboqs built with "
+                                "OQS_USE_OPENSSL")
+    assert list(causes[2:]) == [
         "C library (glibc 2.36 → glibc 2.41): weak: the C library (memcpy, malloc) sits "
         "under every implementation",
         "OS userland (Debian GNU/Linux 12 (bookworm) → Debian GNU/Linux 13 (trixie)): weak: "
         "another OS release rebuilds every library with another compiler"]
-    story_line = text.sentence(found, FORMATS)
-    assert story_line.startswith("bookworm → trixie (OS userland Debian GNU/Linux 12 "
-                                 "(bookworm) → Debian GNU/Linux 13 (trixie); ")
-    assert "2 row(s) appeared: ML-KEM-768 [libcrypto] (on bookworm: not offered:" in story_line
-    assert "1 row(s) went away: X25519 [libcrypto] (on trixie: failed verification" in story_line
-    assert "2 got faster and 0 slower, the largest Ed25519 sign [libcrypto] 1.5" in story_line
+    headline, points = text.story(found, FORMATS)
+    assert headline == ("OS userland Debian GNU/Linux 12 (bookworm) → Debian GNU/Linux 13 "
+                        "(trixie); C library glibc 2.36 → glibc 2.41; system libcrypto "
+                        "OpenSSL 3.0.19 → OpenSSL 3.5.7; the same kernel, liboqs, "
+                        "cryptography, Python, CPU")
+    assert points[0] == (f"2 row(s) appeared: ML-KEM-768 [libcrypto] (on bookworm: not "
+                         f"offered: {NEEDS_35})")
+    assert points[1] == (f"1 row(s) went away: X25519 [libcrypto] (on trixie: failed "
+                         f"verification: {BROKEN})")
+    assert points[2].startswith("of the 2 row(s) measured on both sides, 2 got faster and 0 "
+                                "slower; the largest: Ed25519 sign [libcrypto] 1.5")
+    assert points[2].endswith("(system libcrypto (likely))")
+    assert points[3] == "1 implementation(s) failed their checks"
 
 
 def test_markdown_nests_each_line_under_its_heading(story) -> None:

@@ -47,7 +47,7 @@ def build(name: NameArgument, json_output: JsonOption = False) -> None:
     started = time.monotonic()
     built = ensure(name, _log)
     seconds = time.monotonic() - started
-    _log(f"{name} ready in {seconds:.1f} s; its pqbench: "
+    _log(f"{name} ready in {seconds:.2f} s; its pqbench: "
          f"{shlex.join(built.command_prefix())}")
     if json_output:
         print_json({"name": built.name, "root": str(built.root), "seconds": round(seconds, 2),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.news import Availability, CauseGroup, Highlight, News, RowKey
+from pqbench.news import Availability, CauseGroup, Highlight, News, Reason, RowKey
 
 #: Row names listed per cause before the rest are counted.
 ROWS_NAMED = 4
@@ -91,7 +91,7 @@ def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
     for row in entry.rows:
         text = f"{row.operation} {formats.rate(row.rate, entry.unit)}"
         if row.peer is not None and row.peer_rate:
-            text += f" ({formats.ratio(row.rate / row.peer_rate)} {row.peer})"
+            text += f" ({formats.ratio(row.rate / row.peer_rate)} of {row.peer})"
         figures.append(text)
     checked = (f"checked first ({', '.join(entry.checks)})" if entry.checks
                else "no checks recorded")
@@ -122,7 +122,8 @@ def _highlight(h: Highlight, formats: Formats) -> str:
 def _causes(news: News) -> tuple[str, ...]:
     """Strong and likely causes with the rows each explains; causes that are only ever weak
     without their rows (they reach every row a little, so the list would say nothing)."""
-    lines = [_cause(group) for group in news.causes if group.strength != "weak"]
+    lines = [_cause(group, reason) for group in news.causes if group.strength != "weak"
+             for reason in group.reasons if reason.strength != "weak"]
     lines += [f"{g.topic} ({value(g.before)} → {value(g.after)}): weak: {g.reasons[0].why}"
               for g in news.causes if g.strength == "weak"]
     if news.unexplained:
@@ -130,9 +131,10 @@ def _causes(news: News) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _cause(group: CauseGroup) -> str:
-    told = "; ".join(f"{r.strength} for {_rows(r.rows)}: {r.why}" for r in group.reasons)
-    return f"{group.topic} ({value(group.before)} → {value(group.after)}): {told}"
+def _cause(group: CauseGroup, reason: Reason) -> str:
+    """One explanation of a cause, with the rows it applies to."""
+    return (f"{group.topic} ({value(group.before)} → {value(group.after)}), "
+            f"{reason.strength} for {_rows(reason.rows)}: {reason.why}")
 
 
 def _rows(keys: Sequence[RowKey]) -> str:
@@ -141,34 +143,34 @@ def _rows(keys: Sequence[RowKey]) -> str:
     return named + (f" and {more} more row(s)" if more > 0 else "")
 
 
-def sentence(news: News, formats: Formats) -> str:
-    """One sentence of the story, for a report's summary: what changed in the build,
-    what appeared or went, how many rows moved, and the largest change with its causes."""
+def story(news: News, formats: Formats) -> tuple[str, list[str]]:
+    """The step of the story for a report's summary: what changed in the build (the
+    headline, told after the two sides' names) and the points under it (what appeared or
+    went, how many rows moved, the largest change with its causes, failures)."""
     shown = [c for c in news.builds if c.topic != "host"]
-    builds = "; ".join(f"{c.topic} {value(c.before)} → {value(c.after)}" for c in shown[:3])
-    head = f"{news.before_name} → {news.after_name}" + (
-        f" ({builds}{'; ...' if len(shown) > 3 else ''})" if builds
-        else " (the same fingerprint)")
-    parts = []
+    builds = "; ".join(f"{c.topic} {value(c.before)} → {value(c.after)}" for c in shown)
+    if news.unchanged:
+        builds += f"{'; ' if builds else ''}the same {', '.join(news.unchanged)}"
+    headline = builds or "the same fingerprint"
+    points = []
     for entries, verb, side in ((news.appeared, "appeared", news.before_name),
                                 (news.disappeared, "went away", news.after_name)):
         if entries:
             names = list(dict.fromkeys(f"{a.algorithm} [{a.implementation}]"
                                        for a in entries))
             reasons = list(dict.fromkeys(a.reason for a in entries))
-            parts.append(f"{sum(len(a.rows) for a in entries)} row(s) {verb}: "
-                         f"{', '.join(names)} (on {side}: {reasons[0]}"
-                         f"{'; ...' if len(reasons) > 1 else ''})")
-    moved = dict(news.verdicts)
-    changed = "" if not news.compared else (
-        f"of the {news.compared} row(s) measured on both sides, "
-        f"{moved.get('faster', 0)} got faster and {moved.get('slower', 0)} slower")
-    if news.changes:
-        top = news.changes[0]
-        causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
-        changed += f", the largest {row_name(top.key)} {formats.ratio(top.ratio)} ({causes})"
-    if changed:
-        parts.append(changed)
+            points.append(f"{sum(len(a.rows) for a in entries)} row(s) {verb}: "
+                          f"{', '.join(names)} (on {side}: {reasons[0]}"
+                          f"{'; ...' if len(reasons) > 1 else ''})")
+    if news.compared:  # a comparison of memory runs only has no timed rows
+        moved = dict(news.verdicts)
+        point = (f"of the {news.compared} row(s) measured on both sides, "
+                 f"{moved.get('faster', 0)} got faster and {moved.get('slower', 0)} slower")
+        if news.changes:
+            top = news.changes[0]
+            causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
+            point += f"; the largest: {row_name(top.key)} {formats.ratio(top.ratio)} ({causes})"
+        points.append(point)
     if news.failed:
-        parts.append(f"{len(news.failed)} failed their checks")
-    return f"{head}: " + "; ".join(parts) + "." if parts else f"{head}."
+        points.append(f"{len(news.failed)} implementation(s) failed their checks")
+    return headline, points

@@ -8,7 +8,7 @@ Every line comes from `pqbench.news.text` as plain text and is escaped here with
 from __future__ import annotations
 
 from pqbench.news import News
-from pqbench.news.text import Formats, items, sentence
+from pqbench.news.text import Formats, items, story
 from pqbench.report import markdown as md
 
 
@@ -30,5 +30,9 @@ def markdown(news: News) -> md.Markdown:
 
 
 def summary_bullet(news: News) -> md.Markdown:
-    """One bullet telling this step of the story (see `text.sentence`)."""
-    return md.Markdown(f"- {md.text(sentence(news, FORMATS))}")
+    """A bullet telling this step of the story, its points nested (see `text.story`)."""
+    headline, points = story(news, FORMATS)
+    lines = [f"- **{md.text(news.before_name)} → {md.text(news.after_name)}**: "
+             f"{md.text(headline)}"]
+    lines += [f"  - {md.text(point)}" for point in points]
+    return md.Markdown("\n".join(lines))
