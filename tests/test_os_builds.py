@@ -123,6 +123,8 @@ def test_compare_and_report_lead_with_the_news(session, tmp_path: Path) -> None:
     story = next(i for i, line in enumerate(inline) if line.startswith("**host → trixie**: "))
     assert f"system libcrypto {host['libraries']['system_libcrypto']} → OpenSSL 3." \
         in inline[story]
+    libc = next(row for row in _table_rows(tokens) if row[:1] == ["C library"])
+    assert libc[1] == host["platform"]["libc"] and libc[2].startswith("glibc ")
     if _openssl(host["libraries"]["system_libcrypto"]) < (3, 5):
         assert inline[story + 1].startswith(
             "6 row(s) appeared: ML-KEM-768 \\[libcrypto\\], ML-DSA-65 \\[libcrypto\\] (on host: "

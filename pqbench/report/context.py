@@ -56,6 +56,8 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
         ("capability knobs", lambda r: _knobs(r.environment)),
         ("testbed", lambda r: r.environment.get("testbed")),
     ]
+    if any(_get(r.environment, "platform.libc") for r in runs):  # recorded since issue #12
+        fields.insert(7, ("C library", lambda r: _get(r.environment, "platform.libc")))
     fields += [(f"{lib}", lambda r, lib=lib: _get(r.environment, f"libraries.{lib}"))
                for lib in libraries]
     if any(r.environment.get("tls") for r in runs):
