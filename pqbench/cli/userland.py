@@ -19,7 +19,8 @@ from pqbench.cli.common import JsonOption, handles_errors, print_json
 from pqbench.errors import PqbenchError
 
 userland_app = typer.Typer(
-    name="userland", no_args_is_help=True,
+    name="userland", no_args_is_help=True, add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Build, inspect and enter another OS userland (Debian 13) with pqbench inside; "
          "`pqbench ab --b userland:NAME` measures it against this system.")
 app.add_typer(userland_app)
