@@ -157,7 +157,7 @@ def test_the_news_is_in_the_json_document(story) -> None:
     assert found["builds"][2] == {
         "topic": "system libcrypto", "field": "libraries.system_libcrypto",
         "before": "OpenSSL 3.0.19", "after": "OpenSSL 3.5.7",
-        "fields": ["libraries.system_libcrypto", "libraries.libcrypto"]}
+        "fields": ["libraries.system_libcrypto", "libraries.libcrypto"], "note": None}
     assert found["verdicts"] == {"faster": 2} and found["compared"] == 2
     assert found["changes"][0]["causes"] == [{"topic": "system libcrypto",
                                               "strength": "likely"}]
@@ -265,3 +265,17 @@ def test_markdown_nests_each_line_under_its_heading(story) -> None:
     assert headings == ["**builds**", "**appeared on trixie**", "**gone on trixie**",
                         "**failed its checks**", "**changes**", "**causes**"]
     assert nested == sum(len(i.lines) for i in text.items(found, whatchanged.FORMATS))
+
+
+def test_a_mask_the_cpu_cannot_feel_is_named_with_its_note() -> None:
+    no_sha = environment(cpu_flags=["aes", "avx2"])
+    masked = {**no_sha, "mask": {"names": ["shani"], "variable": "OPENSSL_ia32cap"}}
+    before = make_runs("m", 5, seed=6, drift=0.01, env=masked)
+    after = make_runs("u", 5, seed=7, drift=0.01, env=no_sha, start_day=2)
+    found = compare_runs(before, after).news
+    assert found is not None
+    (mask,) = [c for c in found.builds if c.topic == "capability mask"]
+    assert mask.note == "hides shani; this CPU has no SHA-NI: no effect expected"
+    line = next(x for x in text.items(found, FORMATS)[0].lines if x.startswith("capability"))
+    assert line.endswith("(hides shani; this CPU has no SHA-NI: no effect expected)")
+    assert found.changes == () and found.causes == ()

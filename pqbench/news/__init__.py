@@ -90,8 +90,9 @@ def build_changes(found: Sequence[explain.Difference]) -> tuple[tuple[Change, ..
         diffs = by_topic.get(topic)
         if diffs:
             best = min(diffs, key=lambda d: (preference(topic, d.field), d.field.count(".")))
+            note = next((d.note for d in diffs if d.note), None)
             changes.append(Change(topic, best.field, best.before, best.after,
-                                  tuple(d.field for d in diffs)))
+                                  tuple(d.field for d in diffs), note))
     return tuple(changes), other
 
 

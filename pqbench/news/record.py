@@ -19,10 +19,12 @@ class Change:
     before: Any
     after: Any
     fields: tuple[str, ...]
+    #: Why the difference cannot act here, where explain says so ("no effect expected").
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "field": self.field, "before": self.before,
-                "after": self.after, "fields": list(self.fields)}
+                "after": self.after, "fields": list(self.fields), "note": self.note}
 
 
 @dataclass(frozen=True)

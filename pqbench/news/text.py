@@ -74,7 +74,8 @@ def items(news: News, formats: Formats) -> list[Item]:
 
 
 def _builds(news: News) -> tuple[str, ...]:
-    lines = [f"{c.topic}: {value(c.before)} → {value(c.after)}" for c in news.builds]
+    lines = [f"{c.topic}: {value(c.before)} → {value(c.after)}"
+             + (f" ({c.note})" if c.note else "") for c in news.builds]
     if not lines:
         lines.append("the fingerprints do not differ (apart from labels)")
     if news.unchanged:
