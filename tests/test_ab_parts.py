@@ -39,7 +39,6 @@ def test_sides_never_show_secrets() -> None:
     (["cmd:"], "cmd: needs a command"),
     (["cmd:'unclosed"], "cmd:'unclosed"),
     (["here", "cmd:x"], "at most one of here, userland:NAME and cmd:PREFIX"),
-    # Refused before the userland is looked at: no build, refresh or root needed.
     (["userland:debian-trixie", "cmd:x"], "at most one of here, userland:NAME and cmd"),
     (["env:NOEQUALS"], "env:NAME=VALUE"),
     (["env:1BAD=x"], "env:NAME=VALUE"),
