@@ -47,6 +47,7 @@ from pqbench.cli import (  # noqa: E402, F401
     report,
     speed,
     tls,
+    userland,
     verify,
 )
 

@@ -13,6 +13,7 @@ from pqbench.analysis import compare, history, verdict
 from pqbench.analysis.compare import RunComparison
 from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
+from pqbench.presentation import news as news_text
 from pqbench.record.results import Run
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, History, Ratios
@@ -71,13 +72,18 @@ def _summary(result: RunComparison) -> str:
 
 def comparison(result: RunComparison, index: int, prefix: str = "",
                changed_only: bool = False) -> Section:
-    """One before/after pair: summary, what differs, the table, the ratio chart.
+    """One before/after pair: what changed (the news), then the detail: the verdict
+    counts, what differs, the table, the ratio chart.
 
     `changed_only` (a history of several steps) lists only rows judged faster or slower.
     """
     chart = ratio_chart(result, f"{prefix}compare-{index}.png")
-    parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
-             _summary(result)]
+    parts: list[str] = [md.heading(3, f"{result.before_name} → {result.after_name}")]
+    bullets: tuple[str, ...] = ()
+    if result.news is not None:
+        parts.append(news_text.markdown(result.news))
+        bullets = (news_text.summary_bullet(result.news),)
+    parts.append(_summary(result))
     parts += [f"**Warning:** {md.text(w)}" for w in result.warnings]
     parts.append("What differs between the two fingerprints:" if result.differences
                  else "The two fingerprints do not differ.")
@@ -90,18 +96,11 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
     if shown:
         parts.append(md.render(comparisons.compare_table(result, shown)))
-        causes = comparisons.cause_lines(result)
-        if causes:
-            parts.append("Why, for each cause named above:\n\n"
-                         + "\n".join(f"- {md.text(line)}" for line in causes))
     if len(shown) < len(result.rows):
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
     parts.append(md.image(chart.title, chart.filename))
-    missing = len(result.only_before) + len(result.only_after)
-    if missing:
-        parts.append(f"{missing} rows were measured on one side only and are not compared.")
-    return Section("\n\n".join(parts), (chart,))
+    return Section("\n\n".join(parts), (chart,), bullets)
 
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,

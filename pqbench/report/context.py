@@ -40,6 +40,8 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
         ("capability knobs", lambda r: ", ".join(r.environment.knobs_set) or "none"),
         ("testbed", lambda r: r.environment.testbed),
     ]
+    if any(r.environment.libc for r in runs):  # recorded since issue #12
+        fields.insert(7, ("C library", lambda r: r.environment.libc))
     fields += [(f"{lib}", lambda r, lib=lib: r.environment.library(lib)) for lib in libraries]
     if any(r.environment.tls for r in runs):
         fields.append(("TLS libraries", _tls_libraries))
@@ -156,14 +158,15 @@ def method(runs: Sequence[Run]) -> Section:
 
 
 def not_measured(runs: Sequence[Run]) -> Section | None:
-    problems = [p for run in runs for p in run.problems]
-    if not problems:
+    """What every run skipped and why, each side of a comparison included (Debian 12's
+    "needs OpenSSL 3.5" beside Debian 13's failures), with the runs it happened in."""
+    if not any(run.problems for run in runs):
         return None
     return Section("\n\n".join([
         md.heading(2, "Not measured"),
         "Pairs pqbench skipped, and why (support is asked of each implementation, not "
         "assumed).",
-        md.render(views.problems_table(problems))]))
+        md.render(views.problems_by_run_table(runs))]))
 
 
 def measurements(run: Run) -> Section | None:
