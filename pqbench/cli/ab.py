@@ -12,7 +12,6 @@ from pqbench import algorithms, interrupts
 from pqbench.ab import sequential, session, sides
 from pqbench.ab.client import WorkerError
 from pqbench.analysis.compare import compare_runs
-from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -21,6 +20,7 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite

@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from pqbench.analysis.compare import RunComparison, compare_groups, compare_runs, group_runs
-from pqbench.cli import app
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
@@ -18,6 +17,7 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
 from pqbench.store import RunFilter, Store

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import InputFileError, UsageError
 from pqbench.presentation import console
 from pqbench.record import exchange

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from pqbench import algorithms, environment, interrupts
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.files import corpus, hashing, runs, storage
 from pqbench.presentation import console, numbers

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from pqbench.analysis.history import history as build_history
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, check_text, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
 from pqbench.store import Store

@@ -9,8 +9,8 @@ import typer
 
 from pqbench import report
 from pqbench.analysis import compare
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_threshold
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pqbench.cli import app
 from pqbench.cli.common import JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import PqbenchError
 from pqbench.presentation import console
 
@@ -134,7 +134,7 @@ def run(name: NameArgument, command: Annotated[list[str] | None, typer.Argument(
     /proc, /dev, /sys, the liboqs cache and the pip configuration are mounted in a private
     mount namespace for that command alone and vanish with it.
     """
-    from pqbench.userland.__main__ import exec_inside
+    from pqbench.userland import exec_inside
 
     exec_inside(name, command or [])
 

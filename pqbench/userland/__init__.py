@@ -23,16 +23,17 @@ Importing this package has no side effects.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
-from pqbench.errors import UserlandError
+from pqbench.errors import UsageError, UserlandError
 from pqbench.userland.install import source_tree
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
@@ -174,3 +175,21 @@ def container_engines() -> dict[str, str]:
                          f"{path}: installed, but no engine runs "
                          f"({(done.stderr.strip().splitlines() or ['no reason'])[-1]})")
     return found
+
+
+def given_command(argv: Sequence[str]) -> list[str]:
+    """The command after an optional `--`; none is a usage error."""
+    command = list(argv[1:]) if list(argv[:1]) == ["--"] else list(argv)
+    if not command:
+        raise UsageError("no command given: pqbench userland run NAME -- COMMAND [ARGS...]")
+    return command
+
+
+def exec_inside(name: str, argv: Sequence[str]) -> NoReturn:
+    """Replace this process by `argv` run inside the built userland `name`."""
+    from pqbench.userland.chroot import entry_argv, require_root
+
+    command = given_command(argv)
+    require_root()
+    entry = entry_argv(find(name).root, command)
+    os.execvp(entry[0], entry)

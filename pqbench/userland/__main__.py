@@ -14,31 +14,11 @@ command line, so entering costs a fraction of a second; the rest is `pqbench use
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from pqbench.errors import PqbenchError, UsageError
-
-
-def _command(argv: Sequence[str]) -> list[str]:
-    command = list(argv[1:]) if list(argv[:1]) == ["--"] else list(argv)
-    if not command:
-        raise UsageError("no command given: pqbench userland run NAME -- COMMAND [ARGS...]")
-    return command
-
-
-def exec_inside(name: str, argv: Sequence[str]) -> NoReturn:
-    """Replace this process by `argv` run inside the built userland `name`."""
-    from pqbench.userland import find
-    from pqbench.userland.chroot import entry_argv, require_root
-
-    command = _command(argv)
-    require_root()
-    entry = entry_argv(find(name).root, command)
-    os.execvp(entry[0], entry)
+from pqbench.userland import exec_inside, given_command
 
 
 def _plumbing(argv: list[str]) -> None:
@@ -55,7 +35,7 @@ def _plumbing(argv: list[str]) -> None:
     parser.add_argument("--host-namespace", required=True)
     parser.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv[1:])
-    enter(args.root, _command(args.argv), args.cwd, args.host_namespace)
+    enter(args.root, given_command(args.argv), args.cwd, args.host_namespace)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,96 @@
+"""The shape the architecture promises (issue #11): no import circle, a root of at most eight
+modules, C files of a few hundred lines."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pqbench"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` blocks never run: what they import is an annotation, not an
+    import (with `from __future__ import annotations` nothing evaluates it)."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, at module level or inside a function (lazy imports count),
+    except those under `if TYPE_CHECKING:`."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        stack.extend(child for child in ast.iter_child_nodes(node)
+                     if not _type_checking_only(child))
+    return found
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The pqbench modules an import statement loads by name."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = module if MODULES[module].name == "__init__.py" else \
+                module.rpartition(".")[0]
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, *([node.module] if node.module else [])])
+        # `from a import b` loads a.b where b is a module, else the module a.
+        names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+                 for alias in node.names]
+    return {name for name in names if name in MODULES and name != module}
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {module: {t for node in _imports(ast.parse(path.read_text("utf-8")))
+                     for t in _targets(module, node)}
+            for module, path in MODULES.items()}
+
+
+def test_the_import_graph_is_read_whole() -> None:
+    """The graph sees lazy imports, relative imports and `from package import module`."""
+    graph = import_graph()
+    assert "pqbench.cli" in graph["pqbench.__main__"]
+    assert "pqbench.implementations.native" in graph["pqbench.implementations"]  # lazy
+    assert "pqbench.analysis.compare" in graph["pqbench.cli.compare"]
+    assert len(graph) > 100
+
+
+def test_no_import_circle() -> None:
+    """No module imports, at load time or later from a function, a module that imports it
+    back (the `kat` <-> `verify` circle of issue #11 and its like)."""
+    try:
+        order = tuple(graphlib.TopologicalSorter(import_graph()).static_order())
+    except graphlib.CycleError as circle:
+        pytest.fail(f"import circle: {' -> '.join(circle.args[1])}")
+    assert len(order) == len(MODULES)
+
+
+def test_at_most_eight_modules_loose_at_the_root() -> None:
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(loose) <= 8, loose
+
+
+def test_no_c_file_over_seven_hundred_lines() -> None:
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text("utf-8").splitlines())
+             for p in (*PACKAGE.rglob("*.c"), *PACKAGE.rglob("*.h"))}
+    assert sizes
+    assert max(sizes.values()) <= 700, sizes
