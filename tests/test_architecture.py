@@ -1,10 +1,12 @@
 """The shape the architecture promises (issue #11): no import circle, a root of at most eight
-modules, C files of a few hundred lines."""
+modules, C files of a few hundred lines, one number formatter, and commands that start
+without the heavy libraries they do not use."""
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,33 @@ def test_no_c_file_over_seven_hundred_lines() -> None:
              for p in (*PACKAGE.rglob("*.c"), *PACKAGE.rglob("*.h"))}
     assert sizes
     assert max(sizes.values()) <= 700, sizes
+
+
+#: A number format spec in an f-string (":.3g", ":,", ":.0%", ":g") or an SI prefix table.
+_NUMBER_FORMAT = re.compile(r"\{[^{}]*:[+ ]?[,_]?(\.\d+)?[,_]?[egf%]?\}|:,\}")
+_SI_TABLE = re.compile(r"\(1e[369], \"[kMG]\"\)|\bkB\b")
+
+
+def _lines(paths: list[Path]) -> list[tuple[str, str]]:
+    return [(f"{p.relative_to(PACKAGE)}:{n}", line.strip()) for p in paths
+            if p != PACKAGE / "presentation" / "numbers.py"
+            for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)]
+
+
+def test_one_number_formatter() -> None:
+    """Every figure a table, report or chart shows goes through `presentation.numbers`: the
+    rooms that render hold no format spec of their own, and no SI table exists elsewhere.
+    (Sentences the analysis writes, such as a verdict's reason, keep their own wording.)"""
+    rendering = [*(PACKAGE / "presentation").rglob("*.py"), *(PACKAGE / "report").rglob("*.py")]
+    specs = [f"{where}: {line}" for where, line in _lines(rendering)
+             if _NUMBER_FORMAT.search(line.replace("{{", "").replace("}}", ""))]
+    tables = [f"{where}: {line}" for where, line in _lines(list(PACKAGE.rglob("*.py")))
+              if _SI_TABLE.search(line)]
+    assert not specs and not tables, "\n".join(specs + tables)
+
+
+def test_the_formatter_check_finds_a_format_spec() -> None:
+    assert _NUMBER_FORMAT.search('f"{value:.3g}x"') and _NUMBER_FORMAT.search('f"{n:,} B"')
+    assert _NUMBER_FORMAT.search('f"±{band * 100:g} %"')
+    assert not _NUMBER_FORMAT.search('f"{name} [{impl}]"')
+    assert _SI_TABLE.search('((1e6, "M"), (1e3, "k"))')

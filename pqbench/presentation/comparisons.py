@@ -24,9 +24,9 @@ def title(result: RunComparison) -> str:
     """"A → B (runs as the unit; 99% CI; band ...)"."""
     design = "pairs" if result.paired else "runs as the unit"
     band = ("band: ±5% or the row's noise floor, whichever is larger"
-            if result.threshold is None else f"band ±{result.threshold:.0%}")
+            if result.threshold is None else f"band ±{numbers.share(result.threshold)}")
     return (f"{result.before_name} → {result.after_name} ({design}; "
-            f"{ci_level(result) * 100:.3g}% CI; {band})")
+            f"{numbers.share(ci_level(result))} CI; {band})")
 
 
 def ci_level(result: RunComparison) -> float:
@@ -71,7 +71,7 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
     columns = (Column("algorithm"), Column("implementation"), Column("operation"),
                Column("before", "rate"),
                Column("after", "rate"), Column("after / before", "ratio"),
-               Column(f"{ci_level(result) * 100:.3g} % CI", priority=1),
+               Column(f"{numbers.share(ci_level(result))} CI", priority=1),
                Column("p", "p", priority=2), Column("units", align="right", priority=2),
                Column("noise floor", align="right", priority=3), Column("verdict"),
                Column("explanation", priority=1, optional=False),

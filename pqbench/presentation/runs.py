@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from pqbench.analysis import stability
 from pqbench.analysis.bindings import binding_shares, bundled_openssl
+from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Problem, Run
 
@@ -103,7 +104,7 @@ def binding_lines(run: Run) -> list[str]:
     for binding, native, share, count in binding_shares(run.measurements):
         caveat = (f"; note cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}"
                   if binding == "cryptography" and bundled else "")
-        lines.append(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s "
+        lines.append(f"binding cost: {binding} runs at {numbers.percent(share, 0)} of {native}'s "
                      f"native speed (median over {count} operations measured through "
                      f"both{caveat})")
     return lines

@@ -13,6 +13,7 @@ from pathlib import PurePath
 from pqbench import algorithms
 from pqbench.analysis.exchanges import implementations_of, in_order
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, GroupedBars, Lines
@@ -129,7 +130,7 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
         table_rows.append([
             PurePath(str(a.get("path", md.MISSING))).name, md.si(size, "B") if size else md.MISSING,
             m.algorithm, m.implementation, m.operation, a.get("cache_mode") or md.MISSING,
-            f"{float(resident) * 100:.0f} %" if resident is not None else md.MISSING,
+            numbers.percent(float(resident), 0) if resident is not None else md.MISSING,
             md.number(rate / 1e6) if rate else md.MISSING])
     parts = [md.heading(2, "File benchmarks"),
              "Whole files as `pqbench files` measured them: `read` is the file read alone, "

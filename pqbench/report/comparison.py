@@ -48,7 +48,7 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
                  for r in result.rows[:_CHART_ROWS])
     shown = "" if len(result.rows) <= _CHART_ROWS else f" (largest {_CHART_ROWS} changes)"
     band = verdict.MIN_THRESHOLD if result.threshold is None else result.threshold
-    label = (f"±{band * 100:g} % band (auto)"
+    label = (f"±{numbers.share(band)} band (auto)"
              if result.threshold is None else None)
     return Ratios(filename, f"{result.after_name} against {result.before_name}{shown}", rows,
                   band, label)
@@ -56,8 +56,8 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
 
 def _band_text(result: RunComparison) -> str:
     if result.threshold is not None:
-        return f"±{result.threshold * 100:g} %"
-    return (f"the row's noise band (±{verdict.MIN_THRESHOLD * 100:g} %, or the row's noise "
+        return f"±{numbers.share(result.threshold)}"
+    return (f"the row's noise band (±{numbers.share(verdict.MIN_THRESHOLD)}, or the row's noise "
             "floor where that is larger)")
 
 
@@ -65,7 +65,8 @@ def _summary(result: RunComparison) -> str:
     listed = comparisons.verdict_counts(result)
     unit = "pairs of an `ab` session" if result.paired else "runs"
     return (f"{len(result.rows)} rows compared ({unit} as the unit): {listed}. A row is "
-            f"faster or slower only when p < {result.alpha:.3g} and its whole interval lies "
+            f"faster or slower only when p < {numbers.number(result.alpha, trim=True)} and its "
+            "whole interval lies "
             f"beyond {_band_text(result)}; no change when the whole interval lies inside it; "
             "inconclusive otherwise. Ratios above 1 mean the after side is faster.")
 

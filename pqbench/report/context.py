@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.presentation import runs as views
 from pqbench.record.results import Run
 from pqbench.report.base import Section
@@ -73,13 +74,18 @@ def environment(runs: Sequence[Run]) -> Section:
     return Section("\n\n".join(parts))
 
 
+def _seconds(value: Any) -> str:
+    """A setting in seconds as the user gave it: "0.25 s", "1 s"."""
+    return f"{numbers.number(float(value), trim=True)} s"
+
+
 def _settings_line(run: Run) -> str:
     s = run.settings
     seconds, rounds = s.get("seconds"), s.get("rounds")
     pieces = []
     if seconds is not None and rounds:
-        pieces.append(f"{float(seconds):g} s per operation split over {rounds} "
-                      f"rounds of {float(seconds) / int(rounds):.3g} s")
+        pieces.append(f"{_seconds(seconds)} per operation split over {rounds} "
+                      f"rounds of {_seconds(float(seconds) / int(rounds))}")
     session = s.get("ab")
     if isinstance(session, Mapping):
         pinned = (f", both workers pinned to CPU {session.get('cpu')}" if session.get("pinned")
@@ -87,10 +93,10 @@ def _settings_line(run: Run) -> str:
         pieces.append(f"side {str(session.get('side', '?')).upper()} "
                       f"({session.get('spec')}) of paired `ab` session {session.get('session')} "
                       f"against {session.get('other_spec')}: rounds of "
-                      f"{float(session.get('round_seconds') or 0):g} s, A and B in random "
+                      f"{_seconds(session.get('round_seconds') or 0)}, A and B in random "
                       f"order within each pair{pinned}, compared in CPU time")
     if s.get("warmup") is not None:
-        pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
+        pieces.append(f"{_seconds(s['warmup'])} untimed warm-up")
     if s.get("block_sizes") and any(m.block_size for m in run.measurements):
         pieces.append("block sizes " + ", ".join(str(b) for b in s["block_sizes"]) + " B")
     if run.kind == "tls":
