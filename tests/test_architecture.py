@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,51 @@ def test_the_formatter_check_finds_a_format_spec() -> None:
     assert _NUMBER_FORMAT.search('f"±{band * 100:g} %"')
     assert not _NUMBER_FORMAT.search('f"{name} [{impl}]"')
     assert _SI_TABLE.search('((1e6, "M"), (1e3, "k"))')
+
+
+#: Runs pqbench's `python -m pqbench` entry in-process and writes the modules it loaded.
+_PROBE = """
+import json, runpy, sys
+out, sys.argv = sys.argv[1], ["pqbench", *sys.argv[2:]]
+try:
+    runpy.run_module("pqbench", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as stop:
+    code = stop.code if isinstance(stop.code, int) else 1
+with open(out, "w") as f:
+    json.dump({"code": code, "modules": sorted(m.partition(".")[0] for m in sys.modules)}, f)
+"""
+
+#: Libraries a command that shows no figure must not load at start-up.
+HEAVY = ("scipy", "numpy", "matplotlib")
+
+
+def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(out), *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert out.exists(), done.stderr
+    found = json.loads(out.read_text())
+    return found["code"], set(found["modules"])
+
+
+@pytest.mark.parametrize("args", [("--help",), ("env",), ("runs",), ("speed", "--help")],
+                         ids=" ".join)
+def test_commands_without_figures_start_without_the_heavy_libraries(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    from pqbench.store import Store
+
+    db = tmp_path / "results.db"
+    Store.open(str(db)).close()
+    code, modules = _loaded(tmp_path, *args, *(("--db", str(db)) if args == ("runs",) else ()))
+    assert code == 0
+    assert "pqbench" in modules and "typer" in modules
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_the_probe_sees_a_heavy_library_where_a_command_uses_it(tmp_path: Path) -> None:
+    """A speed run summarizes its rounds with numpy and scipy: the probe must see them."""
+    code, modules = _loaded(tmp_path, "speed", "sha256", "-i", "python", "--seconds", "0.05",
+                            "--rounds", "2", "--db", str(tmp_path / "r.db"))
+    assert code == 0
+    assert {"numpy", "scipy"} <= modules

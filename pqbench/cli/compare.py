@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench.analysis.compare import RunComparison, compare_groups, compare_runs, group_runs
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
@@ -21,6 +20,11 @@ from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
 from pqbench.store import RunFilter, Store
+
+# The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
+# other commands start without them.
+if TYPE_CHECKING:
+    from pqbench.analysis.compare import RunComparison
 
 
 @app.command()
@@ -55,6 +59,8 @@ def compare(
     band = parse_threshold(threshold)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    from pqbench.analysis.compare import compare_runs
+
     store = Store.open(db, create=False)
     if by is None:
         if not runs or len(runs) != 2:
@@ -84,6 +90,8 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
                cross_machine: bool) -> list[RunComparison]:
     """Every group against the next, or the two groups named; only their runs are loaded
     whole."""
+    from pqbench.analysis.compare import compare_groups, group_runs
+
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
     if not values:

@@ -8,16 +8,18 @@ module only lays them out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pqbench.analysis import verdict
-from pqbench.analysis.compare import Row, RunComparison
-from pqbench.analysis.history import Series
 from pqbench.analysis.news import cause_topics
 from pqbench.memory.compare import METRIC_NAMES, MemoryChange
 from pqbench.presentation import numbers
 from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
+
+if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
+    from pqbench.analysis.compare import Row, RunComparison
+    from pqbench.analysis.history import Series
 
 
 def title(result: RunComparison) -> str:

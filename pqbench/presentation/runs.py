@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from pqbench.analysis import stability
 from pqbench.analysis.bindings import binding_shares, bundled_openssl
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
@@ -112,6 +111,7 @@ def binding_lines(run: Run) -> list[str]:
 
 def unstable_rows(run: Run) -> list[str]:
     """One line per row whose spread or trend makes its figure shaky (`stability`)."""
+    from pqbench.analysis import stability  # scipy, only once a run is shown
     lines = []
     for m in run.measurements:
         found = stability.problems(m.samples)
