@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import fcntl
 import json
 import os
 import re
@@ -21,8 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from pqbench.errors import ImplementationUnavailable, UsageError
@@ -31,6 +29,7 @@ from pqbench.liboqs.locate import (
     ORIGIN_CACHE,
     LiboqsInstall,
     Rejected,
+    exclusive_lock,
     left_out,
     probe,
     survey,
@@ -144,7 +143,7 @@ def build_recipe(
     """Build `recipe` into its cache directory unless a finished build of `reuse` is there."""
     final = recipe.directory()
     final.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(final.parent / ".lock", log):
+    with exclusive_lock(final.parent / ".lock", log, "another set-up building liboqs"):
         for candidate in reuse:
             if (candidate.directory() / MANIFEST_NAME).is_file():
                 log(f"another set-up already built {candidate.directory()}")
@@ -311,20 +310,6 @@ def _replace_dir(staging: Path, final: Path) -> None:
     staging.rename(final)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-
-
-@contextmanager
-def _exclusive_lock(path: Path, log: Log) -> Iterator[None]:
-    with open(path, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another set-up to finish building liboqs ({path})")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _install_with_liboqs_python(log: Log) -> LiboqsInstall:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -316,3 +318,19 @@ def _define_value(value: str) -> object:
         return int(value)
     except ValueError:
         return value
+
+
+@contextmanager
+def exclusive_lock(path: Path, log: Callable[[str], None], other: str) -> Iterator[None]:
+    """One builder at a time per machine for what goes into the cache (liboqs, a
+    userland); the others wait, then reuse its result. `other` names what is waited for."""
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for {other} to finish ({path})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

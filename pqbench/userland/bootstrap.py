@@ -11,7 +11,6 @@ update-ca-certificates runs inside, at build time and whenever the host's set ch
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import os
 import re
@@ -19,13 +18,13 @@ import shutil
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pqbench import untrusted
 from pqbench.errors import UserlandError
+from pqbench.liboqs.locate import exclusive_lock
 from pqbench.userland import chroot
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
@@ -48,7 +47,7 @@ def ensure_base(spec: Recipe, log: Log) -> Path:
     root = root_of(spec)
     chroot.require_root()
     userlands_dir().mkdir(parents=True, exist_ok=True)
-    with exclusive_lock(userlands_dir() / ".lock", log):
+    with exclusive_lock(userlands_dir() / ".lock", log, "another build of a userland"):
         missing = _missing_packages(root, spec)
         if missing is None:
             _build(spec, root, log)
@@ -199,21 +198,6 @@ def trust_host_cas(root: Path, log: Log) -> None:
     manifest = read_manifest(path) or {}
     manifest["host_cas"] = cas_fingerprint()
     write_manifest(path, manifest)
-
-
-@contextmanager
-def exclusive_lock(path: Path, log: Log) -> Iterator[None]:
-    """One builder at a time per machine; the others wait and then reuse its result."""
-    with open(path, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another build of a userland to finish ({path})")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def mounts_below(path: Path) -> list[str]:
