@@ -119,7 +119,7 @@ class RunComparison:
     alpha: float = ALPHA
     #: Memory figures (runs of kind "memory"), compared exactly: pqbench.memory.compare.
     memory: tuple[MemoryChange, ...] = ()
-    #: What changed, told first (`pqbench.news`): set by `compare_runs`.
+    #: What changed, told first (`analysis.news`): set by `compare_runs`.
     news: News | None = None
 
     def as_dict(self) -> dict[str, Any]:
