@@ -32,6 +32,7 @@ from pqbench.liboqs.locate import (
     exclusive_lock,
     left_out,
     probe,
+    replace_dir,
     survey,
 )
 from pqbench.liboqs.recipes import (
@@ -154,7 +155,7 @@ def build_recipe(
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
         try:
             _build_into(recipe, source, staging, final, log)
-            _replace_dir(staging, final)
+            replace_dir(staging, final, ".old-", _remove)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return final
@@ -295,21 +296,14 @@ def _check_exports(library: Path, log: Log) -> None:
     log(f"{library.name} exports OQS_KEM_new and OQS_SIG_supports_ctx_str")
 
 
+def _remove(tree: Path) -> None:
+    shutil.rmtree(tree, ignore_errors=True)
+
+
 def _remove_leftovers(root: Path) -> None:
     """Staging dirs of interrupted builds; safe to remove only while we hold the lock."""
     for leftover in [*root.glob(".staging-*"), *root.glob(".old-*")]:
         shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _replace_dir(staging: Path, final: Path) -> None:
-    """Rename staging onto final; an old build (force) is moved aside first, then removed."""
-    old = None
-    if final.exists():
-        old = final.with_name(f".old-{final.name}-{os.getpid()}")
-        final.rename(old)
-    staging.rename(final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _install_with_liboqs_python(log: Log) -> LiboqsInstall:

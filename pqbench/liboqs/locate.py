@@ -4,6 +4,7 @@ Candidates are tried in the order liboqs-python itself documents, with pqbench's
 ``$OQS_INSTALL_PATH``, the system linker path (``ctypes.util.find_library``), ``~/_oqs``, and
 ``cache_root()/liboqs/*``. Each is opened with ctypes and asked for its version; this module
 never imports ``oqs`` (that import may clone and build liboqs from GitHub on its own).
+What is built into the cache (liboqs, a userland) shares `exclusive_lock` and `replace_dir`.
 """
 
 from __future__ import annotations
@@ -334,3 +335,16 @@ def exclusive_lock(path: Path, log: Callable[[str], None], other: str) -> Iterat
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def replace_dir(staging: Path, final: Path, aside: str,
+                remove: Callable[[Path], object]) -> None:
+    """Rename a finished `staging` tree onto `final`; what was there is first renamed to
+    `{aside}{final.name}-{pid}` beside it, then removed with `remove`."""
+    old = None
+    if final.exists():
+        old = final.with_name(f"{aside}{final.name}-{os.getpid()}")
+        final.rename(old)
+    staging.rename(final)
+    if old is not None:
+        remove(old)

@@ -24,7 +24,7 @@ from typing import Any
 
 from pqbench import untrusted
 from pqbench.errors import UserlandError
-from pqbench.liboqs.locate import exclusive_lock
+from pqbench.liboqs.locate import exclusive_lock, replace_dir
 from pqbench.userland import chroot
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
@@ -122,21 +122,11 @@ def _build(spec: Recipe, root: Path, log: Log) -> None:
         }
         write_manifest(staging / BASE_MANIFEST, manifest)
         trust_host_cas(staging, log)
-        _replace(staging, root)
+        # A broken tree there (no manifest) goes first, removed without crossing mounts.
+        replace_dir(staging, root, ".staging-old-", safe_rmtree)
     finally:
         safe_rmtree(staging)
     log(f"built {root} in {round(time.monotonic() - started)} s")
-
-
-def _replace(staging: Path, root: Path) -> None:
-    """Rename the finished tree into place; a broken one there (no manifest) goes first."""
-    old = None
-    if root.exists():
-        old = root.with_name(f".staging-old-{root.name}-{os.getpid()}")
-        root.rename(old)
-    staging.rename(root)
-    if old is not None:
-        safe_rmtree(old)
 
 
 def _add_packages(root: Path, packages: list[str], log: Log) -> None:
