@@ -224,3 +224,21 @@ def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
     rows = _table_with(tables, "file", "size", "MB/s")
     assert {r[0] for r in rows[1:]} == {"small.bin", "large.bin"}
     assert "files-throughput.png" in _images(tokens)
+
+
+def test_one_block_size_is_charted_as_bars_by_implementation(stored) -> None:
+    """At a single block size a line chart has only dots that nothing tells apart; the
+    chart is then bars: one group per algorithm, one bar per implementation."""
+    db, ids = stored
+    run = Store.open(str(db), create=False).load_run(ids[0])  # measured at --bytes 1024
+    built = report.build([run])
+    charts = {c.filename: c for c in built.charts}
+    cipher, hashes = charts["cipher-throughput-1.png"], charts["hash-throughput-1.png"]
+    assert isinstance(cipher, report.charts.GroupedBars)
+    assert cipher.title.startswith("Cipher encryption throughput at 1 KiB")
+    expected = {m.implementation: m.bytes_per_sec / 1e6 for m in run.measurements
+                if m.algorithm == "AES-128-GCM" and m.operation == "encrypt"}
+    assert cipher.labels == ("AES-128-GCM",)
+    assert {name: values[0] for name, values in cipher.series} == pytest.approx(expected)
+    assert [name for name, _ in cipher.series] == ["libcrypto", "cryptography"]
+    assert isinstance(hashes, report.charts.GroupedBars) and hashes.labels == ("SHA-256",)

@@ -77,10 +77,7 @@ class Statements:
 
 
 def _values(parameters: Any) -> set[str]:
-    if isinstance(parameters, dict):
-        found = parameters.values()
-    else:
-        found = parameters or ()
+    found = parameters.values() if isinstance(parameters, dict) else parameters or ()
     flat: set[str] = set()
     for value in found:
         if isinstance(value, list | tuple):
@@ -293,7 +290,7 @@ def test_a_version_1_database_is_upgraded_in_place(location: str) -> None:
     for process in openers:
         process.join(timeout=120)
     assert [p.exitcode for p in openers] == [0] * 4
-    assert _V2 <= _indexes(location) and "version 2" in _indexes(location)
+    assert _indexes(location) >= _V2 and "version 2" in _indexes(location)
     reopened = Store.open(location, create=False)
     assert [codec.run_document(r) for r in reopened.load_runs()] == \
         [codec.run_document(r) for r in runs]

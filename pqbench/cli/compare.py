@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench.analysis.compare import RunComparison, compare_groups, compare_runs, group_runs
-from pqbench.cli import app
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
@@ -20,10 +18,16 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
 from pqbench.record.results import Run
 from pqbench.store import LIGHT_FIELDS, RunFilter, Store
+
+# The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
+# other commands start without them.
+if TYPE_CHECKING:
+    from pqbench.analysis.compare import RunComparison
 
 
 @app.command()
@@ -58,6 +62,8 @@ def compare(
     band = parse_threshold(threshold)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    from pqbench.analysis.compare import compare_runs
+
     store = Store.open(db, create=False)
     with many_records():
         if by is None:
@@ -88,6 +94,8 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
                cross_machine: bool) -> list[RunComparison]:
     """Every group against the next, or the two groups named; only their runs are loaded
     whole."""
+    from pqbench.analysis.compare import compare_groups, group_runs
+
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
     light = by in LIGHT_FIELDS
@@ -114,6 +122,8 @@ def _each_against_the_next(store: Store, groups: list[tuple[str, list[Run]]],
                            ) -> Iterator[RunComparison]:
     """`compare_groups` over the groups of run headers, loading two groups whole at a
     time: memory grows with the largest groups, not with the database."""
+    from pqbench.analysis.compare import compare_runs
+
     def whole(members: list[Run]) -> list[Run]:
         return store.load_runs(RunFilter(ids=tuple(r.run_id for r in members)))
 

@@ -6,9 +6,6 @@ from typing import Annotated
 
 import typer
 
-from pqbench.analysis.history import history as build_history
-from pqbench.analysis.history import names_algorithm, not_measured
-from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -17,6 +14,7 @@ from pqbench.cli.common import (
     many_records,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
 from pqbench.store import LIGHT_FIELDS, RunFilter, Store
@@ -37,6 +35,10 @@ def history(
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
+    # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
+    from pqbench.analysis.history import history as build_history
+    from pqbench.analysis.history import names_algorithm, not_measured
+
     store = Store.open(db, create=False)
     # Every run (a point lists its group's runs), but only the rows of this algorithm, and
     # no fingerprints when the groups are columns: one row across ten thousand runs.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pqbench import environment
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
 from pqbench.store import Store, resolve_location

@@ -316,7 +316,7 @@ def _ratios(chart: Ratios) -> Figure:
     low = min([*finite, band_low]) / 1.05
     high = max([*finite, band_high]) * 1.05
     ax.axvspan(band_low, band_high, color="#eeeeee", zorder=0,
-               label=chart.band_label or f"±{chart.threshold * 100:g} % threshold")
+               label=chart.band_label or f"±{numbers.share(chart.threshold)} threshold")
     ax.axvline(1.0, color="#555555", linewidth=0.8)
     seen: set[str] = set()
     for y, (_, ratio, ci_low, ci_high, verdict) in enumerate(chart.rows):
@@ -330,7 +330,7 @@ def _ratios(chart: Ratios) -> Figure:
     ax.set_xscale("log")
     ax.set_xlim(low, high)
     ticks = _ratio_ticks(low, high)
-    ax.set_xticks(ticks, [f"×{t:g}" for t in ticks])
+    ax.set_xticks(ticks, [f"×{numbers.number(t, trim=True)}" for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks(range(rows), [label for label, *_ in chart.rows])
     ax.set_ylim(rows - 0.5, -0.5)
