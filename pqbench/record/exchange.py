@@ -185,8 +185,15 @@ def parse(data: Any, source: str) -> list[Run]:
         raise InputFileError(_describe(exc, data, source)) from None
     except RecursionError:  # nesting below json's limit but deep enough for pydantic's
         raise InputFileError(f"{source}: values nested too deeply") from None
-    runs = validated.runs if isinstance(validated, models.Bundle) else [validated]
-    return [codec.run_from_document(run.model_dump(exclude_unset=True)) for run in runs]
+    documents = validated.runs if isinstance(validated, models.Bundle) else [validated]
+    # The decoded JSON and each validated document go as soon as their run is built: an
+    # import of a thousand runs holds the runs, not three copies of them (issue #16).
+    del data, validated
+    documents.reverse()
+    runs = []
+    while documents:
+        runs.append(codec.run_from_document(documents.pop().model_dump(exclude_unset=True)))
+    return runs
 
 
 def _check_version(doc: dict[str, Any], supported: int, where: str) -> None:
