@@ -127,21 +127,23 @@ def test_one_bad_file_of_several_stores_nothing(base_db: Path, tmp_path: Path) -
 
 def test_a_run_failing_in_the_store_takes_the_others_back(
         base_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """All runs of all files go in one transaction: a fault in the third run's insert
-    leaves the first two unstored too."""
+    """All runs of all files go in one transaction: a fault while writing the third run's
+    rows (after the run rows of all three) leaves the first two unstored too."""
+    from pqbench.store import bulk
+
     files = []
     for name in ("a", "b", "c"):
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(_bundle(f"20260101-{name}")))
         files.append(path)
-    real = Store._insert_run
+    real = bulk._insert_rows
 
-    def failing(self: Store, conn: Any, run: Any) -> bool:
-        if run.run_id == "20260101-c":
+    def failing(conn: Any, runs: Any) -> None:
+        if any(run.run_id == "20260101-c" for run in runs):
             raise OperationalError("INSERT", {}, Exception("disk I/O error (injected)"))
-        return real(self, conn, run)
+        real(conn, runs)
 
-    monkeypatch.setattr(Store, "_insert_run", failing)
+    monkeypatch.setattr(bulk, "_insert_rows", failing)
     result = _import(base_db, *files)
     assert result.exit_code == 1 and "disk I/O error" in result.stderr
     monkeypatch.undo()
