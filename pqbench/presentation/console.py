@@ -19,7 +19,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -65,7 +72,7 @@ stderr = _console(True)
 
 #: How a row's tone (a verdict) is coloured.
 TONES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
-         "too few runs": "yellow"}
+         "too few runs": "yellow", "failed": "red"}
 
 
 def rich_table(table: tables.Table) -> SafeTable:
@@ -111,13 +118,18 @@ def show_run(run: Run, console: Console = stdout) -> None:
 
 
 @contextmanager
-def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], None]]:
-    """A progress bar on stderr; yields `advance(description)`."""
-    if not enabled or not stderr.is_terminal:
+def progress_bar(total: int, enabled: bool = True, console: Console | None = None
+                 ) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr (a terminal only): what runs, how far, the time spent and
+    the time left, estimated from the pace of the steps done so far; yields
+    `advance(description)`, called as each step starts."""
+    console = console or stderr
+    if not enabled or not console.is_terminal:
         yield lambda _description: None
         return
-    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(bar_width=20),
+                   MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), console=console, transient=True)
     with bar:
         task = bar.add_task("starting", total=total)
         first = [True]
@@ -157,12 +169,19 @@ def note(message: str) -> None:
 # --- compare and history (pqbench compare / history) -----------------------------------
 
 
-def show_comparison(result: Any, console: Console = stdout) -> None:
-    """A comparison: its rows, its memory figures, what differs and why, in that order."""
+def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> None:
+    """A comparison: its rows, its memory figures, what differs and why, in that order.
+    `hidden` rows were left out (`compare --only-changed`)."""
     for warning_text in result.warnings:
         warning(warning_text)
-    if result.rows or not result.memory:
+    if result.rows:
         print_table(comparisons.compare_table(result), console)
+    elif hidden:
+        console.print(safe(f"{comparisons.title(result)}: no row changed"))
+    elif not result.memory:
+        print_table(comparisons.compare_table(result), console)
+    if hidden:
+        note(f"{hidden} row(s) without a change not shown (--only-changed)")
     if result.memory:
         print_table(comparisons.memory_table(
             result.memory, f"memory: {result.before_name} → {result.after_name} "
