@@ -136,10 +136,11 @@ def corpus_command(
     db: DbOption = None,
 ) -> None:
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
+    size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)
     started = datetime.now(UTC)
     where = directory or os.environ.get("TMPDIR") or "/tmp"
-    result = corpus.run_corpus(parse_size(total), directory, seed)
+    result = corpus.run_corpus(size, directory, seed)
     env = environment.collect(extra={"storage": _storage([where])})
     settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
                 "label": label, "removed": result.removed,
