@@ -224,3 +224,106 @@ def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
     rows = _table_with(tables, "file", "size", "MB/s")
     assert {r[0] for r in rows[1:]} == {"small.bin", "large.bin"}
     assert "files-throughput.png" in _images(tokens)
+
+
+def _fold_after(tokens: list[Token], heading: str) -> list[str]:
+    """The token types from the heading to the next one, for checking what is folded."""
+    start = next(i for i, t in enumerate(tokens)
+                 if t.type == "heading_open" and _plain(tokens[i + 1]) == heading)
+    end = next((i for i in range(start + 3, len(tokens)) if tokens[i].type == "heading_open"),
+               len(tokens))
+    return [t.content if t.type == "html_block" else t.type for t in tokens[start + 3:end]]
+
+
+def test_environment_and_all_measurements_are_folded(stored, tmp_path: Path) -> None:
+    db, ids = stored
+    path, tokens = _report(db, tmp_path / "folded", ids[0])
+    for heading, summary in (("Environment", "OS, CPU, flags and library versions of the run"),
+                             ("All measurements", None)):
+        kinds = _fold_after(tokens, heading)
+        opening = next(k for k in kinds if k.startswith("<details>"))
+        closing = kinds.index("</details>\n")
+        assert kinds.index(opening) < kinds.index("table_open") < closing, kinds
+        assert summary is None or f"<summary>{summary}</summary>" in opening
+    rows = len(Store.open(str(db), create=False).load_run(ids[0]).measurements)
+    assert f"<summary>{rows} rows</summary>" in path.read_text("utf-8")
+
+
+def test_a_fold_summary_is_html_text() -> None:
+    folded = md.details("<b>1 & 2</b>", "| a |\n| --- |\n| 1 |")
+    tokens = MarkdownIt("commonmark").enable("table").parse(folded)
+    assert tokens[0].content == "<details>\n<summary>&lt;b&gt;1 &amp; 2&lt;/b&gt;</summary>\n"
+    assert [t.type for t in tokens[1:3]] == ["table_open", "thead_open"]
+
+
+def _stepped_history() -> list:
+    """Nine SHA-256 block sizes over three labels, three runs each, twice as fast in the
+    third: more series than a chart's colours tell apart."""
+    from tests.tests_data import make_runs
+
+    rows = tuple(("SHA-256", "python", "hash", 2 ** k, 2e6 / k) for k in range(4, 13))
+    runs = []
+    for day, (label, factor) in enumerate((("b1", 1.0), ("b2", 1.0), ("b3", 2.0)), 1):
+        runs += make_runs(f"{label}-", 3, seed=day, label=label, start_day=day,
+                          factor=factor, rows=rows, drift=0.1)
+    return runs
+
+
+def test_history_charts_draw_intervals_and_say_what_they_leave_out(tmp_path: Path) -> None:
+    from pqbench.analysis import history
+    from pqbench.report import charts, comparison
+
+    runs = _stepped_history()
+    section = comparison.history_section(runs, "label", {})
+    assert section is not None
+    (chart,) = section.charts
+    assert isinstance(chart, charts.History) and len(chart.series) == 7
+    # Each drawn series carries its points' intervals, in bytes/s as its line.
+    series = {f"hash {md.size(s.block_size)} [python]": s
+              for s in history.history(runs, "SHA-256", by="label")}
+    hidden = [name for name in series if name not in dict(chart.series)]
+    assert len(hidden) == 2
+    assert chart.footnote == ("2 of 9 series not drawn (more than the colours tell apart): "
+                              + ", ".join(hidden))
+    assert ("SHA-256: 7 of 9 series drawn (the largest steps first); not drawn: "
+            + md.text(", ".join(hidden))) in section.markdown
+    for (name, values), bands in zip(chart.series, chart.intervals, strict=True):
+        points = series[name].points
+        assert values == tuple(p.median for p in points)
+        assert bands == tuple((p.ci_low, p.ci_high) for p in points)
+        assert all(low < value < high for value, (low, high) in  # type: ignore[misc]
+                   zip(values, bands, strict=True))
+    assert chart.unit == "B/s"
+
+
+def _tinted_pixels(path: Path, colour: str, alpha: float) -> int:
+    """Pixels within a few levels of `colour` at `alpha` over white (a shaded band)."""
+    import numpy as np
+
+    rgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+    tint = 255 - alpha * (255 - rgb)
+    pixels = mpimg.imread(path)[..., :3] * 255
+    return int((np.abs(pixels - tint).max(axis=-1) <= 4).sum())
+
+
+def test_history_bands_are_drawn_and_ticks_carry_si_units(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from pqbench.report import charts, comparison
+
+    section = comparison.history_section(_stepped_history(), "label", {})
+    assert section is not None
+    (chart,) = section.charts
+    assert isinstance(chart, charts.History)
+    with_bands = charts.render(chart, tmp_path)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    without = charts.render(replace(chart, intervals=()), bare)
+    first = charts.LINE_COLOURS[0]
+    assert _tinted_pixels(with_bands, first, 0.18) > 200
+    assert _tinted_pixels(without, first, 0.18) == 0
+    # Tick labels by EngFormatter: decimal prefixes with the unit, as the tables print.
+    figure = charts._history(chart)
+    figure.canvas.draw()  # type: ignore[attr-defined]
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels() if t.get_text()]
+    assert labels and all(label.endswith(("kB/s", "MB/s", "GB/s")) for label in labels), labels

@@ -71,13 +71,14 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines]:
             for m in mine:
                 if m.algorithm in chunk and m.operation == _charted_operation(mine, m.algorithm):
                     grouped.setdefault((m.algorithm, m.implementation), []).append(
-                        (float(m.block_size or 0), (m.bytes_per_sec or 0.0) / 1e6))
+                        (float(m.block_size or 0), m.bytes_per_sec or 0.0))
             part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
             series = tuple((alg, impl, tuple(sorted(points)))
                            for (alg, impl), points in sorted(grouped.items()))
             charts.append(Lines(f"{prefix}{kind}-throughput-{number}.png",
                                 f"{title} throughput by block size{part}",
-                                "bytes per operation (log scale)", "MB/s (log scale)", series))
+                                "bytes per operation (log scale)", "throughput (log scale)",
+                                series, "B/s"))
     return charts
 
 
@@ -125,12 +126,13 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
         size, rate = m.attributes.get("size"), m.bytes_per_sec
         if size and rate:
             grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
-                (float(size), rate / 1e6))
+                (float(size), rate))
     charts: list[Lines] = []
     if len({x for points in grouped.values() for x, _ in points}) > 1:
         series = tuple((f"{alg} {op}", impl, tuple(sorted(points)))
                        for (alg, impl, op), points in sorted(grouped.items()))
         charts.append(Lines(f"{prefix}files-throughput.png", "File throughput by file size",
-                            "file size (log scale)", "MB/s (log scale)", series))
+                            "file size (log scale)", "throughput (log scale)", series,
+                            "B/s"))
         parts.append(md.image(charts[0].title, charts[0].filename))
     return Section("\n\n".join(parts), tuple(charts))
