@@ -10,6 +10,7 @@ from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
+from pqbench.presentation import runs as views
 from pqbench.store import Store, resolve_location
 from pqbench.store.location import is_url
 from pqbench.untrusted import redact
@@ -58,8 +59,4 @@ def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
         console.stdout.print(console.safe(
             f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
         return
-    console.stdout.print(console.rows_table(
-        f"runs in {store.location}",
-        ("run id", "kind", "started (UTC)", "status", "label", "OS build", "host", "rows"),
-        [(r.run_id, r.kind, r.started_at, r.status, r.label, r.os_build, r.hostname,
-          r.measurements) for r in listed]))
+    console.print_table(views.runs_table(listed, shown))

@@ -49,8 +49,9 @@ def verify(
         if shown:
             console.print_table(Table(
                 "verification" if every else "failed checks",
-                (Column("algorithm"), Column("implementation"), Column("check"),
-                 Column("status"), Column("detail", priority=1)),
+                (Column("algorithm"), Column("implementation", short="impl."),
+                 Column("check", wrap=True), Column("status"),
+                 Column("detail", priority=1, wrap=True)),
                 tuple((o.algorithm, o.implementation, o.check, o.status, o.detail)
                       for o in shown),
                 tuple("failed" if o.status == "failed" else None for o in shown)))
