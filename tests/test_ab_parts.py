@@ -39,14 +39,15 @@ def test_sides_never_show_secrets() -> None:
     (["there"], "a side is here"),
     (["cmd:"], "cmd: needs a command"),
     (["cmd:'unclosed"], "cmd:'unclosed"),
-    (["here", "cmd:x"], "at most one of here and cmd"),
+    (["here", "cmd:x"], "at most one of here, userland:NAME and cmd:PREFIX"),
+    (["userland:debian-trixie", "cmd:x"], "at most one of here, userland:NAME and cmd"),
     (["env:NOEQUALS"], "env:NAME=VALUE"),
     (["env:1BAD=x"], "env:NAME=VALUE"),
     (["mask:warp"], "unknown capability warp"),
     (["mask:aesni", "mask:shani"], "one mask:NAMES"),
     (["mask:aesni", "env:OPENSSL_ia32cap=~0"], "would silently combine"),
-], ids=["none", "unknown kind", "empty cmd", "bad quoting", "two bases", "no equals",
-        "bad name", "unknown mask", "two masks", "mask and knob"])
+], ids=["none", "unknown kind", "empty cmd", "bad quoting", "two bases", "userland and cmd",
+        "no equals", "bad name", "unknown mask", "two masks", "mask and knob"])
 def test_bad_sides_are_usage_errors(items: list[str], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("(", r"\(")):
         sides.parse(items, "a")

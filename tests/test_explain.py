@@ -175,3 +175,13 @@ def test_a_hidden_aes_ni_reaches_liboqs_operations_that_draw_random_bytes() -> N
     assert weak.strength == "weak"
     assert explain.causes_for("ML-KEM-768", "liboqs", [hide_sha], operation="verify",
                               context=NO_SHA_NI) == []
+
+
+def test_another_python_is_likely_for_python_loop_rows_and_weak_for_native_ones() -> None:
+    found = explain.differences([environment()], [environment(libraries__python="3.13.5")])
+    for implementation, strength in (("liboqs-python", "likely"), ("cryptography", "likely"),
+                                     ("python", "likely"), ("liboqs", "weak"),
+                                     ("libcrypto", "weak")):
+        (cause,) = explain.causes_for("ML-KEM-768", implementation, found)
+        assert (cause.field, cause.strength) == ("libraries.python", strength), implementation
+        assert ("Python loop" in cause.why) == (strength == "likely")

@@ -221,3 +221,45 @@ def test_an_imported_hostile_run_reports_safely(tmp_path: Path) -> None:
     tokens = PARSER.parse((out / "report.md").read_text("utf-8"))
     assert "<script>" in _check_inert(tokens)
     assert json.loads(path.read_text())["runs"][0]["label"].startswith("A [link")
+
+
+def test_the_news_of_a_comparison_shows_hostile_reasons_and_versions_literally(
+        tmp_path: Path) -> None:
+    """What changed leads compare and report: a row that appeared carries the other side's
+    reason, a failure its message, the builds their versions, all from the runs."""
+    db = tmp_path / "news.db"
+    store = Store.open(str(db))
+    shared = (("SHA-256", "python", "hash", 16384, 100_000.0),)
+    new = (("ML-KEM-768", "libcrypto", "encaps", None, 16_000.0),)
+    for i, rows in enumerate((shared, (*shared, *new))):
+        env = environment(label=f"side {i}", libraries__system_libcrypto=f"v{i} {HOSTILE}")
+        run = make_run(f"2026010{i + 1}-n", seed=i, label=f"side {i} {HOSTILE}", env=env,
+                       rows=rows, started_at=f"2026-01-0{i + 1}T00:00:00+00:00")
+        problem = (Problem("ML-KEM-768", "libcrypto", "not offered", f"needs {HOSTILE}") if i == 0
+                   else Problem("X25519", "libcrypto", "failed verification", f"bad {HOSTILE}"))
+        assert store.save_run(type(run)(**{**run.__dict__, "problems": (problem,)}))
+    store.close()
+    terminal = CliRunner().invoke(app, ["compare", "20260101-n", "20260102-n", "--db", str(db)])
+    assert terminal.exit_code == 0 and terminal.exception is None, terminal.output
+    _plain_terminal(terminal.output)
+    flat = "".join(terminal.stdout.split())
+    assert "whatchanged" in flat and "needs[link=http://evil]x[/link]" in flat
+    assert "bad[link=http://evil]x[/link]" in flat
+    markdown = CliRunner().invoke(app, ["compare", "20260101-n", "20260102-n", "--markdown",
+                                        "--db", str(db)])
+    assert markdown.exit_code == 0, markdown.output
+    out = tmp_path / "news-report"
+    report = CliRunner().invoke(app, ["report", "20260101-n", "20260102-n", "--db", str(db),
+                                      "--out", str(out)])
+    assert report.exit_code == 0, report.output
+    for document in (markdown.stdout, (out / "report.md").read_text("utf-8")):
+        tokens = PARSER.parse(document)
+        shown = _check_inert(tokens)
+        assert f"needs {SHOWN_MARKUP}" in shown and f"bad {SHOWN_MARKUP}" in shown
+        assert f"v1 {SHOWN_MARKUP}" in shown  # the build's version, in the news
+        assert "<script>alert(1)</script>" in shown and "![](http://evil/x.png)" in shown
+        assert not any(c in document for c in ("\x1b", "\x07", "\x9b", "\u202e"))
+        assert all(e != "b" for e in _emphasis(tokens))
+        for start, token in enumerate(tokens):
+            if token.type == "table_open":
+                assert len(set(_row_widths(tokens[start:]))) == 1

@@ -329,3 +329,22 @@ def test_history_bands_are_drawn_and_ticks_carry_si_units(tmp_path: Path) -> Non
     figure.canvas.draw()  # type: ignore[attr-defined]
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels() if t.get_text()]
     assert labels and all(label.endswith(("kB/s", "MB/s", "GB/s")) for label in labels), labels
+
+
+def test_one_block_size_is_charted_as_bars_by_implementation(stored) -> None:
+    """At a single block size a line chart has only dots that nothing tells apart; the
+    chart is then bars: one group per algorithm, one bar per implementation."""
+    db, ids = stored
+    run = Store.open(str(db), create=False).load_run(ids[0])  # measured at --bytes 1024
+    built = report.build([run])
+    charts = {c.filename: c for c in built.charts}
+    cipher, hashes = charts["cipher-throughput-1.png"], charts["hash-throughput-1.png"]
+    assert isinstance(cipher, report.charts.GroupedBars)
+    assert cipher.title.startswith("Cipher encryption throughput at 1 KiB")
+    expected = {m.implementation: m.bytes_per_sec for m in run.measurements
+                if m.algorithm == "AES-128-GCM" and m.operation == "encrypt"}
+    assert cipher.labels == ("AES-128-GCM",)
+    assert {name: values[0] for name, values in cipher.series} == pytest.approx(expected)
+    assert [name for name, _ in cipher.series] == ["libcrypto", "cryptography"]
+    assert cipher.unit == "B/s"  # bytes/s, ticks and labels by SI prefix ("4.52GB/s")
+    assert isinstance(hashes, report.charts.GroupedBars) and hashes.labels == ("SHA-256",)

@@ -186,10 +186,12 @@ def test_prefix_and_run_on_the_command_line(trixie: Userland) -> None:
     missing = cli("run", NAME)
     assert missing.returncode == 2 and "no command given" in missing.stderr
     unknown = cli("prefix", "debian-potato")
-    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown userland 'debian-potato'" in unknown.stderr
+    # The same commands as `pqbench userland`, whose status says the install is current.
     status = json.loads(cli("status", NAME, "--json").stdout)
     info = status["userlands"][NAME]
     assert info["base"]["suite"] == "trixie" and info["install"]["source"] == str(REPO)
+    assert info["state"] == "built" and info["current"] is True and info["prefix"] == prefix
 
 
 def test_a_refresh_is_skipped_when_nothing_changed(trixie: Userland) -> None:
@@ -208,7 +210,7 @@ def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> No
 def test_an_unbuilt_userland_is_named_with_the_command_that_builds_it(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path))
-    with pytest.raises(UserlandError, match=r"python -m pqbench\.userland build debian-trixie"):
+    with pytest.raises(UserlandError, match=r"`pqbench userland build debian-trixie`"):
         find(NAME)
 
 

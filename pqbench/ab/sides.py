@@ -6,6 +6,9 @@ A side is a base and additions, each given as its own `--a`/`--b` (repeatable):
 * ``cmd:PREFIX``: a command that starts a pqbench elsewhere on this machine; the controller
   appends the worker subcommand, e.g. ``cmd:chroot /srv/trixie /opt/pqbench/.venv/bin/pqbench``
   runs ``chroot /srv/trixie /opt/pqbench/.venv/bin/pqbench worker``;
+* ``userland:NAME``: the pqbench of a userland built by `pqbench userland build NAME`
+  (another OS release on this machine); sugar for ``cmd:`` with that userland's prefix,
+  whose pqbench is first refreshed from this checkout if the checkout changed;
 * ``mask:aesni,shani``: hide CPU capabilities from OpenSSL in that worker (as `speed --mask`);
 * ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH).
 
@@ -73,9 +76,10 @@ def redact_argument(argument: str) -> str:
 def parse(items: Sequence[str], which: str) -> Side:
     """A Side from the `--a`/`--b` values given for one side; bad specs are usage errors."""
     if not items:
-        raise UsageError(f"--{which} is required: here, mask:NAMES, env:NAME=VALUE or "
-                         "cmd:PREFIX")
+        raise UsageError(f"--{which} is required: here, userland:NAME, cmd:PREFIX, "
+                         "mask:NAMES or env:NAME=VALUE")
     command: tuple[str, ...] | None = None
+    userland: str | None = None
     bases = 0
     env: dict[str, str] = {}
     chosen_mask: capmask.Mask | None = None
@@ -87,6 +91,9 @@ def parse(items: Sequence[str], which: str) -> Side:
         elif kind == "cmd":
             command = _command(rest, which)
             bases += 1
+        elif kind == "userland":
+            userland = rest.strip()
+            bases += 1
         elif kind == "mask":
             if chosen_mask is not None:
                 raise UsageError(f"--{which}: give one mask:NAMES (names comma-separated)")
@@ -95,14 +102,16 @@ def parse(items: Sequence[str], which: str) -> Side:
             name, value = _assignment(rest, which)
             env[name] = value
         else:
-            raise UsageError(f"--{which} {item!r}: a side is here, mask:NAMES, "
-                             "env:NAME=VALUE or cmd:PREFIX")
+            raise UsageError(f"--{which} {item!r}: a side is here, userland:NAME, "
+                             "cmd:PREFIX, mask:NAMES or env:NAME=VALUE")
     if bases > 1:
-        raise UsageError(f"--{which}: give at most one of here and cmd:PREFIX")
+        raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX")
     if chosen_mask is not None and (chosen_mask.variable in env
                                     or os.environ.get(chosen_mask.variable) is not None):
         raise UsageError(f"--{which}: {chosen_mask.variable} is already set; it and "
                          "mask: would silently combine, so give one of them")
+    if userland is not None:  # resolved last: it may refresh the userland's pqbench
+        command = _userland(userland, which)
     spec = " ".join(_shown(item) for item in items)
     return Side(spec=spec, command=command, env=env, mask=chosen_mask)
 
@@ -116,6 +125,16 @@ def _command(text: str, which: str) -> tuple[str, ...]:
         raise UsageError(f"--{which} cmd: needs a command that starts pqbench, e.g. "
                          "cmd:/opt/other/.venv/bin/pqbench")
     return words
+
+
+def _userland(name: str, which: str) -> tuple[str, ...]:
+    """The command prefix of a built userland, its pqbench refreshed from this checkout
+    if needed; not built (or not root) is an error that names the fix."""
+    from pqbench.userland import RECIPES, for_session, log_to_stderr
+
+    if not name:
+        raise UsageError(f"--{which} userland: needs a name: {', '.join(sorted(RECIPES))}")
+    return tuple(for_session(name, log_to_stderr).command_prefix())
 
 
 def _assignment(text: str, which: str) -> tuple[str, str]:

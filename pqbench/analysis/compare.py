@@ -20,6 +20,7 @@ from typing import Any
 
 from pqbench.ab import pairing
 from pqbench.analysis import explain, replicates, signedrank, verdict
+from pqbench.analysis.news import News, summarize
 from pqbench.analysis.verdict import MIN_THRESHOLD
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
@@ -119,9 +120,12 @@ class RunComparison:
     alpha: float = ALPHA
     #: Memory figures (runs of kind "memory"), compared exactly: pqbench.memory.compare.
     memory: tuple[MemoryChange, ...] = ()
+    #: What changed, told first (`analysis.news`): set by `compare_runs`.
+    news: News | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "news": self.news.as_dict() if self.news is not None else None,
             "before": {"name": self.before_name, "runs": list(self.before_runs)},
             "after": {"name": self.after_name, "runs": list(self.after_runs)},
             "threshold": MIN_THRESHOLD if self.threshold is None else self.threshold,
@@ -245,7 +249,7 @@ def compare_runs(
     rows = [_row(key, *found, differences, context, backends.get(key))
             for key, found in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
-    return RunComparison(
+    result = RunComparison(
         before_name=before_name or _group_name(before),
         after_name=after_name or _group_name(after),
         before_runs=tuple(r.run_id for r in before),
@@ -261,6 +265,7 @@ def compare_runs(
         alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
         memory=memory,
     )
+    return replace(result, news=summarize(result, before, after))
 
 
 #: What a row's analysis produced: the outcome, rounds before and after, pairs, seconds.
@@ -306,6 +311,10 @@ def _run_count_warning(n: int, m: int) -> list[str]:
 
 
 def _group_name(runs: Sequence[Run]) -> str:
+    """The runs' shared label (an `ab` side's, say), else the run id or the count."""
+    labels = {run.label for run in runs}
+    if len(labels) == 1 and None not in labels:
+        return str(labels.pop())
     return runs[0].run_id if len(runs) == 1 else f"{len(runs)} runs"
 
 

@@ -16,7 +16,7 @@ Costs are given per exchange, not only per operation, because that is what a pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pqbench import algorithms
@@ -131,8 +131,12 @@ def exchange(role: str, name: str, implementation: str,
 
 
 def implementations_of(rows: Sequence[Measurement]) -> list[str]:
-    names = {m.implementation for m in rows}
-    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    return in_order(m.implementation for m in rows)
+
+
+def in_order(names: Iterable[str]) -> list[str]:
+    """Implementation names once each, in the order tables show them (`ORDER`, then by name)."""
+    return sorted(set(names), key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 
 def algorithms_for(role: str, rows: Sequence[Measurement]) -> list[str]:

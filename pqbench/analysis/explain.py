@@ -139,13 +139,23 @@ def context_of(fingerprints: Iterable[Mapping[str, Any]]) -> Context:
 
 @dataclass(frozen=True)
 class Cause:
-    """A difference that plausibly explains a row, how strongly, and why."""
+    """A difference that plausibly explains a row, how strongly, and why.
+
+    ``why`` speaks of this row ("... uses it for AES-256-XTS"); ``general`` says the same
+    of every row it applies to, so causes shared by many rows can be told once (`news`).
+    """
 
     field: str
     before: Any
     after: Any
     strength: str
     why: str
+    general: str = ""
+
+    @property
+    def shared_why(self) -> str:
+        """The row-independent explanation: ``general`` where the why names the row."""
+        return self.general or self.why
 
     def as_dict(self) -> dict[str, Any]:
         return {"field": self.field, "before": self.before, "after": self.after,
@@ -222,6 +232,7 @@ def causes_for(algorithm: str, implementation: str, found: Sequence[Difference],
         cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl,
                                    context, operation)
                  or _libcrypto_under_liboqs(diff, implementation, context)
+                 or _python_under_loop(diff, implementation)
                  or _library_cause(diff, implementation)
                  or (_library_cause(diff, library) if library else None)
                  or _weak_cause(diff))
@@ -254,16 +265,19 @@ def _capability_cause(diff: Difference, algorithm: str, implementation: str,
             parts.append(f"hides {', '.join(sorted(changed & hidden_before))} before")
         if changed & hidden_after:
             parts.append(f"hides {', '.join(sorted(changed & hidden_after))} after")
-        why = (f"{var} {' and '.join(parts)}; {implementation}'s OpenSSL uses "
-               f"{'it' if len(changed) == 1 else 'them'} for {algorithm}")
-        return Cause(diff.field, diff.before, diff.after, "strong", why)
+        pronoun = "it" if len(changed) == 1 else "them"
+        hides = f"{var} {' and '.join(parts)}"
+        why = f"{hides}; {implementation}'s OpenSSL uses {pronoun} for {algorithm}"
+        general = f"{hides}; the rows' OpenSSL uses {pronoun}"
+        return Cause(diff.field, diff.before, diff.after, "strong", why, general)
     if diff.field == "cpu_flags":
         flags = {mask.capability_of_flag(f) or f for f in _flag_change(diff)} & used
         if not flags:
             return None
+        named = ", ".join(sorted(flags))
         return Cause(diff.field, diff.before, diff.after, "strong",
-                     f"CPU capability {', '.join(sorted(flags))} differs; {algorithm} "
-                     "code paths dispatch on it")
+                     f"CPU capability {named} differs; {algorithm} code paths dispatch on it",
+                     f"CPU capability {named} differs; the rows' code paths dispatch on it")
     return None
 
 
@@ -293,16 +307,36 @@ def _liboqs_on_openssl(diff: Difference, var: str, context: Context,
     drbg = hidden & {"aesni", "aes"}
     sha2 = hidden & {"shani", "sha256"}
     if operation in RANDOMIZED and drbg:
+        differs = f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with OQS_USE_OPENSSL"
         return Cause(diff.field, diff.before, diff.after, "likely",
-                     f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with "
-                     f"OQS_USE_OPENSSL draws the random bytes of {operation} from OpenSSL's "
-                     "AES CTR-DRBG")
+                     f"{differs} draws the random bytes of {operation} from OpenSSL's AES "
+                     "CTR-DRBG",
+                     f"{differs} draws the random bytes of keygen, encaps and sign from "
+                     "OpenSSL's AES CTR-DRBG")
     if not (sha2 or (drbg and operation is None)):
         return None
     return Cause(diff.field, diff.before, diff.after, "weak",
                  f"{var} differs in {', '.join(sorted(hidden))}; liboqs built with "
                  "OQS_USE_OPENSSL takes its random bytes (AES CTR-DRBG) and SHA-2 from "
                  "OpenSSL")
+
+
+#: Implementations timed in a Python loop, each call through the interpreter (ctypes for
+#: liboqs-python, PyO3 for cryptography, C calls for hashlib and friends).
+PYTHON_LOOP = {"liboqs-python", "cryptography", "python"}
+
+
+def _python_under_loop(diff: Difference, implementation: str) -> Cause | None:
+    """Another Python changes what each call of a Python-loop row costs (the binding's
+    share: liboqs-python keeps about 85-95 % of native speed here), so it is a likely
+    cause for those rows and a weak one for the native loops."""
+    if diff.field != "libraries.python" or implementation not in PYTHON_LOOP:
+        return None
+    return Cause(diff.field, diff.before, diff.after, "likely",
+                 f"{implementation} rows are timed in a Python loop: every call goes through "
+                 "the interpreter, whose version sets the binding's cost",
+                 "these rows are timed in a Python loop: every call goes through the "
+                 "interpreter, whose version sets the binding's cost")
 
 
 def _libcrypto_under_liboqs(diff: Difference, implementation: str,

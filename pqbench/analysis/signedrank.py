@@ -23,6 +23,7 @@ that pairing removes.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from functools import lru_cache
@@ -57,12 +58,7 @@ def null_cdf(n: int) -> tuple[float, ...]:
         for t in range(size - 1, i - 1, -1):
             counts[t] += counts[t - i]
     total = 2 ** n
-    cdf: list[float] = []
-    running = 0
-    for count in counts:
-        running += count
-        cdf.append(running / total)
-    return tuple(cdf)
+    return tuple(running / total for running in itertools.accumulate(counts))
 
 
 def walsh_averages(d: FloatArray) -> FloatArray:

@@ -181,12 +181,7 @@ def _mwu_null_cdf(n: int, m: int) -> tuple[float, ...]:
         for u in range(i, size):  # divided by (1 - q**i)
             coeffs[u] += coeffs[u - i]
     total = math.comb(n + m, n)
-    cdf: list[float] = []
-    running = 0
-    for count in coeffs:
-        running += count
-        cdf.append(running / total)
-    return tuple(cdf)
+    return tuple(running / total for running in itertools.accumulate(coeffs))
 
 
 def _moses_rank(n: int, m: int, alpha: float, exact: bool) -> tuple[int, float]:

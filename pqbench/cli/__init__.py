@@ -2,41 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from pqbench import __version__
-
-app = typer.Typer(
-    name="pqbench",
-    help="What post-quantum cryptography costs on this machine, and whether the last OS "
-         "update changed it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Click passes these on to every subcommand's context: `pqbench speed -h` works too.
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _print_version(requested: bool) -> None:
-    if requested:
-        typer.echo(f"pqbench {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _options(
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True,
-        help="Print pqbench's version and exit.")] = False,
-) -> None:
-    """Options that apply before any command (--version)."""
-
-
 # Each module registers its commands on `app` when imported.
-from pqbench.cli import (  # noqa: E402, F401
+from pqbench.cli import (  # noqa: F401
     ab,
     compare,
     exchange,
@@ -47,8 +14,10 @@ from pqbench.cli import (  # noqa: E402, F401
     report,
     speed,
     tls,
+    userland,
     verify,
 )
+from pqbench.cli.root import app
 
 
 def main() -> None:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pqbench import algorithms, interrupts
-from pqbench.ab import sequential, session, sides
+from pqbench.ab import sides
 from pqbench.ab.client import WorkerError
-from pqbench.analysis.compare import compare_runs
-from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -21,11 +19,17 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite
 from pqbench.presentation import console
 from pqbench.store import Store
+
+# The session and the statistics (numpy, scipy) are imported inside the command:
+# `pqbench --help` and the other commands start without them.
+if TYPE_CHECKING:
+    from pqbench.ab import session
 
 #: Every implementation name a pqbench worker can offer (a side may lack some of them).
 IMPLEMENTATION_NAMES = (*ORDER, "python")
@@ -37,8 +41,8 @@ def ab(
     algorithm: Annotated[list[str] | None, typer.Argument(
         help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
     side_a: Annotated[list[str] | None, typer.Option(
-        "--a", help="Side A (before): here | mask:NAMES | env:NAME=VALUE | cmd:PREFIX; "
-                    "repeatable.")] = None,
+        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | mask:NAMES | "
+                    "env:NAME=VALUE; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", help="Side B (after), as --a.")] = None,
     operation: Annotated[list[str] | None, typer.Option(
@@ -66,6 +70,8 @@ def ab(
 ) -> None:
     """Measure two configurations in alternation on one CPU and say, row by row, whether B
     is faster or slower than A; both sides are stored as runs."""
+    from pqbench.ab import sequential, session
+
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
     if max_seconds <= 0 or not 0 < round_seconds <= 10:
         raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
@@ -113,6 +119,8 @@ def _report(outcome: session.Outcome, band: float | None, json_output: bool,
     stored = (f"stored as runs {a.run_id} (A) and {b.run_id} (B) in {location}" if kept
               else "nothing was measured, so nothing was stored")
     if a.measurements and b.measurements and _shared(a, b):
+        from pqbench.analysis.compare import compare_runs
+
         result = compare_runs([a], [b], band, cross_machine=True,
                               before_name=a.label, after_name=b.label)
         if json_output:

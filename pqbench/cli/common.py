@@ -14,7 +14,7 @@ import typer
 from pqbench import interrupts
 from pqbench.errors import PqbenchError, UsageError
 from pqbench.presentation import console
-from pqbench.record.models import LABEL_CHARS
+from pqbench.record.format import LABEL_CHARS
 from pqbench.store import ENV_VAR
 from pqbench.untrusted import printable
 

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench.analysis.compare import (
-    RunComparison,
-    compare_groups,
-    compare_runs,
-    group_runs,
-    run_order,
-    without_value,
-)
-from pqbench.cli import app
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
@@ -26,10 +17,16 @@ from pqbench.cli.common import (
     parse_threshold,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
-from pqbench.record.results import Run
 from pqbench.store import RunFilter, Store
+
+# The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
+# other commands start without them.
+if TYPE_CHECKING:
+    from pqbench.analysis.compare import RunComparison
+    from pqbench.record.results import Run
 
 
 @app.command()
@@ -75,6 +72,8 @@ def compare(
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     if by is None and (every or missing):
         raise UsageError("--all and --include-missing group runs: give --by FIELD too")
+    from pqbench.analysis.compare import compare_runs
+
     store = Store.open(db, create=False)
     if by is None:
         before, after = _two_runs(store, runs or [])
@@ -111,6 +110,8 @@ def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
         raise UsageError("give two runs (before, after), none to compare the newest run with "
                          "the one before it, or --by FIELD")
     if not ids:
+        from pqbench.analysis.compare import run_order
+
         stored = sorted(store.load_runs(rows_too=False), key=run_order)
         if not stored:
             raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` "
@@ -131,6 +132,8 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
                cross_machine: bool, *, every: bool, missing: bool) -> list[RunComparison]:
     """The newest group against the one before it (every group against the next with
     `every`), or the two groups named; only their runs are loaded whole."""
+    from pqbench.analysis.compare import compare_groups, group_runs, run_order, without_value
+
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
     if not values:

@@ -8,11 +8,10 @@ from typing import Annotated
 
 import typer
 
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import InputFileError, UsageError
 from pqbench.presentation import console
-from pqbench.record import exchange
 from pqbench.store import RunFilter, Store
 
 
@@ -28,6 +27,9 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
+    # The validation models (pydantic) load here, not when `pqbench --help` starts.
+    from pqbench.record import exchange
+
     if fmt not in exchange.FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
     store = Store.open(db, create=False)
@@ -51,6 +53,8 @@ def import_(
     db: DbOption = None,
 ) -> None:
     """Store the runs of export files; runs already stored are skipped (idempotent)."""
+    from pqbench.record import exchange
+
     runs = exchange.read_files(files)  # every file validated before anything is written
     store = Store.open(db)
     stored = store.save_runs(runs)  # one transaction: all runs of all files, or none

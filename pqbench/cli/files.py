@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from pqbench import algorithms, environment, interrupts
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
-from pqbench.files import corpus, hashing, runs, storage
+from pqbench.files import storage
 from pqbench.presentation import console, numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
@@ -79,6 +79,9 @@ def hash_command(
     db: DbOption = None,
 ) -> None:
     """Read each file, then hash it with reading overlapped: throughput, digest, cache state."""
+    # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
+    from pqbench.files import hashing, runs
+
     name = _hash_name(algorithm)
     store = Store.open(db)
     started = datetime.now(UTC)
@@ -136,6 +139,8 @@ def corpus_command(
     db: DbOption = None,
 ) -> None:
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
+    from pqbench.files import corpus, runs
+
     size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)
     started = datetime.now(UTC)

@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from pqbench.analysis.history import history as build_history
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, check_text, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
 from pqbench.store import Store
@@ -29,6 +28,9 @@ def history(
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
+    # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
+    from pqbench.analysis.history import history as build_history
+
     store = Store.open(db, create=False)
     runs = store.load_runs()
     if not runs:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from pqbench import environment
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
 from pqbench.presentation import runs as views

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from pqbench import algorithms, environment
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.memory import records, runner

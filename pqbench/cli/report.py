@@ -7,10 +7,8 @@ from typing import Annotated
 
 import typer
 
-from pqbench import report
-from pqbench.analysis import compare
-from pqbench.cli import app
 from pqbench.cli.common import DbOption, ThresholdOption, handles_errors, parse_threshold
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
@@ -51,6 +49,10 @@ def report_command(
 ) -> None:
     """Write a Markdown report with charts: PQ against classical, the implementation gap,
     symmetric throughput, comparisons and history, and how it was measured."""
+    # matplotlib and the statistics load here, not when `pqbench --help` starts.
+    from pqbench import report
+    from pqbench.analysis import compare
+
     band = parse_threshold(threshold)
     store = Store.open(db, create=False)
     runs = _runs(store, run, by)

@@ -9,7 +9,6 @@ import typer
 
 from pqbench import algorithms, environment, interrupts
 from pqbench.algorithms.base import Algorithm
-from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -18,6 +17,7 @@ from pqbench.cli.common import (
     handles_errors,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import UnknownAlgorithmError, UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.measure import mask as capmask

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from pqbench import environment, interrupts
-from pqbench.cli import app
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -17,6 +16,7 @@ from pqbench.cli.common import (
     handles_errors,
     print_json,
 )
+from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console, runs
 from pqbench.record import codec

@@ -9,8 +9,8 @@ import typer
 
 from pqbench import algorithms
 from pqbench.checks.verify import Outcome, pairs, tally, verify_all
-from pqbench.cli import app
 from pqbench.cli.common import JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.presentation import console, numbers
 from pqbench.presentation.tables import Column, Table

@@ -16,8 +16,6 @@ import os
 import sys
 from dataclasses import dataclass
 
-import numpy as np
-
 _WINDOW = 1 << 30  # bytes mapped at a time
 
 
@@ -55,6 +53,8 @@ def _may_ask(fd: int) -> bool:
 
 def residency(fd: int) -> Residency:
     """mincore over the whole file, a window at a time."""
+    import numpy  # only here: `pqbench --help` and friends start without it
+
     if _LIBC is None:
         return Residency(None, "residency is read with Linux mincore; not available here")
     if not _may_ask(fd):
@@ -77,7 +77,7 @@ def residency(fd: int) -> Residency:
                 return Residency(None, f"mincore failed: {os.strerror(ctypes.get_errno())}")
         finally:
             _LIBC.munmap(ctypes.c_void_p(address), length)
-        resident += int((np.frombuffer(vector.raw, dtype=np.uint8) & 1).sum())
+        resident += int((numpy.frombuffer(vector.raw, dtype=numpy.uint8) & 1).sum())
         total += pages
     return Residency(resident / total)
 

@@ -3,7 +3,7 @@
 SHA-2, SHA-3 and BLAKE2 come from hashlib (OpenSSL's code for SHA-2/SHA-3, libb2-derived
 code for BLAKE2), BLAKE3 from the `blake3` package (the reference Rust crate), CRC32 from
 zlib, CRC32C from `google-crc32c` (hardware CRC32 instructions where present), Fletcher-64
-from pqbench.fletcher (no library offers the APFS variant). Every object has update() and
+from implementations.fletcher (no library offers the APFS variant). Every object has update() and
 hexdigest(), so the speed rows and `pqbench files hash` share one path.
 """
 

@@ -272,12 +272,19 @@ def _sizes_like_cryptography(alg: Algorithm, operation: str) -> dict[str, int]:
     take them from the cryptography row of the same operation where it exists."""
     if alg.kind in ("cipher", "hash"):
         return {}
-    from pqbench.implementations import all_implementations
-
-    for impl in all_implementations():
-        if impl.name == "cryptography" and impl.offers(alg, operation) is None:
-            return dict(impl.prepare(alg, operation).sizes)
+    pyca = _cryptography()
+    if pyca.offers(alg, operation) is None:
+        return dict(pyca.prepare(alg, operation).sizes)
     return {}
+
+
+@cache
+def _cryptography() -> Implementation:
+    """The binding itself, not through the registry (which lists this module's loops too);
+    one instance, so its RSA keys are made once."""
+    from pqbench.implementations.pyca import PycaImplementation
+
+    return PycaImplementation()
 
 
 @cache

@@ -15,7 +15,6 @@ from importlib import metadata
 from pqbench.algorithms.base import Algorithm
 from pqbench.algorithms.ciphers import security_attributes
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.implementations import digests
 from pqbench.implementations.base import Check, Implementation, PythonOperation, TimedOperation
 
 #: (message, expected hex digest, source) per algorithm.
@@ -61,6 +60,8 @@ class PythonHashImplementation(Implementation):
     def offers(self, alg: Algorithm, operation: str) -> str | None:
         if alg.kind != "hash":
             return f"{alg.kind} algorithms are measured by another module"
+        from pqbench.implementations import digests  # numpy (Fletcher-64) once a row asks
+
         if alg.name not in digests.LIBRARIES:
             return f"no Python library for {alg.name}"
         if operation != "hash":
@@ -71,6 +72,8 @@ class PythonHashImplementation(Implementation):
         reason = self.offers(alg, "hash")
         if reason:
             raise NotOfferedError(reason)
+        from pqbench.implementations import digests
+
         message, expected, source = KNOWN_ANSWERS[alg.name]
         got = digests.hexdigest(alg.name, message)
         if got != expected:
@@ -88,6 +91,8 @@ class PythonHashImplementation(Implementation):
         reason = self.offers(alg, operation)
         if reason:
             raise NotOfferedError(reason)
+        from pqbench.implementations import digests
+
         size = block_size or 16384
         data = os.urandom(size)
         new = digests.LIBRARIES[alg.name].new

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import fcntl
 import json
 import os
 import re
@@ -21,8 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from pqbench.errors import ImplementationUnavailable, UsageError
@@ -31,8 +29,10 @@ from pqbench.liboqs.locate import (
     ORIGIN_CACHE,
     LiboqsInstall,
     Rejected,
+    exclusive_lock,
     left_out,
     probe,
+    replace_dir,
     survey,
 )
 from pqbench.liboqs.recipes import (
@@ -144,7 +144,7 @@ def build_recipe(
     """Build `recipe` into its cache directory unless a finished build of `reuse` is there."""
     final = recipe.directory()
     final.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(final.parent / ".lock", log):
+    with exclusive_lock(final.parent / ".lock", log, "another set-up building liboqs"):
         for candidate in reuse:
             if (candidate.directory() / MANIFEST_NAME).is_file():
                 log(f"another set-up already built {candidate.directory()}")
@@ -155,7 +155,7 @@ def build_recipe(
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
         try:
             _build_into(recipe, source, staging, final, log)
-            _replace_dir(staging, final)
+            replace_dir(staging, final, ".old-", _remove)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return final
@@ -296,35 +296,14 @@ def _check_exports(library: Path, log: Log) -> None:
     log(f"{library.name} exports OQS_KEM_new and OQS_SIG_supports_ctx_str")
 
 
+def _remove(tree: Path) -> None:
+    shutil.rmtree(tree, ignore_errors=True)
+
+
 def _remove_leftovers(root: Path) -> None:
     """Staging dirs of interrupted builds; safe to remove only while we hold the lock."""
     for leftover in [*root.glob(".staging-*"), *root.glob(".old-*")]:
         shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _replace_dir(staging: Path, final: Path) -> None:
-    """Rename staging onto final; an old build (force) is moved aside first, then removed."""
-    old = None
-    if final.exists():
-        old = final.with_name(f".old-{final.name}-{os.getpid()}")
-        final.rename(old)
-    staging.rename(final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-@contextmanager
-def _exclusive_lock(path: Path, log: Log) -> Iterator[None]:
-    with open(path, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another set-up to finish building liboqs ({path})")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _install_with_liboqs_python(log: Log) -> LiboqsInstall:

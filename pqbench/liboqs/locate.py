@@ -4,16 +4,19 @@ Candidates are tried in the order liboqs-python itself documents, with pqbench's
 ``$OQS_INSTALL_PATH``, the system linker path (``ctypes.util.find_library``), ``~/_oqs``, and
 ``cache_root()/liboqs/*``. Each is opened with ctypes and asked for its version; this module
 never imports ``oqs`` (that import may clone and build liboqs from GitHub on its own).
+What is built into the cache (liboqs, a userland) shares `exclusive_lock` and `replace_dir`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -316,3 +319,32 @@ def _define_value(value: str) -> object:
         return int(value)
     except ValueError:
         return value
+
+
+@contextmanager
+def exclusive_lock(path: Path, log: Callable[[str], None], other: str) -> Iterator[None]:
+    """One builder at a time per machine for what goes into the cache (liboqs, a
+    userland); the others wait, then reuse its result. `other` names what is waited for."""
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for {other} to finish ({path})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def replace_dir(staging: Path, final: Path, aside: str,
+                remove: Callable[[Path], object]) -> None:
+    """Rename a finished `staging` tree onto `final`; what was there is first renamed to
+    `{aside}{final.name}-{pid}` beside it, then removed with `remove`."""
+    old = None
+    if final.exists():
+        old = final.with_name(f"{aside}{final.name}-{os.getpid()}")
+        final.rename(old)
+    staging.rename(final)
+    if old is not None:
+        remove(old)

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.analysis import stats
 from pqbench.checks.pair import check_pair as pair_check
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
@@ -125,6 +124,8 @@ def _measure_in_processes(task: Task, settings: SpeedSettings,
         lambda: task.implementation.prepare(task.algorithm, task.operation, task.block_size),
         processes=settings.processes, warmup=settings.warmup,
         round_seconds=settings.round_seconds, rounds=settings.rounds, cpus=settings.cpus)
+    from pqbench.analysis import stats  # numpy and scipy only where figures are made
+
     per_process = [stats.summarize([r.ops_per_sec for r in rounds]).median
                    for rounds in per_worker]
     return Measurement(

@@ -8,28 +8,28 @@ module only lays them out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pqbench.analysis import verdict
-from pqbench.analysis.compare import Row, RunComparison
-from pqbench.analysis.history import Series
+from pqbench.analysis.news import cause_topics
 from pqbench.memory.compare import METRIC_NAMES, MemoryChange
 from pqbench.presentation import numbers
 from pqbench.presentation import runs as runs_view
 from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
 
-#: Causes named per row in the table; every cause is told in full once below it.
-_CAUSES_SHOWN = 2
+if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
+    from pqbench.analysis.compare import Row, RunComparison
+    from pqbench.analysis.history import Series
 
 
 def title(result: RunComparison) -> str:
     """"A → B (runs as the unit; 99% CI; band ...)"."""
     design = "pairs" if result.paired else "runs as the unit"
     band = ("band: ±5% or the row's noise floor, whichever is larger"
-            if result.threshold is None else f"band ±{result.threshold:.0%}")
+            if result.threshold is None else f"band ±{numbers.share(result.threshold)}")
     return (f"{result.before_name} → {result.after_name} ({design}; "
-            f"{ci_level(result) * 100:.3g}% CI; {band})")
+            f"{numbers.share(ci_level(result))} CI; {band})")
 
 
 def ci_level(result: RunComparison) -> float:
@@ -55,15 +55,15 @@ def floor(row: Row) -> str:
 
 
 def causes(row: Row) -> str:
-    """A changed row's likely causes by field and strength (told in full by `cause_lines`)."""
+    """Why a row got its verdict: a changed row's causes by topic and strength ("system
+    libcrypto (likely)"; each cause is told in full once, in the news above the table),
+    any other row's reason ("the CI 0.98–1.01 lies inside the ±5.0 % band")."""
     if not row.changed:
-        return ""
-    if not row.causes:
+        return row.reason
+    topics = cause_topics(row)
+    if not topics:
         return "no fingerprint difference explains it"
-    shown = [c for c in row.causes if c.strength != "weak"][:_CAUSES_SHOWN] or row.causes[:1]
-    hidden = len(row.causes) - len(shown)
-    return "; ".join(f"{c.field} ({c.strength})" for c in shown) + (
-        f" +{hidden} more" if hidden > 0 else "")
+    return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
 
 
 def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
@@ -72,12 +72,12 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
     # Where room is short the verdict and its evidence (ratio, interval) stay; the levels,
-    # then the test's detail go first (the causes are told in full below the table).
+    # then the test's detail go first (each cause is told in full in the news above).
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"), Column("before", "rate", priority=2, group="levels"),
                Column("after", "rate", priority=2, group="levels"),
                Column("after / before", "ratio", short="ratio"),
-               Column(f"{ci_level(result) * 100:.3g} % CI", priority=1),
+               Column(f"{numbers.share(ci_level(result))} CI", priority=1),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
                Column("noise floor", align="right", priority=4), Column("verdict"),
                Column("explanation", priority=3, wrap=True),
@@ -89,18 +89,6 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
          Cell(row.verdict, strong=row.changed), causes(row),
          *((row.seconds,) if timed else ()))
         for row in shown), tuple(row.verdict for row in shown))
-
-
-def cause_lines(result: RunComparison) -> list[str]:
-    """Each strong or likely cause once, in full: "field before → after: why"."""
-    seen: dict[tuple[str, str], str] = {}
-    for row in result.rows:
-        for cause in row.causes:
-            if cause.strength != "weak":
-                seen.setdefault((cause.field, cause.why), (
-                    f"{row.algorithm} [{row.implementation}]: {cause.field} "
-                    f"{short(cause.before)} → {short(cause.after)}: {cause.why}"))
-    return list(seen.values())
 
 
 def short(value: Any) -> str:
@@ -184,20 +172,21 @@ def verdict_counts(result: RunComparison) -> str:
 
 
 def markdown(results: Sequence[RunComparison]) -> str:
-    """`compare --markdown`: per comparison its heading and the tables the terminal shows,
-    as GitHub-flavoured Markdown, every cell escaped (`presentation.markdown`)."""
+    """`compare --markdown`: per comparison its heading, the news and the tables the
+    terminal shows, as GitHub-flavoured Markdown, every cell escaped
+    (`presentation.markdown`)."""
     from pqbench.presentation import markdown as md
+    from pqbench.presentation import news
 
     blocks: list[str] = []
     for result in results:
         blocks.append(md.heading(3, f"{result.before_name} → {result.after_name}"))
+        if result.news is not None:
+            blocks.append(news.markdown(result.news))
         if result.rows or not result.memory:
             blocks.append(md.render(compare_table(result)))
         if result.memory:
             blocks.append(md.render(memory_table(result.memory)))
         if result.differences:
             blocks.append(md.render(differences_table(result)[0]))
-        lines = cause_lines(result)
-        if lines:
-            blocks.append("\n".join(f"- {md.text(line)}" for line in lines))
     return "\n\n".join(blocks) + "\n"

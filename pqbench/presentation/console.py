@@ -244,10 +244,15 @@ def note(message: str) -> None:
 
 
 def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> None:
-    """A comparison: its rows, its memory figures, what differs and why, in that order.
-    `hidden` rows were left out (`compare --only-changed`)."""
+    """A comparison: the news first (`presentation.news`), then its rows, its memory
+    figures and every differing fingerprint field. `hidden` rows were left out
+    (`compare --only-changed`)."""
+    from pqbench.presentation import news
+
     for warning_text in result.warnings:
         warning(warning_text)
+    if result.news is not None:
+        print_table(news.table(result.news), console)
     if result.rows:
         print_table(comparisons.compare_table(result), console)
     elif hidden:
@@ -264,11 +269,6 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
         print_table(comparisons.differences_table(result)[0], console)
     else:
         console.print(safe("fingerprints identical (apart from labels)"))
-    for line in comparisons.cause_lines(result):
-        console.print(safe(f"  {line}"))
-    missing = len(result.only_before) + len(result.only_after)
-    if missing:
-        note(f"{missing} row(s) measured on one side only were left out")
 
 
 def history_table(series: Any) -> FittedTable:

@@ -132,6 +132,15 @@ def percent(value: float | None, digits: int = 1, *, signed: bool = False) -> st
     return f"{value * 100:{'+' if signed else ''}.{digits}f} %"
 
 
+def share(value: float | None) -> str:
+    """A fraction as a percentage to three significant digits, trailing zeros dropped:
+    0.05 -> "5 %", 0.025 -> "2.5 %", 0.99 -> "99 %" (bands, confidence levels)."""
+    if not finite(value):
+        return MISSING
+    assert value is not None
+    return f"{number(value * 100, trim=True)} %"
+
+
 def plus_minus(value: float | None, digits: int = 1) -> str:
     """A half-width as a percentage: 0.012 -> "±1.2 %"."""
     return MISSING if not finite(value) else f"±{percent(value, digits)}"

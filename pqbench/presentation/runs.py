@@ -7,7 +7,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.analysis import stability
 from pqbench.analysis.bindings import binding_shares, bundled_openssl
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
@@ -89,12 +88,40 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> T
                  columns, tuple(body))
 
 
+_PROBLEM_COLUMNS = (Column("algorithm"), Column("implementation", short="impl."),
+                    Column("operation"), Column("why", wrap=True))
+
+
+def _problem_key(p: Problem) -> tuple[str, str, str, str]:
+    return (p.algorithm, p.implementation, p.operation or "all", f"{p.kind}: {p.reason}")
+
+
 def problems_table(problems: Iterable[Problem]) -> Table:
     """What was not measured and why; the same problem on several runs is listed once."""
-    rows = dict.fromkeys((p.algorithm, p.implementation, p.operation or "all",
-                          f"{p.kind}: {p.reason}") for p in problems)
-    return Table("not measured", (Column("algorithm"), Column("implementation", short="impl."),
-                                  Column("operation"), Column("why", wrap=True)), tuple(rows))
+    return Table("not measured", _PROBLEM_COLUMNS, tuple(dict.fromkeys(map(_problem_key,
+                                                                           problems))))
+
+
+def problems_by_run_table(runs: Sequence[Run]) -> Table:
+    """What every run skipped and why, each problem once; with several runs, the runs it
+    happened in ("every run", or their labels)."""
+    where: dict[tuple[str, str, str, str], list[str]] = {}
+    for run in runs:
+        for p in run.problems:
+            names = where.setdefault(_problem_key(p), [])
+            if run_name(run) not in names:
+                names.append(run_name(run))
+    everyone = set(map(run_name, runs))
+    if len(everyone) < 2:
+        return Table("not measured", _PROBLEM_COLUMNS, tuple(where))
+    return Table("not measured", (*_PROBLEM_COLUMNS, Column("in", wrap=True)), tuple(
+        (*key, "every run" if set(names) == everyone else ", ".join(names))
+        for key, names in where.items()))
+
+
+def run_name(run: Run) -> str:
+    """A run as a reader knows it: its label, else its id."""
+    return run.label or run.run_id
 
 
 def binding_lines(run: Run) -> list[str]:
@@ -104,7 +131,7 @@ def binding_lines(run: Run) -> list[str]:
     for binding, native, share, count in binding_shares(run.measurements):
         caveat = (f"; note cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}"
                   if binding == "cryptography" and bundled else "")
-        lines.append(f"binding cost: {binding} runs at {share * 100:.0f}% of {native}'s "
+        lines.append(f"binding cost: {binding} runs at {numbers.percent(share, 0)} of {native}'s "
                      f"native speed (median over {count} operations measured through "
                      f"both{caveat})")
     return lines
@@ -112,6 +139,7 @@ def binding_lines(run: Run) -> list[str]:
 
 def unstable_rows(run: Run) -> list[str]:
     """One line per row whose spread or trend makes its figure shaky (`stability`)."""
+    from pqbench.analysis import stability  # scipy, only once a run is shown
     lines = []
     for m in run.measurements:
         found = stability.problems(m.samples)

@@ -101,6 +101,11 @@ class Fingerprint(Mapping[str, Any]):
         return self._text("os.kernel_build")
 
     @property
+    def libc(self) -> str | None:
+        """The C library ("glibc 2.36"), recorded since issue #12."""
+        return self._text("platform.libc")
+
+    @property
     def arch(self) -> str | None:
         return self._text("arch")
 

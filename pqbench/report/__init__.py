@@ -15,7 +15,7 @@ from pathlib import Path
 from pqbench.analysis import compare
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
-from pqbench.record.results import Run
+from pqbench.record.results import Measurement, Run
 from pqbench.report import bulk, comparison, context, memory, publickey, tls
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
@@ -81,20 +81,34 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
         *comparison,
         context.environment(runs),
-        context.not_measured(shown),
+        context.not_measured(runs),
         context.method(runs),
         *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
-    bullets = publickey.summary(speed_rows) + tls.summary(tls_rows)
     text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),
-                        *(["\n".join(bullets)] if bullets else []),
+                        *_summary(present, speed_rows, tls_rows, speed_run),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)
     names = [c.filename for c in charts]
     if len(set(names)) != len(names):
         raise ValueError(f"two charts share a file name: {names}")
     return Report(text, charts)
+
+
+def _summary(sections: Sequence[Section], speed_rows: Sequence[Measurement],
+             tls_rows: Sequence[Measurement], newest: Run | None) -> list[str]:
+    """The bullets at the top: the story across the groups first (one bullet per
+    comparison: what changed, what appeared, what moved and why), then the headline
+    figures of the newest run, named as such when there is a story before it."""
+    story = [bullet for s in sections for bullet in s.bullets]
+    headline = publickey.summary(speed_rows) + tls.summary(tls_rows)
+    blocks = ["\n".join(story)] if story else []
+    if headline:
+        if story and newest is not None:
+            blocks.append(f"In the newest run, {md.text(newest.label or newest.run_id)}:")
+        blocks.append("\n".join(headline))
+    return blocks
 
 
 def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float | None = None,

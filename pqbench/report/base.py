@@ -9,7 +9,9 @@ from pqbench.report.charts import Chart
 
 @dataclass(frozen=True)
 class Section:
-    """A block of Markdown and the charts its image links point at (relative file names)."""
+    """A block of Markdown and the charts its image links point at (relative file names);
+    ``bullets`` are what the section adds to the summary at the top of the report."""
 
     markdown: str
     charts: tuple[Chart, ...] = ()
+    bullets: tuple[str, ...] = ()

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from pqbench import algorithms
-from pqbench.analysis.exchanges import implementations_of
+from pqbench.analysis.exchanges import implementations_of, in_order
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
-from pqbench.report.charts import LINE_COLOURS, Lines
+from pqbench.report.charts import LINE_COLOURS, GroupedBars, Lines
 
 
 def _bits(m: Measurement, key: str) -> str:
@@ -58,10 +59,11 @@ def _charted_operation(rows: Sequence[Measurement], algorithm: str) -> str:
     return "encrypt" if "encrypt" in ops else ops[0]
 
 
-def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines]:
+def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBars]:
     """One chart for ciphers and one for hashes; a colour per algorithm, a line style per
-    implementation, and at most LINE_COLOURS algorithms per chart so colours never repeat."""
-    charts = []
+    implementation, and at most LINE_COLOURS algorithms per chart so colours never repeat.
+    Measured at one block size only, a chart is bars (algorithm by implementation)."""
+    charts: list[Lines | GroupedBars] = []
     for kind, title in (("cipher", "Cipher encryption"), ("hash", "Hash")):
         mine = [m for m in rows if _kind(m) == kind and m.block_size and m.bytes_per_sec]
         names = sorted({m.algorithm for m in mine})
@@ -73,13 +75,29 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines]:
                     grouped.setdefault((m.algorithm, m.implementation), []).append(
                         (float(m.block_size or 0), m.bytes_per_sec or 0.0))
             part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
+            filename = f"{prefix}{kind}-throughput-{number}.png"
+            sizes = {x for points in grouped.values() for x, _ in points}
+            if len(sizes) == 1:  # one block size: lines would be dots told apart by nothing
+                charts.append(_bars(filename, f"{title} throughput at {md.size(int(*sizes))}"
+                                              f"{part}", grouped))
+                continue
             series = tuple((alg, impl, tuple(sorted(points)))
                            for (alg, impl), points in sorted(grouped.items()))
-            charts.append(Lines(f"{prefix}{kind}-throughput-{number}.png",
-                                f"{title} throughput by block size{part}",
+            charts.append(Lines(filename, f"{title} throughput by block size{part}",
                                 "bytes per operation (log scale)", "throughput (log scale)",
                                 series, "B/s"))
     return charts
+
+
+def _bars(filename: str, title: str, grouped: dict[tuple[str, str], list[tuple[float, float]]]
+          ) -> GroupedBars:
+    """Throughput at a single block size: a bar per implementation for each algorithm."""
+    names = sorted({alg for alg, _ in grouped})
+    impls = in_order(impl for _, impl in grouped)
+    series = tuple((impl, tuple(grouped[(alg, impl)][0][1] if (alg, impl) in grouped else None
+                                for alg in names)) for impl in impls)
+    return GroupedBars(filename, f"{title} (log scale, higher is faster)",
+                       "throughput (log scale)", tuple(names), series, unit="B/s")
 
 
 def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
@@ -113,7 +131,7 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
         table_rows.append([
             PurePath(str(a.get("path", md.MISSING))).name, md.si(size, "B") if size else md.MISSING,
             m.algorithm, m.implementation, m.operation, a.get("cache_mode") or md.MISSING,
-            f"{float(resident) * 100:.0f} %" if resident is not None else md.MISSING,
+            numbers.percent(float(resident), 0) if resident is not None else md.MISSING,
             md.number(rate / 1e6) if rate else md.MISSING])
     parts = [md.heading(2, "File benchmarks"),
              "Whole files as `pqbench files` measured them: `read` is the file read alone, "

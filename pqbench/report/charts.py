@@ -71,6 +71,8 @@ class GroupedBars:
     #: (series name, one value per label, None where not measured)
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
     legend_title: str = "implementation"
+    #: The unit ticks and value labels carry ("B/s"; "" for plain counts).
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                 edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
         for y, v in zip(ys, values, strict=True):
             if v:
-                ax.annotate(numbers.si(v, compact=True, trim=True), xy=(v, y), xytext=(3, 0),
+                ax.annotate(numbers.si(v, chart.unit, compact=True), xy=(v, y), xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#333333")
     ax.set_xscale("log")
@@ -222,7 +224,7 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
         lower = 10 ** math.floor(math.log10(low))
         upper = high * 2.5  # room right of the longest bar for its value label
         ax.set_xlim(lower, upper)
-        _log_axis(ax.xaxis, [lower, upper])
+        _log_axis(ax.xaxis, [lower, upper], chart.unit)
     ax.set_yticks(range(rows), chart.labels)
     ax.invert_yaxis()
     ax.set_ylim(rows - 0.5, -0.5)
@@ -334,7 +336,7 @@ def _ratios(chart: Ratios) -> Figure:
     low = min([*finite, band_low]) / 1.05
     high = max([*finite, band_high]) * 1.05
     ax.axvspan(band_low, band_high, color="#eeeeee", zorder=0,
-               label=chart.band_label or f"±{chart.threshold * 100:g} % threshold")
+               label=chart.band_label or f"±{numbers.share(chart.threshold)} threshold")
     ax.axvline(1.0, color="#555555", linewidth=0.8)
     seen: set[str] = set()
     for y, (_, ratio, ci_low, ci_high, verdict) in enumerate(chart.rows):
@@ -348,7 +350,7 @@ def _ratios(chart: Ratios) -> Figure:
     ax.set_xscale("log")
     ax.set_xlim(low, high)
     ticks = _ratio_ticks(low, high)
-    ax.set_xticks(ticks, [f"×{t:g}" for t in ticks])
+    ax.set_xticks(ticks, [f"×{numbers.number(t, trim=True)}" for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks(range(rows), [label for label, *_ in chart.rows])
     ax.set_ylim(rows - 0.5, -0.5)

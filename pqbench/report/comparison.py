@@ -13,6 +13,7 @@ from pqbench.analysis import compare, history, verdict
 from pqbench.analysis.compare import RunComparison
 from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
+from pqbench.presentation import news as news_text
 from pqbench.record.results import Run
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, History, Ratios
@@ -47,7 +48,7 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
                  for r in result.rows[:_CHART_ROWS])
     shown = "" if len(result.rows) <= _CHART_ROWS else f" (largest {_CHART_ROWS} changes)"
     band = verdict.MIN_THRESHOLD if result.threshold is None else result.threshold
-    label = (f"±{band * 100:g} % band (auto)"
+    label = (f"±{numbers.share(band)} band (auto)"
              if result.threshold is None else None)
     return Ratios(filename, f"{result.after_name} against {result.before_name}{shown}", rows,
                   band, label)
@@ -55,8 +56,8 @@ def ratio_chart(result: RunComparison, filename: str) -> Ratios:
 
 def _band_text(result: RunComparison) -> str:
     if result.threshold is not None:
-        return f"±{result.threshold * 100:g} %"
-    return (f"the row's noise band (±{verdict.MIN_THRESHOLD * 100:g} %, or the row's noise "
+        return f"±{numbers.share(result.threshold)}"
+    return (f"the row's noise band (±{numbers.share(verdict.MIN_THRESHOLD)}, or the row's noise "
             "floor where that is larger)")
 
 
@@ -64,20 +65,26 @@ def _summary(result: RunComparison) -> str:
     listed = comparisons.verdict_counts(result)
     unit = "pairs of an `ab` session" if result.paired else "runs"
     return (f"{len(result.rows)} rows compared ({unit} as the unit): {listed}. A row is "
-            f"faster or slower only when p < {result.alpha:.3g} and its whole interval lies "
+            f"faster or slower only when p < {numbers.number(result.alpha, trim=True)} and its "
+            "whole interval lies "
             f"beyond {_band_text(result)}; no change when the whole interval lies inside it; "
             "inconclusive otherwise. Ratios above 1 mean the after side is faster.")
 
 
 def comparison(result: RunComparison, index: int, prefix: str = "",
                changed_only: bool = False) -> Section:
-    """One before/after pair: summary, what differs, the table, the ratio chart.
+    """One before/after pair: what changed (the news), then the detail: the verdict
+    counts, what differs, the table, the ratio chart.
 
     `changed_only` (a history of several steps) lists only rows judged faster or slower.
     """
     chart = ratio_chart(result, f"{prefix}compare-{index}.png")
-    parts = [md.heading(3, f"{result.before_name} → {result.after_name}"),
-             _summary(result)]
+    parts: list[str] = [md.heading(3, f"{result.before_name} → {result.after_name}")]
+    bullets: tuple[str, ...] = ()
+    if result.news is not None:
+        parts.append(news_text.markdown(result.news))
+        bullets = (news_text.summary_bullet(result.news),)
+    parts.append(_summary(result))
     parts += [f"**Warning:** {md.text(w)}" for w in result.warnings]
     parts.append("What differs between the two fingerprints:" if result.differences
                  else "The two fingerprints do not differ.")
@@ -90,18 +97,11 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
     if shown:
         parts.append(md.render(comparisons.compare_table(result, shown)))
-        causes = comparisons.cause_lines(result)
-        if causes:
-            parts.append("Why, for each cause named above:\n\n"
-                         + "\n".join(f"- {md.text(line)}" for line in causes))
     if len(shown) < len(result.rows):
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
     parts.append(md.image(chart.title, chart.filename))
-    missing = len(result.only_before) + len(result.only_after)
-    if missing:
-        parts.append(f"{missing} rows were measured on one side only and are not compared.")
-    return Section("\n\n".join(parts), (chart,))
+    return Section("\n\n".join(parts), (chart,), bullets)
 
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.presentation import runs as views
 from pqbench.record.results import Run
 from pqbench.report.base import Section
@@ -40,6 +41,8 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
         ("capability knobs", lambda r: ", ".join(r.environment.knobs_set) or "none"),
         ("testbed", lambda r: r.environment.testbed),
     ]
+    if any(r.environment.libc for r in runs):  # recorded since issue #12
+        fields.insert(7, ("C library", lambda r: r.environment.libc))
     fields += [(f"{lib}", lambda r, lib=lib: r.environment.library(lib)) for lib in libraries]
     if any(r.environment.tls for r in runs):
         fields.append(("TLS libraries", _tls_libraries))
@@ -73,13 +76,18 @@ def environment(runs: Sequence[Run]) -> Section:
     return Section("\n\n".join([md.heading(2, "Environment"), md.details(summary, table)]))
 
 
+def _seconds(value: Any) -> str:
+    """A setting in seconds as the user gave it: "0.25 s", "1 s"."""
+    return f"{numbers.number(float(value), trim=True)} s"
+
+
 def _settings_line(run: Run) -> str:
     s = run.settings
     seconds, rounds = s.get("seconds"), s.get("rounds")
     pieces = []
     if seconds is not None and rounds:
-        pieces.append(f"{float(seconds):g} s per operation split over {rounds} "
-                      f"rounds of {float(seconds) / int(rounds):.3g} s")
+        pieces.append(f"{_seconds(seconds)} per operation split over {rounds} "
+                      f"rounds of {_seconds(float(seconds) / int(rounds))}")
     session = s.get("ab")
     if isinstance(session, Mapping):
         pinned = (f", both workers pinned to CPU {session.get('cpu')}" if session.get("pinned")
@@ -87,10 +95,10 @@ def _settings_line(run: Run) -> str:
         pieces.append(f"side {str(session.get('side', '?')).upper()} "
                       f"({session.get('spec')}) of paired `ab` session {session.get('session')} "
                       f"against {session.get('other_spec')}: rounds of "
-                      f"{float(session.get('round_seconds') or 0):g} s, A and B in random "
+                      f"{_seconds(session.get('round_seconds') or 0)}, A and B in random "
                       f"order within each pair{pinned}, compared in CPU time")
     if s.get("warmup") is not None:
-        pieces.append(f"{float(s['warmup']):g} s untimed warm-up")
+        pieces.append(f"{_seconds(s['warmup'])} untimed warm-up")
     if s.get("block_sizes") and any(m.block_size for m in run.measurements):
         pieces.append("block sizes " + ", ".join(str(b) for b in s["block_sizes"]) + " B")
     if run.kind == "tls":
@@ -158,14 +166,15 @@ def method(runs: Sequence[Run]) -> Section:
 
 
 def not_measured(runs: Sequence[Run]) -> Section | None:
-    problems = [p for run in runs for p in run.problems]
-    if not problems:
+    """What every run skipped and why, each side of a comparison included (Debian 12's
+    "needs OpenSSL 3.5" beside Debian 13's failures), with the runs it happened in."""
+    if not any(run.problems for run in runs):
         return None
     return Section("\n\n".join([
         md.heading(2, "Not measured"),
         "Pairs pqbench skipped, and why (support is asked of each implementation, not "
         "assumed).",
-        md.render(views.problems_table(problems))]))
+        md.render(views.problems_by_run_table(runs))]))
 
 
 def measurements(run: Run) -> Section | None:

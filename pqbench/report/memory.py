@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pqbench.memory import compare as memory_compare
 from pqbench.memory.records import MemoryFigure, figures
-from pqbench.presentation import comparisons
+from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Measurement, Run
 from pqbench.report.base import Section
@@ -44,10 +44,11 @@ def _bullets(found: Sequence[MemoryFigure]) -> list[str]:
     lines = []
     if found:
         deepest = max(found, key=lambda f: f.stack_bytes)
-        lines.append(f"- The deepest stack: {_name(deepest)}, {deepest.stack_bytes:,} bytes.")
+        lines.append(f"- The deepest stack: {_name(deepest)}, "
+                     f"{numbers.count(deepest.stack_bytes)} bytes.")
     if over:
-        names = ", ".join(f"{_name(f)} ({f.stack_bytes:,} B)" for f in over)
-        lines.append(f"- More than a {EMBEDDED_STACK // 1024} KiB thread stack: {names}.")
+        names = ", ".join(f"{_name(f)} ({numbers.byte_count(f.stack_bytes)})" for f in over)
+        lines.append(f"- More than a {numbers.size(EMBEDDED_STACK)} thread stack: {names}.")
     return lines
 
 

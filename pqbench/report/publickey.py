@@ -23,6 +23,7 @@ from pqbench.analysis.exchanges import (
 )
 from pqbench.implementations import BINDINGS
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
@@ -194,7 +195,7 @@ def summary(rows: Sequence[Measurement]) -> list[str]:
     lines = [_summary_line(role, pq, classical)
              for role, pq, classical in headline_pairs(public)]
     for binding, native, median, count in binding_shares(public):
-        lines.append(f"- {md.text(binding)} runs at a median {median * 100:.0f} % of "
+        lines.append(f"- {md.text(binding)} runs at a median {numbers.percent(median, 0)} of "
                      f"{md.text(native)}'s "
                      f"native speed over {count} operations measured through both.")
     return lines

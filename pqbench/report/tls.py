@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import GroupedBars
@@ -73,7 +74,7 @@ def _rate(m: Measurement | None) -> str:
 
 
 def _count(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else md.MISSING
+    return numbers.count(value) if isinstance(value, int) else md.MISSING
 
 
 def _trips(m: Measurement) -> str:

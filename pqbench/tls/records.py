@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pqbench.analysis import stats
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.runs import new_run
 from pqbench.timing.contract import LoopResult
@@ -35,10 +34,16 @@ def implementation_name(implementation: str, transport: str) -> str:
     return implementation + (LOOPBACK_SUFFIX if transport == "loopback" else "")
 
 
+def _median(values: Sequence[float]) -> float:
+    from pqbench.analysis import stats  # numpy and scipy only where figures are made
+
+    return stats.summarize(values).median
+
+
 def _per_handshake_us(cpu_ns: Sequence[int], counts: Sequence[int]) -> float | None:
     """Median over rounds of each round's CPU time per handshake, in microseconds."""
     per_round = [ns / n / 1e3 for ns, n in zip(cpu_ns, counts, strict=True) if n]
-    return stats.summarize(per_round).median if per_round else None
+    return _median(per_round) if per_round else None
 
 
 def measurement(result: TlsResult) -> Measurement:
@@ -63,7 +68,7 @@ def measurement(result: TlsResult) -> Measurement:
         "transport": result.transport,
         "library": result.explain_library,
         "tls_library": result.library,
-        "handshakes_per_sec": stats.summarize(rates).median if rates else 0.0,
+        "handshakes_per_sec": _median(rates) if rates else 0.0,
         "client_bytes": wire.client_bytes,
         "server_bytes": wire.server_bytes,
         "round_trips": trips.round_trips,

@@ -7,9 +7,12 @@ current source tree with the README's own `make setup`, and runs inside it throu
 chroot. Each side is then an ordinary pqbench with its own fingerprint; `ab` drives both
 from the host (the other side through `command_prefix()`).
 
-    python -m pqbench.userland build debian-trixie     # build or reuse, then refresh pqbench
-    python -m pqbench.userland prefix debian-trixie    # the command that starts its pqbench
-    python -m pqbench.userland run debian-trixie -- pqbench speed ml-kem-768 -i libcrypto
+    pqbench userland build debian-trixie     # build or reuse, then refresh pqbench
+    pqbench userland prefix debian-trixie    # the command that starts its pqbench
+    pqbench userland run debian-trixie -- /opt/pqbench/.../pqbench speed -i libcrypto
+    pqbench ab --a here --b userland:debian-trixie   # the two OS builds, paired
+
+(`python -m pqbench.userland` takes the same commands.)
 
 Building and entering need root (debootstrap, chroot and mount). A container image would
 serve as well where docker or podman runs; `container_engines()` says which are installed
@@ -20,16 +23,17 @@ Importing this package has no side effects.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
-from pqbench.errors import UserlandError
+from pqbench.errors import UsageError, UserlandError
 from pqbench.userland.install import source_tree
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
@@ -44,7 +48,7 @@ from pqbench.userland.recipe import (
 )
 
 __all__ = ["RECIPES", "Userland", "UserlandError", "command_prefix", "container_engines",
-           "ensure", "find", "log_to_stderr"]
+           "ensure", "find", "for_session", "is_current", "log_to_stderr"]
 
 Log = Callable[[str], None]
 
@@ -83,24 +87,55 @@ def find(name: str) -> Userland:
     install = read_manifest(inside(root, installed) / INSTALL_MANIFEST)
     if base is None or install is None or not inside(root, pqbench_in(installed)).exists():
         raise UserlandError(f"userland {name} with pqbench from {source_tree()} is not built "
-                            f"at {root}: run `python -m pqbench.userland build {name}` (as root)")
+                            f"at {root}: run `pqbench userland build {name}` (as root)")
     return Userland(name, root, installed, base, install)
 
 
 def ensure(name: str, log: Log = log_to_stderr) -> Userland:
     """Build the userland `name` or reuse it, and (re)install pqbench from this tree.
 
+    What the steps need is checked first (`preflight`: root, unshare, debootstrap or apt,
+    the mirror), so a missing piece is one clear error before anything is downloaded.
     The host's liboqs build is needed inside (it is mounted, not rebuilt), so it is made
     first if the cache has none.
     """
-    from pqbench.userland.bootstrap import ensure_base
+    from pqbench.userland.bootstrap import ensure_base, preflight
     from pqbench.userland.install import ensure_installed
 
     spec = recipe(name)
+    preflight(spec, log)
     _ensure_liboqs_cache(log)
     root = ensure_base(spec, log)
     ensure_installed(root, log)
     return find(name)
+
+
+def for_session(name: str, log: Log = log_to_stderr) -> Userland:
+    """The userland `name` ready to be an `ab` side: its base must be built (minutes, so
+    never done implicitly: the error names the command), and its pqbench is refreshed from
+    this checkout when the checkout changed since (both sides must run the same pqbench;
+    an unchanged tree costs one hash pass)."""
+    from pqbench.userland.chroot import require_root, unshare_argv
+    from pqbench.userland.install import ensure_installed
+
+    spec = recipe(name)
+    root = root_of(spec)
+    if read_manifest(root / BASE_MANIFEST) is None:
+        raise UserlandError(f"userland {name} is not built ({root} holds none): run "
+                            f"`pqbench userland build {name}` first, as root (a few minutes, "
+                            "once; later builds reuse it)")
+    require_root()
+    unshare_argv()
+    ensure_installed(root, log)
+    return find(name)
+
+
+def is_current(userland: Userland) -> bool:
+    """Whether the pqbench inside was installed from this checkout as it is now."""
+    from pqbench.userland.install import fingerprint, source_files
+
+    tree = source_tree()
+    return userland.install.get("fingerprint") == fingerprint(tree, source_files(tree))
 
 
 def _ensure_liboqs_cache(log: Log) -> None:
@@ -140,3 +175,21 @@ def container_engines() -> dict[str, str]:
                          f"{path}: installed, but no engine runs "
                          f"({(done.stderr.strip().splitlines() or ['no reason'])[-1]})")
     return found
+
+
+def given_command(argv: Sequence[str]) -> list[str]:
+    """The command after an optional `--`; none is a usage error."""
+    command = list(argv[1:]) if list(argv[:1]) == ["--"] else list(argv)
+    if not command:
+        raise UsageError("no command given: pqbench userland run NAME -- COMMAND [ARGS...]")
+    return command
+
+
+def exec_inside(name: str, argv: Sequence[str]) -> NoReturn:
+    """Replace this process by `argv` run inside the built userland `name`."""
+    from pqbench.userland.chroot import entry_argv, require_root
+
+    command = given_command(argv)
+    require_root()
+    entry = entry_argv(find(name).root, command)
+    os.execvp(entry[0], entry)

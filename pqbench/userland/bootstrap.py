@@ -11,22 +11,24 @@ update-ca-certificates runs inside, at build time and whenever the host's set ch
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pqbench import untrusted
 from pqbench.errors import UserlandError
+from pqbench.liboqs.locate import exclusive_lock, replace_dir
 from pqbench.userland import chroot
 from pqbench.userland.recipe import (
     BASE_MANIFEST,
+    MIRROR_VAR,
     Recipe,
     architecture,
     read_manifest,
@@ -45,7 +47,7 @@ def ensure_base(spec: Recipe, log: Log) -> Path:
     root = root_of(spec)
     chroot.require_root()
     userlands_dir().mkdir(parents=True, exist_ok=True)
-    with exclusive_lock(userlands_dir() / ".lock", log):
+    with exclusive_lock(userlands_dir() / ".lock", log, "another build of a userland"):
         missing = _missing_packages(root, spec)
         if missing is None:
             _build(spec, root, log)
@@ -54,6 +56,40 @@ def ensure_base(spec: Recipe, log: Log) -> Path:
         if (read_manifest(root / BASE_MANIFEST) or {}).get("host_cas") != cas_fingerprint():
             trust_host_cas(root, log)
     return root
+
+
+def preflight(spec: Recipe, log: Log) -> None:
+    """Check what building or refreshing `spec` will need before any step starts: root,
+    unshare, and, when the base is still to be built, debootstrap (or apt-get to install
+    it) and a mirror that answers. Each missing piece is one UserlandError saying how to
+    get it."""
+    chroot.require_root()
+    chroot.unshare_argv()
+    if _missing_packages(root_of(spec), spec) is not None:
+        return
+    if not _debootstrap_path() and not shutil.which("apt-get"):
+        raise UserlandError("building a userland needs debootstrap, and neither it nor "
+                            "apt-get (to install it) is here: install Debian's `debootstrap` "
+                            "package, or build on a Debian or Ubuntu host")
+    check_mirror(spec.mirror, spec.suite)
+    log(f"{spec.mirror} answers; building {spec.name} downloads about 100 MB from it")
+
+
+def check_mirror(mirror: str, suite: str, timeout: float = 30.0) -> None:
+    """The mirror's Release file for `suite` must answer (HEAD; proxies as the environment
+    sets them, as debootstrap's wget uses them): no network is a clear error up front, not
+    a debootstrap failure minutes later."""
+    url = f"{mirror.rstrip('/')}/dists/{suite}/Release"
+    request = urllib.request.Request(url, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise UserlandError(
+            f"cannot reach the Debian mirror: {untrusted.redact(url)} ({reason}). Building a "
+            "userland downloads its packages from there: check the network (or the "
+            f"http_proxy variable), or set {MIRROR_VAR} to a mirror that answers") from None
 
 
 def _missing_packages(root: Path, spec: Recipe) -> list[str] | None:
@@ -86,21 +122,11 @@ def _build(spec: Recipe, root: Path, log: Log) -> None:
         }
         write_manifest(staging / BASE_MANIFEST, manifest)
         trust_host_cas(staging, log)
-        _replace(staging, root)
+        # A broken tree there (no manifest) goes first, removed without crossing mounts.
+        replace_dir(staging, root, ".staging-old-", safe_rmtree)
     finally:
         safe_rmtree(staging)
     log(f"built {root} in {round(time.monotonic() - started)} s")
-
-
-def _replace(staging: Path, root: Path) -> None:
-    """Rename the finished tree into place; a broken one there (no manifest) goes first."""
-    old = None
-    if root.exists():
-        old = root.with_name(f".staging-old-{root.name}-{os.getpid()}")
-        root.rename(old)
-    staging.rename(root)
-    if old is not None:
-        safe_rmtree(old)
 
 
 def _add_packages(root: Path, packages: list[str], log: Log) -> None:
@@ -116,10 +142,13 @@ def _add_packages(root: Path, packages: list[str], log: Log) -> None:
     write_manifest(path, manifest)
 
 
+def _debootstrap_path() -> str | None:
+    return shutil.which("debootstrap", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+
+
 def find_debootstrap(log: Log) -> str:
     """debootstrap's path; as root with apt-get, Debian's package is installed if missing."""
-    search = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
-    found = shutil.which("debootstrap", path=search)
+    found = _debootstrap_path()
     if found:
         return found
     if shutil.which("apt-get"):
@@ -128,7 +157,7 @@ def find_debootstrap(log: Log) -> str:
         chroot.run([*env_prefix, "apt-get", "update", "-q"], timeout=900, what="apt-get update")
         chroot.run([*env_prefix, "apt-get", "install", "-y", "-q", "debootstrap"],
                    timeout=900, what="apt-get install debootstrap")
-        found = shutil.which("debootstrap", path=search)
+        found = _debootstrap_path()
         if found:
             return found
     raise UserlandError("debootstrap is needed to build a userland: install Debian's "
@@ -159,21 +188,6 @@ def trust_host_cas(root: Path, log: Log) -> None:
     manifest = read_manifest(path) or {}
     manifest["host_cas"] = cas_fingerprint()
     write_manifest(path, manifest)
-
-
-@contextmanager
-def exclusive_lock(path: Path, log: Log) -> Iterator[None]:
-    """One builder at a time per machine; the others wait and then reuse its result."""
-    with open(path, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another build of a userland to finish ({path})")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def mounts_below(path: Path) -> list[str]:

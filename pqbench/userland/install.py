@@ -104,13 +104,13 @@ def _same(a: Path, b: Path) -> bool:
 
 def ensure_installed(root: Path, log: Log) -> dict[str, object]:
     """pqbench from the current tree, set up inside the userland; the install manifest."""
-    from pqbench.userland.bootstrap import exclusive_lock
+    from pqbench.liboqs.locate import exclusive_lock
 
     tree = source_tree()
     target = install_dir(tree)
     dest = inside(root, target)
     dest.mkdir(parents=True, exist_ok=True)
-    with exclusive_lock(dest.parent / f".{dest.name}.lock", log):
+    with exclusive_lock(dest.parent / f".{dest.name}.lock", log, "another build of a userland"):
         return _install(root, tree, target, log)
 
 

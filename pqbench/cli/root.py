@@ -1,0 +1,37 @@
+"""The root command: the typer app every command module registers on, and the options that
+apply before any command. Its own module, so that the command modules import it without
+importing the package that imports them (no import circle)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pqbench import __version__
+
+app = typer.Typer(
+    name="pqbench",
+    help="What post-quantum cryptography costs on this machine, and whether the last OS "
+         "update changed it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    # Click passes these on to every subcommand's context: `pqbench speed -h` works too.
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"pqbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print pqbench's version and exit.")] = False,
+) -> None:
+    """Options that apply before any command (--version)."""
