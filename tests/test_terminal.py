@@ -277,3 +277,20 @@ def test_progress_shows_what_runs_how_far_and_the_time_left(
     with console.progress_bar(3, console=Console(file=silent)) as advance:
         advance("not a terminal")
     assert silent.getvalue() == ""  # no terminal, no bar
+
+
+@pytest.mark.parametrize("width", [200, 60, 24, 12])
+def test_hostile_cells_stay_literal_at_every_width(width: int) -> None:
+    """Boxed, compact, wrapped or one block per row: every cell and title is still shown
+    literally, escapes and bidirectional overrides removed, [markup] kept as text."""
+    hostile = "[bold]x[/bold] \x1b]0;pwn\x07 \u202eevil"
+    table = Table(f"title {hostile}", (Column("label", wrap=True), Column(f"h {hostile}"),
+                                       Column("n", "count", priority=1)),
+                  ((hostile, "[link=http://evil]y[/link]", 7),))
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, force_terminal=True).print(console.rich_table(table))
+    text = buffer.getvalue()
+    assert "\x1b]0;" not in text and "\x07" not in text and "\u202e" not in text
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "[bold]x[/bold]" in "".join(plain.split())
+    assert "[link=http://evil]y[/link]" in "".join(plain.split())
