@@ -126,8 +126,16 @@ def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path)
     sig = {row[0]: row[signatures[0].index("signature + public key")]
            for row in signatures[1:]}
     assert sig["ML-DSA-44"] == f"{2420 + 1312:,} B" and sig["Ed25519"] == "96 B"
-    bulk = _table_with(tables, "quantum security bits", "1 KiB (MB/s)")
+    bulk = _table_with(tables, "quantum security bits", "1 KiB")
     assert {row[0] for row in bulk[1:]} == {"AES-128-GCM", "SHA-256"}
+    # The table the terminal prints too: MB/s by block size, one line per operation.
+    run = Store.open(str(db), create=False).load_run(ids[0])
+    stored = {(m.algorithm, m.implementation, m.operation): m.bytes_per_sec
+              for m in run.measurements if m.block_size == 1024}
+    size = bulk[0].index("1 KiB")
+    for row in bulk[1:]:
+        assert float(row[size].replace(",", "")) == pytest.approx(
+            stored[(row[0], row[1], row[2])] / 1e6, rel=0.006)
     bullets = [tokens[i + 2].content for i, t in enumerate(tokens) if t.type == "list_item_open"]
     assert any(b.startswith("A key exchange with ML-KEM-512") and "1,568 B on the wire" in b
                for b in bullets)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pqbench.analysis.bindings import binding_shares, bundled_openssl
+from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Problem, Run
@@ -65,19 +66,24 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> Table:
     """Ciphers and hashes as `openssl speed` prints them: one line per (algorithm,
-    implementation, operation), one column per block size, in MB/s (10^6 bytes/s). Where
-    room is short the smallest, the largest and the block nearest 1 KiB stay."""
+    implementation, operation), one column per block size, in MB/s (10^6 bytes/s), then
+    the key and security bits. Where room is short the smallest, the largest and the block
+    nearest 1 KiB stay. The terminal and the report draw this one table."""
     sizes = sorted({m.block_size for m in rows if m.block_size})
     kept = {sizes[0], sizes[-1], min(sizes, key=lambda s: abs(s - 1024))} if sizes else set()
+    order = implementations_of(rows)
     lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
-    for m in rows:
+    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
+                                         m.operation)):
         if m.block_size:
             lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"),
                *(Column(numbers.size(s), "number", priority=0 if s in kept else 1)
                  for s in sizes),
-               *(Column(name, priority=2) for name in ("key bits", "security bits", "PQ bits")))
+               Column("key bits", "count", priority=2),
+               Column("security bits", "count", priority=2, short="sec. bits"),
+               Column("quantum security bits", "count", priority=2, short="PQ bits"))
     body = []
     for (alg, impl, op), by_size in lines.items():
         first = next(iter(by_size.values()))

@@ -11,39 +11,19 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from pqbench import algorithms
-from pqbench.analysis.exchanges import implementations_of, in_order
+from pqbench.analysis.exchanges import in_order
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
+from pqbench.presentation import runs as views
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, GroupedBars, Lines
 
 
-def _bits(m: Measurement, key: str) -> str:
-    value = m.attributes.get(key)
-    return md.MISSING if value is None else f"{value}"
-
-
 def throughput_table(rows: Sequence[Measurement]) -> str:
-    """One line per (algorithm, implementation, operation), one column per block size."""
-    sizes = sorted({m.block_size for m in rows if m.block_size})
-    lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
-    order = implementations_of(rows)
-    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
-                                         m.operation)):
-        if m.block_size:
-            lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
-    headers = ["algorithm", "implementation", "operation", "key bits", "security bits",
-               "quantum security bits", *(f"{md.size(s)} (MB/s)" for s in sizes)]
-    table_rows = []
-    for (alg, impl, op), by_size in lines.items():
-        first = next(iter(by_size.values()))
-        cells = [md.number(by_size[s].bytes_per_sec / 1e6)  # type: ignore[operator]
-                 if s in by_size else md.MISSING for s in sizes]
-        table_rows.append([alg, impl, op, _bits(first, "key_bits"),
-                           _bits(first, "security_bits"),
-                           _bits(first, "quantum_security_bits"), *cells])
-    return md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", *("r" for _ in sizes)])
+    """One line per (algorithm, implementation, operation), one column per block size: the
+    table the terminal prints (`presentation.runs.throughput_table`)."""
+    return md.render(views.throughput_table(rows))
 
 
 def _kind(m: Measurement) -> str:

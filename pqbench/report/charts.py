@@ -215,7 +215,8 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                 edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
         for y, v in zip(ys, values, strict=True):
             if v:
-                ax.annotate(numbers.si(v, chart.unit, compact=True), xy=(v, y), xytext=(3, 0),
+                ax.annotate(numbers.si(v, chart.unit, compact=not chart.unit), xy=(v, y),
+                            xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#333333")
     ax.set_xscale("log")

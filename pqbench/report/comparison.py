@@ -74,7 +74,7 @@ def _summary(result: RunComparison) -> str:
 def comparison(result: RunComparison, index: int, prefix: str = "",
                changed_only: bool = False) -> Section:
     """One before/after pair: what changed (the news), then the detail: the verdict
-    counts, what differs, the table, the ratio chart.
+    counts, what differs, the ratio chart, and every row folded.
 
     `changed_only` (a history of several steps) lists only rows judged faster or slower.
     """
@@ -94,13 +94,17 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
         if more:
             parts.append(f"{more} further fields differ (library build details); "
                          "`pqbench compare --json` lists them all.")
+    parts.append(md.image(chart.title, chart.filename))
     shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
     if shown:
-        parts.append(md.render(comparisons.compare_table(result, shown)))
+        # The news and the chart tell the story; every row is there for who checks it.
+        parts.append(md.details(
+            f"{'the changed rows' if changed_only else 'every compared row'} ({len(shown)}): "
+            "before, after, ratio, interval, p-value, verdict and why",
+            md.render(comparisons.compare_table(result, shown))))
     if len(shown) < len(result.rows):
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
-    parts.append(md.image(chart.title, chart.filename))
     return Section("\n\n".join(parts), (chart,), bullets)
 
 
