@@ -15,6 +15,11 @@ from pqbench.cli import app
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Tables lay themselves out for the terminal they are printed on (COLUMNS, else the width of
+# a terminal on stdin, stdout or stderr): a suite started from an 80-column terminal must
+# see what one started by CI sees. Tests of the layout set COLUMNS themselves.
+os.environ["COLUMNS"] = "1000"
+
 
 def _cpu_flags() -> frozenset[str]:
     try:

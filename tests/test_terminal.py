@@ -256,7 +256,12 @@ def test_the_real_terminal_width_is_used(busy_db: Path) -> None:
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
     lines = [line for line in plain.splitlines() if line.strip()]
     assert lines and max(len(line) for line in lines) <= 90
-    assert "20260101-0" in plain and "not shown at 90 columns" in plain
+    for i in range(5):
+        assert f"20260101-{i}" in plain  # every id whole
+    # Laid out for 90 columns, not for no terminal: the long label wraps (or its column is
+    # named as left out).
+    label = "10.14.6 (18F132), with a long label"
+    assert label not in plain or "not shown at 90 columns" in plain
 
 
 # --- progress ----------------------------------------------------------------------------------
@@ -294,3 +299,19 @@ def test_hostile_cells_stay_literal_at_every_width(width: int) -> None:
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     assert "[bold]x[/bold]" in "".join(plain.split())
     assert "[link=http://evil]y[/link]" in "".join(plain.split())
+
+
+def test_the_width_is_looked_up_when_printing_not_at_import(busy_db: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pqbench.cli import app
+
+    shown = {}
+    for width in (60, 100):
+        result = CliRunner().invoke(app, ["runs", "--db", str(busy_db)],
+                                    env={"COLUMNS": str(width)})
+        assert result.exit_code == 0, result.output
+        _fits(result.stdout, width)
+        shown[width] = result.stdout
+    assert "not shown at 60 columns" in " ".join(shown[60].split())
+    assert max(map(len, shown[100].splitlines())) > 60
