@@ -315,3 +315,17 @@ def test_the_width_is_looked_up_when_printing_not_at_import(busy_db: Path) -> No
         shown[width] = result.stdout
     assert "not shown at 60 columns" in " ".join(shown[60].split())
     assert max(map(len, shown[100].splitlines())) > 60
+
+
+def test_names_and_values_too_narrow_for_columns_are_name_value_lines() -> None:
+    from pqbench.presentation.tables import key_values
+
+    table = key_values("pqbench environment", [
+        ("library_details.liboqs.library", "/root/.cache/pqbench/liboqs/lib/liboqs.so"),
+        ("os_build", "debian-12/6.18.44-fc-v669"), ("label", None)])
+    (line,) = [line for line in _render(table, 90).splitlines() if "os_build" in line]
+    assert "debian-12/6.18.44-fc-v669" in line  # room enough: a table of two columns
+    narrow = _render(table, 40)
+    assert "os_build: debian-12/6.18.44-fc-v669\n" in narrow
+    assert "label" not in narrow  # nothing to say
+    assert max(map(len, narrow.splitlines())) <= 40 and "…" not in narrow

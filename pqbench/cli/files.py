@@ -106,9 +106,10 @@ def hash_command(
     else:
         console.print_table(Table(
             f"pqbench files hash ({name}, cache {cache_mode})",
-            (Column("path"), Column("size", "si", "B"), Column("read", "rate", "bytes/s"),
-             Column("hash", "rate", "bytes/s"), Column("cached"), Column("digest"),
-             Column("flags / error")),
+            (Column("path", wrap=True), Column("size", "si", "B", priority=1),
+             Column("read", "rate", "bytes/s"), Column("hash", "rate", "bytes/s"),
+             Column("cached", priority=2), Column("digest", priority=3),
+             Column("flags / error", wrap=True)),
             tuple((r["path"], r["size"], r["read_bytes_per_sec"], r["hash_bytes_per_sec"],
                    r["cached"], r["digest"], r["error"] or "; ".join(r["flags"]) or r["note"])
                   for r in rows)))

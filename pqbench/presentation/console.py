@@ -143,6 +143,10 @@ def _records(table: tables.Table, texts: list[list[str]]) -> Iterator[Text]:
         yield safe(table.title)
     for index, row_texts in enumerate(texts):
         style = TONES.get(table.tone(index) or "", "")
+        if not table.show_header:  # names and values: "name: value"
+            yield safe(": ".join(t for t in row_texts if t not in ("", numbers.MISSING)),
+                       style)
+            continue
         yield safe(row_texts[0], f"bold {style}".strip())
         for column, text in zip(table.columns[1:], row_texts[1:], strict=True):
             if text not in ("", numbers.MISSING):

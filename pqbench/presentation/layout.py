@@ -78,15 +78,16 @@ def _natural(column: Column, cells: Sequence[str], boxed: bool) -> int:
     return max([_longest_word(title(column, boxed)), 1, *(text_width(c) for c in cells)])
 
 
-def _least(column: Column, cells: Sequence[str], prose: int, boxed: bool) -> int:
+def _least(column: Column, cells: Sequence[str], prose: int, boxed: bool,
+           whole: int = WHOLE_WORD) -> int:
     """The narrowest a column may be: its natural width, or for prose at most `prose`
-    (never below its title's longest word, nor the widest value of a non-prose column)."""
+    (never below its title's longest word, its cells' longest word up to `whole`, nor the
+    widest value of a non-prose column)."""
     natural = _natural(column, cells, boxed)
     if not column.wrap:
         return natural
     words = max((_longest_word(c) for c in cells), default=0)
-    return min(natural, max(prose, _longest_word(title(column, boxed)),
-                            min(words, WHOLE_WORD)))
+    return min(natural, max(prose, _longest_word(title(column, boxed)), min(words, whole)))
 
 
 def header_lines(title: str, width: int) -> tuple[str, ...]:
@@ -102,15 +103,16 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
     `cells` holds the texts column by column (one sequence per column).
     """
     everything = list(range(len(columns)))
-    attempts: list[tuple[bool, list[int], int | None]] = [(True, everything, None),
-                                                          (False, everything, None)]
+    attempts: list[tuple[bool, list[int], int | None, int]] = [
+        (True, everything, None, WHOLE_WORD), (False, everything, None, WHOLE_WORD)]
     dropped: list[int] = []
     for unit in [[], *_drop_order(columns)]:
         dropped += unit
         kept = [i for i in everything if i not in dropped]
-        attempts += [(False, kept, READABLE_PROSE), (False, kept, NARROWEST_PROSE)]
-    for boxed, kept, prose in attempts:
-        fitted = _fit(columns, cells, kept, width, boxed, prose)
+        attempts += [(False, kept, READABLE_PROSE, WHOLE_WORD),
+                     (False, kept, NARROWEST_PROSE, WHOLE_WORD)]
+    for boxed, kept, prose, whole in attempts:
+        fitted = _fit(columns, cells, kept, width, boxed, prose, whole)
         if fitted is not None:
             return fitted
     widths = [_natural(columns[i], cells[i], False) for i in everything]
@@ -129,12 +131,13 @@ def _drop_order(columns: Sequence[Column]) -> list[list[int]]:
 
 
 def _fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], kept: list[int],
-         width: int, boxed: bool, prose: int | None) -> Plan | None:
+         width: int, boxed: bool, prose: int | None, whole: int = WHOLE_WORD
+         ) -> Plan | None:
     natural = [_natural(columns[i], cells[i], boxed) for i in kept]
     if prose is None:
         widths = natural
     else:
-        least = [_least(columns[i], cells[i], prose, boxed) for i in kept]
+        least = [_least(columns[i], cells[i], prose, boxed, whole) for i in kept]
         spare = width - total_width(least, boxed)
         if spare < 0:
             return None
