@@ -144,8 +144,7 @@ def _records(table: tables.Table, texts: list[list[str]]) -> Iterator[Text]:
     for index, row_texts in enumerate(texts):
         style = TONES.get(table.tone(index) or "", "")
         if not table.show_header:  # names and values: "name: value"
-            yield safe(": ".join(t for t in row_texts if t not in ("", numbers.MISSING)),
-                       style)
+            yield safe(": ".join(t for t in row_texts if t), style)
             continue
         yield safe(row_texts[0], f"bold {style}".strip())
         for column, text in zip(table.columns[1:], row_texts[1:], strict=True):
