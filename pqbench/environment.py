@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import shlex
 import shutil
 import socket
 import subprocess
@@ -30,13 +31,30 @@ KNOBS = ("OPENSSL_ia32cap", "OPENSSL_armcap", "OPENSSL_ppccap", "OPENSSL_sparcv9
 
 
 def _os_release(root: Path = Path("/")) -> dict[str, str]:
+    """os-release(5) fields: this system's as the standard library reads them
+    (`platform.freedesktop_os_release`: /etc/os-release, else /usr/lib/os-release, quotes
+    and escapes as the format defines them); another tree's (a test's made-up machine) by
+    the same rules, the format being shell-style assignments. {} where there is none."""
+    if root == Path("/"):
+        try:
+            return dict(platform.freedesktop_os_release())
+        except OSError:
+            return {}
     for path in ("etc/os-release", "usr/lib/os-release"):
         try:
             text = (root / path).read_text()
         except OSError:
             continue
-        pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
-        return {k: v.strip().strip('"') for k, v in pairs}
+        fields: dict[str, str] = {}
+        for line in text.splitlines():
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:  # an unbalanced quote: skip the line, as the spec's readers do
+                continue
+            if len(words) == 1 and "=" in words[0]:
+                key, value = words[0].split("=", 1)
+                fields[key] = value
+        return fields
     return {}
 
 

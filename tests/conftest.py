@@ -16,6 +16,7 @@ from pqbench.cli import app
 REPO = Path(__file__).resolve().parent.parent
 
 
+
 def _cpu_flags() -> frozenset[str]:
     try:
         text = Path("/proc/cpuinfo").read_text()
@@ -29,6 +30,15 @@ def _cpu_flags() -> frozenset[str]:
 
 #: This CPU's flags: tests assert a capability's effect only where the CPU has it.
 CPU_FLAGS = _cpu_flags()
+
+
+@pytest.fixture(autouse=True)
+def _wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables lay themselves out for the terminal they are printed on (COLUMNS, else the
+    width of a terminal on stdin, stdout or stderr): a test started from an 80-column
+    terminal sees what one started by CI sees. Tests of the layout set their own width.
+    (Per test, so pytest's own report keeps the real width.)"""
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 @pytest.fixture

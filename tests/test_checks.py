@@ -85,3 +85,48 @@ def test_an_implementation_without_vectors_says_why() -> None:
     (outcome,) = known_answer_checks(algorithms.by_name("SHA-256"), impl)
     assert outcome.status == "not offered"
     assert outcome.detail == "pqbench has no known-answer vectors for SHA-256 through python"
+
+
+# --- pqbench verify on the command line ---------------------------------------------------
+
+
+def _verify(*args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from pqbench.cli import app
+
+    return CliRunner().invoke(app, ["verify", *args])
+
+
+def test_verify_prints_one_summary_line_and_every_check_with_all() -> None:
+    import json
+
+    document = json.loads(_verify("x25519", "ml-kem-768", "-i", "cryptography",
+                                  "--json").stdout)
+    statuses = [o["status"] for o in document["results"]]
+    assert statuses and "failed" not in statuses
+    summary = _verify("x25519", "ml-kem-768", "-i", "cryptography")
+    assert summary.exit_code == 0, summary.output
+    (line,) = summary.stdout.splitlines()
+    assert line.startswith(f"verify: {len(statuses)} checks of 2 pairs in ")
+    offered = statuses.count("not offered")
+    assert offered  # ML-KEM-768 KAT encaps: cryptography cannot take the KAT seed
+    assert line.endswith(f" s: {statuses.count('passed')} passed, {offered} not offered, "
+                         "0 failed (--all lists every check)")
+    for flag in ("--all", "-v"):
+        full = _verify("x25519", "ml-kem-768", "-i", "cryptography", flag)
+        assert full.exit_code == 0, full.output
+        listed = [o["check"] for o in document["results"]]
+        table = full.stdout.split("verify: ")[0]
+        assert all(check in table for check in listed)
+        assert full.stdout.splitlines()[-1].endswith("0 failed")
+
+
+def test_verify_shows_the_failed_checks_and_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrong_secret(monkeypatch)
+    result = _verify("ml-kem-768", "x25519", "-i", "cryptography")
+    assert result.exit_code == 1
+    assert "failed checks" in result.stdout and "self-check" in result.stdout
+    assert "X25519" not in result.stdout.split("verify: ")[0]  # only what failed
+    assert result.stdout.splitlines()[-1].endswith(", 1 failed (--all lists every check)")
+    assert "1 check(s) failed" in result.stderr

@@ -161,10 +161,24 @@ def test_runs_lists_what_is_stored(runner: CliRunner, small_run) -> None:
     assert listed[0]["status"] == "complete"
 
 
-def test_runs_on_a_missing_database_says_so(runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["runs", "--db", str(tmp_path / "none.db")])
-    assert result.exit_code == 1
-    assert "no pqbench database" in result.stderr
+def test_runs_on_an_empty_or_missing_database_is_a_friendly_line(
+        runner: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    result = runner.invoke(app, ["runs", "--db", str(missing)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (f"no runs stored yet in {missing}; `pqbench speed` measures and "
+                             "stores one\n")
+    assert not missing.exists()  # listing creates nothing
+    result = runner.invoke(app, ["runs", "--json", "--db", str(missing)])
+    assert json.loads(result.stdout) == {"database": str(missing), "runs": []}
+    empty = tmp_path / "empty.db"
+    Store.open(str(empty)).close()
+    result = runner.invoke(app, ["runs", "--db", str(empty)])
+    assert result.exit_code == 0 and result.stdout.startswith("no runs stored yet in ")
+    # A file that is no database is still refused, and left alone.
+    (tmp_path / "notes.db").write_text("my notes\n")
+    result = runner.invoke(app, ["runs", "--db", str(tmp_path / "notes.db")])
+    assert result.exit_code == 1 and (tmp_path / "notes.db").read_text() == "my notes\n"
 
 
 def test_module_entry_point_prints_help() -> None:

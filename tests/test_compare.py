@@ -7,15 +7,16 @@ Runs are the unit: a group needs several runs for a verdict, and runs are made o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pqbench.ab.pairing import pair_rates, session_pairs
-from pqbench.analysis.compare import compare_groups, compare_runs, group_runs
+from pqbench.analysis.compare import compare_groups, compare_runs, group_runs, without_value
 from pqbench.cli import app
-from pqbench.errors import ComparisonError
+from pqbench.errors import ComparisonError, UsageError
 from pqbench.measure import mask
 from pqbench.record import exchange
 from pqbench.record.results import Measurement
@@ -148,11 +149,31 @@ def test_group_runs_by_field_in_time_order() -> None:
             make_run("r3", seed=3, started_at="2026-01-03", label="10.14.4"),
             make_run("r4", seed=4, started_at="2026-01-04",
                      env=environment(libraries__cryptography="51.0.0"))]
+    # Unlabelled runs are no configuration: left out, unless asked for as "(none)".
     assert [(n, [r.run_id for r in g]) for n, g in group_runs(runs, "label")] == [
-        ("10.14.4", ["r1", "r3"]), ("10.14.5", ["r2"]), ("(none)", ["r4"])]
+        ("10.14.4", ["r1", "r3"]), ("10.14.5", ["r2"])]
+    assert [(n, [r.run_id for r in g]) for n, g in group_runs(runs, "label", missing=True)
+            ] == [("10.14.4", ["r1", "r3"]), ("10.14.5", ["r2"]), ("(none)", ["r4"])]
+    assert [r.run_id for r in without_value(runs, "label")] == ["r4"]
     assert [n for n, _ in group_runs(runs, "libraries.cryptography")] == ["50.0.2", "51.0.0"]
     with pytest.raises(ComparisonError, match=r"libraries\.cryptography"):
         group_runs(runs, "libraries")
+
+
+def test_a_field_no_run_records_is_a_usage_error_naming_the_known_ones() -> None:
+    runs = [make_run("r1", seed=1, label="a"), make_run("r2", seed=2, label="b")]
+    with pytest.raises(UsageError) as raised:
+        group_runs(runs, "lable")
+    message = str(raised.value)
+    assert "unknown --by field 'lable'" in message and "Did you mean: label?" in message
+    known = message.split("Known fields: ", 1)[1]
+    for name in ("label", "run_id", "date", "os_build", "libraries.cryptography",
+                 "knobs.OPENSSL_ia32cap", "cpu.model"):
+        assert name in known
+    # A field that some run records, even as null, is known: its runs lack a value.
+    assert group_runs(runs, "knobs.OPENSSL_ia32cap") == []
+    with pytest.raises(UsageError, match=r"Did you mean: libraries\.cryptography"):
+        group_runs(runs, "libraries.cryptografy")
 
 
 # --- the two runs of an ab session --------------------------------------------------------
@@ -230,17 +251,98 @@ def test_cli_fail_on_gates_on_the_verdict(tmp_path: Path, fail_on: str, code: in
 @pytest.mark.parametrize("args, message", [
     (("compare", "nosuchrun", "20260102-b0"), "no run 'nosuchrun'"),
     (("compare", "20260101-a0"), "give two runs"),
+    (("compare", "--all"), "give --by FIELD too"),
     (("compare", "--by", "label", "old", "newer"), "no runs with label"),
     (("compare", "--by", "label", "--threshold", "-1"), "threshold"),
     (("compare", "--by", "label", "--threshold", "lots"), "'auto' or a fraction"),
     (("compare", "--by", "label", "--fail-on", "sideways"), "--fail-on takes one of"),
-], ids=["unknown run", "one run", "unknown group", "negative threshold", "bad threshold",
-        "bad fail-on"])
+], ids=["unknown run", "one run", "--all without --by", "unknown group",
+        "negative threshold", "bad threshold", "bad fail-on"])
 def test_cli_bad_input_exits_non_zero(tmp_path: Path, args: tuple[str, ...],
                                       message: str) -> None:
     db = _stored(tmp_path)
     done = CliRunner().invoke(app, [*args, "--db", str(db)])
     assert done.exit_code in (1, 2) and message in done.stderr
+
+
+def test_cli_without_arguments_compares_the_newest_run_with_the_one_before(
+        tmp_path: Path) -> None:
+    db = _stored(tmp_path)
+    done = run_cli("compare", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert (document["before"]["runs"], document["after"]["runs"]) == (
+        ["20260102-b3"], ["20260102-b4"])
+    assert "newest run 20260102-b4" in " ".join(done.stderr.split())
+    # The newest run of another kind is compared with the one before it of its kind.
+    store = Store.open(str(db))
+    files_run = make_run("20260103-f", seed=9, started_at="2026-01-03T00:00:00+00:00")
+    store.save_run(replace(files_run, kind="files"))
+    store.close()
+    done = run_cli("compare", "--db", str(db))
+    assert done.returncode == 1
+    assert "20260103-f is the only files run" in " ".join(done.stderr.split())
+
+
+def test_cli_without_arguments_compares_the_two_sides_of_the_newest_ab_session(
+        tmp_path: Path) -> None:
+    db = _stored(tmp_path)
+    store = Store.open(str(db))
+    for run in make_ab_session("s1", seed=21, factors={"AES-256-XTS": 3.0}):
+        store.save_run(run)
+    store.close()
+    done = run_cli("compare", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["design"] == "pairs"
+    assert (document["before"]["runs"], document["after"]["runs"]) == (["s1-a"], ["s1-b"])
+
+
+def test_cli_by_compares_the_newest_two_groups_and_leaves_unlabelled_runs_out(
+        tmp_path: Path) -> None:
+    db = _stored(tmp_path)
+    store = Store.open(str(db))
+    for run in make_runs("20260103-c", 5, seed=3, label="newest", start_day=3, drift=0.01,
+                         factors={"SHA-256": 2.0}):
+        store.save_run(run)
+    store.save_run(make_run("20260104-u", seed=4, started_at="2026-01-04T00:00:00+00:00"))
+    store.close()
+    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert (document["before"]["name"], document["after"]["name"]) == ("new", "newest")
+    assert "1 run(s) without a value for label left out" in " ".join(done.stderr.split())
+    done = run_cli("compare", "--by", "label", "--all", "--json", "--db", str(db))
+    names = [(c["before"]["name"], c["after"]["name"])
+             for c in json.loads(done.stdout)["comparisons"]]
+    assert names == [("old", "new"), ("new", "newest")]
+    done = run_cli("compare", "--by", "label", "--all", "--include-missing", "--json",
+                   "--db", str(db))
+    names = [(c["before"]["name"], c["after"]["name"])
+             for c in json.loads(done.stdout)["comparisons"]]
+    assert names[-1] == ("newest", "(none)")
+    done = run_cli("compare", "--by", "lable", "--db", str(db))
+    assert done.returncode == 2
+    assert "unknown --by field 'lable'. Did you mean: label?" in " ".join(done.stderr.split())
+
+
+def test_cli_only_changed_shows_the_changed_rows_and_gates_on_all(tmp_path: Path) -> None:
+    db = _stored(tmp_path)
+    done = run_cli("compare", "--by", "label", "--only-changed", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert [(r["algorithm"], r["verdict"]) for r in rows] == [("SHA-256", "faster")]
+    done = run_cli("compare", "--by", "label", "--only-changed", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "SHA-256" in done.stdout and "ML-KEM-768" not in done.stdout
+    assert "3 row(s) without a change not shown" in " ".join(done.stderr.split())
+    # Nothing changed: a line says so instead of an empty table.
+    done = run_cli("compare", "20260101-a0", "20260101-a1", "--only-changed", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "no row changed" in done.stdout and "┏" not in done.stdout
+    done = run_cli("compare", "--by", "label", "--only-changed", "--fail-on", "faster",
+                   "--markdown", "--db", str(db))
+    assert done.returncode == 3 and "| SHA-256 |" in done.stdout
 
 
 def test_cli_no_common_rows(tmp_path: Path) -> None:

@@ -136,3 +136,24 @@ def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_
     bad["environment"]["platform"]["mitigations"] = {"spectre_v2": 2}
     with pytest.raises(InputFileError, match=r"environment\.platform\.mitigations"):
         exchange.parse(bad, "bad.json")
+
+
+def test_os_release_is_read_as_a_shell_reads_it(tmp_path: Path) -> None:
+    """os-release(5) is shell assignments: the shell that sources the file is the reference,
+    for this machine's file (read by platform.freedesktop_os_release) and a made-up one."""
+    write(tmp_path, "usr/lib/os-release",
+          '# a comment\nNAME="Debian GNU/Linux"\nPRETTY_NAME="Debian \\"13\\" (trixie)"\n'
+          "VERSION='13 (trixie)'\nID=debian\nBROKEN=\"unbalanced\n")
+    made_up = environment._os_release(tmp_path)
+    assert made_up == {"NAME": "Debian GNU/Linux", "PRETTY_NAME": 'Debian "13" (trixie)',
+                       "VERSION": "13 (trixie)", "ID": "debian"}
+    assert environment.platform_state(tmp_path)["userland"] == 'Debian "13" (trixie)'
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        if Path(path).exists():
+            break
+    shell = subprocess.run(["sh", "-c", f'. {path}; printf "%s\\n%s\\n%s" "$NAME" '
+                                        '"$VERSION" "$PRETTY_NAME"'],
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    ours = environment._os_release()
+    assert [ours.get("NAME", ""), ours.get("VERSION", ""), ours.get("PRETTY_NAME", "")] == shell
+    assert environment.platform_state()["userland"] == (shell[2] or shell[0])

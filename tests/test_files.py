@@ -301,3 +301,28 @@ def test_native_xts_refuses_bad_keys_and_partial_units(key_len: int, data_len: i
 
     with pytest.raises(ValueError, match=message):
         _xts.xts_units(bytes(key_len), bytes(data_len), 0, corpus.SECTOR, True)
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    ("1G", 10**9), ("1GB", 10**9), ("1 gb", 10**9), ("256M", 256 * 10**6), ("1.5G", 15 * 10**8),
+    ("1GiB", 2**30), ("6MiB", 6 * 2**20), ("300000000", 300_000_000)])
+def test_sizes_read_as_the_output_prints_them(text: str, size: int) -> None:
+    from pqbench.cli.files import parse_size
+    from pqbench.presentation import numbers
+
+    assert parse_size(text) == size
+    # `--total 1G` comes back as "1.00 GB", and 1 GiB as "1.07 GB": one meaning of G.
+    assert numbers.si(parse_size("1G"), "B") == "1.00 GB"
+    assert numbers.si(parse_size("1GiB"), "B") == "1.07 GB"
+
+
+@pytest.mark.parametrize("text", ["abc", "-1G", "0", "1e3", "2PiB", "1 parsec"])
+def test_unreadable_or_unbounded_sizes_are_refused(text: str, runner: CliRunner,
+                                                   tmp_path: Path) -> None:
+    result = runner.invoke(app, ["files", "corpus", "--total", text, "--dir", str(tmp_path),
+                                 "--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert f"size {text!r}" in message
+    assert "1 PiB" in message or "256M" in message
+    assert not list(tmp_path.iterdir())  # not even the database

@@ -55,7 +55,27 @@ def test_an_unknown_operation_blames_the_operation(tmp_path: Path) -> None:
     result = _invoke("speed", "x25519", "-o", "nosuchop", "--db", str(tmp_path / "x.db"))
     assert result.exit_code == 2
     message = " ".join(result.stderr.split())
-    assert "unknown operation 'nosuchop'" in message and "X25519: keygen, derive" in message
+    assert "X25519 has no operation 'nosuchop' (-o): X25519 has keygen, derive" in message
+    assert "is an operation of" not in message
+
+
+def test_another_familys_operation_blames_the_operation_and_names_its_owners(
+        tmp_path: Path) -> None:
+    result = _invoke("speed", "ml-kem-768", "-o", "sign", "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert message == ("error: ML-KEM-768 has no operation 'sign' (-o): ML-KEM-768 has keygen, "
+                       "encaps, decaps; 'sign' is an operation of ML-DSA-44, ML-DSA-65, "
+                       "ML-DSA-87 ...")
+    assert not (tmp_path / "x.db").exists()
+    # Asked with an algorithm that has it: the other is named as not measured, and skipped.
+    result = _invoke("speed", "ml-kem-768", "ed25519", "-o", "sign", "-i", "cryptography",
+                     "--seconds", "0.02", "--rounds", "2", "--json",
+                     "--db", str(tmp_path / "x.db"))
+    assert result.exit_code == 0, result.output
+    assert "ML-KEM-768 has no operation 'sign' (-o)" in " ".join(result.stderr.split())
+    rows = {(r["algorithm"], r["operation"]) for r in json.loads(result.stdout)["results"]}
+    assert rows == {("Ed25519", "sign")}
 
 
 def test_more_workers_than_cpus_warns(tmp_path: Path) -> None:

@@ -25,10 +25,11 @@ from pqbench.analysis.verdict import MIN_THRESHOLD
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
 from pqbench.record.results import RowKey, Run
-from pqbench.record.runs import RUN_FIELDS, field_value, group_value
+from pqbench.record.runs import NO_VALUE, RUN_FIELDS, check_field, field_value
 
 __all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowKey", "RunComparison", "compare_groups",
-           "compare_runs", "field_value", "group_runs", "run_order", "run_samples"]
+           "compare_runs", "field_value", "group_runs", "run_order", "run_samples",
+           "without_value"]
 
 #: Significance level of every comparison (two-sided); intervals are at 1 - ALPHA.
 ALPHA = 0.01
@@ -146,15 +147,28 @@ def run_order(run: Run) -> tuple[str, str, str]:
     return (run.started_at, pairing.side_of(run) or "", run.run_id)
 
 
-def group_runs(runs: Iterable[Run], by: str) -> list[tuple[str, list[Run]]]:
+def group_runs(runs: Iterable[Run], by: str, *, missing: bool = False
+               ) -> list[tuple[str, list[Run]]]:
     """Runs grouped by a fingerprint field, groups ordered by their earliest run.
 
-    Runs without the field form a group named "(none)".
+    Runs without a value for the field are left out: unlabelled runs are not one
+    configuration, and comparing them as one would report their mix as a change. With
+    `missing` they form a group named "(none)". A field no run records is a UsageError
+    naming the known ones (`record.runs.check_field`).
     """
+    runs = sorted(runs, key=run_order)
+    check_field(runs, by)
     groups: dict[str, list[Run]] = {}
-    for run in sorted(runs, key=run_order):
-        groups.setdefault(group_value(run, by), []).append(run)
+    for run in runs:
+        value = field_value(run, by)
+        if value is not None or missing:
+            groups.setdefault(NO_VALUE if value is None else value, []).append(run)
     return list(groups.items())
+
+
+def without_value(runs: Iterable[Run], by: str) -> list[Run]:
+    """The runs `group_runs` leaves out by default: those without a value for `by`."""
+    return [run for run in runs if field_value(run, by) is None]
 
 
 def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:

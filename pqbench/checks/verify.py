@@ -6,7 +6,7 @@ passed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.checks.kat import known_answer_checks
@@ -14,7 +14,7 @@ from pqbench.checks.outcome import Outcome
 from pqbench.checks.pair import check_pair
 from pqbench.implementations.base import Implementation
 
-__all__ = ["Outcome", "self_checks", "verify_all"]
+__all__ = ["Outcome", "pairs", "self_checks", "tally", "verify_all"]
 
 
 def self_checks(alg: Algorithm, impl: Implementation) -> list[Outcome]:
@@ -31,16 +31,32 @@ def self_checks(alg: Algorithm, impl: Implementation) -> list[Outcome]:
     return [Outcome(alg.name, impl.name, "self-check", status, problem.reason)]
 
 
-def verify_all(algorithms: Sequence[Algorithm],
-               implementations: Sequence[Implementation]) -> list[Outcome]:
-    """Self-checks and known-answer tests for every pair that is offered."""
+def pairs(algorithms: Sequence[Algorithm], implementations: Sequence[Implementation]
+          ) -> list[tuple[Algorithm, Implementation]]:
+    """The (algorithm, implementation) pairs `verify_all` checks, in its order."""
+    return [(alg, impl) for alg in algorithms for impl in implementations
+            if impl.in_scope(alg)]
+
+
+def verify_all(algorithms: Sequence[Algorithm], implementations: Sequence[Implementation],
+               progress: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Self-checks and known-answer tests for every pair that is offered; `progress` is
+    told each pair ("ML-KEM-768 [liboqs]") as its checks start."""
     outcomes: list[Outcome] = []
-    for alg in algorithms:
-        for impl in implementations:
-            if not impl.in_scope(alg):
-                continue
-            pair = self_checks(alg, impl)
-            outcomes.extend(pair)
-            if all(o.status == "passed" for o in pair):
-                outcomes.extend(known_answer_checks(alg, impl))
+    for alg, impl in pairs(algorithms, implementations):
+        if progress:
+            progress(f"{alg.name} [{impl.name}]")
+        pair = self_checks(alg, impl)
+        outcomes.extend(pair)
+        if all(o.status == "passed" for o in pair):
+            outcomes.extend(known_answer_checks(alg, impl))
     return outcomes
+
+
+def tally(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """Checks per status, passed first, failed last: {"passed": 129, "not offered": 38}."""
+    order = ("passed", "not offered", "unavailable", "failed")
+    counts = {status: sum(1 for o in outcomes if o.status == status)
+              for status in dict.fromkeys([*order[:-1], *(o.status for o in outcomes),
+                                           order[-1]])}
+    return {status: n for status, n in counts.items() if n or status == "failed"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -18,26 +17,31 @@ from pqbench.presentation import console, numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
 from pqbench.store import Store
+from pqbench.untrusted import printable
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
                         no_args_is_help=True)
 app.add_typer(files_app, name="files")
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 MAX_SIZE = 1 << 50
 MAX_JOBS = 1024
 
 
 def parse_size(text: str) -> int:
-    """`256M`, `1G`, `1.5GiB`, `300000000`: binary units, bytes without one."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:i?B)?\s*", text,
-                         re.IGNORECASE)
-    if not match:
-        raise UsageError(f"cannot read size {text!r}; write e.g. 256M or 1G")
-    size = float(match.group(1)) * _UNITS[match.group(2).upper()]
-    if not size <= MAX_SIZE:
-        raise UsageError(f"size {text!r} is over the {MAX_SIZE >> 40} TiB this command takes")
-    return int(size)
+    """`256M`, `1G`, `1.5GB`, `1GiB`, `300000000`: read by pydantic's ByteSize, so the
+    units mean what the output prints: decimal (`1G` = `1GB` = 10^9 bytes, shown as
+    "1.00 GB"), binary with an i (`1GiB` = 2^30 bytes), bytes without a unit."""
+    from pydantic import ByteSize, TypeAdapter, ValidationError
+
+    try:
+        size = int(TypeAdapter(ByteSize).validate_python(text))
+    except ValidationError:
+        raise UsageError(f"cannot read size {printable(text)!r}; write e.g. 256M (256 x 10^6 "
+                         "bytes), 1G or 1GiB (2^30 bytes)") from None
+    if not 0 < size <= MAX_SIZE:
+        raise UsageError(f"size {printable(text)!r} is not above 0 and at most the "
+                         f"{numbers.size(MAX_SIZE)} this command takes")
+    return size
 
 
 def _hash_name(name: str) -> str:
@@ -102,9 +106,10 @@ def hash_command(
     else:
         console.print_table(Table(
             f"pqbench files hash ({name}, cache {cache_mode})",
-            (Column("path"), Column("size", "si", "B"), Column("read", "rate", "bytes/s"),
-             Column("hash", "rate", "bytes/s"), Column("cached"), Column("digest"),
-             Column("flags / error")),
+            (Column("path", wrap=True), Column("size", "si", "B", priority=1),
+             Column("read", "rate", "bytes/s"), Column("hash", "rate", "bytes/s"),
+             Column("cached", priority=2), Column("digest", priority=3),
+             Column("flags / error", wrap=True)),
             tuple((r["path"], r["size"], r["read_bytes_per_sec"], r["hash_bytes_per_sec"],
                    r["cached"], r["digest"], r["error"] or "; ".join(r["flags"]) or r["note"])
                   for r in rows)))
@@ -124,7 +129,8 @@ def hash_command(
 @files_app.command("corpus")
 @handles_errors
 def corpus_command(
-    total: Annotated[str, typer.Option(help="Total corpus size, e.g. 256M or 1G.")] = "256M",
+    total: Annotated[str, typer.Option(help="Total corpus size: 256M or 1G are decimal (10^6, 10^9 "
+                                         "bytes), 1GiB binary (2^30).")] = "256M",
     directory: Annotated[str | None, typer.Option(
         "--dir", help="Where to write (default: the temporary directory).")] = None,
     seed: Annotated[int | None, typer.Option(
@@ -136,10 +142,11 @@ def corpus_command(
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
     from pqbench.files import corpus, runs
 
+    size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)
     started = datetime.now(UTC)
     where = directory or os.environ.get("TMPDIR") or "/tmp"
-    result = corpus.run_corpus(parse_size(total), directory, seed)
+    result = corpus.run_corpus(size, directory, seed)
     env = environment.collect(extra={"storage": _storage([where])})
     settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
                 "label": label, "removed": result.removed,

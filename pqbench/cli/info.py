@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pqbench import environment
@@ -9,7 +10,9 @@ from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
+from pqbench.presentation import runs as views
 from pqbench.store import Store, resolve_location
+from pqbench.store.location import is_url
 from pqbench.untrusted import redact
 
 
@@ -42,17 +45,18 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
 @handles_errors
 def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
     """List the stored runs, oldest first."""
-    store = Store.open(db, create=False)
-    listed = store.list_runs()
+    location = resolve_location(db)
+    if not is_url(location) and not Path(location).expanduser().exists():
+        # No database yet is the first-day state, not an error: nothing is stored.
+        listed, shown = [], redact(location)
+    else:
+        store = Store.open(db, create=False)
+        listed, shown = store.list_runs(), store.location
     if json_output:
-        print_json({"database": store.location,
-                    "runs": [info.__dict__ for info in listed]})
+        print_json({"database": shown, "runs": [info.__dict__ for info in listed]})
         return
     if not listed:
-        console.note(f"no runs stored in {store.location}")
+        console.stdout.print(console.safe(
+            f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
         return
-    console.stdout.print(console.rows_table(
-        f"runs in {store.location}",
-        ("run id", "kind", "started (UTC)", "status", "label", "OS build", "host", "rows"),
-        [(r.run_id, r.kind, r.started_at, r.status, r.label, r.os_build, r.hostname,
-          r.measurements) for r in listed]))
+    console.print_table(views.runs_table(listed, shown))

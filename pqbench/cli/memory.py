@@ -38,9 +38,10 @@ def show(run: Run, store: Store) -> None:
     found = records.figures([run])
     console.print_table(Table(
         f"pqbench memory run {run.run_id} ({run.status}): one call per operation",
-        (Column("algorithm"), Column("implementation"), Column("operation"),
-         Column("stack B", "count"), Column("heap peak B", "count"),
-         Column("allocations", "count"), Column("varies between calls")),
+        (Column("algorithm"), Column("implementation", short="impl."),
+         Column("operation"), Column("stack B", "count"), Column("heap peak B", "count"),
+         Column("allocations", "count", short="allocs"),
+         Column("varies between calls", priority=1, wrap=True)),
         tuple((f.algorithm, f.implementation, f.operation, f.stack_bytes, f.heap_bytes,
                f.allocations, _varies(f)) for f in found)))
     if run.problems:

@@ -135,13 +135,26 @@ def speed(
 
 
 def _check_operations(wanted: Sequence[str], chosen: Sequence[Algorithm]) -> None:
-    """`-o NAME` that no chosen algorithm has is a typo in the operation, not the algorithm."""
+    """`-o NAME` that no chosen algorithm has: the operation is the problem, not the
+    algorithm, and the message says which operations the algorithms have (and which
+    algorithms have NAME, when it is another family's); one that only some have is noted
+    for the others, which are then not measured."""
     for operation in wanted:
-        if not any(operation in alg.all_operations for alg in chosen):
-            offered = "; ".join(f"{alg.name}: {', '.join(alg.all_operations)}"
-                                for alg in chosen)
-            raise UsageError(f"unknown operation {operation!r} (-o); the operations are "
-                             f"{offered}")
+        lacking = [alg for alg in chosen if operation not in alg.all_operations]
+        if len(lacking) < len(chosen):
+            for alg in lacking:
+                console.note(f"{alg.name} has no operation {operation!r} (-o); its "
+                             f"operations are {', '.join(alg.all_operations)}")
+            continue
+        offered = "; ".join(f"{alg.name} has {', '.join(alg.all_operations)}"
+                            for alg in chosen)
+        owners = [alg.name for alg in algorithms.all_algorithms()
+                  if operation in alg.all_operations]
+        where = (f"; {operation!r} is an operation of {', '.join(owners[:3])}"
+                 f"{' ...' if len(owners) > 3 else ''}" if owners else "")
+        names = ", ".join(alg.name for alg in chosen)
+        raise UsageError(f"{names} {'has' if len(chosen) == 1 else 'have'} no operation "
+                         f"{operation!r} (-o): {offered}{where}")
 
 
 def _warn_oversubscribed(processes: int) -> None:

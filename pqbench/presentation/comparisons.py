@@ -14,6 +14,7 @@ from pqbench.analysis import verdict
 from pqbench.analysis.news import cause_topics
 from pqbench.memory.compare import METRIC_NAMES, MemoryChange
 from pqbench.presentation import numbers
+from pqbench.presentation import runs as runs_view
 from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
 
@@ -70,14 +71,17 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
     first; `rows` (default all) picks which."""
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
-    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
-               Column("before", "rate"),
-               Column("after", "rate"), Column("after / before", "ratio"),
+    # Where room is short the verdict and its evidence (ratio, interval) stay; the levels,
+    # then the test's detail go first (each cause is told in full in the news above).
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"), Column("before", "rate", priority=2, group="levels"),
+               Column("after", "rate", priority=2, group="levels"),
+               Column("after / before", "ratio", short="ratio"),
                Column(f"{numbers.share(ci_level(result))} CI", priority=1),
-               Column("p", "p", priority=2), Column("units", align="right", priority=2),
-               Column("noise floor", align="right", priority=3), Column("verdict"),
-               Column("explanation", priority=1, optional=False),
-               *((Column("s", "number", priority=3),) if timed else ()))
+               Column("p", "p", priority=4), Column("units", align="right", priority=4),
+               Column("noise floor", align="right", priority=4), Column("verdict"),
+               Column("explanation", priority=3, wrap=True),
+               *((Column("s", "number", priority=5),) if timed else ()))
     return Table(title(result), columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
          Cell(row.before, unit=row.unit), Cell(row.after, unit=row.unit), row.ratio,
@@ -87,12 +91,12 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
         for row in shown), tuple(row.verdict for row in shown))
 
 
-def short(value: Any, width: int = 60) -> str:
-    """A fingerprint value on one line: lists comma-joined, long values cut with "…"."""
+def short(value: Any) -> str:
+    """A fingerprint value on one line: lists comma-joined, nothing cut (a long value
+    wraps in its column)."""
     if value is None or value == "":
         return numbers.MISSING
-    text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
 def differences_table(result: RunComparison, limit: int | None = None) -> tuple[Table, int]:
@@ -103,8 +107,11 @@ def differences_table(result: RunComparison, limit: int | None = None) -> tuple[
                     key=lambda d: (d.field not in named, d.field.count("."), d.field))
     shown = ranked if limit is None else ranked[:limit]
     table = Table("fingerprint differences",
-                  (Column("fingerprint field"), Column(result.before_name),
-                   Column(result.after_name), Column("note")),
+                  # A side without the field ("–") is the difference: never left out.
+                  (Column("fingerprint field", wrap=True),
+                   Column(result.before_name, wrap=True, optional=False),
+                   Column(result.after_name, wrap=True, optional=False),
+                   Column("note", wrap=True)),
                   tuple((d.field, short(d.before), short(d.after), d.note or "")
                         for d in shown))
     return table, len(ranked) - len(shown)
@@ -116,9 +123,10 @@ _MEMORY_TONES = {"larger": "slower", "smaller": "faster", "varies": "inconclusiv
 
 def memory_table(changes: Sequence[MemoryChange], title_text: str | None = None) -> Table:
     """Memory figures before and after (`memory.compare`), changes first."""
-    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
-               Column("figure"), Column("before", align="right"),
-               Column("after", align="right"), Column("ratio", "ratio"), Column("verdict"))
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"), Column("figure"), Column("before", align="right"),
+               Column("after", align="right"), Column("ratio", "ratio", priority=1),
+               Column("verdict"))
     return Table(title_text, columns, tuple(
         (c.algorithm, c.implementation, c.operation, METRIC_NAMES[c.metric],
          span(c.before), span(c.after), c.ratio, c.verdict) for c in changes),
@@ -135,13 +143,14 @@ def history_table(series: Series) -> Table:
     """One point per build, with its interval, steps and notes."""
     floor_text = ("unknown" if series.noise_floor is None
                   else numbers.percent(series.noise_floor))
+    # The level and its interval in one format: ops/s as "86.7 k" under an "ops/s" title.
+    level = numbers.byte_rate if series.unit == "bytes/s" else numbers.si
     steps = {s.index: s for s in series.steps}
     rows, tones = [], []
     for i, p in enumerate(series.points):
         step = steps.get(i)
-        rows.append((p.build, p.started_at, len(p.runs), p.n, p.median,
-                     f"{numbers.rate(p.ci_low, series.unit)} – "
-                     f"{numbers.rate(p.ci_high, series.unit)}",
+        rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
+                     level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
                      f"{'▲' if step.ratio > 1 else '▼'} {numbers.ratio(step.ratio)}"
                      if step else "", "; ".join(p.notes)))
         tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
@@ -149,9 +158,10 @@ def history_table(series: Series) -> Table:
                  f"[{series.implementation}] "
                  f"(noise floor {floor_text}; steps of at least "
                  f"{numbers.plus_minus(series.threshold)})",
-                 (Column("build"), Column("first run (UTC)"), Column("runs", "count"),
-                  Column("rounds", "count"), Column(series.unit, "rate", series.unit),
-                  Column("95% CI"), Column("step"), Column("notes")),
+                 (Column("build"), Column("first run (UTC)", priority=3),
+                  Column("runs", "count", priority=2), Column("rounds", "count", priority=4),
+                  Column(series.unit, align="right"), Column("95% CI", priority=1),
+                  Column("step"), Column("notes", priority=1, wrap=True)),
                  tuple(rows), tuple(tones))
 
 

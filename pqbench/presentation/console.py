@@ -14,22 +14,31 @@ rich never parses as markup.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich import box
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pqbench.presentation import comparisons, runs, tables
+from pqbench.presentation import comparisons, layout, numbers, runs, tables
 from pqbench.presentation.runs import unstable_rows
 from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
 
-__all__ = ["SafeTable", "clean", "error", "note", "print_table", "progress_bar", "rich_table",
-           "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
+__all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
+           "rich_table", "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
            "unstable_rows", "warn_unstable", "warning"]
 
 
@@ -53,11 +62,34 @@ class SafeTable(RichTable):
         super().add_row(*(safe(c) if isinstance(c, str) else c for c in cells), **kwargs)
 
 
+#: The width when no terminal is anywhere (cron, CI) and COLUMNS is not set: nothing
+#: is left out or wrapped for want of room.
+UNBOUNDED = 1000
+
+
+class _Terminal(Console):
+    """A console whose width is looked up at each print: COLUMNS when set (piped or not,
+    as the environment's convention is), else the width of the terminal that stdout,
+    stderr or stdin is (`pqbench runs | less` lays out for the terminal less runs in),
+    else `UNBOUNDED`."""
+
+    @property  # type: ignore[misc]  # read-only here: the width is looked up, never set
+    def size(self) -> ConsoleDimensions:
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            return ConsoleDimensions(int(columns), super().size.height)
+        for fd in (1, 2, 0):
+            try:
+                found = os.get_terminal_size(fd)
+            except (OSError, ValueError):
+                continue
+            if found.columns > 0:
+                return ConsoleDimensions(found.columns, found.lines or 25)
+        return ConsoleDimensions(UNBOUNDED, 25)
+
+
 def _console(to_stderr: bool) -> Console:
-    probe = Console(stderr=to_stderr)
-    # Off a terminal rich assumes 80 columns; tables of figures then wrap every cell.
-    return Console(stderr=to_stderr, highlight=False, emoji=False,
-                   width=None if probe.is_terminal else 160)
+    return _Terminal(stderr=to_stderr, highlight=False, emoji=False)
 
 
 stdout = _console(False)
@@ -65,21 +97,64 @@ stderr = _console(True)
 
 #: How a row's tone (a verdict) is coloured.
 TONES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
-         "too few runs": "yellow"}
+         "too few runs": "yellow", "failed": "red"}
 
 
-def rich_table(table: tables.Table) -> SafeTable:
-    """A table as data, drawn by rich: every cell through the one formatter, shown
-    literally; columns no row fills left out; rows coloured by their tone."""
-    table = table.without_empty_columns()
-    drawn = SafeTable(title=table.title, title_justify="left", show_header=table.show_header)
-    for column in table.columns:
-        drawn.add_column(safe(column.title), justify=column.alignment)
-    for index, (row, texts) in enumerate(zip(table.rows, tables.texts(table), strict=True)):
-        drawn.add_row(*(safe(text, "bold" if tables.strong(cell) else "")
-                        for cell, text in zip(row, texts, strict=True)),
-                      style=TONES.get(table.tone(index) or ""))
-    return drawn
+class FittedTable:
+    """A table as data, drawn by rich for the width it is printed at: columns laid out by
+    `presentation.layout` (dropped by priority, prose wrapped, never a number, name or id
+    cut), every cell through the one formatter and shown literally, columns no row fills
+    left out, rows coloured by their tone, and a line naming the columns left out."""
+
+    def __init__(self, table: tables.Table) -> None:
+        self.table = table.without_empty_columns()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self.table
+        texts = tables.texts(table)
+        by_column = [[row[i] for row in texts] for i in range(len(table.columns))]
+        plan = layout.plan(table.columns, by_column, options.max_width)
+        if plan.records:
+            yield from _records(table, texts)
+            return
+        drawn = RichTable(title=None if table.title is None else safe(table.title),
+                          title_justify="left", show_header=table.show_header,
+                          box=box.HEAVY_HEAD if plan.boxed else box.SIMPLE_HEAD,
+                          show_edge=plan.boxed, pad_edge=plan.boxed,
+                          collapse_padding=not plan.boxed)
+        for i, width, header in zip(plan.kept, plan.widths, plan.headers, strict=True):
+            column = table.columns[i]
+            drawn.add_column(Text("\n").join(safe(line) for line in header),
+                             justify=column.alignment, width=width, no_wrap=not column.wrap,
+                             overflow="fold")
+        for index, (row, row_texts) in enumerate(zip(table.rows, texts, strict=True)):
+            drawn.add_row(*(safe(row_texts[i], "bold" if tables.strong(row[i]) else "")
+                            for i in plan.kept), style=TONES.get(table.tone(index) or ""))
+        yield drawn
+        if plan.dropped:
+            names = ", ".join(table.columns[i].title for i in plan.dropped)
+            yield safe(f"not shown at {options.max_width} columns: {names} (a wider "
+                       "terminal shows them)", "dim")
+
+
+def _records(table: tables.Table, texts: list[list[str]]) -> Iterator[Text]:
+    """Too narrow for columns: each row as its first cell, then "title: value" lines."""
+    if table.title is not None:
+        yield safe(table.title)
+    for index, row_texts in enumerate(texts):
+        style = TONES.get(table.tone(index) or "", "")
+        if not table.show_header:  # names and values: "name: value"
+            yield safe(": ".join(t for t in row_texts if t), style)
+            continue
+        yield safe(row_texts[0], f"bold {style}".strip())
+        for column, text in zip(table.columns[1:], row_texts[1:], strict=True):
+            if text not in ("", numbers.MISSING):
+                yield safe(f"  {column.title}: {text}", style)
+
+
+def rich_table(table: tables.Table) -> FittedTable:
+    """A table as data, ready for rich to draw at the width it is printed at."""
+    return FittedTable(table)
 
 
 def print_table(table: tables.Table, console: Console = stdout) -> None:
@@ -87,23 +162,32 @@ def print_table(table: tables.Table, console: Console = stdout) -> None:
 
 
 def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-               ) -> SafeTable:
+               ) -> FittedTable:
     """A table of text cells (None shown as missing)."""
     return rich_table(tables.Table(title, tuple(tables.Column(c) for c in columns),
                                    tuple(tuple(row) for row in rows)))
 
 
-def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> SafeTable:
+def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> FittedTable:
     return rich_table(tables.key_values(title, rows))
 
 
-def problems_table(problems: Sequence[Problem]) -> SafeTable:
+def problems_table(problems: Sequence[Problem]) -> FittedTable:
     return rich_table(runs.problems_table(problems))
 
 
 def show_run(run: Run, console: Console = stdout) -> None:
-    """A speed run: every row, what each binding costs, what was not measured."""
-    print_table(runs.measurements_table(run), console)
+    """A speed run: the public-key rows, the ciphers and hashes with block sizes as
+    columns (as `openssl speed`; --json and --csv keep a row per block size), what each
+    binding costs, what was not measured."""
+    bulk = [m for m in run.measurements if m.block_size and m.unit == "op"]
+    single = [m for m in run.measurements if m not in bulk]
+    if single or not bulk:
+        print_table(runs.measurements_table(run, single), console)
+    if bulk:
+        print_table(runs.throughput_table(
+            bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
+                  "(10^6 bytes/s) by block size" if not single else None), console)
     for line in runs.binding_lines(run):
         console.print(safe(line))
     if run.problems:
@@ -111,13 +195,18 @@ def show_run(run: Run, console: Console = stdout) -> None:
 
 
 @contextmanager
-def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[str], None]]:
-    """A progress bar on stderr; yields `advance(description)`."""
-    if not enabled or not stderr.is_terminal:
+def progress_bar(total: int, enabled: bool = True, console: Console | None = None
+                 ) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr (a terminal only): what runs, how far, the time spent and
+    the time left, estimated from the pace of the steps done so far; yields
+    `advance(description)`, called as each step starts."""
+    console = console or stderr
+    if not enabled or not console.is_terminal:
         yield lambda _description: None
         return
-    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(bar_width=20),
+                   MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), console=console, transient=True)
     with bar:
         task = bar.add_task("starting", total=total)
         first = [True]
@@ -157,17 +246,24 @@ def note(message: str) -> None:
 # --- compare and history (pqbench compare / history) -----------------------------------
 
 
-def show_comparison(result: Any, console: Console = stdout) -> None:
+def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> None:
     """A comparison: the news first (`presentation.news`), then its rows, its memory
-    figures and every differing fingerprint field."""
+    figures and every differing fingerprint field. `hidden` rows were left out
+    (`compare --only-changed`)."""
     from pqbench.presentation import news
 
     for warning_text in result.warnings:
         warning(warning_text)
     if result.news is not None:
         print_table(news.table(result.news), console)
-    if result.rows or not result.memory:
+    if result.rows:
         print_table(comparisons.compare_table(result), console)
+    elif hidden:
+        console.print(safe(f"{comparisons.title(result)}: no row changed"))
+    elif not result.memory:
+        print_table(comparisons.compare_table(result), console)
+    if hidden:
+        note(f"{hidden} row(s) without a change not shown (--only-changed)")
     if result.memory:
         print_table(comparisons.memory_table(
             result.memory, f"memory: {result.before_name} → {result.after_name} "
@@ -178,7 +274,7 @@ def show_comparison(result: Any, console: Console = stdout) -> None:
         console.print(safe("fingerprints identical (apart from labels)"))
 
 
-def history_table(series: Any) -> SafeTable:
+def history_table(series: Any) -> FittedTable:
     return rich_table(comparisons.history_table(series))
 
 

@@ -12,6 +12,7 @@ formatter the terminal uses too.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 
@@ -31,7 +32,7 @@ from pqbench.untrusted import printable
 
 #: Number formats are `presentation.numbers`', named here too so a report module needs one
 #: import for its text and its figures.
-__all__ = ["MISSING", "Markdown", "bold", "byte_count", "byte_rate", "code_block",
+__all__ = ["MISSING", "Markdown", "bold", "byte_count", "byte_rate", "code_block", "details",
            "duration_us", "escape", "heading", "image", "inline_code", "number", "ratio",
            "render", "si", "size", "table", "text"]
 
@@ -97,6 +98,16 @@ def code_block(content: object, language: str = "") -> Markdown:
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return Markdown(f"{fence}{text(language)}\n{body}\n{fence}")
+
+
+def details(summary: object, body: str) -> Markdown:
+    """A block folded behind a one-line summary (HTML `<details>`, which GitHub renders).
+
+    The summary is HTML, where Markdown is not read: it is escaped as HTML text. The body
+    is Markdown already; the blank lines around it end the HTML block, so GitHub reads
+    the tables inside as Markdown (CommonMark §4.6, HTML blocks of type 6)."""
+    shown = html.escape(" ".join(printable(summary).split()), quote=False)
+    return Markdown(f"<details>\n<summary>{shown}</summary>\n\n{body}\n\n</details>")
 
 
 def inline_code(content: object) -> Markdown:

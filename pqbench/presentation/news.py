@@ -190,7 +190,7 @@ def table(news: News) -> Table:
     rows = [(Cell(item.heading, strong=True) if i == 0 else "", line)
             for item in items(news) for i, line in enumerate(item.lines)]
     return Table(f"what changed: {news.before_name} → {news.after_name}",
-                 (Column("what"), Column("detail")), tuple(rows), show_header=False)
+                 (Column("what"), Column("detail", wrap=True)), tuple(rows), show_header=False)
 
 
 def markdown(news: News) -> md.Markdown:

@@ -97,7 +97,7 @@ def count(n: int | None) -> str:
     return MISSING if n is None else f"{n:,}"
 
 
-_BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+_BINARY = ((2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
 def size(n: float | None) -> str:
@@ -108,7 +108,7 @@ def size(n: float | None) -> str:
     assert n is not None
     for factor, unit in _BINARY:
         if n >= factor and n % factor == 0:
-            return f"{n / factor:g} {unit}"
+            return f"{int(n) // factor:,} {unit}"
     return si(n, "B", trim=n < 1000)
 
 

@@ -4,8 +4,11 @@ costs, and the rows too unsteady to trust. Defined once for the terminal and the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from pqbench.analysis.bindings import binding_shares, bundled_openssl
+from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Problem, Run
@@ -40,28 +43,59 @@ def spread(m: Measurement) -> tuple[float | None, float | None]:
     return (s.ci_high - s.ci_low) / 2 / s.median, s.cv
 
 
-def measurements_table(run: Run) -> Table:
-    """Every row of a run: rate, time per op, spread, cycles, rounds and sizes."""
-    columns = (Column("algorithm"), Column("implementation"), Column("operation"),
-               Column("ops/s", "si"), Column("µs/op", "number"),
+def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> Table:
+    """Every row of a run (or `rows` of it): rate, time per op, spread, cycles, rounds and
+    sizes; the long form, one line per block size."""
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"), Column("ops/s", "si"), Column("µs/op", "number"),
                Column("bytes/s", "rate", "bytes/s"),
                Column("±95% CI", "plus_minus", priority=1),
                Column("CV", "percent", priority=2), Column("cycles/op", "si", priority=2),
                Column("rounds", "count", priority=3),
-               Column("sizes (bytes) / key, security bits", priority=3))
-    rows = []
-    for m in run.measurements:
+               Column("sizes (bytes) / key, security bits", priority=3, short="sizes"))
+    found = []
+    for m in run.measurements if rows is None else rows:
         half, cv = spread(m)
         per_op = m.unit == "op" and bool(m.rounds)
-        rows.append((m.algorithm, m.implementation, operation(m.operation, m.block_size),
-                     m.ops_per_sec if per_op else None, m.us_per_op if per_op else None,
-                     m.bytes_per_sec, half, cv, m.cycles_per_op, len(m.rounds),
-                     _facts(m)))
-    return Table(f"pqbench run {run.run_id} ({run.status})", columns, tuple(rows))
+        found.append((m.algorithm, m.implementation, operation(m.operation, m.block_size),
+                      m.ops_per_sec if per_op else None, m.us_per_op if per_op else None,
+                      m.bytes_per_sec, half, cv, m.cycles_per_op, len(m.rounds),
+                      _facts(m)))
+    return Table(f"pqbench run {run.run_id} ({run.status})", columns, tuple(found))
 
 
-_PROBLEM_COLUMNS = (Column("algorithm"), Column("implementation"), Column("operation"),
-                    Column("why"))
+def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> Table:
+    """Ciphers and hashes as `openssl speed` prints them: one line per (algorithm,
+    implementation, operation), one column per block size, in MB/s (10^6 bytes/s), then
+    the key and security bits. Where room is short the smallest, the largest and the block
+    nearest 1 KiB stay. The terminal and the report draw this one table."""
+    sizes = sorted({m.block_size for m in rows if m.block_size})
+    kept = {sizes[0], sizes[-1], min(sizes, key=lambda s: abs(s - 1024))} if sizes else set()
+    order = implementations_of(rows)
+    lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
+    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
+                                         m.operation)):
+        if m.block_size:
+            lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"),
+               *(Column(numbers.size(s), "number", priority=0 if s in kept else 1)
+                 for s in sizes),
+               Column("key bits", "count", priority=2),
+               Column("security bits", "count", priority=2, short="sec. bits"),
+               Column("quantum security bits", "count", priority=2, short="PQ bits"))
+    body = []
+    for (alg, impl, op), by_size in lines.items():
+        first = next(iter(by_size.values()))
+        rates = [by_size[s].bytes_per_sec if s in by_size else None for s in sizes]
+        body.append((alg, impl, op, *(None if r is None else r / 1e6 for r in rates),
+                     *(first.attributes.get(k) for k, _ in _BITS)))
+    return Table(title or "ciphers and hashes: MB/s (10^6 bytes/s) by block size",
+                 columns, tuple(body))
+
+
+_PROBLEM_COLUMNS = (Column("algorithm"), Column("implementation", short="impl."),
+                    Column("operation"), Column("why", wrap=True))
 
 
 def _problem_key(p: Problem) -> tuple[str, str, str, str]:
@@ -86,7 +120,7 @@ def problems_by_run_table(runs: Sequence[Run]) -> Table:
     everyone = set(map(run_name, runs))
     if len(everyone) < 2:
         return Table("not measured", _PROBLEM_COLUMNS, tuple(where))
-    return Table("not measured", (*_PROBLEM_COLUMNS, Column("in")), tuple(
+    return Table("not measured", (*_PROBLEM_COLUMNS, Column("in", wrap=True)), tuple(
         (*key, "every run" if set(names) == everyone else ", ".join(names))
         for key, names in where.items()))
 
@@ -137,9 +171,37 @@ def tls_table(run: Run) -> Table:
                      m.sizes.get("certificate_chain"),
                      f"{a.get('round_trips')} ({a.get('server_segments')})"))
     return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
-                 (Column("group"), Column("certificate"), Column("impl."),
+                 (Column("group"), Column("certificate", short="cert."), Column("impl."),
                   Column("transport"), Column("op"), Column("hs/s", "number"),
-                  Column("±95% CI", "plus_minus"), Column("client µs", "number"),
-                  Column("server µs", "number"), Column("client B", "count"),
-                  Column("server B", "count"), Column("chain B", "count"),
-                  Column("RTT (segs)", align="right")), tuple(rows))
+                  Column("±95% CI", "plus_minus", priority=1),
+                  Column("client µs", "number", priority=3),
+                  Column("server µs", "number", priority=3),
+                  Column("client B", "count", priority=2),
+                  Column("server B", "count", priority=2),
+                  Column("chain B", "count", priority=4),
+                  Column("RTT (segs)", align="right", priority=4)), tuple(rows))
+
+
+def runs_table(listed: Sequence[Any], location: str) -> Table:
+    """`pqbench runs`: one line per stored run (`store.RunInfo`), oldest first. The run id
+    (which users copy) always shows whole; its start is in it, so the start column goes
+    first where room is short."""
+    return Table(f"runs in {location}",
+                 (Column("run id"), Column("kind", priority=2),
+                  Column("started (UTC)", priority=4), Column("status", priority=3),
+                  Column("label", wrap=True), Column("OS build", priority=1),
+                  Column("host", priority=4), Column("rows", "count", priority=2)),
+                 tuple((r.run_id, r.kind, utc_time(r.started_at), r.status, r.label,
+                        r.os_build, r.hostname, r.measurements) for r in listed))
+
+
+def utc_time(stamp: str) -> str:
+    """An ISO 8601 time as "2026-11-22 19:38:26" in UTC (as it is stored, when it has no
+    offset or cannot be read)."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return stamp
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")

@@ -42,8 +42,10 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
 class Column:
     """A column: its title, how its cells are formatted, and how important it is.
 
-    `priority` 0 is always shown; a narrow medium may leave out the highest first. A
-    column no row fills is left out unless it is not `optional`. Numbers are
+    `priority` 0 is always shown; a narrow terminal leaves out the highest first
+    (`presentation.layout`). `wrap` marks prose (reasons, details), the only cells that
+    may wrap: numbers, names and ids never are. A column no row fills (every cell empty
+    or `numbers.MISSING`) is left out unless it is not `optional`. Numbers are
     right-aligned unless `align` says otherwise.
     """
 
@@ -53,6 +55,11 @@ class Column:
     priority: int = 0
     align: Align | None = None
     optional: bool = True
+    wrap: bool = False
+    #: The title where room is short ("impl." for "implementation").
+    short: str | None = None
+    #: Columns of one group are left out together (before and after).
+    group: str = ""
 
     @property
     def alignment(self) -> Align:
@@ -92,10 +99,14 @@ class Table:
         return self.tones[index] if self.tones else None
 
     def without_empty_columns(self) -> Table:
-        """The table without the optional columns whose every cell is empty (None, "")."""
+        """The table without the optional columns whose every cell is empty (None, "",
+        or shown as `numbers.MISSING`)."""
+        if not self.rows:
+            return self
         keep = [i for i, column in enumerate(self.columns)
                 if not column.optional
-                or any(_value(row[i]) not in (None, "") for row in self.rows)]
+                or any(cell_text(row[i], column) not in ("", numbers.MISSING)
+                       for row in self.rows)]
         if len(keep) == len(self.columns):
             return self
         return Table(self.title, tuple(self.columns[i] for i in keep),
@@ -128,8 +139,8 @@ def texts(table: Table) -> list[list[str]]:
 
 
 def key_values(title: str | None, pairs: Sequence[tuple[str, Any]]) -> Table:
-    """A two-column table of names and values, without a header."""
-    return Table(title, (Column("key"), Column("value")),
+    """A two-column table of names and values, without a header; long values wrap."""
+    return Table(title, (Column("key"), Column("value", wrap=True)),
                  tuple((key, _blank_as_missing(value)) for key, value in pairs),
                  show_header=False)
 

@@ -65,6 +65,15 @@ class Fingerprint(Mapping[str, Any]):
             value = value.get(part)
         return value
 
+    def has(self, dotted: str) -> bool:
+        """Whether the fingerprint records the dotted path at all (its value may be None)."""
+        value: Any = self._data
+        for part in dotted.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                return False
+            value = value[part]
+        return True
+
     def _text(self, dotted: str) -> str | None:
         value = self.path(dotted)
         return None if value is None else str(value)

@@ -4,13 +4,14 @@ the values `--by FIELD` groups and filters runs by.
 
 from __future__ import annotations
 
+import difflib
 import secrets
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.errors import ComparisonError
+from pqbench.errors import ComparisonError, UsageError
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.untrusted import command_line
@@ -95,3 +96,40 @@ def group_value(run: Run, name: str) -> str:
     """The group a run falls in with `--by NAME`: its value, or "(none)" without one."""
     value = field_value(run, name)
     return NO_VALUE if value is None else value
+
+
+def _leaves(prefix: str, value: Any) -> Iterator[str]:
+    if isinstance(value, Mapping) and value:
+        for key, inner in value.items():
+            yield from _leaves(f"{prefix}.{key}" if prefix else str(key), inner)
+    elif prefix:
+        yield prefix
+
+
+def known_fields(runs: Iterable[Run]) -> list[str]:
+    """What `--by` can group these runs by: the run fields, then every fingerprint field
+    (dotted paths) some run records, in the order the fingerprint lists them."""
+    found: dict[str, None] = dict.fromkeys(RUN_FIELDS)
+    for run in runs:
+        found.update(dict.fromkeys(_leaves("", run.environment.to_dict())))
+    return list(found)
+
+
+#: Fingerprint fields listed by name in the error; deeper ones are only suggested.
+_LISTED_DEPTH = 2
+
+
+def check_field(runs: Iterable[Run], name: str) -> None:
+    """Refuse a `--by` field that no run records (a typo such as `lable`): a UsageError
+    listing the fields there are and the closest ones. A group of fields (`libraries`)
+    passes here and is refused by `field_value`, which names its members."""
+    runs = list(runs)
+    if name in RUN_FIELDS or any(run.environment.has(name) for run in runs):
+        return
+    known = known_fields(runs)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    listed = [k for k in known if k.count(".") < _LISTED_DEPTH]
+    raise UsageError(f"unknown --by field {name!r}.{hint} Known fields: "
+                     f"{', '.join(listed)}; or a deeper dotted path into the fingerprint "
+                     "(`pqbench env --json` shows it)")

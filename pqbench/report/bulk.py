@@ -11,39 +11,19 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from pqbench import algorithms
-from pqbench.analysis.exchanges import implementations_of, in_order
+from pqbench.analysis.exchanges import in_order
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
+from pqbench.presentation import runs as views
 from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, GroupedBars, Lines
 
 
-def _bits(m: Measurement, key: str) -> str:
-    value = m.attributes.get(key)
-    return md.MISSING if value is None else f"{value}"
-
-
 def throughput_table(rows: Sequence[Measurement]) -> str:
-    """One line per (algorithm, implementation, operation), one column per block size."""
-    sizes = sorted({m.block_size for m in rows if m.block_size})
-    lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
-    order = implementations_of(rows)
-    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
-                                         m.operation)):
-        if m.block_size:
-            lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
-    headers = ["algorithm", "implementation", "operation", "key bits", "security bits",
-               "quantum security bits", *(f"{md.size(s)} (MB/s)" for s in sizes)]
-    table_rows = []
-    for (alg, impl, op), by_size in lines.items():
-        first = next(iter(by_size.values()))
-        cells = [md.number(by_size[s].bytes_per_sec / 1e6)  # type: ignore[operator]
-                 if s in by_size else md.MISSING for s in sizes]
-        table_rows.append([alg, impl, op, _bits(first, "key_bits"),
-                           _bits(first, "security_bits"),
-                           _bits(first, "quantum_security_bits"), *cells])
-    return md.table(headers, table_rows, ["l", "l", "l", "r", "r", "r", *("r" for _ in sizes)])
+    """One line per (algorithm, implementation, operation), one column per block size: the
+    table the terminal prints (`presentation.runs.throughput_table`)."""
+    return md.render(views.throughput_table(rows))
 
 
 def _kind(m: Measurement) -> str:
@@ -73,7 +53,7 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBar
             for m in mine:
                 if m.algorithm in chunk and m.operation == _charted_operation(mine, m.algorithm):
                     grouped.setdefault((m.algorithm, m.implementation), []).append(
-                        (float(m.block_size or 0), (m.bytes_per_sec or 0.0) / 1e6))
+                        (float(m.block_size or 0), m.bytes_per_sec or 0.0))
             part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
             filename = f"{prefix}{kind}-throughput-{number}.png"
             sizes = {x for points in grouped.values() for x, _ in points}
@@ -84,7 +64,8 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBar
             series = tuple((alg, impl, tuple(sorted(points)))
                            for (alg, impl), points in sorted(grouped.items()))
             charts.append(Lines(filename, f"{title} throughput by block size{part}",
-                                "bytes per operation (log scale)", "MB/s (log scale)", series))
+                                "bytes per operation (log scale)", "throughput (log scale)",
+                                series, "B/s"))
     return charts
 
 
@@ -95,8 +76,8 @@ def _bars(filename: str, title: str, grouped: dict[tuple[str, str], list[tuple[f
     impls = in_order(impl for _, impl in grouped)
     series = tuple((impl, tuple(grouped[(alg, impl)][0][1] if (alg, impl) in grouped else None
                                 for alg in names)) for impl in impls)
-    return GroupedBars(filename, f"{title} (MB/s, log scale, higher is faster)",
-                       "MB/s (log scale)", tuple(names), series)
+    return GroupedBars(filename, f"{title} (log scale, higher is faster)",
+                       "throughput (log scale)", tuple(names), series, unit="B/s")
 
 
 def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
@@ -143,12 +124,13 @@ def files(rows: Sequence[Measurement], prefix: str) -> Section | None:
         size, rate = m.attributes.get("size"), m.bytes_per_sec
         if size and rate:
             grouped.setdefault((m.algorithm, m.implementation, m.operation), []).append(
-                (float(size), rate / 1e6))
+                (float(size), rate))
     charts: list[Lines] = []
     if len({x for points in grouped.values() for x, _ in points}) > 1:
         series = tuple((f"{alg} {op}", impl, tuple(sorted(points)))
                        for (alg, impl, op), points in sorted(grouped.items()))
         charts.append(Lines(f"{prefix}files-throughput.png", "File throughput by file size",
-                            "file size (log scale)", "MB/s (log scale)", series))
+                            "file size (log scale)", "throughput (log scale)", series,
+                            "B/s"))
         parts.append(md.image(charts[0].title, charts[0].filename))
     return Section("\n\n".join(parts), tuple(charts))

@@ -25,7 +25,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter, NullLocator
 from PIL import Image
 
 from pqbench.presentation import numbers
@@ -71,6 +71,8 @@ class GroupedBars:
     #: (series name, one value per label, None where not measured)
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
     legend_title: str = "implementation"
+    #: The unit ticks and value labels carry ("B/s"; "" for plain counts).
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,14 @@ class Lines:
     ylabel: str
     #: (name, implementation, ((x, y), ...)); colour by name, line style by implementation.
     series: tuple[tuple[str, str, tuple[tuple[float, float], ...]], ...]
+    #: The unit the y tick labels carry ("B/s").
+    yunit: str = ""
 
 
 @dataclass(frozen=True)
 class History:
-    """One measure over a sequence of groups (runs or OS builds), with steps marked."""
+    """One measure over a sequence of groups (runs or OS builds), with steps marked and
+    each point's confidence interval drawn as a band around its line."""
 
     filename: str
     title: str
@@ -97,6 +102,12 @@ class History:
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
     #: (series name, index of the first point at the new level, text)
     steps: tuple[tuple[str, int, str], ...] = ()
+    #: Per series (in `series` order), each point's interval (low, high), None where absent.
+    intervals: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
+    #: The unit the tick labels carry ("B/s"; "" for plain counts such as ops/s).
+    unit: str = ""
+    #: Said under the chart: the series left out, when there were more than it can tell apart.
+    footnote: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,10 +172,6 @@ def _render(chart: Chart, directory: Path) -> Path:
     return path
 
 
-def _si_tick(value: float, _position: object = None) -> str:
-    return numbers.si(value, compact=True, trim=True) if value > 0 else ""
-
-
 def _title(figure: Figure, title: str) -> None:
     """The title across the whole figure, left-aligned: long y labels make the axes narrow,
     and an axes title would be clipped."""
@@ -173,9 +180,10 @@ def _title(figure: Figure, title: str) -> None:
 
 
 
-def _log_axis(axis: Any, values: Sequence[float]) -> None:
+def _log_axis(axis: Any, values: Sequence[float], unit: str = "") -> None:
     """Log ticks dense enough to read a value off: 1-2-5 per decade, every digit when the
-    data spans less than a decade, decades only beyond three."""
+    data spans less than a decade, decades only beyond three; labelled by matplotlib's
+    EngFormatter with decimal SI prefixes ("2k", "500 MB/s"), as `numbers.si` writes them."""
     positive = [v for v in values if v and v > 0 and math.isfinite(v)]
     decades = math.log10(max(positive) / min(positive)) if positive else 1.0
     if decades < 0.7:
@@ -185,7 +193,7 @@ def _log_axis(axis: Any, values: Sequence[float]) -> None:
     else:
         subs = (1.0,)
     axis.set_major_locator(LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(FuncFormatter(_si_tick))
+    axis.set_major_formatter(EngFormatter(unit=unit, sep=" " if unit else ""))
     axis.set_minor_locator(NullLocator())
 
 
@@ -207,7 +215,8 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                 edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
         for y, v in zip(ys, values, strict=True):
             if v:
-                ax.annotate(numbers.si(v, compact=True, trim=True), xy=(v, y), xytext=(3, 0),
+                ax.annotate(numbers.si(v, chart.unit, compact=not chart.unit), xy=(v, y),
+                            xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#333333")
     ax.set_xscale("log")
@@ -216,7 +225,7 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
         lower = 10 ** math.floor(math.log10(low))
         upper = high * 2.5  # room right of the longest bar for its value label
         ax.set_xlim(lower, upper)
-        _log_axis(ax.xaxis, [lower, upper])
+        _log_axis(ax.xaxis, [lower, upper], chart.unit)
     ax.set_yticks(range(rows), chart.labels)
     ax.invert_yaxis()
     ax.set_ylim(rows - 0.5, -0.5)
@@ -251,7 +260,7 @@ def _lines(chart: Lines) -> Figure:
     ax.set_xticks(xs_all, [numbers.size(x) for x in xs_all])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
-    _log_axis(ax.yaxis, [y for _, _, points in chart.series for _, y in points])
+    _log_axis(ax.yaxis, [y for _, _, points in chart.series for _, y in points], chart.yunit)
     ax.set_xlabel(chart.xlabel)
     ax.set_ylabel(chart.ylabel)
     _title(figure, chart.title)
@@ -266,10 +275,17 @@ def _history(chart: History) -> Figure:
     positions = list(range(len(chart.points)))
     names = [name for name, _ in chart.series]
     for i, (name, values) in enumerate(chart.series):
+        colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
         ys = [v for v in values if v is not None]
-        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4,
-                color=LINE_COLOURS[i % len(LINE_COLOURS)], label=name)
+        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=colour, label=name)
+        intervals = chart.intervals[i] if i < len(chart.intervals) else ()
+        known = [(p, band) for p, band in zip(positions, intervals, strict=False)
+                 if band is not None]
+        if known:
+            ax.fill_between([p for p, _ in known], [low for _, (low, _) in known],
+                            [high for _, (_, high) in known], color=colour, alpha=0.18,
+                            linewidth=0)
     for name, index, text in chart.steps:
         # Step texts go to the legend, beside the chart: inside it they collide.
         colour = (LINE_COLOURS[names.index(name) % len(LINE_COLOURS)] if name in names
@@ -277,13 +293,18 @@ def _history(chart: History) -> Figure:
         ax.axvline(index - 0.5, color=colour, linestyle=":", linewidth=1.2,
                    label=f"step: {text}")
     ax.set_yscale("log")
-    _log_axis(ax.yaxis, [v for _, values in chart.series for v in values if v])
+    drawn = [v for _, values in chart.series for v in values if v]
+    drawn += [v for bands in chart.intervals for band in bands if band for v in band]
+    _log_axis(ax.yaxis, drawn, chart.unit)
     ax.set_xticks(positions, [_shorten(p) for p in chart.points], rotation=30, ha="right")
     ax.set_xlim(-0.5, max(len(positions) - 0.5, 0.5))
     ax.set_ylabel(chart.ylabel)
     _title(figure, chart.title)
     ax.grid(which="major", color="#dddddd", linewidth=0.6)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
+              title="shaded: 95 % CI", title_fontsize="small")
+    if chart.footnote:  # below the tick labels, inside the constrained layout
+        figure.supxlabel(chart.footnote, x=0.01, ha="left", fontsize="small", color="#555555")
     return figure
 
 

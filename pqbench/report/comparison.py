@@ -74,7 +74,7 @@ def _summary(result: RunComparison) -> str:
 def comparison(result: RunComparison, index: int, prefix: str = "",
                changed_only: bool = False) -> Section:
     """One before/after pair: what changed (the news), then the detail: the verdict
-    counts, what differs, the table, the ratio chart.
+    counts, what differs, the ratio chart, and every row folded.
 
     `changed_only` (a history of several steps) lists only rows judged faster or slower.
     """
@@ -94,13 +94,17 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
         if more:
             parts.append(f"{more} further fields differ (library build details); "
                          "`pqbench compare --json` lists them all.")
+    parts.append(md.image(chart.title, chart.filename))
     shown = [r for r in result.rows if r.changed] if changed_only else list(result.rows)
     if shown:
-        parts.append(md.render(comparisons.compare_table(result, shown)))
+        # The news and the chart tell the story; every row is there for who checks it.
+        parts.append(md.details(
+            f"{'the changed rows' if changed_only else 'every compared row'} ({len(shown)}): "
+            "before, after, ratio, interval, p-value, verdict and why",
+            md.render(comparisons.compare_table(result, shown))))
     if len(shown) < len(result.rows):
         parts.append(f"{len(result.rows) - len(shown)} rows without a change are not listed; "
                      "the chart shows the largest ratios of all rows.")
-    parts.append(md.image(chart.title, chart.filename))
     return Section("\n\n".join(parts), (chart,), bullets)
 
 
@@ -164,18 +168,33 @@ def _largest_step(series: history.Series) -> float:
 
 def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Sequence[str],
                    by: str, filename: str) -> History:
-    shown = sorted(series, key=lambda s: (-_largest_step(s), s.implementation, s.operation,
-                                          s.block_size or 0))[:_HISTORY_SERIES]
+    """The series with the largest steps, as many as colours tell apart; the chart and
+    the section name the ones left out."""
+    shown = _charted_series(series)
     unit = shown[0].unit
-    lines = []
+    lines, intervals = [], []
     for s in shown:
-        at = {p.build: p.median / (1e6 if unit == "bytes/s" else 1) for p in s.points}
-        lines.append((_series_label(s), tuple(at.get(b) for b in builds)))
+        at = {p.build: p for p in s.points}
+        lines.append((_series_label(s), tuple(at[b].median if b in at else None
+                                              for b in builds)))
+        intervals.append(tuple((at[b].ci_low, at[b].ci_high) if b in at else None
+                               for b in builds))
     steps = tuple((_series_label(s), builds.index(step.build),
                    f"{_series_label(s)}: {md.ratio(step.ratio)}")
                   for s in shown for step in s.steps)
-    ylabel = "MB/s (log scale)" if unit == "bytes/s" else "operations per second (log scale)"
-    return History(filename, f"{algorithm} by {by}", ylabel, tuple(builds), tuple(lines), steps)
+    hidden = [_series_label(s) for s in series if s not in shown]
+    footnote = (f"{len(hidden)} of {len(series)} series not drawn (more than the colours tell "
+                f"apart): {', '.join(hidden)}" if hidden else "")
+    ylabel = ("throughput (log scale)" if unit == "bytes/s"
+              else "operations per second (log scale)")
+    return History(filename, f"{algorithm} by {by}", ylabel, tuple(builds), tuple(lines), steps,
+                   tuple(intervals), "B/s" if unit == "bytes/s" else "", footnote)
+
+
+def _charted_series(series: Sequence[history.Series]) -> list[history.Series]:
+    """The series a history chart draws: the largest steps first, one per colour."""
+    return sorted(series, key=lambda s: (-_largest_step(s), s.implementation, s.operation,
+                                         s.block_size or 0))[:_HISTORY_SERIES]
 
 
 def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequence[str]],
@@ -210,7 +229,8 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
              "penalised piecewise-constant fit of the log levels (asv-style step detection, "
              "weighted by each point's confidence interval), and none is smaller than the "
              "series' noise band (5 %, or the spread between its replicate runs where that "
-             "is larger)."]
+             "is larger). In the charts the shaded band around a line is each point's 95 % "
+             "confidence interval."]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
                                "first at new level", "before", "after", "ratio", "notes"],
@@ -218,4 +238,25 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
     else:
         parts.append("No step was detected in any series.")
     parts += [md.image(c.title, c.filename) for c in charts]
+    parts += _left_out(ranked, charted, per_algorithm)
     return Section("\n\n".join(parts), tuple(charts))
+
+
+def _left_out(ranked: Sequence[str], charted: Sequence[str],
+              per_algorithm: Mapping[str, Sequence[history.Series]]) -> list[str]:
+    """What the charts do not draw, said rather than dropped: algorithms without a chart
+    and, per chart, the series beyond what its colours tell apart."""
+    lines = []
+    for name in charted:
+        drawn = _charted_series(per_algorithm[name])
+        hidden = [s for s in per_algorithm[name] if s not in drawn]
+        if hidden:
+            lines.append(f"{md.text(name)}: {len(drawn)} of {len(per_algorithm[name])} series "
+                         f"drawn (the largest steps first); not drawn: "
+                         f"{md.text(', '.join(_series_label(s) for s in hidden))}.")
+    uncharted = [n for n in ranked if n not in charted]
+    if uncharted:
+        lines.append(f"No chart for {md.text(', '.join(uncharted))}: "
+                     + ("no step was detected there." if len(charted) < _HISTORY_CHARTS
+                        else f"at most {_HISTORY_CHARTS} charts, for the largest steps."))
+    return ["\n".join(f"- {line}" for line in lines)] if lines else []

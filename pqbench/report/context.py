@@ -57,21 +57,23 @@ def _tls_libraries(run: Run) -> str | None:
 
 
 def environment(runs: Sequence[Run]) -> Section:
-    """A compact table: one column per run, or one row per run in a long history."""
-    parts = [md.heading(2, "Environment")]
+    """A compact table: one column per run, or one row per run in a long history; folded
+    (it is for the reader who checks, not the one who skims)."""
     fields = _fields(runs)
     if len(runs) <= _WIDE_LIMIT:
         headers = ["", *(f"run {i + 1}" for i in range(len(runs)))] if len(runs) > 1 \
             else ["", "value"]
         rows = [[title, *(_text(get(run)) for run in runs)] for title, get in fields]
-        parts.append(md.table(headers, rows))
+        table = md.table(headers, rows)
     else:
         wanted = ("run", "label", "started (UTC)", "OS build", "crypto CPU flags",
                   "capability knobs", "system_libcrypto", "liboqs", "cryptography")
         chosen = [(t, g) for t, g in fields if t in wanted]
-        parts.append(md.table([t for t, _ in chosen],
-                              [[_text(g(run)) for _, g in chosen] for run in runs]))
-    return Section("\n\n".join(parts))
+        table = md.table([t for t, _ in chosen],
+                         [[_text(g(run)) for _, g in chosen] for run in runs])
+    summary = (f"OS, CPU, flags and library versions of the {len(runs)} runs"
+               if len(runs) > 1 else "OS, CPU, flags and library versions of the run")
+    return Section("\n\n".join([md.heading(2, "Environment"), md.details(summary, table)]))
 
 
 def _seconds(value: Any) -> str:
@@ -184,4 +186,4 @@ def measurements(run: Run) -> Section | None:
         f"Every row of run {md.inline_code(run.run_id)}: median operations per second over "
         "the rounds, the half-width of its ~95 % confidence interval and the coefficient of "
         "variation across rounds.",
-        md.render(views.measurements_table(run))]))
+        md.details(f"{len(run.measurements)} rows", md.render(views.measurements_table(run)))]))

@@ -1,0 +1,331 @@
+"""Tables at the width of the terminal they are printed on: the layout rule on made-up
+tables (widths worked out by hand), then every command that prints a table, run for real
+at 80 columns, checked for cut values and long lines; the width taken from COLUMNS when
+piped and from the terminal itself; progress with a time left."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pqbench.presentation import console, layout
+from pqbench.presentation.tables import Column, Table
+from pqbench.store import Store
+from tests.tests_data import make_runs
+
+# --- the layout rule ------------------------------------------------------------------------
+
+COLUMNS = (Column("name"), Column("value", "number"), Column("spread", priority=1),
+           Column("detail", priority=2, wrap=True), Column("extra", priority=3))
+CELLS = (("ML-KEM-768", "X25519"), ("86,700", "26.5"), ("±1.2 %", "±10.4 %"),
+         ("tampered ciphertext gives another secret", "ok"), ("x", "yy"))
+
+
+def test_a_table_that_fits_is_boxed_at_its_natural_widths() -> None:
+    plan = layout.plan(COLUMNS, CELLS, 200)
+    # name 10, value 6, spread 7, detail 40, extra 5 ("extra" is wider than its cells).
+    assert plan.boxed and plan.widths == (10, 6, 7, 40, 5) and not plan.dropped
+    assert plan.total() == 68 + 3 * 4 + 4 == 84
+    assert layout.plan(COLUMNS, CELLS, 84).boxed
+    assert not layout.plan(COLUMNS, CELLS, 83).boxed
+
+
+def test_narrower_drops_box_lines_then_wraps_prose_then_columns_by_priority() -> None:
+    # Compact: the same widths with two spaces between columns, 68 + 8.
+    plan = layout.plan(COLUMNS, CELLS, 76)
+    assert (plan.boxed, plan.widths, plan.dropped) == (False, (10, 6, 7, 40, 5), ())
+    # Prose wraps to what is left (but not below 24): 75 - (10+6+7+5) - 8 = 39.
+    plan = layout.plan(COLUMNS, CELLS, 75)
+    assert (plan.widths, plan.dropped) == ((10, 6, 7, 39, 5), ())
+    # At 53 the detail is 17 wide: narrower than readable (10 at least, its longest word)
+    # before any column is left out; at 46 it is 10.
+    assert layout.plan(COLUMNS, CELLS, 53).widths == (10, 6, 7, 17, 5)
+    assert layout.plan(COLUMNS, CELLS, 46).widths == (10, 6, 7, 10, 5)
+    plan = layout.plan(COLUMNS, CELLS, 45)
+    assert (plan.widths, plan.dropped) == ((10, 6, 7, 16), (4,))  # "extra" goes first
+    plan = layout.plan(COLUMNS, CELLS, 30)
+    assert (plan.kept, plan.dropped) == ((0, 1, 2), (3, 4))
+    plan = layout.plan(COLUMNS, CELLS, 18)
+    assert (plan.kept, plan.widths) == ((0, 1), (10, 6))  # priority 0 always stays
+    plan = layout.plan(COLUMNS, CELLS, 17)
+    assert plan.records  # names and numbers are never cut: one block per row instead
+
+
+def test_a_group_goes_together_and_short_titles_are_used_without_box_lines() -> None:
+    columns = (Column("implementation", short="impl."), Column("before", priority=1,
+                                                                group="levels"),
+               Column("after", priority=1, group="levels"), Column("ratio", priority=1))
+    cells = (("liboqs",), ("1.23 k",), ("1.30 k",), ("1.06x",))
+    plan = layout.plan(columns, cells, 60)
+    assert plan.boxed and plan.headers[0] == ("implementation",)
+    plan = layout.plan(columns, cells, 30)  # 6+6+6+5 = 23 + 6: compact, short title
+    assert not plan.boxed and plan.headers[0] == ("impl.",) and not plan.dropped
+    plan = layout.plan(columns, cells, 22)  # "ratio" is the rightmost of equals...
+    assert plan.dropped == (3,)
+    plan = layout.plan(columns, cells, 21)  # ...then before and after, together
+    assert plan.kept == (0,) and plan.dropped == (1, 2, 3)
+
+
+def test_titles_wrap_at_spaces_and_unwrap_where_room_is_left() -> None:
+    columns = (Column("heap peak B", "count"), Column("stack B", "count"))
+    cells = (("864",), ("14,264",))
+    plan = layout.plan(columns, cells, 16)  # 4 + 6 + 2, and 4 to spare: "stack B" unwraps
+    assert plan.headers == (("heap", "peak", "B"), ("stack B",))
+    assert plan.widths == (4, 7)
+    assert layout.plan(columns, cells, 40).headers == (("heap peak B",), ("stack B",))
+
+
+def _render(table: Table, width: int) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None).print(console.rich_table(table))
+    return buffer.getvalue()
+
+
+def test_the_rich_adapter_draws_the_plan_and_names_what_it_left_out() -> None:
+    columns = tuple(replace(c, kind="text", align=c.alignment) for c in COLUMNS)
+    table = Table("runs", columns, tuple(zip(*CELLS, strict=True)))
+    wide = _render(table, 120)
+    assert "┃ name" in wide and "not shown" not in wide
+    narrow = _render(table, 45)
+    lines = narrow.splitlines()
+    assert max(map(len, lines)) <= 45 and "…" not in narrow
+    assert lines[1].split() == ["name", "value", "spread", "detail"]
+    assert "not shown at 45 columns: extra" in " ".join(narrow.split())
+    assert "tampered" in narrow and "ciphertext" in narrow  # wrapped, not cut
+    records = _render(table, 17)
+    assert "ML-KEM-768\n  value: 86,700\n  spread: ±1.2 %\n" in records
+    assert max(map(len, records.splitlines())) <= 17 and "…" not in records
+
+
+def test_empty_and_missing_only_columns_are_left_out() -> None:
+    table = Table(None, (Column("a"), Column("b/s", "rate", "bytes/s"), Column("c")),
+                  (("x", None, "–"), ("y", None, "")))
+    text = _render(table, 80)
+    assert "b/s" not in text and "┃ c" not in text and "┃ a" in text
+
+
+# --- every command at 80 columns --------------------------------------------------------------
+
+
+def _cli(*args: str, columns: int | None = 80, db: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["PQBENCH_DB"] = str(db)
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    return subprocess.run([sys.executable, "-m", "pqbench", *args], capture_output=True,
+                          text=True, timeout=300, check=False, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def _fits(text: str, width: int) -> None:
+    for line in text.splitlines():
+        assert len(line) <= width, f"{len(line)} > {width}: {line!r}"
+    assert "…" not in text, text
+
+
+@pytest.fixture(scope="module")
+def busy_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real runs of every kind, and synthetic groups with steps for compare and history."""
+    db = tmp_path_factory.mktemp("terminal") / "t.db"
+    store = Store.open(str(db))
+    for day, (label, factor) in enumerate((("10.14.4", 1.0), ("10.14.5", 1.0),
+                                           ("10.14.6 (18F132), with a long label", 2.0)), 1):
+        for run in make_runs(f"2026010{day}-", 5, seed=day, label=label, start_day=day,
+                             drift=0.01, factors={"SHA-256": factor}):
+            store.save_run(run)
+    store.close()
+    return db
+
+
+COMMANDS = {
+    "speed": ("speed", "ml-kem-768", "x25519", "aes-256-gcm", "sha256", "--seconds", "0.05",
+              "--rounds", "3"),
+    "tls": ("tls", "-g", "X25519MLKEM768", "-c", "ML-DSA-44", "-i", "pyopenssl",
+            "--seconds", "0.1"),
+    "memory": ("memory", "ml-kem-768", "--calls", "1"),
+    "ab": ("ab", "x25519", "-i", "cryptography", "--a", "here", "--b",
+           "env:PQBENCH_AB_SIDE=b", "--max-seconds", "2"),
+    "verify": ("verify", "ml-kem-768", "x25519", "--all"),
+    "verify summary": ("verify", "ml-kem-768"),
+    "runs": ("runs",),
+    "compare": ("compare", "--by", "label", "10.14.5", "10.14.6 (18F132), with a long label"),
+    "compare newest": ("compare",),
+    "history": ("history", "SHA-256", "--by", "label"),
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_table_fits_80_columns_and_cuts_nothing(busy_db: Path, name: str) -> None:
+    done = _cli(*COMMANDS[name], db=busy_db)
+    assert done.returncode == 0, done.stderr
+    _fits(done.stdout, 80)
+    _fits(done.stderr, 80)
+    assert done.stdout.strip()
+    if name == "runs":
+        listed = json.loads(_cli("runs", "--json", db=busy_db).stdout)["runs"]
+        for run in listed:  # every id whole, on one line, to copy
+            assert run["run_id"] in done.stdout
+    if name == "speed":
+        # Public-key rows, then the ciphers and hashes with block sizes as columns.
+        assert "ML-KEM-768" in done.stdout and "liboqs-python" in done.stdout
+        header = next(line for line in done.stdout.splitlines() if "16 B " in line)
+        assert "1 KiB" in header and "16 KiB" in header
+        assert "@16384B" not in done.stdout  # no long form on the terminal
+    if name == "history":
+        assert re.search(r"▲ [12]\.\d+x", done.stdout)  # the doubling, whole
+
+
+def test_the_speed_table_shows_block_sizes_as_columns_and_json_keeps_rows(
+        tmp_path: Path) -> None:
+    db = tmp_path / "bulk.db"
+    done = _cli("speed", "aes-128-gcm", "sha256", "-i", "cryptography", "-i", "python",
+                "--seconds", "0.03", "--rounds", "2", "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]
+    assert len(rows) == 3 * 6  # AES encrypt and decrypt, SHA-256 hash; six block sizes each
+    done = _cli("speed", "aes-128-gcm", "sha256", "-i", "cryptography", "-i", "python",
+                "--seconds", "0.03", "--rounds", "2", columns=None, db=db)
+    table = done.stdout
+    lines = [line for line in table.splitlines() if "AES-128-GCM" in line or "SHA-256" in line]
+    assert len(lines) == 3
+    header = next(line for line in table.splitlines() if "16 KiB" in line)
+    for size in ("16 B", "64 B", "256 B", "1 KiB", "8 KiB", "16 KiB"):
+        assert size in header
+    # One line per (algorithm, implementation, operation): its six rates in MB/s, as stored.
+    run_id = re.search(r"stored as run (\S+)", done.stderr).group(1)  # type: ignore[union-attr]
+    stored = Store.open(str(db), create=False).load_run(run_id)
+    expected = {m.block_size: m.bytes_per_sec for m in stored.measurements
+                if m.algorithm == "AES-128-GCM" and m.operation == "encrypt"}
+    encrypt = next(line for line in lines if "encrypt" in line)
+    figures = encrypt.replace("│", " ").split()[3:9]
+    for figure, size in zip(figures, sorted(expected), strict=True):
+        assert float(figure.replace(",", "")) == pytest.approx(expected[size] / 1e6, rel=0.006)
+
+
+def test_columns_is_honoured_when_piped_and_nothing_is_cut_without_it(busy_db: Path) -> None:
+    narrow = _cli("runs", columns=100, db=busy_db).stdout
+    _fits(narrow, 100)
+    unbounded = _cli("runs", columns=None, db=busy_db).stdout
+    assert "┃ run id" in unbounded  # no terminal, no COLUMNS: every column, boxed
+    for title in ("kind", "started (UTC)", "status", "OS build", "host", "rows"):
+        assert title in unbounded
+    assert max(map(len, unbounded.splitlines())) > 100
+
+
+def test_the_real_terminal_width_is_used(busy_db: Path) -> None:
+    """On a terminal 90 columns wide (a pseudo-terminal, COLUMNS unset)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 90, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["PQBENCH_DB"] = str(busy_db)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    done = subprocess.run([sys.executable, "-m", "pqbench", "runs"], stdin=subprocess.DEVNULL,
+                          stdout=slave, stderr=slave, env=env, timeout=120, check=False)
+    os.close(slave)
+    reader.join(timeout=30)
+    os.close(master)
+    assert done.returncode == 0
+    text = b"".join(chunks).decode()
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
+    lines = [line for line in plain.splitlines() if line.strip()]
+    assert lines and max(len(line) for line in lines) <= 90
+    for i in range(5):
+        assert f"20260101-{i}" in plain  # every id whole
+    # Laid out for 90 columns, not for no terminal: the long label wraps (or its column is
+    # named as left out).
+    label = "10.14.6 (18F132), with a long label"
+    assert label not in plain or "not shown at 90 columns" in plain
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+def test_progress_shows_what_runs_how_far_and_the_time_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    buffer = io.StringIO()
+    terminal = Console(file=buffer, force_terminal=True, width=100, color_system=None)
+    with console.progress_bar(3, console=terminal) as advance:
+        advance("ML-KEM-768 encaps [liboqs]")
+        advance("ML-KEM-768 decaps [liboqs]")
+    text = buffer.getvalue()
+    assert "ML-KEM-768 decaps [liboqs]" in text
+    assert "ETA" in text and ("-:--:--" in text or "0:00:0" in text)
+    assert "2/3" in text or "1/3" in text
+    silent = io.StringIO()
+    with console.progress_bar(3, console=Console(file=silent)) as advance:
+        advance("not a terminal")
+    assert silent.getvalue() == ""  # no terminal, no bar
+
+
+@pytest.mark.parametrize("width", [200, 60, 24, 12])
+def test_hostile_cells_stay_literal_at_every_width(width: int) -> None:
+    """Boxed, compact, wrapped or one block per row: every cell and title is still shown
+    literally, escapes and bidirectional overrides removed, [markup] kept as text."""
+    hostile = "[bold]x[/bold] \x1b]0;pwn\x07 \u202eevil"
+    table = Table(f"title {hostile}", (Column("label", wrap=True), Column(f"h {hostile}"),
+                                       Column("n", "count", priority=1)),
+                  ((hostile, "[link=http://evil]y[/link]", 7),))
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, force_terminal=True).print(console.rich_table(table))
+    text = buffer.getvalue()
+    assert "\x1b]0;" not in text and "\x07" not in text and "\u202e" not in text
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "[bold]x[/bold]" in "".join(plain.split())
+    assert "[link=http://evil]y[/link]" in "".join(plain.split())
+
+
+def test_the_width_is_looked_up_when_printing_not_at_import(busy_db: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pqbench.cli import app
+
+    shown = {}
+    for width in (60, 100):
+        result = CliRunner().invoke(app, ["runs", "--db", str(busy_db)],
+                                    env={"COLUMNS": str(width)})
+        assert result.exit_code == 0, result.output
+        _fits(result.stdout, width)
+        shown[width] = result.stdout
+    assert "not shown at 60 columns" in " ".join(shown[60].split())
+    assert max(map(len, shown[100].splitlines())) > 60
+
+
+def test_names_and_values_too_narrow_for_columns_are_name_value_lines() -> None:
+    from pqbench.presentation.tables import key_values
+
+    table = key_values("pqbench environment", [
+        ("library_details.liboqs.library", "/root/.cache/pqbench/liboqs/lib/liboqs.so"),
+        ("os_build", "debian-12/6.18.44-fc-v669"), ("label", None)])
+    (line,) = [line for line in _render(table, 90).splitlines() if "os_build" in line]
+    assert "debian-12/6.18.44-fc-v669" in line  # room enough: a table of two columns
+    narrow = _render(table, 40)
+    assert "os_build: debian-12/6.18.44-fc-v669\n" in narrow
+    assert "label: –\n" in narrow  # as the table shows a missing value
+    assert max(map(len, narrow.splitlines())) <= 40 and "…" not in narrow
