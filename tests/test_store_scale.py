@@ -185,11 +185,18 @@ def test_compare_and_history_answer_as_a_whole_load_does(location: str) -> None:
     expected = compare_groups([("b01", groups["b01"]), ("b02", groups["b02"])])
     assert json.loads(two.stdout) == json.loads(json.dumps(expected[0].as_dict(), default=str))
 
-    every = runner.invoke(app, ["compare", "--by", "os_build", "--json", "--db", location])
+    every = runner.invoke(app, ["compare", "--by", "os_build", "--all", "--json",
+                                "--db", location])
     assert every.exit_code == 0, every.output
     expected = compare_groups(group_runs(everything, "os_build"))
+    assert len(expected) == 3
     assert json.loads(every.stdout) == json.loads(json.dumps(
         {"comparisons": [c.as_dict() for c in expected]}, default=str))
+
+    newest = runner.invoke(app, ["compare", "--by", "os_build", "--json", "--db", location])
+    assert newest.exit_code == 0, newest.output  # by default the newest two groups only
+    assert json.loads(newest.stdout) == json.loads(json.dumps(expected[-1].as_dict(),
+                                                              default=str))
 
     for by in ("os_build", "libraries.cryptography"):  # a column, and a fingerprint path
         shown = runner.invoke(app, ["history", "ml-kem-768", "--by", by, "--json",
