@@ -24,7 +24,6 @@ from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite
 from pqbench.presentation import console
-from pqbench.store import Store
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
@@ -71,6 +70,7 @@ def ab(
     """Measure two configurations in alternation on one CPU and say, row by row, whether B
     is faster or slower than A; both sides are stored as runs."""
     from pqbench.ab import sequential, session
+    from pqbench.store import Store
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
     if max_seconds <= 0 or not 0 < round_seconds <= 10:

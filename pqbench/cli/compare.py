@@ -22,13 +22,13 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
-from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
 # other commands start without them.
 if TYPE_CHECKING:
     from pqbench.analysis.compare import RunComparison
     from pqbench.record.results import Run
+    from pqbench.store import Store
 
 
 @app.command()
@@ -67,6 +67,8 @@ def compare(
     runs a side (5 a side, or 4 and 6, at alpha 0.01); the two runs of one `pqbench ab`
     session are compared pair by pair instead.
     """
+    from pqbench.store import Store
+
     if json_output and markdown:
         raise UsageError("choose one of --json and --markdown")
     band = parse_threshold(threshold)
@@ -109,6 +111,8 @@ def _changed_only(result: RunComparison) -> RunComparison:
 def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
     """The two runs named, or with none named the newest run and the one before it of the
     same kind (the sides of an `ab` session, when the newest is its B side)."""
+    from pqbench.store import RunFilter
+
     if ids and len(ids) != 2:
         raise UsageError("give two runs (before, after), none to compare the newest run with "
                          "the one before it, or --by FIELD")
@@ -136,6 +140,7 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
     """The newest group against the one before it (every group against the next with
     `every`), or the two groups named; only their runs are loaded whole."""
     from pqbench.analysis.compare import compare_groups, group_runs, run_order, without_value
+    from pqbench.store import LIGHT_FIELDS, RunFilter
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
@@ -175,6 +180,7 @@ def _each_against_the_next(store: Store, groups: list[tuple[str, list[Run]]],
     """`compare_groups` over the groups of run headers, loading two groups whole at a
     time: memory grows with the largest groups, not with the database."""
     from pqbench.analysis.compare import compare_runs
+    from pqbench.store import RunFilter
 
     def whole(members: list[Run]) -> list[Run]:
         return store.load_runs(RunFilter(ids=tuple(r.run_id for r in members)))

@@ -12,7 +12,6 @@ from pqbench.cli.common import DbOption, JsonOption, handles_errors, many_record
 from pqbench.cli.root import app
 from pqbench.errors import InputFileError, UsageError
 from pqbench.presentation import console
-from pqbench.store import RunFilter, Store
 
 
 @app.command()
@@ -29,6 +28,7 @@ def export(
     """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
     # The validation models (pydantic) load here, not when `pqbench --help` starts.
     from pqbench.record import exchange
+    from pqbench.store import RunFilter, Store
 
     if fmt not in exchange.FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
@@ -54,6 +54,7 @@ def import_(
 ) -> None:
     """Store the runs of export files; runs already stored are skipped (idempotent)."""
     from pqbench.record import exchange
+    from pqbench.store import Store
 
     with many_records():
         runs = exchange.read_files(files)  # every file validated before anything is written

@@ -16,7 +16,6 @@ from pqbench.files import storage
 from pqbench.presentation import console, numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
-from pqbench.store import Store
 from pqbench.untrusted import printable
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
@@ -81,6 +80,7 @@ def hash_command(
     """Read each file, then hash it with reading overlapped: throughput, digest, cache state."""
     # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
     from pqbench.files import hashing, runs
+    from pqbench.store import Store
 
     name = _hash_name(algorithm)
     store = Store.open(db)
@@ -141,6 +141,7 @@ def corpus_command(
 ) -> None:
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
     from pqbench.files import corpus, runs
+    from pqbench.store import Store
 
     size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)

@@ -17,7 +17,6 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
-from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
 
 @app.command()
@@ -38,6 +37,7 @@ def history(
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
     from pqbench.analysis.history import history as build_history
     from pqbench.analysis.history import names_algorithm, not_measured
+    from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
     store = Store.open(db, create=False)
     # Every run (a point lists its group's runs), but only the rows of this algorithm, and
@@ -72,6 +72,8 @@ def annotate(
     db: DbOption = None,
 ) -> None:
     """Attach an explanation to a build; `history` and reports show it."""
+    from pqbench.store import Store
+
     if not build.strip() or not text.strip():
         raise UsageError("both BUILD and TEXT must be non-empty")
     check_text(build, "BUILD")

@@ -11,7 +11,7 @@ from pqbench.cli.root import app
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
 from pqbench.presentation import runs as views
-from pqbench.store import Store, resolve_location
+from pqbench.store import resolve_location
 from pqbench.store.location import is_url
 from pqbench.untrusted import redact
 
@@ -45,6 +45,8 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
 @handles_errors
 def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
     """List the stored runs, oldest first."""
+    from pqbench.store import Store
+
     location = resolve_location(db)
     if not is_url(location) and not Path(location).expanduser().exists():
         # No database yet is the first-day state, not an error: nothing is stored.

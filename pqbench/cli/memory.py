@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +18,9 @@ from pqbench.presentation import comparisons, console
 from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
 from pqbench.record.results import Run
-from pqbench.store import Store
+
+if TYPE_CHECKING:
+    from pqbench.store import Store
 
 #: What `pqbench memory` measures with no argument (the issue's list).
 MEMORY_SUITE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65",
@@ -83,6 +85,8 @@ def memory(
 ) -> None:
     """Measure peak stack bytes, peak heap bytes and allocations of one call per operation,
     through liboqs and the system libcrypto (stored as a run of kind memory)."""
+    from pqbench.store import Store
+
     if json_output and csv_output:
         raise UsageError("choose one of --json and --csv")
     if not 1 <= calls <= _MAX_CALLS:

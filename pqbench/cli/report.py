@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,11 +18,15 @@ from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
-from pqbench.store import RunFilter, Store
+
+if TYPE_CHECKING:
+    from pqbench.store import Store
 
 
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     """The runs named; with none named, all runs for --by, else the newest run."""
+    from pqbench.store import RunFilter
+
     if run_ids:
         return store.load_runs(RunFilter(ids=tuple(run_ids)))
     found = store.load_runs(RunFilter(newest=None if by else 1))
@@ -58,6 +62,7 @@ def report_command(
     # matplotlib and the statistics load here, not when `pqbench --help` starts.
     from pqbench import report
     from pqbench.analysis import compare
+    from pqbench.store import Store
 
     band = parse_threshold(threshold)
     store = Store.open(db, create=False)

@@ -24,7 +24,6 @@ from pqbench.measure import mask as capmask
 from pqbench.measure import suite
 from pqbench.presentation import console
 from pqbench.record import codec
-from pqbench.store import Store
 from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5
@@ -77,6 +76,8 @@ def speed(
     db: DbOption = None,
 ) -> None:
     """Measure ops/s, µs/op, spread and sizes per algorithm, implementation and operation."""
+    from pqbench.store import Store
+
     if json_output and csv_output:
         raise UsageError("choose one of --json and --csv")
     capability_mask = capmask.build(mask) if mask is not None else None

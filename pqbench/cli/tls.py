@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,9 +21,11 @@ from pqbench.errors import UsageError
 from pqbench.presentation import console, runs
 from pqbench.record import codec
 from pqbench.record.results import Run
-from pqbench.store import Store
 from pqbench.tls import catalog, grid, records, registry
 from pqbench.tls.base import TlsImplementation
+
+if TYPE_CHECKING:
+    from pqbench.store import Store
 
 MAX_INTERMEDIATES = 4
 #: As `speed`: an hour per row is more than any figure needs; beyond it a typo runs for days.
@@ -115,6 +117,8 @@ def tls(
 ) -> None:
     """Time real TLS 1.3 handshakes over a key-exchange x certificate grid: handshakes/s,
     CPU per side, bytes per side and round trips, each handshake verified first."""
+    from pqbench.store import Store
+
     settings = _settings(seconds, rounds, operation, transport, mtu, initial_window,
                          intermediates, label)
     cells = catalog.grid(catalog.resolve_groups(group or catalog.DEFAULT_GROUPS),
