@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,23 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
                                       "--db", str(db)])
     assert result.exit_code == 0, result.stderr
     return db, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def postgres_base() -> Iterator[str]:
+    """A real PostgreSQL server (tests/postgres_server.py) for the tests of one module."""
+    from tests.postgres_server import running_server
+
+    with running_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty store on each backend: a SQLite file, and a database of its own on the
+    module's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "fleet.db")
+    from tests.postgres_server import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_base"))

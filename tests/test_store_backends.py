@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,24 +18,11 @@ from pqbench.record import exchange
 from pqbench.record.results import Measurement, Run
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
-from tests.postgres_server import fresh_database, running_server
 from tests.tests_data import make_run, make_runs
 
 WRITERS = 8
 RUNS_PER_WRITER = 4
 
-
-@pytest.fixture(scope="module")
-def postgres_base() -> Iterator[str]:
-    with running_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "fleet.db")
-    return fresh_database(request.getfixturevalue("postgres_base"))
 
 
 def _writer(location: str, writer: int, barrier: multiprocessing.synchronize.Barrier) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,8 @@ from pqbench.record import codec
 from pqbench.record.results import Measurement, Run
 from pqbench.store import RunFilter, Store, bulk, schema
 from pqbench.timing.contract import LoopResult
-from tests.postgres_server import fresh_database, running_server
+from tests.postgres_server import fresh_database
 from tests.tests_data import environment, make_run, make_runs
-
-
-@pytest.fixture(scope="module")
-def postgres_base() -> Iterator[str]:
-    with running_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "fleet.db")
-    return fresh_database(request.getfixturevalue("postgres_base"))
 
 
 def _url(location: str) -> str:
