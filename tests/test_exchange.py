@@ -124,3 +124,17 @@ def test_export_of_unknown_run_or_format_fails(stored: Path) -> None:
     assert run_cli("export", "nope", "--db", str(stored)).returncode == 1
     done = run_cli("export", "20260101", "--format", "csv", "--db", str(stored))
     assert done.returncode == 2 and "pytest-benchmark" in done.stderr
+
+
+def test_export_never_replaces_a_file_unless_forced(stored: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.json"
+    out.write_text("runs from another machine\n")
+    refused = run_cli("export", "20260101", "-O", str(out), "--db", str(stored))
+    assert refused.returncode == 1
+    assert "already exists" in refused.stderr and "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert out.read_text() == "runs from another machine\n"
+    forced = run_cli("export", "20260101", "-O", str(out), "--force", "--db", str(stored))
+    assert forced.returncode == 0, forced.stderr
+    assert [run["run_id"] for run in json.loads(out.read_text())["runs"]] == ["20260101-a"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".runs.json")] == []

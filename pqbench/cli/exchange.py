@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +25,8 @@ def export(
     ] = "json",
     output: Annotated[Path | None, typer.Option(
         "--output", "-O", help="Write here instead of stdout.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing --output file.")] = False,
     db: DbOption = None,
 ) -> None:
     """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
@@ -32,17 +36,35 @@ def export(
 
     if fmt not in exchange.FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
+    # An earlier export (perhaps the only copy of runs from another machine) is never
+    # replaced by accident; checked before the database is read.
+    if output is not None and not force and (output.exists() or output.is_symlink()):
+        raise InputFileError(f"{output} already exists; pass --force to replace it, or "
+                             "choose another --output")
     store = Store.open(db, create=False)
     loaded = store.load_runs(RunFilter(ids=tuple(runs)))
     text = exchange.export(loaded, fmt)
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text)
-    except OSError as exc:
-        raise InputFileError(f"cannot write {output}: {exc.strerror or exc}") from None
+    _write_whole(output, text)
     console.note(f"exported {len(loaded)} run(s) to {output}")
+
+
+def _write_whole(output: Path, text: str) -> None:
+    """Write `text` to `output` whole or not at all: a temporary file beside it, renamed
+    into place, so a full disk or an interruption never leaves half an export."""
+    temporary = None
+    try:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=output.parent or ".",
+                                         prefix=f".{output.name}.", delete=False) as file:
+            temporary = Path(file.name)
+            file.write(text)
+        os.replace(temporary, output)
+    except OSError as exc:
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+        raise InputFileError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
 @app.command(name="import")
