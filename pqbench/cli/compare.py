@@ -119,7 +119,8 @@ def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
     if not ids:
         from pqbench.analysis.compare import run_order
 
-        stored = sorted(store.load_runs(rows_too=False), key=run_order)
+        # Headers only: kind, start time and the ab side are columns, not fingerprint.
+        stored = sorted(store.load_runs(rows_too=False, fingerprints=False), key=run_order)
         if not stored:
             raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` "
                                   "makes one")
