@@ -251,3 +251,19 @@ def test_bad_ab_input_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
                    "--db", str(tmp_path / "u.db"), timeout=120)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+
+def test_what_neither_side_offers_is_listed_once_for_both(tmp_path: Path) -> None:
+    """Two workers of one machine lack the same rows: one 'not measured' table, not two.
+    The system libcrypto offers ML-KEM from OpenSSL 3.5 on; before that both sides lack it."""
+    db = tmp_path / "both.db"
+    done = run_cli("ab", "ml-kem-768", "-o", "keygen", "-i", "libcrypto", "-i", "liboqs",
+                   "--a", "here", "--b", "here", "--max-seconds", "5", "--db", str(db),
+                   timeout=600)
+    assert done.returncode == 0, done.stderr
+    a, b = Store.open(str(db)).load_runs()
+    assert a.problems == b.problems
+    assert "(side A)" not in done.stderr and "(side B)" not in done.stderr
+    assert done.stderr.count("(both sides)") == (1 if a.problems else 0)
+    assert done.stderr.count("needs OpenSSL") == len(a.problems)

@@ -135,10 +135,12 @@ def _report(outcome: session.Outcome, band: float | None, json_output: bool,
                                                 status=outcome.status)})
     else:
         console.note("no row was measured on both sides")
-    for run, name in ((a, "A"), (b, "B")):
+    # Two workers of one machine usually lack the same things: one table then, not two.
+    same = a.problems == b.problems
+    for run, name in ((a, "both sides"),) if same else ((a, "side A"), (b, "side B")):
         if run.problems:
             console.stderr.print(console.problems_table(run.problems), markup=False)
-            console.note(f"(side {name})")
+            console.note(f"({name})")
     console.note(stored)
     if outcome.error:
         console.error(outcome.error)
