@@ -6,6 +6,7 @@ offset with sigma 0.3, shared by all rounds of that run) and rounds scatter 2 % 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -90,6 +91,58 @@ def test_bootstrap_spread_matches_the_standard_error_of_the_mean() -> None:
     levels = replicates.bootstrap_levels(logs, np.random.default_rng(3), draws=40_000)
     expected = np.std(estimates, ddof=1) / math.sqrt(estimates.size)
     assert float(np.std(levels)) == pytest.approx(expected, rel=0.03)
+
+
+@pytest.mark.parametrize("rounds", range(1, 8))
+def test_median_positions_are_the_exact_distribution_of_a_resampled_median(rounds: int) -> None:
+    # Enumerate all rounds**rounds resamples of the positions 0..rounds-1 and count where
+    # their median's two middle order statistics fall.
+    counts: dict[tuple[int, int], int] = {}
+    for resample in itertools.product(range(rounds), repeat=rounds):
+        ordered = sorted(resample)
+        key = (ordered[(rounds - 1) // 2], ordered[rounds // 2])
+        counts[key] = counts.get(key, 0) + 1
+    lo, hi, probability = replicates.median_positions(rounds)
+    found = {(int(a), int(b)): float(p) for a, b, p in zip(lo, hi, probability, strict=True)}
+    assert found.keys() == counts.keys()
+    for key, count in counts.items():
+        assert found[key] == pytest.approx(count / rounds ** rounds, abs=1e-12)
+
+
+def naive_levels(logs: list[np.ndarray], rng: np.random.Generator, draws: int) -> np.ndarray:
+    """The two-level bootstrap written out: runs with replacement, then each picked run's
+    rounds with replacement, the median of those, the mean over runs, expanded."""
+    picked = rng.integers(0, len(logs), (draws, len(logs)))
+    medians = np.empty(picked.shape)
+    for i, run in enumerate(logs):
+        where = picked == i
+        rounds = rng.integers(0, run.size, (int(where.sum()), run.size))
+        medians[where] = np.median(run[rounds], axis=1)
+    observed = float(np.mean([np.median(run) for run in logs]))
+    return observed + math.sqrt(len(logs) / (len(logs) - 1)) * (medians.mean(axis=1) - observed)
+
+
+@pytest.mark.parametrize("sizes", [(5,) * 8, (6,) * 8, (7, 4, 1, 6, 3, 2, 5, 9)],
+                         ids=["odd rounds", "even rounds", "mixed rounds"])
+def test_bootstrap_levels_draw_from_the_two_level_resampling_distribution(
+        sizes: tuple[int, ...]) -> None:
+    # Rounds scatter far more than runs do, so the level's spread comes mostly from the
+    # resampled medians and a wrong weight on any order statistic shows in the quantiles.
+    rng = np.random.default_rng(11)
+    logs = [rng.lognormal(0.0, 1.0, size) + 0.02 * i for i, size in enumerate(sizes)]
+    fast = replicates.bootstrap_levels(logs, np.random.default_rng(1), draws=60_000)
+    slow = naive_levels(logs, np.random.default_rng(2), draws=60_000)
+    scale = float(np.std(slow))
+    for q in (0.01, 0.1, 0.5, 0.9, 0.99):
+        assert float(np.quantile(fast, q)) == pytest.approx(float(np.quantile(slow, q)),
+                                                            abs=0.05 * scale)
+    assert float(np.std(fast)) == pytest.approx(scale, rel=0.02)
+
+
+def test_resamples_keep_20_beyond_each_tail() -> None:
+    assert replicates.draws_for(0.005) == 4000  # 99 %
+    assert replicates.draws_for(0.025) == 1000  # 95 %: 800 would do; never below 1000
+    assert replicates.draws_for(0.0005) == 40_000
 
 
 def test_rejects_empty_and_non_positive_runs() -> None:

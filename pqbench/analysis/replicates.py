@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,9 +42,10 @@ from scipy import stats as sp_stats
 from pqbench.analysis import stats, verdict
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
-#: Bootstrap resamples. The 99 % interval's tails hold 0.5 % each: 20 resamples beyond each
-#: end at this size, enough for a stable percentile (Davison & Hinkley section 5.2.3).
+#: Bootstrap resamples of the 99 % interval (`draws_for`): its tails hold 0.5 % each, 20
+#: resamples beyond each end at this size, enough for a stable percentile.
 DRAWS = 4000
 #: Fixed seed: reports must be byte-for-byte reproducible from the same stored data.
 SEED = 20130613
@@ -69,6 +71,8 @@ def log_runs(runs: Sequence[Sequence[float]], what: str) -> list[FloatArray]:
 
 def run_estimates(logs: Sequence[FloatArray]) -> FloatArray:
     """One estimate per run: the median of its ln rates."""
+    if len({run.size for run in logs}) == 1:
+        return np.median(np.stack(logs), axis=1)  # runs of equal length, at once
     return np.array([float(np.median(run)) for run in logs])
 
 
@@ -88,30 +92,97 @@ def pooled_spread(*sides: FloatArray) -> float | None:
     return math.sqrt(squares / freedom) if freedom > 0 else None
 
 
+def draws_for(tail: float) -> int:
+    """Resamples for a percentile interval with `tail` in each tail: at least 20 beyond each
+    end (Davison & Hinkley section 5.2.3), and never fewer than 1000: 4000 at 99 %, 1000 at
+    95 %."""
+    return max(1000, math.ceil(20 / tail - 1e-9))
+
+
+@lru_cache(maxsize=64)
+def median_positions(k: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """Where the median of a resample of k rounds lands among the run's sorted rounds.
+
+    Resampling k rounds with replacement and taking the median picks the order statistics
+    at positions (lo, hi) of the sorted run, averaged ((k-1)//2 and k//2: one position for
+    odd k). Which positions depends on k alone, never on the values, so the two-level
+    bootstrap can draw the resampled median directly from this exact distribution instead
+    of drawing k rounds and sorting them: the same resampling distribution, k times fewer
+    random numbers and no sort. With l = (k-1)//2 and N(<=a) ~ Binomial(k, (a+1)/k) draws
+    at or below position a:
+
+    * P(lo = a) = P(N(<=a) >= l+1) - P(N(<=a-1) >= l+1);
+    * for even k and a < b, (lo, hi) = (a, b) needs exactly l+1 draws at or below a, one at
+      least at a, none strictly between, one at least at b:
+      C(k, l+1) [((a+1)/k)^(l+1) - (a/k)^(l+1)] [((k-b)/k)^(k-l-1) - ((k-b-1)/k)^(k-l-1)];
+      P(lo = hi = a) is what remains of P(lo = a).
+
+    Returns (lo, hi, probability) over the pairs that can occur; the tests check it against
+    enumerating all k**k resamples.
+    """
+    low = (k - 1) // 2
+    at = np.arange(k)
+    marginal = sp_stats.binom.sf(low, k, (at + 1) / k) - sp_stats.binom.sf(low, k, at / k)
+    if k % 2:
+        return at, at, marginal
+    a, b = at[:, None], at[None, :]
+    rest = k - low - 1
+    joint = np.where(b > a, math.comb(k, low + 1)
+                     * (((a + 1) / k) ** (low + 1) - (a / k) ** (low + 1))
+                     * (((k - b) / k) ** rest - ((k - b - 1) / k) ** rest), 0.0)
+    joint[at, at] = marginal - joint.sum(axis=1)
+    lo, hi = np.nonzero(joint > 0)
+    return lo, hi, joint[lo, hi]
+
+
+#: Position tables up to this size are searched by comparisons, larger ones by bisection.
+_SCAN = 12
+
+
 def bootstrap_levels(logs: Sequence[FloatArray], rng: np.random.Generator,
                      draws: int = DRAWS) -> FloatArray:
     """Two-level bootstrap of a side's level (mean of run medians of ln rates), expanded.
 
-    Vectorised: runs are padded to the longest with +inf, which sorts last, and each
-    resampled run's median is read at its own middle positions.
+    Each resample picks R runs with replacement and, within each picked run, the median of
+    its rounds resampled with replacement; that median is drawn from its exact distribution
+    over the run's order statistics (`median_positions`). One uniform number per picked run
+    gives both: its integer part (scaled by R) is the run, its fraction the median's place.
     """
-    counts = np.array([run.size for run in logs])
-    width = int(counts.max())
-    padded = np.full((len(logs), width), np.inf)
-    for i, run in enumerate(logs):
-        padded[i, :run.size] = run
-    picked = rng.integers(0, len(logs), size=(draws, len(logs)))
-    sizes = counts[picked]
-    rounds = (rng.random((draws, len(logs), width)) * sizes[..., None]).astype(np.int64)
-    values = padded[picked[..., None], rounds]
-    values = np.where(np.arange(width) < sizes[..., None], values, np.inf)
-    values.sort(axis=2)
-    low = np.take_along_axis(values, ((sizes - 1) // 2)[..., None], axis=2)[..., 0]
-    high = np.take_along_axis(values, (sizes // 2)[..., None], axis=2)[..., 0]
-    levels = ((low + high) / 2).mean(axis=1)
+    runs = len(logs)
+    sizes = {run.size for run in logs}
+    uniform = len(sizes) == 1  # the usual case: one position table for every run
+    if uniform:
+        lo, hi, probability = median_positions(sizes.pop())
+        ordered = np.sort(np.stack(logs), axis=1)
+        table = ((ordered[:, lo] + ordered[:, hi]) / 2).ravel()
+        cumulative = [np.cumsum(probability)] * runs
+    else:
+        values, cumulative = [], []
+        for run in logs:
+            lo, hi, probability = median_positions(run.size)
+            ordered = np.sort(run)
+            values.append((ordered[lo] + ordered[hi]) / 2)
+            cumulative.append(np.cumsum(probability))
+        table = np.concatenate(values)
+    # Below R, also where rounding would carry a fraction just under 1 up to R.
+    scaled = np.minimum(rng.random((draws, runs)) * runs, np.nextafter(runs, 0))
+    width = table.size // runs
+    if uniform and width <= _SCAN:
+        # The run is the integer part; the place in its table is how many of the table's
+        # cumulative probabilities the fraction reaches.
+        picked = scaled.astype(np.int64)
+        fraction = scaled - picked
+        place = picked * width
+        for edge in cumulative[0][:-1]:
+            place += fraction >= edge
+    else:
+        # Run i owns [i, i + 1); its places split that by their cumulative probabilities.
+        bounds = np.concatenate([i + c for i, c in enumerate(cumulative)])[:-1]
+        place = np.searchsorted(bounds, scaled, side="right")
+    levels = np.take(table, place).mean(axis=1)
     observed = float(run_estimates(logs).mean())
-    if len(logs) >= 2:
-        levels = observed + math.sqrt(len(logs) / (len(logs) - 1)) * (levels - observed)
+    if runs >= 2:
+        levels = observed + math.sqrt(runs / (runs - 1)) * (levels - observed)
     return levels
 
 
@@ -132,7 +203,7 @@ def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], al
 
 def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *,
                  threshold: float | None = None, alpha: float = 0.01,
-                 draws: int = DRAWS) -> verdict.Outcome:
+                 draws: int | None = None) -> verdict.Outcome:
     """Is ``after`` faster or slower than ``before``, with the run as the unit?
 
     ``before`` and ``after`` hold, per run, its per-round rates. ``threshold`` None means
@@ -150,7 +221,8 @@ def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[flo
     floor = verdict.floor_from_spread(pooled_spread(est_before, est_after))
     band = verdict.threshold_for(floor, threshold)
     shift = float(est_after.mean() - est_before.mean())
-    log_low, log_high = ratio_interval(logs_before, logs_after, alpha, draws)
+    log_low, log_high = ratio_interval(logs_before, logs_after, alpha,
+                                       draws or draws_for(alpha / 2))
     p_value = stats.mann_whitney_p(est_before.tolist(), est_after.tolist())
     attainable = verdict.smallest_two_sample_p(n, m)
     if attainable >= alpha:
@@ -170,7 +242,7 @@ def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[flo
 
 
 def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95,
-                   draws: int = DRAWS, seed: int = SEED) -> tuple[float, float, float]:
+                   draws: int | None = None, seed: int = SEED) -> tuple[float, float, float]:
     """One side's level (geometric mean of run medians) and its expanded bootstrap interval.
 
     With a single run the interval is that run's order-statistic median interval
@@ -181,9 +253,9 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95,
     if len(logs) == 1:
         summary = stats.summarize(np.exp(logs[0]).tolist(), confidence=confidence)
         return level, summary.ci_low, summary.ci_high
-    levels = bootstrap_levels(logs, np.random.default_rng(seed), draws)
-    observed = math.log(level)
     tail = (1 - confidence) / 2
+    levels = bootstrap_levels(logs, np.random.default_rng(seed), draws or draws_for(tail))
+    observed = math.log(level)
     widen = float(sp_stats.t.ppf(1 - tail, len(logs) - 1) / sp_stats.norm.ppf(1 - tail))
     levels = observed + widen * (levels - observed)
     low, high = np.quantile(levels, [tail, 1 - tail])
