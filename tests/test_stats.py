@@ -142,6 +142,18 @@ def test_tied_samples_get_the_two_sided_tie_corrected_p() -> None:
         pytest.approx(two_sided)
 
 
+@pytest.mark.parametrize("shift", [0.0, 0.004, 0.03])
+def test_many_runs_a_side_get_scipys_asymptotic_p(shift: float) -> None:
+    # 100 against 120 estimates (beyond the exact table), some rounded to tie: the normal
+    # approximation written out must be SciPy's, from a null result to a clear one.
+    rng = np.random.default_rng(5)
+    before = np.round(rng.normal(0.0, 0.02, 100), 3)
+    after = np.round(rng.normal(shift, 0.02, 120), 3)
+    reference = sp_stats.mannwhitneyu(after, before, alternative="two-sided",
+                                      method="asymptotic", use_continuity=True).pvalue
+    assert stats.mann_whitney_p(before.tolist(), after.tolist()) == pytest.approx(reference)
+
+
 # --- compare_samples: too few samples --------------------------------------------------
 
 

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sp_stats
+from scipy import special
 
 from pqbench.analysis import stats, verdict
 
@@ -122,7 +122,8 @@ def median_positions(k: int) -> tuple[IntArray, IntArray, FloatArray]:
     """
     low = (k - 1) // 2
     at = np.arange(k)
-    marginal = sp_stats.binom.sf(low, k, (at + 1) / k) - sp_stats.binom.sf(low, k, at / k)
+    # bdtrc(l, k, p) = P(Binomial(k, p) > l)
+    marginal = special.bdtrc(low, k, (at + 1) / k) - special.bdtrc(low, k, at / k)
     if k % 2:
         return at, at, marginal
     a, b = at[:, None], at[None, :]
@@ -195,8 +196,8 @@ def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], al
     rng = np.random.default_rng(seed)
     shifts = bootstrap_levels(after, rng, draws) - bootstrap_levels(before, rng, draws)
     observed = float(run_estimates(after).mean() - run_estimates(before).mean())
-    z = float(sp_stats.norm.ppf(1 - alpha / 2))
-    shifts = observed + float(sp_stats.t.ppf(1 - alpha / 2, freedom)) / z * (shifts - observed)
+    z = float(special.ndtri(1 - alpha / 2))
+    shifts = observed + float(special.stdtrit(freedom, 1 - alpha / 2)) / z * (shifts - observed)
     low, high = np.quantile(shifts, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
 
@@ -256,7 +257,7 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95,
     tail = (1 - confidence) / 2
     levels = bootstrap_levels(logs, np.random.default_rng(seed), draws or draws_for(tail))
     observed = math.log(level)
-    widen = float(sp_stats.t.ppf(1 - tail, len(logs) - 1) / sp_stats.norm.ppf(1 - tail))
+    widen = float(special.stdtrit(len(logs) - 1, 1 - tail) / special.ndtri(1 - tail))
     levels = observed + widen * (levels - observed)
     low, high = np.quantile(levels, [tail, 1 - tail])
     return level, math.exp(float(low)), math.exp(float(high))

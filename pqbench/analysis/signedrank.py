@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sp_stats
+from scipy import special
 
 from pqbench.analysis import verdict
 
@@ -94,7 +94,7 @@ def interval_rank(n: int, alpha: float) -> tuple[int, float]:
         while k < len(cdf) and cdf[k] <= alpha / 2:
             k += 1
         return k, 1.0 - 2.0 * cdf[k - 1] if k > 0 else 0.0
-    z = float(sp_stats.norm.ppf(1.0 - alpha / 2))
+    z = float(special.ndtri(1.0 - alpha / 2))
     sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
     k = max(0, math.floor(total / 2 + 0.5 - z * sd))
     return k, 1.0 - alpha if k > 0 else 0.0
@@ -107,13 +107,17 @@ def p_value(d: FloatArray) -> float:
     exact = n <= EXACT_MAX_PAIRS and np.all(magnitudes > 0) \
         and np.unique(magnitudes).size == n
     if exact:
-        ranks = sp_stats.rankdata(magnitudes)
+        ranks = np.argsort(np.argsort(magnitudes)) + 1  # no ties here
         positive = round(float(ranks[d > 0].sum()))
         cdf = null_cdf(n)
         total = n * (n + 1) // 2
         return min(1.0, 2.0 * cdf[min(positive, total - positive)])
     if not np.any(magnitudes > 0):
         return 1.0
+    # Only an `ab` session with ties or many pairs gets here: scipy.stats (a second to
+    # import) loads then, not for every command that imports the verdict rules.
+    from scipy import stats as sp_stats
+
     result = sp_stats.wilcoxon(d, zero_method="wilcox", correction=True,
                                alternative="two-sided", method="approx")
     return float(result.pvalue)

@@ -19,7 +19,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sp_stats
 
 CV_LIMIT = 0.10
 TREND_RHO = 0.8
@@ -50,6 +49,8 @@ def drift(values: np.ndarray) -> float | None:
     n = values.size
     if n < TREND_MIN_ROUNDS or np.ptp(values) == 0:
         return None
+    from scipy import stats as sp_stats  # a second to import: only once a run is judged
+
     rho = float(sp_stats.spearmanr(np.arange(n), values).statistic)
     third = max(2, n // 3)
     change = float(np.median(values[-third:]) / np.median(values[:third])) - 1.0
