@@ -140,6 +140,20 @@ def test_history_loads_one_row_of_every_run_without_fingerprints(location: str) 
     assert [r.label for r in runs] == [f"b0{b}" for b in range(3) for _ in range(5)]
 
 
+def test_a_history_leaves_problems_and_checks_unread(location: str) -> None:
+    """`notes=False` (history draws rates only) reads neither table; by default both are
+    read for the same runs."""
+    store = Store.open(location)
+    store.save_runs(_history(3))
+    for notes, expected in ((True, 1), (False, 0)):
+        seen = Statements(store)
+        runs = store.load_runs(RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs",
+                                         operation="decaps", notes=notes), fingerprints=False)
+        assert len(runs) == 15 and all(len(r.measurements) == 1 for r in runs)
+        for table in (schema.problems.name, schema.verifications.name):
+            assert min(len(seen.reading(table)), 1) == expected, (notes, table)
+
+
 def test_a_format_1_label_in_the_fingerprint_still_groups(location: str) -> None:
     """A run stored with its label in the fingerprint alone (format 1) is found by label,
     through the SQL filter and without fingerprints alike."""

@@ -57,16 +57,15 @@ METHOD = ("run as the unit: per run the median of its rounds' ln rates; levels a
 
 def log_runs(runs: Sequence[Sequence[float]], what: str) -> list[FloatArray]:
     """ln rates per run; every run needs at least one positive, finite rate."""
-    logs: list[FloatArray] = []
-    for values in runs:
-        array = np.asarray(values, dtype=np.float64)
-        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) \
-                or np.any(array <= 0):
-            raise ValueError(f"{what}: every run needs finite, positive rates")
-        logs.append(np.log(array))
-    if not logs:
+    if not runs:
         raise ValueError(f"{what}: need at least one run")
-    return logs
+    arrays = [np.asarray(values, dtype=np.float64) for values in runs]
+    if any(array.ndim != 1 or array.size == 0 for array in arrays):
+        raise ValueError(f"{what}: every run needs finite, positive rates")
+    flat = np.concatenate(arrays)  # checked and logged at once, not run by run
+    if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
+        raise ValueError(f"{what}: every run needs finite, positive rates")
+    return np.split(np.log(flat), np.cumsum([array.size for array in arrays])[:-1])
 
 
 def run_estimates(logs: Sequence[FloatArray]) -> FloatArray:

@@ -45,7 +45,8 @@ def history(
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
         runs = store.load_runs(RunFilter(algorithms=names or (algorithm,),
-                                         implementation=implementation, operation=operation),
+                                         implementation=implementation, operation=operation,
+                                         notes=False),
                                fingerprints=by not in LIGHT_FIELDS)
         if not runs:
             raise ComparisonError(f"no runs stored in {store.location}")

@@ -33,7 +33,8 @@ class RunFilter:
     these kinds, whose `--by` group (`record.runs.group_value`) is one of `values`, the
     newest N; empty parts select everything. `algorithms` (names as stored), with
     `implementation` and `operation`, keeps only those result rows (and the problems and
-    checks of those algorithms): every selected run is loaded, with only the rows asked."""
+    checks of those algorithms): every selected run is loaded, with only the rows asked.
+    `notes` False leaves the problems and checks out (a history draws rates only)."""
 
     ids: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
@@ -43,6 +44,7 @@ class RunFilter:
     algorithms: tuple[str, ...] = ()
     implementation: str | None = None
     operation: str | None = None
+    notes: bool = True
 
 
 r = schema.runs
@@ -172,7 +174,8 @@ def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: b
     for batch in chunks(run_ids, IDS_PER_QUERY):
         if not wanted.algorithms:
             _add_rows(conn, parts, m.c.run_id.in_(list(batch)), None)
-        _add_notes(conn, parts, batch, wanted)
+        if wanted.notes:
+            _add_notes(conn, parts, batch, wanted)
     return [replace(run, measurements=tuple(parts.measurements.get(run.run_id, ())),
                     problems=tuple(parts.problems.get(run.run_id, ())),
                     verifications=tuple(parts.verifications.get(run.run_id, ())))
