@@ -3,17 +3,22 @@
 Terminal: no escape sequence reaches the output, rich markup in a label is shown as typed
 (and never crashes `runs` or `compare`). Markdown: the report and `compare --markdown` are
 parsed with markdown-it; no raw HTML, no remote image, no link, no emphasis comes from the
-data, every code block holds exactly the command, and the hostile text reads as typed.
+data, every code block holds exactly the command, and the hostile text reads as typed; and
+GitHub's own renderer (cmark-gfm) makes no bare link of a URL or address in the data.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
 from pathlib import Path
 
+import cmarkgfm
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from rich.console import Console
@@ -21,9 +26,11 @@ from typer.testing import CliRunner
 
 from pqbench.cli import app
 from pqbench.presentation import console
+from pqbench.presentation import markdown as md
 from pqbench.record import exchange
 from pqbench.record.results import Problem
 from pqbench.store import Store
+from pqbench.untrusted import printable
 from tests.tests_data import environment, make_run
 
 ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x9b31m\u202e"
@@ -263,3 +270,39 @@ def test_the_news_of_a_comparison_shows_hostile_reasons_and_versions_literally(
         for start, token in enumerate(tokens):
             if token.type == "table_open":
                 assert len(set(_row_widths(tokens[start:]))) == 1
+
+
+# --- GitHub's own renderer: no bare autolink from the data ---------------------------------
+
+BARE_LINKS = ["https://evil.example/login?next=/", "HTTP://EVIL.EXAMPLE", "ftp://evil.example/x",
+              "see www.evil.example/path.", "mail ops@evil.example now", "mailto:ops@evil.example",
+              "xmpp:ops@evil.example/res", "(https://evil.example)", "*www.evil.example*",
+              "debian-13/https://mirror.example 6.12:00"]
+
+
+def _github_html(markdown: str) -> str:
+    """The HTML github.com shows for `markdown`: cmark-gfm with GitHub's extensions."""
+    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+
+
+def _visible(html_text: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text)).replace(md.WORD_JOINER, "").strip()
+
+
+@pytest.mark.parametrize("value", BARE_LINKS)
+def test_bare_urls_and_addresses_are_never_links_on_github(value: str) -> None:
+    for markdown in (md.text(value), md.table(["label"], [[value]], ["l"])):
+        rendered = _github_html(markdown)
+        assert "<a " not in rendered, rendered
+        assert value in _visible(rendered)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abw.:/@_*[]()<>!`#|&;\\- 0123456789")) |
+               st.characters(exclude_categories=["Cs"]), max_size=60))
+def test_any_text_renders_literally_and_inert_on_github(value: str) -> None:
+    # Stored text is valid Unicode (record.models refuses lone surrogates at the door).
+    rendered = _github_html(md.text(value))
+    assert not re.search(r"<(a|img|script|em|strong|del|code|h\d|li|table)\b", rendered), rendered
+    expected = " ".join(printable(value).split())
+    assert _visible(rendered) == expected

@@ -4,7 +4,10 @@ Pure functions from data to text. Everything that comes from a run (labels, OS b
 library versions, reasons, commands) is untrusted: `text` makes it one line of literal
 text by backslash-escaping every character that could start Markdown or HTML (CommonMark
 §2.4 allows a backslash before any ASCII punctuation), so a label can neither open raw
-HTML, an image, a link or emphasis, nor split a table row, nor end a heading. Code spans
+HTML, an image, a link or emphasis, nor split a table row, nor end a heading. Nor can it
+become one of GitHub's bare autolinks (GFM section 6.9): the colon of a scheme
+(`https://`, `mailto:`) and the dot of `www.` are escaped; an e-mail address, which GitHub
+links even when escaped, gets a word joiner (U+2060, invisible) before its `@`. Code spans
 and blocks are fenced longer than any backtick run inside them. Strings this module builds
 are `Markdown` and are not escaped again. Numbers come from `presentation.numbers`, the
 formatter the terminal uses too.
@@ -41,6 +44,12 @@ __all__ = ["MISSING", "Markdown", "bold", "byte_count", "byte_rate", "code_block
 # the text starts a line ("- x", "2. y"; `>`, `#` and `*` are escaped anywhere).
 _SPECIAL = re.compile(r"([\\`*_\[\]<>&|#~$!])")
 _LINE_START = re.compile(r"^(\d{0,9})((?<=\d)[.)]|(?<!\d)[-+])(?=\s|$)")
+# Where GitHub would start a bare link: "scheme://", "mailto:", "xmpp:", "www.", and the
+# "@" of anything shaped like an e-mail address.
+_LINK_COLON = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=mailto)(:)|(?<=xmpp)(:)")
+_WWW = re.compile(r"(?i)\b(www)\.")
+_MAIL_AT = re.compile(r"(?<=[A-Za-z0-9.+_-])@(?=[A-Za-z0-9_-])")
+WORD_JOINER = "\u2060"
 
 
 class Markdown(str):
@@ -52,6 +61,8 @@ def text(value: object) -> Markdown:
     if isinstance(value, Markdown):
         return value
     line = _SPECIAL.sub(r"\\\1", " ".join(printable(value).split()))
+    line = _LINK_COLON.sub(r"\\:", line)
+    line = _MAIL_AT.sub(WORD_JOINER + "@", _WWW.sub(r"\1\\.", line))
     return Markdown(_LINE_START.sub(r"\1\\\2", line))
 
 
