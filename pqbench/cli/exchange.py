@@ -79,10 +79,13 @@ def import_(
     from pqbench.store import Store
 
     with many_records():
-        runs = exchange.read_files(files)  # every file validated before anything is written
+        # Every file validated before anything is written, then all runs of all files
+        # written in one transaction, straight from the validated documents.
+        documents = exchange.read_documents(files)
         store = Store.open(db)
-        stored = store.save_runs(runs)  # one transaction: all runs of all files, or none
-    skipped = [run.run_id for run in runs if run.run_id not in stored]
+        stored = store.save_documents(documents)
+    written = set(stored)
+    skipped = [doc["run_id"] for doc in documents if doc["run_id"] not in written]
     if json_output:
         print_json({"database": store.location, "imported": stored, "already_stored": skipped})
         return

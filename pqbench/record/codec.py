@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import statistics
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, get_args, get_origin
@@ -163,15 +164,18 @@ def _measurement_of_row(row: Mapping[str, Any]) -> Measurement:
         counter=row.get("cycle_counter"), unit=row.get("unit"))
 
 
-def run_from_document(doc: Mapping[str, Any]) -> Run:
-    """The inverse of run_document (the caller validates an untrusted document first)."""
+def run_from_document(doc: Mapping[str, Any], *, results: bool = True) -> Run:
+    """The inverse of run_document (the caller validates an untrusted document first);
+    without its result rows when `results` is False (the store writes those straight
+    from the document: `row_columns`)."""
     environment = Fingerprint(doc["environment"])
     return Run(
         run_id=doc["run_id"], started_at=doc["started_at"], finished_at=doc["finished_at"],
         status=doc["status"], command=doc["command"],
         label=label_of(doc.get("label"), environment),
         settings=dict(doc.get("settings") or {}), environment=environment,
-        measurements=tuple(_measurement_of_row(r) for r in doc["results"]),
+        measurements=tuple(_measurement_of_row(r) for r in doc["results"]) if results
+        else (),
         problems=tuple(problem(p) for p in doc.get("problems", [])),
         verifications=tuple(verification(v) for v in doc.get("verifications", [])),
         kind=doc.get("kind", "speed"),
@@ -244,6 +248,35 @@ def measurement_columns(m: Measurement) -> dict[str, Any]:
             "operation": m.operation, "block_size": m.block_size,
             "ops_per_sec": rate, "us_per_op": per_op, "cycles_per_op": m.cycles_per_op,
             "counter": m.counter, "sizes": dict(m.sizes), "attributes": attributes}
+
+
+def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """`measurement_columns` of a validated document's result row, without making its
+    Measurement and LoopResults first (an import writes a fleet's rows: issue #16). The
+    same figures by the same definitions: `measurement`'s unit and block size,
+    `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
+    and `.cycles_per_op`; tests/test_import_rows.py holds the two to the same rows."""
+    skip = _not_attributes()
+    attributes = {k: v for k, v in row.items() if k not in skip}
+    unit = row.get("unit") or "op"
+    block_size = row.get("block_size")
+    if unit == "byte" and block_size == 1:
+        block_size = None
+    if unit != "op":
+        attributes["unit"] = unit
+    samples = row["samples"]
+    rates = [s["ops"] * 1e9 / s["elapsed_ns"] if s["elapsed_ns"] > 0 else 0.0
+             for s in samples if s["ops"] > 0]
+    rate = statistics.median(rates) if rates else 0.0
+    per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
+    cycles = [s["cycles"] / s["ops"] for s in samples
+              if s.get("cycles") is not None and s["ops"] != 0]
+    return {"algorithm": row["algorithm"], "implementation": row["implementation"],
+            "operation": row["operation"], "block_size": block_size,
+            "ops_per_sec": rate, "us_per_op": per_op,
+            "cycles_per_op": statistics.median(cycles) if cycles else None,
+            "counter": row.get("cycle_counter"), "sizes": dict(row.get("sizes") or {}),
+            "attributes": attributes}
 
 
 def measurement_from_columns(row: Any, rounds: Iterable[LoopResult]) -> Measurement:

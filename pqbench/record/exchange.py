@@ -3,10 +3,12 @@
 Two formats out: pqbench's own JSON (a bundle of run documents, `codec.run_document`,
 lossless) and pytest-benchmark's JSON (loads in `pytest-benchmark compare`; stats in
 seconds per operation, one datum per round). Imports read pqbench JSON only, and treat it
-as untrusted data: size-limited before parsing, parsed with `json` (never executed),
-validated as a whole against the run format's schema (`pqbench.record.models`), and all
-files are checked before anything is written; the store then writes every run of every
-file in one transaction.
+as untrusted data: size-limited before parsing, parsed (never executed) and validated as
+a whole against the run format's schema (`pqbench.record.models`: in one pass over the
+bytes by `record.validation`, or decoded with `json` and checked against the models
+themselves where that pass cannot vouch for a file, for the message), and all files are
+checked before anything is written; the store then writes every run of every file in
+one transaction, straight from the validated documents.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from pqbench.errors import InputFileError
-from pqbench.record import codec, models
+from pqbench.record import codec, models, validation
 from pqbench.record.format import BUNDLE_FORMAT, BUNDLE_VERSION, FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Run
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "FORMATS", "MAX_BYTES", "InputFileError",
-           "export", "parse", "read_file", "read_files"]
+           "export", "parse", "parse_models", "read_documents", "read_file",
+           "read_files"]
 #: Refuse files larger than this before reading them (a week of runs is a few MB).
 MAX_BYTES = 64 * 1024 * 1024
 FORMATS = ("json", "pytest-benchmark")
@@ -121,6 +124,31 @@ def export(runs: Sequence[Run], fmt: str) -> str:
 
 def read_file(path: Path, max_bytes: int = MAX_BYTES) -> list[Run]:
     """The runs in one pqbench export or run document, validated; nothing is stored here."""
+    return [codec.run_from_document(doc) for doc in read_documents([path], max_bytes)]
+
+
+def read_documents(paths: Sequence[Path], max_bytes: int = MAX_BYTES
+                   ) -> list[dict[str, Any]]:
+    """Every run document of every file, validated, as the dicts the store writes its
+    rows from (`Store.save_documents`); any bad file fails them all, before anything is
+    written. A valid file is checked in one pass over its bytes (`record.validation`);
+    one that pass does not vouch for is decoded and checked against the models, which
+    name what is wrong."""
+    documents: list[dict[str, Any]] = []
+    for path in paths:
+        raw = _read(path, max_bytes)
+        validated = validation.validate(raw)
+        if validated is None:
+            documents += _documents(parse_models(decode(raw, str(path)), str(path)))
+        elif validated["format"] == BUNDLE_FORMAT:
+            documents += validated["runs"]
+        else:
+            documents.append(validated)
+        del raw, validated
+    return documents
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -132,7 +160,7 @@ def read_file(path: Path, max_bytes: int = MAX_BYTES) -> list[Run]:
         raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise InputFileError(f"{path} is over the import limit of {max_bytes} bytes")
-    return parse(decode(raw, str(path)), str(path))
+    return raw
 
 
 def decode(raw: bytes, source: str) -> Any:
@@ -154,10 +182,15 @@ def decode(raw: bytes, source: str) -> Any:
 
 
 def parse(data: Any, source: str) -> list[Run]:
-    """Validate a decoded export (bundle or single run document) and build its Runs.
+    """Validate a decoded export (bundle or single run document) and build its Runs."""
+    return [codec.run_from_document(doc) for doc in _documents(parse_models(data, source))]
 
-    The whole document is checked against one schema (`pqbench.record.models`) before a
-    single Run is built, so a file either yields all its runs or a clear error.
+
+def parse_models(data: Any, source: str) -> list[models.RunDocument]:
+    """Validate a decoded export against the models: its run documents, or a clear error.
+
+    The whole document is checked against one schema (`pqbench.record.models`), so a file
+    either yields all its runs or names its first problem.
     """
     if not isinstance(data, dict):
         raise InputFileError(f"{source} is not a pqbench export (top level is not an object)")
@@ -185,15 +218,17 @@ def parse(data: Any, source: str) -> list[Run]:
         raise InputFileError(_describe(exc, data, source)) from None
     except RecursionError:  # nesting below json's limit but deep enough for pydantic's
         raise InputFileError(f"{source}: values nested too deeply") from None
-    documents = validated.runs if isinstance(validated, models.Bundle) else [validated]
-    # The decoded JSON and each validated document go as soon as their run is built: an
-    # import of a thousand runs holds the runs, not three copies of them (issue #16).
-    del data, validated
-    documents.reverse()
-    runs = []
-    while documents:
-        runs.append(codec.run_from_document(documents.pop().model_dump(exclude_unset=True)))
-    return runs
+    return validated.runs if isinstance(validated, models.Bundle) else [validated]
+
+
+def _documents(validated: list[models.RunDocument]) -> list[dict[str, Any]]:
+    """The validated models as the plain documents they hold (only the fields given); each
+    model goes as soon as its document is made, so an import holds one copy of its runs."""
+    validated.reverse()
+    documents = []
+    while validated:
+        documents.append(validated.pop().model_dump(exclude_unset=True))
+    return documents
 
 
 def _check_version(doc: dict[str, Any], supported: int, where: str) -> None:
@@ -224,7 +259,4 @@ def _describe(exc: ValidationError, data: dict[str, Any], source: str) -> str:
 
 def read_files(paths: Sequence[Path], max_bytes: int = MAX_BYTES) -> list[Run]:
     """All runs of all files; any bad file fails the whole import before anything is saved."""
-    runs: list[Run] = []
-    for path in paths:
-        runs.extend(read_file(path, max_bytes))
-    return runs
+    return [codec.run_from_document(doc) for doc in read_documents(paths, max_bytes)]

@@ -15,7 +15,8 @@ Everything happens in the caller's transaction: all runs or none.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, text
@@ -23,7 +24,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from pqbench.record import codec
-from pqbench.record.results import Run
+from pqbench.record.results import Measurement, Run
 from pqbench.store import schema
 
 #: Runs per write batch: bounds the memory the parameter lists take, whatever the import.
@@ -45,23 +46,47 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
         yield items[start:start + size]
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """A run to write: its own row, problems and checks from `run`, and its result rows,
+    Measurements or the rows of a validated run document (written without making
+    Measurements first: `codec.row_columns`)."""
+
+    run: Run
+    results: Sequence[Any]
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+
 def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
     """Write every run not stored yet (the first of several with one id); their ids, in
     the order given."""
-    fresh = _not_stored(conn, runs)
+    return _insert(conn, [_Pending(run, run.measurements) for run in runs])
+
+
+def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """As insert_runs, for run documents `record.exchange` has validated."""
+    return _insert(conn, [_Pending(codec.run_from_document(doc, results=False),
+                                   doc["results"]) for doc in documents])
+
+
+def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
+    fresh = _not_stored(conn, pending)
     for batch in chunks(fresh, RUNS_PER_BATCH):
         _write(conn, schema.runs.name, _RUN_COLUMNS,
-               [_row(codec.run_columns(run), _RUN_COLUMNS) for run in batch])
+               [_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in batch])
         _insert_rows(conn, batch)
-        problems = [_row({"run_id": run.run_id, **codec.problem_fields(p)}, _PROBLEM_COLUMNS)
-                    for run in batch for p in run.problems]
+        problems = [_row({"run_id": p.run_id, **codec.problem_fields(problem)},
+                         _PROBLEM_COLUMNS) for p in batch for problem in p.run.problems]
         if problems:
             _write(conn, schema.problems.name, _PROBLEM_COLUMNS, problems)
-        checks = [_row({"run_id": run.run_id, **codec.verification_fields(v)},
-                       _CHECK_COLUMNS) for run in batch for v in run.verifications]
+        checks = [_row({"run_id": p.run_id, **codec.verification_fields(v)},
+                       _CHECK_COLUMNS) for p in batch for v in p.run.verifications]
         if checks:
             _write(conn, schema.verifications.name, _CHECK_COLUMNS, checks)
-    return [run.run_id for run in fresh]
+    return [p.run_id for p in fresh]
 
 
 def _row(columns: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
@@ -71,35 +96,40 @@ def _row(columns: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
                  for n in names)
 
 
-def _not_stored(conn: Connection, runs: Sequence[Run]) -> list[Run]:
-    unique: dict[str, Run] = {}
-    for run in runs:
-        unique.setdefault(run.run_id, run)
+def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]:
+    unique: dict[str, _Pending] = {}
+    for p in pending:
+        unique.setdefault(p.run_id, p)
     column = schema.runs.c.run_id
     stored: set[str] = set()
     for batch in chunks(list(unique), IDS_PER_QUERY):
         stored.update(conn.execute(select(column).where(column.in_(batch))).scalars())
-    return [run for run_id, run in unique.items() if run_id not in stored]
+    return [p for run_id, p in unique.items() if run_id not in stored]
 
 
-def _insert_rows(conn: Connection, runs: Sequence[Run]) -> None:
+def _insert_rows(conn: Connection, pending: Sequence[_Pending]) -> None:
     """The runs' result rows and their samples."""
-    count = sum(len(run.measurements) for run in runs)
+    count = sum(len(p.results) for p in pending)
     if not count:
         return
     ids = iter(_reserve_ids(conn, count))
     rows: list[tuple[Any, ...]] = []
     samples: list[tuple[Any, ...]] = []
-    for run in runs:
-        for m in run.measurements:
+    for p in pending:
+        for result in p.results:
             row_id = next(ids)
-            columns = codec.measurement_columns(m)
+            if isinstance(result, Measurement):
+                columns = codec.measurement_columns(result)
+                samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
+                            for i, r in enumerate(result.rounds)]
+            else:
+                columns = codec.row_columns(result)
+                samples += [(row_id, i, s["ops"], s["elapsed_ns"], s.get("cycles"))
+                            for i, s in enumerate(result["samples"])]
             columns["sizes"] = _json(columns["sizes"])
             columns["attributes"] = _json(columns["attributes"])
-            rows.append((row_id, run.run_id, *(columns[name]
-                                               for name in _MEASUREMENT_COLUMNS[2:])))
-            samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
-                        for i, r in enumerate(m.rounds)]
+            rows.append((row_id, p.run_id, *(columns[name]
+                                             for name in _MEASUREMENT_COLUMNS[2:])))
     _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
     if samples:
         _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples, numbers_only=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -255,25 +255,35 @@ class Store:
     def save_runs(self, runs: Sequence[Run]) -> list[str]:
         """Store every run not stored yet, all in one transaction: either all of them are
         written or none is. Returns the ids written; runs already stored are skipped."""
+        return self._save(lambda conn: bulk.insert_runs(conn, runs),
+                          [run.run_id for run in runs])
+
+    def save_documents(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
+        """As save_runs, for run documents `record.exchange.read_documents` validated: the
+        rows are written straight from them (an import of a fleet's runs, issue #16)."""
+        return self._save(lambda conn: bulk.insert_documents(conn, documents),
+                          [doc["run_id"] for doc in documents])
+
+    def _save(self, insert: Callable[[Connection], list[str]], run_ids: list[str]
+              ) -> list[str]:
         problem = ""
         for _attempt in range(3):
             try:
                 with self._transaction() as conn:
-                    return bulk.insert_runs(conn, runs)
+                    return insert(conn)
             except IntegrityError as exc:
                 problem = _describe(exc, self.location, self._secrets)
-                if not self._stored_meanwhile(runs):
+                if not self._stored_meanwhile(run_ids):
                     break  # not a race with another writer: a row the table refuses
                 # another writer stored one of these meanwhile: skip it next time
         raise StoreError(f"nothing was written ({problem}); if other writers are storing "
                          "the same runs, try again")
 
-    def _stored_meanwhile(self, runs: Sequence[Run]) -> bool:
+    def _stored_meanwhile(self, run_ids: list[str]) -> bool:
         column = schema.runs.c.run_id
         with self.engine.connect() as conn:
             return any(conn.execute(select(column).where(column.in_(list(batch)))).first()
-                       for batch in bulk.chunks([r.run_id for r in runs],
-                                                bulk.IDS_PER_QUERY))
+                       for batch in bulk.chunks(run_ids, bulk.IDS_PER_QUERY))
 
     def annotate(self, build: str, text: str) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
