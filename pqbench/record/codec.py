@@ -256,8 +256,8 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     same figures by the same definitions: `measurement`'s unit and block size,
     `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
     and `.cycles_per_op`; tests/test_import_rows.py holds the two to the same rows."""
-    skip = _not_attributes()
-    attributes = {k: v for k, v in row.items() if k not in skip}
+    extra = row.keys() - _not_attributes()
+    attributes = {k: v for k, v in row.items() if k in extra} if extra else {}
     unit = row.get("unit") or "op"
     block_size = row.get("block_size")
     if unit == "byte" and block_size == 1:
@@ -275,7 +275,7 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
             "operation": row["operation"], "block_size": block_size,
             "ops_per_sec": rate, "us_per_op": per_op,
             "cycles_per_op": statistics.median(cycles) if cycles else None,
-            "counter": row.get("cycle_counter"), "sizes": dict(row.get("sizes") or {}),
+            "counter": row.get("cycle_counter"), "sizes": row.get("sizes") or {},
             "attributes": attributes}
 
 

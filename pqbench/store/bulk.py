@@ -15,6 +15,7 @@ Everything happens in the caller's transaction: all runs or none.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ IDS_PER_QUERY = 500
 _MEASUREMENT_COLUMNS = ("id", "run_id", "algorithm", "implementation", "operation",
                         "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
                         "sizes", "attributes")
+_measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[2:])
 _SAMPLE_COLUMNS = ("measurement_id", "round_index", "ops", "elapsed_ns", "cycles")
 _RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
 _PROBLEM_COLUMNS = tuple(c.name for c in schema.problems.c if c.name != "id")
@@ -73,11 +75,17 @@ def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -
 
 
 def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
+    """The run rows first (on SQLite the first write takes the lock that makes the ids
+    ours), then the result rows and samples batch by batch, then problems and checks:
+    a handful of statements per table, whatever the number of runs."""
     fresh = _not_stored(conn, pending)
-    for batch in chunks(fresh, RUNS_PER_BATCH):
+    batches = list(chunks(fresh, RUNS_PER_BATCH))
+    for batch in batches:
         _write(conn, schema.runs.name, _RUN_COLUMNS,
                [_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in batch])
+    for batch in batches:
         _insert_rows(conn, batch)
+    for batch in batches:
         problems = [_row({"run_id": p.run_id, **codec.problem_fields(problem)},
                          _PROBLEM_COLUMNS) for p in batch for problem in p.run.problems]
         if problems:
@@ -107,17 +115,30 @@ def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]
     return [p for run_id, p in unique.items() if run_id not in stored]
 
 
-def _insert_rows(conn: Connection, pending: Sequence[_Pending]) -> None:
-    """The runs' result rows and their samples."""
-    count = sum(len(p.results) for p in pending)
-    if not count:
-        return
-    ids = iter(_reserve_ids(conn, count))
+def _insert_rows(conn: Connection, batch: Sequence[_Pending]) -> None:
+    """A batch's result rows and their samples."""
+    ids = _reserve_ids(conn, sum(len(p.results) for p in batch))
+    rows, samples = _rows(batch, ids, copy_text=conn.dialect.name == "postgresql")
+    if rows:
+        _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
+    if samples:
+        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples)
+
+
+_Rows = list[tuple[Any, ...]] | str
+
+
+def _rows(batch: Sequence[_Pending], ids: list[int], copy_text: bool) -> tuple[_Rows, _Rows]:
+    """The rows of pqbench_measurements and pqbench_samples for a batch's results, as
+    tuples; with `copy_text` (PostgreSQL) the samples as the text of their COPY, one
+    string psycopg sends as it is, instead of a call per sample."""
     rows: list[tuple[Any, ...]] = []
     samples: list[tuple[Any, ...]] = []
-    for p in pending:
+    texts = _JsonTexts()
+    row_ids = iter(ids)
+    for p in batch:
         for result in p.results:
-            row_id = next(ids)
+            row_id = next(row_ids)
             if isinstance(result, Measurement):
                 columns = codec.measurement_columns(result)
                 samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
@@ -126,34 +147,58 @@ def _insert_rows(conn: Connection, pending: Sequence[_Pending]) -> None:
                 columns = codec.row_columns(result)
                 samples += [(row_id, i, s["ops"], s["elapsed_ns"], s.get("cycles"))
                             for i, s in enumerate(result["samples"])]
-            columns["sizes"] = _json(columns["sizes"])
-            columns["attributes"] = _json(columns["attributes"])
-            rows.append((row_id, p.run_id, *(columns[name]
-                                             for name in _MEASUREMENT_COLUMNS[2:])))
-    _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
-    if samples:
-        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples, numbers_only=True)
+            columns["sizes"] = texts.of(columns["sizes"])
+            columns["attributes"] = texts.of(columns["attributes"])
+            rows.append((row_id, p.run_id, *_measurement_values(columns)))
+    if not copy_text:
+        return rows, samples
+    # Samples are whole numbers (or no cycles): their COPY text needs no escaping.
+    return rows, "".join(f"{m}\t{i}\t{ops}\t{ns}\t{_NULL if cycles is None else cycles}\n"
+                         for m, i, ops, ns, cycles in samples)
 
 
-def _json(value: dict[str, Any]) -> str:
-    """A JSON column's text, as SQLAlchemy's JSON type writes it (json.dumps)."""
-    return json.dumps(value) if value else "{}"
+#: NULL in COPY's text format (PostgreSQL, "COPY ... FROM STDIN").
+_NULL = "\\N"
+
+
+class _JsonTexts:
+    """JSON columns' texts, as SQLAlchemy's JSON type writes them (json.dumps), each
+    distinct value encoded once: a fleet's result rows repeat a few sizes and attributes
+    (one set per algorithm), and encoding each again took a tenth of an import. A value
+    is known by its items and their types (True == 1, but they encode differently);
+    objects holding floats, lists or objects are encoded each time."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Any, ...], str] = {((), ()): "{}"}
+
+    def of(self, value: dict[str, Any]) -> str:
+        kinds = tuple(map(type, value.values()))
+        if float in kinds:  # 0.0 == -0.0, but they encode differently
+            return json.dumps(value)
+        try:
+            key = (tuple(value.items()), kinds)  # in order: json.dumps keeps the order too
+            text = self._known.get(key)
+        except TypeError:  # a list or an object inside: not hashable, encode it
+            return json.dumps(value)
+        if text is None:
+            text = self._known[key] = json.dumps(value)
+        return text
 
 
 def _reserve_ids(conn: Connection, count: int) -> list[int]:
-    if conn.dialect.name == "postgresql":
+    if not count:
+        return []
+    if conn.dialect.name == "postgresql":  # one row: the ids as an array
         return list(conn.execute(
-            text("SELECT nextval(pg_get_serial_sequence(:table, 'id')) "
+            text("SELECT array_agg(nextval(pg_get_serial_sequence(:table, 'id'))) "
                  "FROM generate_series(1, :count)"),
-            {"table": schema.measurements.name, "count": count}).scalars())
+            {"table": schema.measurements.name, "count": count}).scalar_one())
     largest = conn.execute(select(func.max(schema.measurements.c.id))).scalar() or 0
     return list(range(largest + 1, largest + 1 + count))
 
 
-def _write(conn: Connection, table: str, columns: Sequence[str],
-           rows: list[tuple[Any, ...]], numbers_only: bool = False) -> None:
-    """`rows` into `table`; `numbers_only` rows (integers or None) are written to COPY
-    as text directly, which needs no escaping and saves psycopg a call per row."""
+def _write(conn: Connection, table: str, columns: Sequence[str], rows: _Rows) -> None:
+    """`rows` into `table`: tuples, or (PostgreSQL) their COPY text (`_rows`)."""
     names = ", ".join(columns)
     if conn.dialect.name != "postgresql":
         marks = ", ".join("?" for _ in columns)
@@ -165,9 +210,8 @@ def _write(conn: Connection, table: str, columns: Sequence[str],
     statement = f"COPY {table} ({names}) FROM STDIN"
     try:
         with driver.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
-            if numbers_only:
-                copy.write("".join("\t".join("\\N" if v is None else str(int(v)) for v in row)
-                                   + "\n" for row in rows))
+            if isinstance(rows, str):
+                copy.write(rows)
             else:
                 for row in rows:
                     copy.write_row(row)
