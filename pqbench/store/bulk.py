@@ -169,9 +169,11 @@ class _JsonTexts:
     objects holding floats, lists or objects are encoded each time."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[Any, ...], str] = {((), ()): "{}"}
+        self._known: dict[tuple[Any, ...], str] = {}
 
     def of(self, value: dict[str, Any]) -> str:
+        if not value:
+            return "{}"
         kinds = tuple(map(type, value.values()))
         if float in kinds:  # 0.0 == -0.0, but they encode differently
             return json.dumps(value)
