@@ -9,6 +9,10 @@ table's own sequence (ids reserved there are never handed out twice), on SQLite 
 the largest id stored, read once the transaction holds the write lock (taken by the
 first insert, the runs), which no other writer can take before this one commits.
 
+An import's runs come as the run documents `record.exchange` validated, and their result
+rows are written from those dicts (`codec.row_columns`), never made into Measurements
+first; runs a command measured come as Runs. Both give the same rows.
+
 Everything happens in the caller's transaction: all runs or none.
 """
 
