@@ -219,21 +219,22 @@ def inner(name: str, *argv: str) -> Any:
 
 
 def write_rate(db: str, path: str) -> tuple[int, float]:
-    """Rows of one export file and the seconds `Store.save_runs` takes to write them to an
-    empty database, in this process (GC paused, as `pqbench import` does): the store's
-    share of an import, without starting Python and validating the file."""
+    """Rows of one export file and the seconds the store takes to write them to an empty
+    database (`Store.save_documents`, as `pqbench import` writes), in this process (GC
+    paused, as the command does): the store's share of an import, without starting
+    Python and validating the file."""
     from pqbench.cli.common import many_records
     from pqbench.record import exchange
     from pqbench.store import Store
 
     with many_records():
-        runs = exchange.read_files([Path(path)])
+        documents = exchange.read_documents([Path(path)])
         store = Store.open(db)
         start = time.perf_counter()
-        store.save_runs(runs)
+        store.save_documents(documents)
         elapsed = time.perf_counter() - start
         store.close()
-    return sum(len(r.measurements) for r in runs), elapsed
+    return sum(len(doc["results"]) for doc in documents), elapsed
 
 
 def store_share(db: str, before: str, after: str, repeat: str) -> dict[str, float]:
@@ -337,7 +338,7 @@ def table(figures: list[Figures]) -> str:
 
 
 def store_table(figures: list[Figures]) -> str:
-    lines = ["| backend | runs | Store.save_runs (one file, empty database) | "
+    lines = ["| backend | runs | Store.save_documents (one file, empty database) | "
              "store share of compare | store share of history |", "|---|---|---|---|---|"]
     for f in figures:
         rate = f.write_rows / f.write_seconds if f.write_seconds else 0
