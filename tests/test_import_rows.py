@@ -106,9 +106,16 @@ def test_a_real_export_validates_to_what_the_models_dump(small_run) -> None:
     (lambda d: d["runs"][0]["results"][0].update(samples=[{"ops": 1, "elapsed_ns": 0}]),
      "a zero elapsed time"),
     (lambda d: d["runs"][0]["results"][0].update(cv=float("nan")), "NaN"),
+    (lambda d: d["runs"][0]["results"][0].update(note="x" * 10_001), "long text in an extra"),
+    (lambda d: d["runs"][0]["results"][0].update(note=json.loads("[" * 18 + "]" * 18)),
+     "free JSON nested too deeply"),
+    (lambda d: d["runs"][0]["environment"].update(extra={"n": 2**63}), "a count out of range"),
+    (lambda d: d["runs"][0]["results"][0].update(unit="bit"), "an unknown unit"),
+    (lambda d: d["runs"][0].update(surprise=1), "an unknown run field"),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_what_the_models_refuse_or_must_word_is_left_to_them(change: Any, why: str) -> None:
     doc = _export("20260101-a")
+    assert _fast(json.dumps(doc)) is not None  # the file as exported passes
     change(doc)
     text = json.dumps(doc)
     assert _fast(text) is None, why
