@@ -368,6 +368,12 @@ class Store:
             rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
             return [(r.build, r.text, r.created_at) for r in rows]
 
+    def row_rates(self, run_ids: Sequence[str]) -> queries.RowRates:
+        """Every result row's per-round rates of the runs named (full ids), as numbers:
+        what a history over thousands of runs needs, without building their `Run`s."""
+        with self.engine.connect() as conn:
+            return queries.row_rates(conn, run_ids)
+
 
 def _dialect_insert(conn: Connection, table: Any) -> Any:
     """INSERT with the dialect's ON CONFLICT support (both backends have DO NOTHING)."""

@@ -11,6 +11,7 @@ most of what reading them costs.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.record import codec
-from pqbench.record.results import Run
+from pqbench.record.results import RowKey, Run
 from pqbench.record.runs import NO_VALUE, group_value
 from pqbench.store import schema
 from pqbench.store.bulk import IDS_PER_QUERY, chunks
@@ -189,3 +190,74 @@ def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
     if timed_only:
         query = query.join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory")
     return list(conn.execute(query).scalars())
+
+
+# --- per-round rates as numbers (a report's history) ----------------------------------------
+
+
+class RowRates:
+    """Per row key, the per-round rates of every run asked for, packed as numbers rather
+    than `Run` objects (ten thousand runs of 79 rows of 5 rounds: about 35 MB instead of
+    gigabytes). A rate is what `Measurement.samples` gives: ops * 1e9 / elapsed_ns for
+    each round with operations, 0 for a round without elapsed time."""
+
+    def __init__(self, run_ids: Sequence[str]) -> None:
+        self._position = {run_id: i for i, run_id in enumerate(run_ids)}
+        #: Per key: the run position of each measurement, where its rates start, the rates.
+        self._entries: dict[RowKey, tuple[array[int], array[int], array[float]]] = {}
+        self._index: tuple[RowKey, dict[int, list[int]]] | None = None
+
+    def keys(self) -> list[RowKey]:
+        """The row keys, in the order they were first stored."""
+        return list(self._entries)
+
+    def _add(self, key: RowKey, run_id: str, rates: Sequence[float]) -> None:
+        runs, starts, values = self._entries.setdefault(
+            key, (array("q"), array("q"), array("d")))
+        runs.append(self._position[run_id])
+        starts.append(len(values))
+        values.extend(rates)
+
+    def runs(self, key: RowKey, run_ids: Sequence[str]) -> list[list[float]]:
+        """The rates of each of `run_ids` that measured `key` (a run measuring it twice
+        gives two lists), in the order of `run_ids`, as `compare.run_samples` gives them."""
+        found = self._entries.get(key)
+        if found is None:
+            return []
+        runs, starts, values = found
+        if self._index is None or self._index[0] != key:
+            by_run: dict[int, list[int]] = {}
+            for index, run in enumerate(runs):
+                by_run.setdefault(run, []).append(index)
+            self._index = (key, by_run)  # one key at a time: a history reads key by key
+        by_run = self._index[1]
+        out: list[list[float]] = []
+        for run_id in run_ids:
+            for index in by_run.get(self._position.get(run_id, -1), ()):
+                stop = starts[index + 1] if index + 1 < len(starts) else len(values)
+                if stop > starts[index]:
+                    out.append(values[starts[index]:stop].tolist())
+        return out
+
+
+def row_rates(conn: Connection, run_ids: Sequence[str]) -> RowRates:
+    """Every result row's per-round rates of the runs named: two queries per batch of
+    runs (rows by the run-id index, then their samples by the samples' key)."""
+    found = RowRates(run_ids)
+    for batch in chunks(list(run_ids), IDS_PER_QUERY):
+        within = m.c.run_id.in_(list(batch))
+        rows = conn.execute(select(m.c.id, m.c.run_id, m.c.algorithm, m.c.implementation,
+                                   m.c.operation, m.c.block_size)
+                            .where(within).order_by(m.c.id)).all()
+        rates: dict[int, list[float]] = {row.id: [] for row in rows}
+        for measurement_id, ops, elapsed_ns in conn.execute(
+                select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns)
+                .join(m, m.c.id == s.c.measurement_id).where(within)
+                .order_by(s.c.measurement_id, s.c.round_index)):
+            if ops > 0:  # LoopResult.ops_per_sec and Measurement.samples, to the bit
+                rates[measurement_id].append(ops * 1e9 / elapsed_ns if elapsed_ns > 0
+                                             else 0.0)
+        for row in rows:
+            found._add((row.algorithm, row.implementation, row.operation, row.block_size),
+                       row.run_id, rates.pop(row.id))
+    return found
