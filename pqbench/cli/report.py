@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +21,7 @@ from pqbench.presentation import console
 from pqbench.record.results import Run
 
 if TYPE_CHECKING:
+    from pqbench.report import Report
     from pqbench.store import Store
 
 
@@ -67,16 +69,54 @@ def report_command(
     band = parse_threshold(threshold)
     store = Store.open(db, create=False)
     with many_records():
-        runs = _runs(store, run, by)
         notes: dict[str, list[str]] = {}
         for build, text, _created in store.annotations():
             notes.setdefault(build, []).append(text)
+        if by and not run:
+            made = _fleet_report(store, by, band, cross_machine, notes)
+            if made is not None:
+                _write(made[0], report.resolve_out(out, made[1], by, Path.cwd()), force)
+                return
+        runs = _runs(store, run, by)
         comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
         if by and not comparison:
             values = sorted({name for name, _ in compare.group_runs(runs, by)})
             console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
                             "the report has no comparison")
         built = report.build(runs, comparison)
-    path = report.resolve_out(out, runs, by, Path.cwd())
+    _write(built, report.resolve_out(out, runs, by, Path.cwd()), force)
+
+
+def _write(built: Report, path: Path, force: bool) -> None:
+    from pqbench import report
+
     written = report.write(built, path, overwrite=force)
     console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")
+
+
+def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool,
+                  notes: dict[str, list[str]]) -> tuple[Report, list[Run]] | None:
+    """Over more groups than each-against-the-next can show (`report.fleet`): run headers
+    first, then only what each part needs (the newest run of each kind whole, the rates
+    of the history as numbers, two compared groups whole at a time). None with few
+    groups: the whole story, as for a handful of runs."""
+    from pqbench import report
+    from pqbench.analysis.compare import run_order
+    from pqbench.report import fleet, memory
+    from pqbench.store import LIGHT_FIELDS, RunFilter
+
+    headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
+    if not fleet.many_groups(headers, by):
+        return None
+    newest = {run.kind: run.run_id for run in sorted(headers, key=run_order)}
+
+    def whole(ids: Sequence[str]) -> list[Run]:
+        return store.load_runs(RunFilter(ids=tuple(ids)))
+
+    shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
+                   if kind in newest])
+    sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes)
+    if "memory" in newest:
+        sections += memory.comparison_sections(
+            store.load_runs(RunFilter(kinds=("memory",))), by)
+    return report.build(shown, sections, fleet=(len(headers), by)), shown

@@ -41,17 +41,25 @@ def _newest(runs: Sequence[Run], kind: str) -> Run | None:
     return of_kind[-1] if of_kind else None
 
 
-def _title(runs: Sequence[Run]) -> str:
+def _title(runs: Sequence[Run], fleet: tuple[int, str] | None = None) -> str:
+    if fleet is not None:
+        return f"pqbench report: {fleet[0]} runs by {fleet[1]}"
     if len(runs) == 1:
         run = runs[0]
         return f"pqbench report: {run.label or run.run_id}"
     return f"pqbench report: {len(runs)} runs"
 
 
-def _introduction(runs: Sequence[Run], shown: Sequence[Run]) -> str:
+def _introduction(runs: Sequence[Run], shown: Sequence[Run],
+                  fleet: tuple[int, str] | None = None) -> str:
     env = runs[-1].environment
     machine = md.text(f"{env.cpu_model or 'an unknown CPU'} ({env.arch or '?'}), "
                       f"{env.os_build or 'unknown OS build'}")
+    if fleet is not None:
+        ids = ", ".join(md.inline_code(r.run_id) for r in shown)
+        return (f"{fleet[0]} runs grouped by {md.inline_code(fleet[1])}, the newest on "
+                f"{machine}. The result tables, the environment and the method are from "
+                f"run {ids}; the comparisons and the history cover the groups they name.")
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
                 f"{md.text(runs[0].started_at)} UTC.")
@@ -60,8 +68,12 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run]) -> str:
             f"{ids}; the comparison covers all of them.")
 
 
-def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
-    """The report for `runs`; `comparison` sections go after the headline results."""
+def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
+          fleet: tuple[int, str] | None = None) -> Report:
+    """The report for `runs`; `comparison` sections go after the headline results.
+
+    `fleet` (runs stored, the --by field): `runs` are only the newest of each kind, and
+    the comparison sections (`report.fleet`) cover that many runs in their groups."""
     if not runs:
         raise ValueError("a report needs at least one run")
     runs = ordered(runs)
@@ -86,7 +98,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = ()) -> Report:
         *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
-    text = "\n\n".join([md.heading(1, _title(runs)), _introduction(runs, shown),
+    text = "\n\n".join([md.heading(1, _title(runs, fleet)), _introduction(runs, shown, fleet),
                         *_summary(present, speed_rows, tls_rows, speed_run),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)

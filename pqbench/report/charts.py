@@ -278,7 +278,8 @@ def _history(chart: History) -> Figure:
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
         ys = [v for v in values if v is not None]
-        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=colour, label=name)
+        ax.plot(xs, ys, marker="o", markersize=4 if len(positions) <= _HISTORY_TICKS else 2,
+                linewidth=1.4, color=colour, label=name)
         intervals = chart.intervals[i] if i < len(chart.intervals) else ()
         known = [(p, band) for p, band in zip(positions, intervals, strict=False)
                  if band is not None]
@@ -296,7 +297,10 @@ def _history(chart: History) -> Figure:
     drawn = [v for _, values in chart.series for v in values if v]
     drawn += [v for bands in chart.intervals for band in bands if band for v in band]
     _log_axis(ax.yaxis, drawn, chart.unit)
-    ax.set_xticks(positions, [_shorten(p) for p in chart.points], rotation=30, ha="right")
+    labelled = tick_indexes(len(positions), [index for _, index, _ in chart.steps])
+    ax.set_xticks(labelled, [_shorten(chart.points[i]) for i in labelled], rotation=30,
+                  ha="right")
+    ax.set_xticks(positions, minor=True)  # every point keeps a tick mark, unlabelled
     ax.set_xlim(-0.5, max(len(positions) - 0.5, 0.5))
     ax.set_ylabel(chart.ylabel)
     _title(figure, chart.title)
@@ -306,6 +310,23 @@ def _history(chart: History) -> Figure:
     if chart.footnote:  # below the tick labels, inside the constrained layout
         figure.supxlabel(chart.footnote, x=0.01, ha="left", fontsize="small", color="#555555")
     return figure
+
+
+#: Tick labels a history's x axis holds legibly (9 inches wide, labels at 30 degrees).
+_HISTORY_TICKS = 25
+
+
+def tick_indexes(count: int, steps: Sequence[int], most: int = _HISTORY_TICKS) -> list[int]:
+    """The points whose names label the x axis: all of them up to `most`; beyond, the
+    first, the last and each step's first point, and every k-th point between them
+    (k = ceil(count / most)) farther than k/2 from those, so no two labels collide."""
+    if count <= most:
+        return list(range(count))
+    every = math.ceil(count / most)
+    kept = {0, count - 1, *(i for i in steps if 0 <= i < count)}
+    regular = {i for i in range(0, count, every)
+               if all(abs(i - k) * 2 > every for k in kept if k != i)}
+    return sorted(kept | regular)
 
 
 def _shorten(label: str, limit: int = 28) -> str:

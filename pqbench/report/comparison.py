@@ -210,6 +210,21 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
                                                         annotations=annotations)
                             if len(s.points) >= 2]
                      for name in names}
+    return history_of(per_algorithm, builds, by, prefix)
+
+
+#: How the points' intervals were made, said under the history's method.
+BOOTSTRAP_BANDS = ("In the charts the shaded band around a line is each point's 95 % "
+                   "confidence interval.")
+
+
+def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Sequence[str],
+               by: str, prefix: str = "", bands: str = BOOTSTRAP_BANDS) -> Section:
+    """The history part: every step found in a table, a chart per algorithm that stepped
+    (largest steps first, at most `_HISTORY_CHARTS`), and what the charts leave out.
+    `per_algorithm` holds, in the order the algorithms were first measured, the series of
+    two points or more."""
+    names = list(per_algorithm)
     largest = {name: max((_largest_step(s) for s in series), default=0.0)
                for name, series in per_algorithm.items()}
     ranked = sorted((n for n in names if per_algorithm[n]), key=lambda n: -largest[n])
@@ -229,8 +244,7 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
              "penalised piecewise-constant fit of the log levels (asv-style step detection, "
              "weighted by each point's confidence interval), and none is smaller than the "
              "series' noise band (5 %, or the spread between its replicate runs where that "
-             "is larger). In the charts the shaded band around a line is each point's 95 % "
-             "confidence interval."]
+             f"is larger). {bands}"]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
                                "first at new level", "before", "after", "ratio", "notes"],

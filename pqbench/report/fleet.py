@@ -1,0 +1,157 @@
+"""The comparison part of a report over many groups (a fleet's OS builds, issue #16).
+
+Each group against the next does not scale: a hundred builds make 99 comparisons (each a
+bootstrap of every row), 99 ratio charts nobody reads, and every run held whole. Over more
+than `FEW_GROUPS` groups the report instead
+
+* draws the history from every run's per-round rates read as numbers (`RowRates`), one
+  row key at a time, with each point's interval a Student t interval over its runs
+  (`history.t_interval`): the two-level bootstrap `pqbench history` draws costs about
+  0.1 s a point, minutes over 79 rows of 100 builds;
+* compares only where the history steps: for each of the `STEP_COMPARISONS` builds with
+  the largest steps, the group before it against it, and the oldest group against the
+  newest; two groups are loaded whole at a time, and the report names every other pair's
+  command.
+
+Pure like the rest of `pqbench.report`: the runs and rates come through the callables the
+command passes in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+from pqbench.analysis import compare, history, replicates
+from pqbench.analysis.compare import RunComparison
+from pqbench.presentation import markdown as md
+from pqbench.record.results import Run
+from pqbench.report.base import Section
+from pqbench.report.comparison import BOOTSTRAP_BANDS, comparison, history_of
+from pqbench.store.queries import RowRates
+
+#: Up to this many groups of a kind, each is compared with the next (the whole story);
+#: beyond it the comparisons follow the history's steps.
+FEW_GROUPS = 6
+#: Step builds compared at most (largest steps first), besides the oldest and newest.
+STEP_COMPARISONS = 3
+#: The kinds a report compares, with their chart-name prefixes and titles.
+KINDS = (("speed", "", "Comparison"), ("files", "files-", "Comparison of the file benchmarks"),
+         ("tls", "tls-", "Comparison of the TLS handshakes"))
+
+T_BANDS = ("In the charts the shaded band around a line is each point's 95 % interval: a "
+           "Student t interval of its runs' mean log level (over this many groups and rows "
+           "the two-level bootstrap `pqbench history` uses for one row would take minutes); "
+           "a single run's is its order-statistic interval.")
+
+Groups = Sequence[tuple[str, Sequence[Run]]]
+
+
+def many_groups(headers: Sequence[Run], by: str) -> bool:
+    """Whether some kind of run has more groups than each-against-the-next can show."""
+    return any(len(compare.group_runs(of_kind, by)) > FEW_GROUPS
+               for kind, _, _ in KINDS if (of_kind := [r for r in headers if r.kind == kind]))
+
+
+def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]],
+                   interval: history.Interval) -> dict[str, list[history.Series]]:
+    """Per algorithm (in the order first stored), its series of two points or more."""
+    found: dict[str, list[history.Series]] = {}
+    for key in rates.row_keys():
+        builds = []
+        for name, members in groups:
+            ids = tuple(r.run_id for r in members)
+            builds.append(history.Group(name, members[0].started_at, ids,
+                                        rates.runs(key, ids)))
+        series = history.series_of(key, builds, annotations, interval)
+        found.setdefault(key[0], [])
+        if len(series.points) >= 2:  # measured in one group only: no history to show
+            found[key[0]].append(series)
+    return found
+
+
+def step_pairs(names: Sequence[str], per_algorithm: Mapping[str, Sequence[history.Series]]
+               ) -> list[tuple[int, int]]:
+    """(before, after) group indexes, oldest first: the group before each of the builds
+    with the largest steps (by the largest |ln ratio| of any series stepping there, at most
+    `STEP_COMPARISONS`) against that build."""
+    largest: dict[int, float] = {}
+    for series in per_algorithm.values():
+        for one in series:
+            for step in one.steps:
+                at = names.index(step.build)
+                largest[at] = max(largest.get(at, 0.0), abs(math.log(step.ratio)))
+    stepped = sorted(largest, key=lambda at: (-largest[at], at))[:STEP_COMPARISONS]
+    return [(at - 1, at) for at in sorted(stepped)]
+
+
+def _introduction(by: str, names: Sequence[str], pairs: Sequence[tuple[int, int]],
+                  stepped: int, title: str, method: str) -> Section:
+    """Which comparisons the report shows, why, and how to get any other."""
+    shown = ", ".join(f"{md.text(names[b])} → {md.text(names[a])}" for b, a in pairs)
+    if stepped:
+        largest = (f"the {stepped} with the largest steps" if stepped == STEP_COMPARISONS
+                   else f"{stepped} found" if stepped > 1 else "one found")
+        why = (f"the group before each build where the history steps ({largest}) against "
+               "that build, and the oldest group against the newest")
+    else:
+        why = "the oldest group against the newest (the history found no step)"
+    return Section("\n\n".join([
+        md.heading(2, title),
+        f"Runs grouped by {md.inline_code(by)}: {len(names)} groups, too many to compare "
+        f"each with the next ({len(names) - 1} comparisons). Compared here: {why}: {shown}. "
+        f"Any other two groups: {md.inline_code(f'pqbench compare --by {by} BEFORE AFTER')}.",
+        f"Method: {md.text(method)}."]))
+
+
+def _each_against_the_next(by: str, title: str, method: str) -> Section:
+    return Section("\n\n".join([
+        md.heading(2, title), f"Runs grouped by {md.inline_code(by)}, each group against the "
+        "next.", f"Method: {md.text(method)}."]))
+
+
+def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], RowRates],
+             load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
+             cross_machine: bool, annotations: Mapping[str, Sequence[str]]) -> list[Section]:
+    """The comparison and history sections over run headers (no rows needed): `rates`
+    reads the per-round rates of the runs named, `load` the runs named whole."""
+    found: list[Section] = []
+    for kind, prefix, title in KINDS:
+        of_kind = [r for r in headers if r.kind == kind]
+        groups = compare.group_runs(of_kind, by) if of_kind else []
+        if len(groups) < 2:
+            continue
+        names = [name for name, _ in groups]
+        many = len(groups) > FEW_GROUPS
+        per_algorithm = history_series(
+            groups, rates([r.run_id for _, members in groups for r in members]), annotations,
+            history.t_interval if many else replicates.level_interval
+        ) if len(groups) >= 3 else {}
+        stepped: list[tuple[int, int]] = []
+        if many:
+            stepped = step_pairs(names, per_algorithm)
+            ends = (0, len(names) - 1)
+            pairs = stepped if ends in stepped else [*stepped, ends]
+        else:
+            pairs = list(itertools.pairwise(range(len(names))))
+        results = [_compare(groups[b], groups[a], load, threshold, cross_machine)
+                   for b, a in pairs]
+        found.append(_introduction(by, names, pairs, len(stepped), title, results[0].method)
+                     if many else _each_against_the_next(by, title, results[0].method))
+        found += [comparison(r, i + 1, prefix, changed_only=len(results) > 1)
+                  for i, r in enumerate(results)]
+        if per_algorithm:
+            found.append(history_of(per_algorithm, names, by, prefix,
+                                    T_BANDS if many else BOOTSTRAP_BANDS))
+    return found
+
+
+def _compare(before: tuple[str, Sequence[Run]], after: tuple[str, Sequence[Run]],
+             load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
+             cross_machine: bool) -> RunComparison:
+    """Two groups loaded whole (only these two are held at a time) and compared."""
+    return compare.compare_runs(load([r.run_id for r in before[1]]),
+                                load([r.run_id for r in after[1]]), threshold,
+                                cross_machine=cross_machine, before_name=before[0],
+                                after_name=after[0])

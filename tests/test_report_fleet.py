@@ -1,0 +1,199 @@
+"""`pqbench report --by` over many groups (issue #16), on SQLite and a real PostgreSQL
+server: the comparisons follow the planted steps, the report says which it shows and how
+to get any other, the history lists every step, only the compared groups are read whole,
+the rates read as numbers are the samples a whole load gives, and the bytes repeat."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from scipy import stats as sp_stats
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from pqbench.analysis import history
+from pqbench.analysis.compare import run_samples
+from pqbench.cli import app
+from pqbench.record.results import Run
+from pqbench.report import charts
+from pqbench.store import RunFilter, Store
+from tests.tests_data import environment, make_runs
+
+BUILDS = 9
+PER_BUILD = 5
+#: Planted: AES-256-XTS 50 % faster from b03 on, ML-KEM-768 30 % slower from b06 on.
+AES_STEP, KEM_STEP = 3, 6
+
+
+def _fleet() -> list[Run]:
+    runs: list[Run] = []
+    for b in range(BUILDS):
+        name = f"b{b:02d}"
+        factors = {"AES-256-XTS": 1.5 if b >= AES_STEP else 1.0,
+                   "ML-KEM-768": 0.7 if b >= KEM_STEP else 1.0}
+        runs += make_runs(f"{name}-", PER_BUILD, seed=40 + b, drift=0.02, label=name,
+                          start_day=b + 1, factors=factors,
+                          env=environment(label=name, os_build=name))
+    return runs
+
+
+def _parse(path: Path) -> list[Token]:
+    return MarkdownIt("commonmark").enable("table").parse(path.read_text("utf-8"))
+
+
+def _plain(inline: Token) -> str:
+    return "".join(child.content for child in inline.children or []
+                   if child.type in ("text", "code_inline"))
+
+
+def _headings(tokens: list[Token], level: int) -> list[str]:
+    return [_plain(tokens[i + 1]) for i, t in enumerate(tokens)
+            if t.type == "heading_open" and t.tag == f"h{level}"]
+
+
+def _table(tokens: list[Token], header: str) -> list[list[str]]:
+    rows: list[list[str]] = []
+    inside = False
+    for i, token in enumerate(tokens):
+        if token.type == "table_open":
+            rows, inside = [], True
+        elif inside and token.type == "tr_open":
+            rows.append([])
+        elif inside and token.type in ("th_open", "td_open"):
+            rows[-1].append(_plain(tokens[i + 1]) if tokens[i + 1].type == "inline" else "")
+        elif token.type == "table_close":
+            inside = False
+            if rows and header in rows[0]:
+                return rows
+    raise AssertionError(f"no table with a column {header!r}")
+
+
+class Reads:
+    """The SELECTs every engine sends while a command runs, with their parameters."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Any]] = []
+
+    def __call__(self, _conn: Any, _cursor: Any, statement: str, parameters: Any,
+                 _context: Any, _many: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            self.sent.append((statement, parameters))
+
+
+def _report(location: str, out: Path, reads: Reads | None = None) -> Path:
+    if reads is not None:
+        event.listen(Engine, "before_cursor_execute", reads)
+    try:
+        result = CliRunner().invoke(app, ["report", "--by", "os_build", "--db", location,
+                                          "--out", str(out)])
+    finally:
+        if reads is not None:
+            event.remove(Engine, "before_cursor_execute", reads)
+    assert result.exit_code == 0, result.stderr
+    return out / "report.md"
+
+
+def _ids(parameters: Any) -> set[str]:
+    values = parameters.values() if isinstance(parameters, dict) else parameters or ()
+    flat: set[str] = set()
+    for value in values:
+        flat.update(map(str, value) if isinstance(value, list | tuple) else [str(value)])
+    return {v for v in flat if re.fullmatch(r"b\d\d-\d", v)}
+
+
+def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Path) -> None:
+    Store.open(location).save_runs(_fleet())
+    reads = Reads()
+    path = _report(location, tmp_path / "fleet", reads)
+    tokens = _parse(path)
+    # The planted steps and the two ends, oldest first; nothing else.
+    assert _headings(tokens, 3)[:3] == ["b02 → b03", "b05 → b06", "b00 → b08"]
+    assert "History by os_build" in _headings(tokens, 3)
+    text = path.read_text("utf-8")
+    assert "9 groups, too many to compare each with the next (8 comparisons)" in text
+    assert "`pqbench compare --by os_build BEFORE AFTER`" in text
+    # Every step found, at the planted build and size; SHA-256 did not move.
+    steps = _table(tokens, "first at new level")
+    found = {(row[0], row[2], row[4]): float(row[7].rstrip("x")) for row in steps[1:]}
+    assert set(found) == {("AES-256-XTS", "encrypt", "b03"), ("ML-KEM-768", "encaps", "b06"),
+                          ("ML-KEM-768", "decaps", "b06")}
+    assert found[("AES-256-XTS", "encrypt", "b03")] == pytest.approx(1.5, rel=0.05)
+    assert found[("ML-KEM-768", "encaps", "b06")] == pytest.approx(0.7, rel=0.05)
+    images = [str(c.attrs["src"]) for t in tokens if t.type == "inline"
+              for c in t.children or [] if c.type == "image"]
+    assert sorted(i for i in images if i.startswith("history-")) == ["history-1.png",
+                                                                     "history-2.png"]
+    assert sorted(i for i in images if i.startswith("compare-")) == [
+        "compare-1.png", "compare-2.png", "compare-3.png"]
+    assert all((path.parent / image).stat().st_size > 0 for image in images)
+    # Whole runs (result rows with every column) only of the compared groups and the
+    # newest run, whose tables head the report; the history read rates alone.
+    compared = {f"b{b:02d}-{i}" for b in (0, 2, 3, 5, 6, 8) for i in range(PER_BUILD)}
+    whole = [p for s, p in reads.sent if "pqbench_measurements.sizes" in s]
+    assert whole and set().union(*map(_ids, whole)) <= compared
+    rates = [p for s, p in reads.sent if "pqbench_samples.ops" in s
+             and "pqbench_measurements.sizes" not in s]
+    assert set().union(*map(_ids, rates)) == {r.run_id for r in _fleet()}
+
+
+def test_the_same_data_give_the_same_bytes(tmp_path: Path) -> None:
+    location = str(tmp_path / "fleet.db")
+    Store.open(location).save_runs(_fleet())
+    first = _report(location, tmp_path / "one")
+    second = _report(location, tmp_path / "two")
+    assert first.read_bytes() == second.read_bytes()
+    pictures = sorted(first.parent.glob("*.png"))
+    assert {"compare-1.png", "compare-3.png", "history-2.png"} <= {p.name for p in pictures}
+    for picture in pictures:
+        assert picture.read_bytes() == (second.parent / picture.name).read_bytes()
+
+
+def test_rates_read_as_numbers_are_the_samples_of_a_whole_load(location: str) -> None:
+    store = Store.open(location)
+    store.save_runs(_fleet())
+    ids = [f"b{b:02d}-{i}" for b in range(BUILDS) for i in range(PER_BUILD)]
+    rates = store.row_rates(ids)
+    for group in (ids[:PER_BUILD], ids[3 * PER_BUILD:5 * PER_BUILD], ids[-1:]):
+        expected = run_samples(store.load_runs(RunFilter(ids=tuple(group))))
+        assert set(rates.row_keys()) == set(expected)
+        for key, samples in expected.items():
+            assert rates.runs(key, group) == samples  # to the bit
+    assert rates.runs(("ML-KEM-768", "liboqs", "encaps", None), ["no-such-run"]) == []
+
+
+def test_t_interval_is_students_over_the_run_medians() -> None:
+    rng = np.random.default_rng(7)
+    runs = [list(1000 * np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 7)))
+            for _ in range(6)]
+    logs = [float(np.median(np.log(run))) for run in runs]
+    low, high = sp_stats.t.interval(0.95, len(logs) - 1, loc=np.mean(logs),
+                                    scale=sp_stats.sem(logs))
+    level, ci_low, ci_high = history.t_interval(runs)
+    assert level == pytest.approx(math.exp(np.mean(logs)), rel=1e-12)
+    assert (ci_low, ci_high) == pytest.approx((math.exp(low), math.exp(high)), rel=1e-12)
+    # Runs of different lengths take the per-run path, with the same answer.
+    ragged = [*runs[:-1], runs[-1][:5]]
+    logs[-1] = float(np.median(np.log(runs[-1][:5])))
+    low, high = sp_stats.t.interval(0.95, len(logs) - 1, loc=np.mean(logs),
+                                    scale=sp_stats.sem(logs))
+    assert history.t_interval(ragged)[1:] == pytest.approx((math.exp(low), math.exp(high)),
+                                                           rel=1e-12)
+
+
+def test_a_history_of_a_hundred_builds_labels_a_legible_subset() -> None:
+    steps = [40, 41, 70]
+    shown = charts.tick_indexes(100, steps)
+    assert {0, 99, *steps} <= set(shown)
+    assert len(shown) <= 30
+    regular = [i for i in shown if i not in {0, 99, *steps}]
+    for i in regular:  # no regular label crowds another label
+        assert all(abs(i - j) >= 3 for j in shown if j != i)
+    assert charts.tick_indexes(12, [5]) == list(range(12))
