@@ -23,7 +23,7 @@ from pqbench.analysis import history
 from pqbench.analysis.compare import run_samples
 from pqbench.cli import app
 from pqbench.record.results import Run
-from pqbench.report import charts
+from pqbench.report import charts, fleet
 from pqbench.store import RunFilter, Store
 from tests.tests_data import environment, make_runs
 
@@ -119,6 +119,7 @@ def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Pa
     assert "History by os_build" in _headings(tokens, 3)
     text = path.read_text("utf-8")
     assert "9 groups, too many to compare each with the next (8 comparisons)" in text
+    assert "for each build where the history steps (2 found), the group before it" in text
     assert "`pqbench compare --by os_build BEFORE AFTER`" in text
     # Every step found, at the planted build and size; SHA-256 did not move.
     steps = _table(tokens, "first at new level")
@@ -197,3 +198,20 @@ def test_a_history_of_a_hundred_builds_labels_a_legible_subset() -> None:
     for i in regular:  # no regular label crowds another label
         assert all(abs(i - j) >= 3 for j in shown if j != i)
     assert charts.tick_indexes(12, [5]) == list(range(12))
+
+
+def _stepping(algorithm: str, steps: dict[str, float]) -> history.Series:
+    return history.Series(algorithm, "liboqs", "encaps", None, "ops/s", (), tuple(
+        history.HistoryStep(0, build, 1.0, ratio, ratio) for build, ratio in steps.items()))
+
+
+def test_step_builds_rank_the_largest_step_first_whatever_the_series() -> None:
+    names = [f"b{i}" for i in range(10)]
+    per_algorithm = {"A": [_stepping("A", {"b2": 1.2, "b7": 0.5})],
+                     "B": [_stepping("B", {"b2": 0.6, "b5": 1.1}),
+                           _stepping("B", {"b9": 1.2})]}
+    # |ln|: b7 0.69 (A), b2 0.51 (B's 0.6 beats A's 1.2), b9 0.18, b5 0.10.
+    assert fleet.step_builds(names, per_algorithm) == [7, 2, 9, 5]
+    # Equal steps (x2 and x0.5): the older build first.
+    assert fleet.step_builds(names, {"A": [_stepping("A", {"b3": 2.0, "b1": 0.5})]}) == [1, 3]
+    assert fleet.step_builds(names, {"A": [_stepping("A", {})]}) == []

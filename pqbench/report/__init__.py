@@ -15,6 +15,7 @@ from pathlib import Path
 from pqbench.analysis import compare
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
+from pqbench.presentation import numbers
 from pqbench.record.results import Measurement, Run
 from pqbench.report import bulk, comparison, context, memory, publickey, tls
 from pqbench.report.base import Section
@@ -43,7 +44,7 @@ def _newest(runs: Sequence[Run], kind: str) -> Run | None:
 
 def _title(runs: Sequence[Run], fleet: tuple[int, str] | None = None) -> str:
     if fleet is not None:
-        return f"pqbench report: {fleet[0]} runs by {fleet[1]}"
+        return f"pqbench report: {numbers.count(fleet[0])} runs by {fleet[1]}"
     if len(runs) == 1:
         run = runs[0]
         return f"pqbench report: {run.label or run.run_id}"
@@ -57,8 +58,8 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
                       f"{env.os_build or 'unknown OS build'}")
     if fleet is not None:
         ids = ", ".join(md.inline_code(r.run_id) for r in shown)
-        return (f"{fleet[0]} runs grouped by {md.inline_code(fleet[1])}, the newest on "
-                f"{machine}. The result tables, the environment and the method are from "
+        return (f"{numbers.count(fleet[0])} runs grouped by {md.inline_code(fleet[1])}, the "
+                f"newest on {machine}. The result tables, the environment and the method are from "
                 f"run {ids}; the comparisons and the history cover the groups they name.")
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "

@@ -313,7 +313,7 @@ def _history(chart: History) -> Figure:
 
 
 #: Tick labels a history's x axis holds legibly (9 inches wide, labels at 30 degrees).
-_HISTORY_TICKS = 25
+_HISTORY_TICKS = 16
 
 
 def tick_indexes(count: int, steps: Sequence[int], most: int = _HISTORY_TICKS) -> list[int]:

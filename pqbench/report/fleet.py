@@ -71,19 +71,18 @@ def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Se
     return found
 
 
-def step_pairs(names: Sequence[str], per_algorithm: Mapping[str, Sequence[history.Series]]
-               ) -> list[tuple[int, int]]:
-    """(before, after) group indexes, oldest first: the group before each of the builds
-    with the largest steps (by the largest |ln ratio| of any series stepping there, at most
-    `STEP_COMPARISONS`) against that build."""
+def step_builds(names: Sequence[str], per_algorithm: Mapping[str, Sequence[history.Series]]
+                ) -> list[int]:
+    """The indexes of the groups where some series steps (its first point at the new
+    level), the largest step first (by the largest |ln ratio| of a series stepping
+    there), then oldest first."""
     largest: dict[int, float] = {}
     for series in per_algorithm.values():
         for one in series:
             for step in one.steps:
                 at = names.index(step.build)
                 largest[at] = max(largest.get(at, 0.0), abs(math.log(step.ratio)))
-    stepped = sorted(largest, key=lambda at: (-largest[at], at))[:STEP_COMPARISONS]
-    return [(at - 1, at) for at in sorted(stepped)]
+    return sorted(largest, key=lambda at: (-largest[at], at))
 
 
 def _introduction(by: str, names: Sequence[str], pairs: Sequence[tuple[int, int]],
@@ -91,16 +90,16 @@ def _introduction(by: str, names: Sequence[str], pairs: Sequence[tuple[int, int]
     """Which comparisons the report shows, why, and how to get any other."""
     shown = ", ".join(f"{md.text(names[b])} → {md.text(names[a])}" for b, a in pairs)
     if stepped:
-        largest = (f"the {stepped} with the largest steps" if stepped == STEP_COMPARISONS
-                   else f"{stepped} found" if stepped > 1 else "one found")
-        why = (f"the group before each build where the history steps ({largest}) against "
-               "that build, and the oldest group against the newest")
+        found = (f"{stepped} found" if stepped <= STEP_COMPARISONS
+                 else f"{stepped} found, the {STEP_COMPARISONS} with the largest steps shown")
+        why = (f"for each build where the history steps ({found}), the group before it "
+               "against it; then the oldest group against the newest")
     else:
         why = "the oldest group against the newest (the history found no step)"
     return Section("\n\n".join([
         md.heading(2, title),
         f"Runs grouped by {md.inline_code(by)}: {len(names)} groups, too many to compare "
-        f"each with the next ({len(names) - 1} comparisons). Compared here: {why}: {shown}. "
+        f"each with the next ({len(names) - 1} comparisons). Compared here, {why}: {shown}. "
         f"Any other two groups: {md.inline_code(f'pqbench compare --by {by} BEFORE AFTER')}.",
         f"Method: {md.text(method)}."]))
 
@@ -128,11 +127,12 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
             groups, rates([r.run_id for _, members in groups for r in members]), annotations,
             history.t_interval if many else replicates.level_interval
         ) if len(groups) >= 3 else {}
-        stepped: list[tuple[int, int]] = []
+        stepped: list[int] = []
         if many:
-            stepped = step_pairs(names, per_algorithm)
+            stepped = step_builds(names, per_algorithm)
+            pairs = [(at - 1, at) for at in sorted(stepped[:STEP_COMPARISONS])]
             ends = (0, len(names) - 1)
-            pairs = stepped if ends in stepped else [*stepped, ends]
+            pairs += [] if ends in pairs else [ends]
         else:
             pairs = list(itertools.pairwise(range(len(names))))
         results = [_compare(groups[b], groups[a], load, threshold, cross_machine)
