@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,24 @@ def test_step_builds_rank_the_largest_step_first_whatever_the_series() -> None:
     # Equal steps (x2 and x0.5): the older build first.
     assert fleet.step_builds(names, {"A": [_stepping("A", {"b3": 2.0, "b1": 0.5})]}) == [1, 3]
     assert fleet.step_builds(names, {"A": [_stepping("A", {})]}) == []
+
+
+def test_a_kind_with_few_groups_keeps_each_against_the_next(tmp_path: Path) -> None:
+    """Speed runs over nine builds take the bounded path; file runs over three builds in
+    the same report are still compared each with the next, with their own history."""
+    location = str(tmp_path / "mixed.db")
+    files = [replace(run, run_id=f"f-{run.run_id}", kind="files")
+             for run in _fleet() if run.label in ("b00", "b01", "b02")]
+    Store.open(location).save_runs([*_fleet(), *files])
+    path = _report(location, tmp_path / "mixed")
+    tokens = _parse(path)
+    level2 = _headings(tokens, 2)
+    assert "Comparison" in level2 and "Comparison of the file benchmarks" in level2
+    level3 = _headings(tokens, 3)
+    files_part = level3[level3.index("History by os_build") + 1:]
+    assert files_part == ["b00 → b01", "b01 → b02", "History by os_build"]
+    text = path.read_text("utf-8")
+    assert "Runs grouped by `os_build`, each group against the next." in text
+    images = {str(c.attrs["src"]) for t in tokens if t.type == "inline"
+              for c in t.children or [] if c.type == "image"}
+    assert {"files-compare-1.png", "files-compare-2.png", "files-history-1.png"} <= images
