@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sp_stats
+from scipy import special
 
 from pqbench.analysis import replicates, stats, verdict
 from pqbench.analysis.compare import ALPHA, RowKey, group_runs, run_samples
-from pqbench.analysis.replicates import FloatArray
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
 
@@ -203,17 +202,6 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
                   floor, band)
 
 
-def estimates(runs: Sequence[Sequence[float]]) -> FloatArray:
-    """`replicates.run_estimates` of the runs' ln rates (the median of each run's), in one
-    array operation when every run has as many rounds: a report asks it of 10,000 runs
-    for each of 79 rows, where a loop over runs costs seconds."""
-    if len({len(run) for run in runs}) == 1:
-        rates = np.asarray(runs, dtype=np.float64)
-        if np.all(np.isfinite(rates)) and np.all(rates > 0):
-            return np.asarray(np.median(np.log(rates), axis=1), dtype=np.float64)
-    return replicates.run_estimates(replicates.log_runs(runs, "runs"))
-
-
 def t_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
                ) -> tuple[float, float, float]:
     """A build's level (geometric mean of its run medians, as `level_interval`) and the
@@ -223,7 +211,7 @@ def t_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     points, where a two-level bootstrap per point would take minutes."""
     if len(runs) < 2:
         return replicates.level_interval(runs, confidence)
-    found = estimates(runs)
+    found = replicates.run_estimates(replicates.log_runs(runs, "runs"))
     mean = float(found.mean())
     half = (_t_quantile(0.5 + confidence / 2, found.size - 1)
             * float(np.std(found, ddof=1)) / math.sqrt(found.size))
@@ -232,13 +220,14 @@ def t_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
 
 @functools.cache
 def _t_quantile(q: float, freedom: int) -> float:
-    """Student's t quantile; cached: a report asks it for thousands of points of a few
-    run counts (scipy's ppf costs about 0.1 ms a call)."""
-    return float(sp_stats.t.ppf(q, freedom))
+    """Student's t quantile (`scipy.special`: the commands do not import `scipy.stats`);
+    cached, as a report asks it for thousands of points of a few run counts."""
+    return float(special.stdtrit(freedom, q))
 
 
 def _floor(groups: Sequence[Group]) -> float | None:
     """Pooled between-run spread of the builds' run estimates, as a fraction."""
-    sides = [estimates(g.samples) for g in groups if g.samples]
+    sides = [replicates.run_estimates(replicates.log_runs(g.samples, "runs"))
+             for g in groups if g.samples]
     spread = replicates.pooled_spread(*sides) if sides else None
     return verdict.floor_from_spread(spread)
