@@ -232,19 +232,18 @@ class RowRates:
             self._index = (key, by_run, starts, np.concatenate([c[2] for c in chunks_]))
         return self._index[1:]
 
-    def runs(self, key: RowKey, run_ids: Sequence[str]) -> list[list[float]]:
+    def runs(self, key: RowKey, run_ids: Sequence[str]) -> list[FloatArray]:
         """The rates of each of `run_ids` that measured `key` (a run measuring it twice
-        gives two lists), in the order of `run_ids`, as `compare.run_samples` gives them."""
+        gives two arrays), in the order of `run_ids`, as `compare.run_samples` gives them
+        (as arrays: views of the packed rates, not copies)."""
         if key not in self._chunks:
             return []
         by_run, starts, values = self._indexed(key)
-        out: list[list[float]] = []
-        for run_id in run_ids:
-            for index in by_run.get(self._position.get(run_id, -1), ()):
-                start, stop = int(starts[index]), int(starts[index + 1])
-                if stop > start:
-                    out.append(values[start:stop].tolist())
-        return out
+        found = np.array([index for run_id in run_ids
+                          for index in by_run.get(self._position.get(run_id, -1), ())],
+                         dtype=np.int64)
+        bounds = zip(starts[found].tolist(), starts[found + 1].tolist(), strict=True)
+        return [values[start:stop] for start, stop in bounds if stop > start]
 
 
 def row_rates(conn: Connection, run_ids: Sequence[str]) -> RowRates:
