@@ -8,6 +8,10 @@ run's median and order-statistic interval). Steps come from `stats.detect_steps`
 step is smaller than the series' noise band: max(5 %, the pooled between-run spread of the
 builds that have several runs), the band `compare --threshold auto` uses. Each step is
 pinned to the first build at the new level.
+
+`series_of` computes one series from per-build rates (a report over thousands of runs
+reads them as numbers, `store.queries.RowRates`), with the interval it is given: the
+bootstrap, or over thousands of points a Student t interval over the runs (`t_interval`).
 """
 
 from __future__ import annotations

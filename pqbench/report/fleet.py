@@ -6,8 +6,9 @@ than `FEW_GROUPS` groups the report instead
 
 * draws the history from every run's per-round rates read as numbers (`RowRates`), one
   row key at a time, with each point's interval a Student t interval over its runs
-  (`history.t_interval`): the two-level bootstrap `pqbench history` draws costs about
-  0.1 s a point, minutes over 79 rows of 100 builds;
+  (`history.t_interval`, 0.6 ms a point of 100 runs): the two-level bootstrap `pqbench
+  history` draws costs about 20 ms a point, nearly three minutes over 79 rows of 100
+  builds;
 * compares only where the history steps: for each of the `STEP_COMPARISONS` builds with
   the largest steps, the group before it against it, and the oldest group against the
   newest; two groups are loaded whole at a time, and the report names every other pair's
