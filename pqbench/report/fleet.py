@@ -31,7 +31,7 @@ from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.report.base import Section
 from pqbench.report.comparison import BOOTSTRAP_BANDS, comparison, history_of
-from pqbench.store.queries import RowRates
+from pqbench.store.rates import RowRates
 
 #: Up to this many groups of a kind, each is compared with the next (the whole story);
 #: beyond it the comparisons follow the history's steps.

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
@@ -35,6 +35,9 @@ from pqbench.store import bulk, migrate, queries, schema
 from pqbench.store.location import TIMEOUT_VAR, is_url, resolve_location
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.untrusted import passwords_in, redact
+
+if TYPE_CHECKING:
+    from pqbench.store.rates import RowRates
 
 __all__ = ["LIGHT_FIELDS", "RunFilter", "RunInfo", "Store"]
 
@@ -368,11 +371,13 @@ class Store:
             rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
             return [(r.build, r.text, r.created_at) for r in rows]
 
-    def row_rates(self, run_ids: Sequence[str]) -> queries.RowRates:
+    def row_rates(self, run_ids: Sequence[str]) -> RowRates:
         """Every result row's per-round rates of the runs named (full ids), as numbers:
         what a history over thousands of runs needs, without building their `Run`s."""
+        from pqbench.store import rates  # numpy: only for the commands that draw figures
+
         with self.engine.connect() as conn:
-            return queries.row_rates(conn, run_ids)
+            return rates.row_rates(conn, run_ids)
 
 
 def _dialect_insert(conn: Connection, table: Any) -> Any:

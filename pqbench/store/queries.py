@@ -11,19 +11,16 @@ most of what reading them costs.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.record import codec
-from pqbench.record.results import RowKey, Run
+from pqbench.record.results import Run
 from pqbench.record.runs import NO_VALUE, group_value
 from pqbench.store import schema
 from pqbench.store.bulk import IDS_PER_QUERY, chunks
@@ -49,9 +46,6 @@ class RunFilter:
     operation: str | None = None
     notes: bool = True
 
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 r = schema.runs
 m = schema.measurements
@@ -195,96 +189,3 @@ def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
     if timed_only:
         query = query.join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory")
     return list(conn.execute(query).scalars())
-
-
-# --- per-round rates as numbers (a report's history) ----------------------------------------
-
-
-class RowRates:
-    """Per row key, the per-round rates of every run asked for, packed as arrays rather
-    than `Run` objects (ten thousand runs of 79 rows of 5 rounds: about 35 MB instead of
-    gigabytes). A rate is what `Measurement.samples` gives: ops * 1e9 / elapsed_ns for
-    each round with operations, 0 for a round without elapsed time."""
-
-    def __init__(self, run_ids: Sequence[str]) -> None:
-        self._position = {run_id: i for i, run_id in enumerate(run_ids)}
-        #: Per key, chunks of (run position of each measurement, its rounds, the rates).
-        self._chunks: dict[RowKey, list[tuple[IntArray, IntArray, FloatArray]]] = {}
-        self._index: tuple[RowKey, dict[int, list[int]], IntArray, FloatArray] | None = None
-
-    def row_keys(self) -> list[RowKey]:
-        """The row keys, in the order they were first read."""
-        return list(self._chunks)
-
-    def _add(self, key: RowKey, runs: IntArray, rounds: IntArray, rates: FloatArray) -> None:
-        self._chunks.setdefault(key, []).append((runs, rounds, rates))
-
-    def _indexed(self, key: RowKey) -> tuple[dict[int, list[int]], IntArray, FloatArray]:
-        """Per run position its measurements, where each one's rates start, the rates: one
-        key at a time (a history reads key by key)."""
-        if self._index is None or self._index[0] != key:
-            chunks_ = self._chunks[key]
-            runs = np.concatenate([c[0] for c in chunks_])
-            starts = np.concatenate([[0], np.cumsum(np.concatenate([c[1] for c in chunks_]))])
-            by_run: dict[int, list[int]] = {}
-            for index, run in enumerate(runs.tolist()):
-                by_run.setdefault(run, []).append(index)
-            self._index = (key, by_run, starts, np.concatenate([c[2] for c in chunks_]))
-        return self._index[1:]
-
-    def runs(self, key: RowKey, run_ids: Sequence[str]) -> list[FloatArray]:
-        """The rates of each of `run_ids` that measured `key` (a run measuring it twice
-        gives two arrays), in the order of `run_ids`, as `compare.run_samples` gives them
-        (as arrays: views of the packed rates, not copies)."""
-        if key not in self._chunks:
-            return []
-        by_run, starts, values = self._indexed(key)
-        found = np.array([index for run_id in run_ids
-                          for index in by_run.get(self._position.get(run_id, -1), ())],
-                         dtype=np.int64)
-        bounds = zip(starts[found].tolist(), starts[found + 1].tolist(), strict=True)
-        return [values[start:stop] for start, stop in bounds if stop > start]
-
-
-def row_rates(conn: Connection, run_ids: Sequence[str]) -> RowRates:
-    """Every result row's per-round rates of the runs named: two queries per batch of
-    runs (rows by the run-id index, then their samples by the samples' key), the samples
-    turned into rates and sorted by row key as arrays (a loop over four million rounds
-    in Python costs seconds)."""
-    found = RowRates(run_ids)
-    codes: dict[RowKey, int] = {}
-    for batch in chunks(list(run_ids), IDS_PER_QUERY):
-        within = m.c.run_id.in_(list(batch))
-        rows = conn.execute(select(m.c.id, m.c.run_id, m.c.algorithm, m.c.implementation,
-                                   m.c.operation, m.c.block_size)
-                            .where(within).order_by(m.c.id)).all()
-        if not rows:
-            continue
-        ids = np.array([row[0] for row in rows], dtype=np.int64)
-        runs = np.array([found._position[row[1]] for row in rows], dtype=np.int64)
-        keys = np.array([codes.setdefault((row[2], row[3], row[4], row[5]), len(codes))
-                         for row in rows], dtype=np.int64)
-        rounds = np.fromiter(itertools.chain.from_iterable(conn.execute(
-            select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns)
-            .join(m, m.c.id == s.c.measurement_id).where(within)
-            .order_by(s.c.measurement_id, s.c.round_index)).all()), dtype=np.int64
-        ).reshape(-1, 3)
-        rounds = rounds[rounds[:, 1] > 0]  # Measurement.samples: rounds with operations
-        owner, ops, elapsed = np.searchsorted(ids, rounds[:, 0]), rounds[:, 1], rounds[:, 2]
-        # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
-        # elapsed time.
-        timed = elapsed > 0
-        rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
-        counts = np.bincount(owner, minlength=ids.size)
-        # Measurements and their rounds grouped by key, in id order within a key.
-        by_key = np.argsort(keys, kind="stable")
-        rates = rates[np.argsort(keys[owner], kind="stable")]
-        key_bounds = np.searchsorted(keys[by_key], np.arange(len(codes) + 1))
-        round_bounds = np.concatenate([[0], np.cumsum(counts[by_key])])
-        for key, code in codes.items():
-            first, last = int(key_bounds[code]), int(key_bounds[code + 1])
-            if last > first:
-                chosen = by_key[first:last]
-                found._add(key, runs[chosen], counts[chosen],
-                           rates[int(round_bounds[first]):int(round_bounds[last])])
-    return found
