@@ -20,7 +20,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from pqbench.analysis import history
+from pqbench.analysis import history, replicates
 from pqbench.analysis.compare import run_samples
 from pqbench.cli import app
 from pqbench.record.results import Run
@@ -171,14 +171,14 @@ def test_rates_read_as_numbers_are_the_samples_of_a_whole_load(location: str) ->
     assert rates.runs(("ML-KEM-768", "liboqs", "encaps", None), ["no-such-run"]) == []
 
 
-def test_t_interval_is_students_over_the_run_medians() -> None:
+def test_a_points_interval_is_students_t_over_the_run_medians() -> None:
     rng = np.random.default_rng(7)
     runs = [list(1000 * np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 7)))
             for _ in range(6)]
     logs = [float(np.median(np.log(run))) for run in runs]
     low, high = sp_stats.t.interval(0.95, len(logs) - 1, loc=np.mean(logs),
                                     scale=sp_stats.sem(logs))
-    level, ci_low, ci_high = history.t_interval(runs)
+    level, ci_low, ci_high = replicates.level_interval(runs)
     assert level == pytest.approx(math.exp(np.mean(logs)), rel=1e-12)
     assert (ci_low, ci_high) == pytest.approx((math.exp(low), math.exp(high)), rel=1e-12)
     # Runs of different lengths take the per-run path, with the same answer.
@@ -186,8 +186,8 @@ def test_t_interval_is_students_over_the_run_medians() -> None:
     logs[-1] = float(np.median(np.log(runs[-1][:5])))
     low, high = sp_stats.t.interval(0.95, len(logs) - 1, loc=np.mean(logs),
                                     scale=sp_stats.sem(logs))
-    assert history.t_interval(ragged)[1:] == pytest.approx((math.exp(low), math.exp(high)),
-                                                           rel=1e-12)
+    assert replicates.level_interval(ragged)[1:] == pytest.approx(
+        (math.exp(low), math.exp(high)), rel=1e-12)
 
 
 def test_a_history_of_a_hundred_builds_labels_a_legible_subset() -> None:

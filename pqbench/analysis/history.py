@@ -2,32 +2,25 @@
 
 Runs are grouped by the field (default `os_build`) in the order the groups first appear;
 each group is one point, with the run as the unit as in `compare`: the geometric mean of
-its runs' median rates and a 95 % two-level bootstrap interval (`replicates`; one run: that
-run's median and order-statistic interval). Steps come from `stats.detect_steps`
-(asv-style penalised weighted L1 fit on log levels, weights from the CI widths), and no
-step is smaller than the series' noise band: max(5 %, the pooled between-run spread of the
-builds that have several runs), the band `compare --threshold auto` uses. Each step is
-pinned to the first build at the new level.
+its runs' median rates and a 95 % Student t interval over the runs
+(`replicates.level_interval`; one run: that run's median and order-statistic interval).
+Steps come from `stats.detect_steps` (asv-style penalised weighted L1 fit on log levels,
+weights from the CI widths), and no step is smaller than the series' noise band: max(5 %,
+the pooled between-run spread of the builds that have several runs), the band `compare
+--threshold auto` uses. Each step is pinned to the first build at the new level.
 
 `series_of` computes one series from per-build rates (a report over thousands of runs
-reads them as numbers, `store.queries.RowRates`), with the interval it is given: the
-bootstrap, or over thousands of points a Student t interval over the runs (`t_interval`).
+reads them as numbers, `store.queries.RowRates`).
 """
 
 from __future__ import annotations
 
-import functools
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from scipy import special
-
 from pqbench.analysis import replicates, stats, verdict
 from pqbench.analysis.compare import ALPHA, RowKey, group_runs, run_samples
-from pqbench.analysis.replicates import FloatArray
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
 
@@ -166,22 +159,16 @@ class Group:
     samples: Sequence[Sequence[float]]
 
 
-#: A point's level and interval from its runs' rates: (level, low, high).
-Interval = Callable[[Sequence[Sequence[float]]], tuple[float, float, float]]
-
-
-def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence[str]],
-              interval: Interval = replicates.level_interval) -> Series:
+def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence[str]]
+              ) -> Series:
     """One row key's history from its per-build rates, in build order (what `history`
-    computes from runs; a report over thousands of runs reads the rates as numbers).
-    ``interval`` gives each point's level and 95 % interval: the two-level bootstrap by
-    default, `t_interval` where thousands of points make the bootstrap too slow."""
+    computes from runs; a report over thousands of runs reads the rates as numbers)."""
     algorithm, implementation, operation, block_size = key
     scale = block_size or 1
     measured = [g for g in groups if g.samples]
     points: list[Point] = []
     for group in measured:
-        level, low, high = interval(group.samples)
+        level, low, high = replicates.level_interval(group.samples)
         points.append(Point(
             build=group.name, started_at=group.started_at, runs=group.runs,
             n=sum(map(len, group.samples)), median=level * scale, ci_low=low * scale,
@@ -207,42 +194,8 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
                   floor, band)
 
 
-def estimates(runs: Sequence[Sequence[float]]) -> FloatArray:
-    """`replicates.run_estimates` of the runs' ln rates (each run's median), as one 2-D
-    array operation when every run has as many rounds: a report asks it of 100 runs for
-    each of 7,900 points, where splitting them into one array per run costs seconds."""
-    if len({len(run) for run in runs}) == 1:
-        rates = np.asarray(runs, dtype=np.float64)
-        if np.all(np.isfinite(rates)) and np.all(rates > 0):
-            return np.asarray(np.median(np.log(rates), axis=1), dtype=np.float64)
-    return replicates.run_estimates(replicates.log_runs(runs, "runs"))
-
-
-def t_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
-               ) -> tuple[float, float, float]:
-    """A build's level (geometric mean of its run medians, as `level_interval`) and the
-    Student t interval of the mean of its ln run estimates (Student 1908; the run as the
-    unit, as the bootstrap): mean ± t(1 - tail, n - 1) · s / √n. One run: that run's
-    order-statistic interval, as `level_interval`. What a report uses over thousands of
-    points, where a two-level bootstrap per point would take minutes."""
-    if len(runs) < 2:
-        return replicates.level_interval(runs, confidence)
-    found = estimates(runs)
-    mean = float(found.mean())
-    half = (_t_quantile(0.5 + confidence / 2, found.size - 1)
-            * float(np.std(found, ddof=1)) / math.sqrt(found.size))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
-@functools.cache
-def _t_quantile(q: float, freedom: int) -> float:
-    """Student's t quantile (`scipy.special`: the commands do not import `scipy.stats`);
-    cached, as a report asks it for thousands of points of a few run counts."""
-    return float(special.stdtrit(freedom, q))
-
-
 def _floor(groups: Sequence[Group]) -> float | None:
     """Pooled between-run spread of the builds' run estimates, as a fraction."""
-    sides = [estimates(g.samples) for g in groups if g.samples]
+    sides = [replicates.estimates_of(g.samples) for g in groups if g.samples]
     spread = replicates.pooled_spread(*sides) if sides else None
     return verdict.floor_from_spread(spread)

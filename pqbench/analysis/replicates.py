@@ -241,22 +241,40 @@ def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[flo
         floor=floor, threshold=band, method=METHOD)
 
 
-def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95,
-                   draws: int | None = None, seed: int = SEED) -> tuple[float, float, float]:
-    """One side's level (geometric mean of run medians) and its expanded bootstrap interval.
+def estimates_of(runs: Sequence[Sequence[float]], what: str = "runs") -> FloatArray:
+    """`run_estimates` of the runs' ln rates, as one 2-D operation when every run has as
+    many rounds (a report asks it of 100 runs for each of 7,900 points)."""
+    if runs and len({len(run) for run in runs}) == 1:
+        rates = np.asarray(runs, dtype=np.float64)
+        if rates.ndim == 2 and np.all(np.isfinite(rates)) and np.all(rates > 0):
+            return np.asarray(np.median(np.log(rates), axis=1), dtype=np.float64)
+    return run_estimates(log_runs(runs, what))
 
-    With a single run the interval is that run's order-statistic median interval
-    (`stats.summarize`): no between-run information exists.
+
+@lru_cache(maxsize=256)
+def _t_quantile(q: float, freedom: int) -> float:
+    return float(special.stdtrit(freedom, q))
+
+
+def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
+                   ) -> tuple[float, float, float]:
+    """One side's level (geometric mean of run medians) and its interval: a history point.
+
+    With the run as the unit, the level is the mean of the runs' ln estimates and its
+    interval Student's t interval of that mean, mean ± t(1 - tail, R - 1) · s / √R, the
+    analytic interval Kalibera & Jones (2013, section 4) give for the top level of a
+    repeated experiment. It needs no resampling (0.06 ms for 100 runs, where the two-level
+    bootstrap takes 3.5 ms: minutes over a report's 7,900 points), so `history` and every
+    report draw their points the same way. No verdict rests on it: comparisons keep the
+    bootstrap. With a single run the interval is that run's order-statistic median
+    interval (`stats.summarize`): no between-run information exists.
     """
-    logs = log_runs(runs, "runs")
-    level = math.exp(float(run_estimates(logs).mean()))
-    if len(logs) == 1:
-        summary = stats.summarize(np.exp(logs[0]).tolist(), confidence=confidence)
+    found = estimates_of(runs)
+    level = math.exp(float(found.mean()))
+    if found.size == 1:
+        summary = stats.summarize(list(runs[0]), confidence=confidence)
         return level, summary.ci_low, summary.ci_high
-    tail = (1 - confidence) / 2
-    levels = bootstrap_levels(logs, np.random.default_rng(seed), draws or draws_for(tail))
-    observed = math.log(level)
-    widen = float(special.stdtrit(len(logs) - 1, 1 - tail) / special.ndtri(1 - tail))
-    levels = observed + widen * (levels - observed)
-    low, high = np.quantile(levels, [tail, 1 - tail])
-    return level, math.exp(float(low)), math.exp(float(high))
+    mean = float(found.mean())
+    half = (_t_quantile(0.5 + confidence / 2, found.size - 1)
+            * float(np.std(found, ddof=1)) / math.sqrt(found.size))
+    return level, math.exp(mean - half), math.exp(mean + half)

@@ -214,12 +214,13 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
 
 
 #: How the points' intervals were made, said under the history's method.
-BOOTSTRAP_BANDS = ("In the charts the shaded band around a line is each point's 95 % "
-                   "confidence interval.")
+BANDS = ("In the charts the shaded band around a line is each point's 95 % confidence "
+         "interval: Student's t interval of its runs' mean log level (a single run's: its "
+         "order-statistic interval).")
 
 
 def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Sequence[str],
-               by: str, prefix: str = "", bands: str = BOOTSTRAP_BANDS) -> Section:
+               by: str, prefix: str = "") -> Section:
     """The history part: every step found in a table, a chart per algorithm that stepped
     (largest steps first, at most `_HISTORY_CHARTS`), and what the charts leave out.
     `per_algorithm` holds, in the order the algorithms were first measured, the series of
@@ -244,7 +245,7 @@ def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Se
              "penalised piecewise-constant fit of the log levels (asv-style step detection, "
              "weighted by each point's confidence interval), and none is smaller than the "
              "series' noise band (5 %, or the spread between its replicate runs where that "
-             f"is larger). {bands}"]
+             f"is larger). {BANDS}"]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
                                "first at new level", "before", "after", "ratio", "notes"],

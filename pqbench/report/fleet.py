@@ -5,10 +5,8 @@ bootstrap of every row), 99 ratio charts nobody reads, and every run held whole.
 than `FEW_GROUPS` groups the report instead
 
 * draws the history from every run's per-round rates read as numbers (`RowRates`), one
-  row key at a time, with each point's interval a Student t interval over its runs
-  (`history.t_interval`, 0.6 ms a point of 100 runs): the two-level bootstrap `pqbench
-  history` draws costs about 20 ms a point, nearly three minutes over 79 rows of 100
-  builds;
+  row key at a time, each point with its Student t interval over its runs
+  (`replicates.level_interval`, as `pqbench history` draws it);
 * compares only where the history steps: for each of the `STEP_COMPARISONS` builds with
   the largest steps, the group before it against it, and the oldest group against the
   newest; two groups are loaded whole at a time, and the report names every other pair's
@@ -25,12 +23,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
-from pqbench.analysis import compare, history, replicates
+from pqbench.analysis import compare, history
 from pqbench.analysis.compare import RunComparison
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.report.base import Section
-from pqbench.report.comparison import BOOTSTRAP_BANDS, comparison, history_of
+from pqbench.report.comparison import comparison, history_of
 from pqbench.store.rates import RowRates
 
 #: Up to this many groups of a kind, each is compared with the next (the whole story);
@@ -42,11 +40,6 @@ STEP_COMPARISONS = 3
 KINDS = (("speed", "", "Comparison"), ("files", "files-", "Comparison of the file benchmarks"),
          ("tls", "tls-", "Comparison of the TLS handshakes"))
 
-T_BANDS = ("In the charts the shaded band around a line is each point's 95 % interval: a "
-           "Student t interval of its runs' mean log level (over this many groups and rows "
-           "the two-level bootstrap `pqbench history` uses for one row would take minutes); "
-           "a single run's is its order-statistic interval.")
-
 Groups = Sequence[tuple[str, Sequence[Run]]]
 
 
@@ -56,8 +49,8 @@ def many_groups(headers: Sequence[Run], by: str) -> bool:
                for kind, _, _ in KINDS if (of_kind := [r for r in headers if r.kind == kind]))
 
 
-def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]],
-                   interval: history.Interval) -> dict[str, list[history.Series]]:
+def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]]
+                   ) -> dict[str, list[history.Series]]:
     """Per algorithm (in the order first stored), its series of two points or more."""
     found: dict[str, list[history.Series]] = {}
     ids = [tuple(r.run_id for r in members) for _, members in groups]
@@ -66,7 +59,7 @@ def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Se
         builds = [history.Group(name, members[0].started_at, of_group,
                                 cast("list[list[float]]", rates.runs(key, of_group)))
                   for (name, members), of_group in zip(groups, ids, strict=True)]
-        series = history.series_of(key, builds, annotations, interval)
+        series = history.series_of(key, builds, annotations)
         found.setdefault(key[0], [])
         if len(series.points) >= 2:  # measured in one group only: no history to show
             found[key[0]].append(series)
@@ -126,8 +119,7 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
         names = [name for name, _ in groups]
         many = len(groups) > FEW_GROUPS
         per_algorithm = history_series(
-            groups, rates([r.run_id for _, members in groups for r in members]), annotations,
-            history.t_interval if many else replicates.level_interval
+            groups, rates([r.run_id for _, members in groups for r in members]), annotations
         ) if len(groups) >= 3 else {}
         stepped: list[int] = []
         if many:
@@ -144,8 +136,7 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
         found += [comparison(r, i + 1, prefix, changed_only=len(results) > 1)
                   for i, r in enumerate(results)]
         if per_algorithm:
-            found.append(history_of(per_algorithm, names, by, prefix,
-                                    T_BANDS if many else BOOTSTRAP_BANDS))
+            found.append(history_of(per_algorithm, names, by, prefix))
     return found
 
 
