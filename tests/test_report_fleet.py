@@ -171,6 +171,21 @@ def test_rates_read_as_numbers_are_the_samples_of_a_whole_load(location: str) ->
     assert rates.runs(("ML-KEM-768", "liboqs", "encaps", None), ["no-such-run"]) == []
 
 
+def test_one_row_key_read_through_its_index_is_the_same_rates(location: str) -> None:
+    """`history`'s read: one row key across the runs asked (here every other build), the
+    rows of other runs left out, the rates those of a whole load."""
+    store = Store.open(location)
+    store.save_runs(_fleet())
+    asked = [f"b{b:02d}-{i}" for b in range(0, BUILDS, 2) for i in range(PER_BUILD)]
+    key = ("ML-KEM-768", "liboqs", "encaps", None)
+    rates = store.row_rates(asked, RunFilter(algorithms=("ML-KEM-768",),
+                                             implementation="liboqs", operation="encaps"))
+    assert rates.row_keys() == [key]
+    expected = run_samples(store.load_runs(RunFilter(ids=tuple(asked))))[key]
+    assert [run.tolist() for run in rates.runs(key, asked)] == expected
+    assert rates.runs(key, ["b01-0"]) == []  # a run not asked for
+
+
 def test_a_points_interval_is_students_t_over_the_run_medians() -> None:
     rng = np.random.default_rng(7)
     runs = [list(1000 * np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 7)))

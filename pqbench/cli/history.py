@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -35,29 +35,40 @@ def history(
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
-    from pqbench.analysis.history import history as build_history
-    from pqbench.analysis.history import names_algorithm, not_measured
+    from pqbench.analysis.compare import group_runs
+    from pqbench.analysis.history import Group, names_algorithm, not_measured, series_of
     from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
     store = Store.open(db, create=False)
-    # Every run (a point lists its group's runs), but only the rows of this algorithm, and
-    # no fingerprints when the groups are columns: one row across ten thousand runs.
+    # Every run's header (a point lists its group's runs; no fingerprints when the groups
+    # are columns), then this algorithm's rates alone, as numbers, through the row key's
+    # index: one row across ten thousand runs.
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        runs = store.load_runs(RunFilter(algorithms=names or (algorithm,),
-                                         implementation=implementation, operation=operation,
-                                         notes=False),
-                               fingerprints=by not in LIGHT_FIELDS)
-        if not runs:
+        headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
+        if not headers:
             raise ComparisonError(f"no runs stored in {store.location}")
-        if not any(m.samples for run in runs for m in run.measurements):
+        groups = group_runs(headers, by)
+        rates = store.row_rates([r.run_id for r in headers], RunFilter(
+            algorithms=names or (algorithm,), implementation=implementation,
+            operation=operation))
+        builds = [(name, members[0].started_at, tuple(r.run_id for r in members))
+                  for name, members in groups]
+        # A row without rates (a memory run's) is no point of a history.
+        first = {key: at for key in rates.row_keys() if (at := next(
+            (i for i, (_, _, ids) in enumerate(builds) if rates.runs(key, ids)), None))
+            is not None}
+        if not first:
             raise not_measured(algorithm, implementation, operation,
                                store.algorithms(timed_only=True))
         notes: dict[str, list[str]] = {}
         for build, text, _created in store.annotations():
             notes.setdefault(build, []).append(text)
-        series = build_history(runs, algorithm, implementation=implementation,
-                               operation=operation, by=by, annotations=notes)
+        # Series in the order their rows first appear over the builds, as runs list them.
+        series = [series_of(key, [Group(name, started, ids,
+                                        cast("list[list[float]]", rates.runs(key, ids)))
+                                  for name, started, ids in builds], notes)
+                  for key in sorted(first, key=first.__getitem__)]
     if json_output:
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
         return

@@ -371,13 +371,16 @@ class Store:
             rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
             return [(r.build, r.text, r.created_at) for r in rows]
 
-    def row_rates(self, run_ids: Sequence[str]) -> RowRates:
+    def row_rates(self, run_ids: Sequence[str], rows: RunFilter | None = None) -> RowRates:
         """Every result row's per-round rates of the runs named (full ids), as numbers:
-        what a history over thousands of runs needs, without building their `Run`s."""
+        what a history over thousands of runs needs, without building their `Run`s.
+        `rows` (its algorithms, implementation and operation) keeps one row key's rows,
+        read through the key's index."""
         from pqbench.store import rates  # numpy: only for the commands that draw figures
 
+        condition = queries.row_condition(rows) if rows is not None else None
         with self.engine.connect() as conn:
-            return rates.row_rates(conn, run_ids)
+            return rates.row_rates(conn, run_ids, condition)
 
 
 def _dialect_insert(conn: Connection, table: Any) -> Any:

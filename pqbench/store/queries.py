@@ -120,7 +120,8 @@ class _Parts:
     verifications: dict[str, list[Any]] = field(default_factory=dict)
 
 
-def _row_condition(wanted: RunFilter) -> ColumnElement[bool]:
+def row_condition(wanted: RunFilter) -> ColumnElement[bool]:
+    """The result rows of `wanted`'s algorithms (and implementation, operation)."""
     parts: list[ColumnElement[bool]] = [m.c.algorithm.in_(list(wanted.algorithms))]
     if wanted.implementation is not None:
         parts.append(m.c.implementation == wanted.implementation)
@@ -170,7 +171,7 @@ def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: b
     parts = _Parts()
     if wanted.algorithms:
         # One row key across every run: by the key's index, not by lists of run ids.
-        _add_rows(conn, parts, _row_condition(wanted), set(run_ids))
+        _add_rows(conn, parts, row_condition(wanted), set(run_ids))
     for batch in chunks(run_ids, IDS_PER_QUERY):
         if not wanted.algorithms:
             _add_rows(conn, parts, m.c.run_id.in_(list(batch)), None)

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.record.results import RowKey
 from pqbench.store import schema
@@ -72,45 +73,58 @@ class RowRates:
         return [values[start:stop] for start, stop in bounds if stop > start]
 
 
-def row_rates(conn: Connection, run_ids: Sequence[str]) -> RowRates:
+def row_rates(conn: Connection, run_ids: Sequence[str],
+              rows: ColumnElement[bool] | None = None) -> RowRates:
     """Every result row's per-round rates of the runs named: two queries per batch of
     runs (rows by the run-id index, then their samples by the samples' key), the samples
     turned into rates and sorted by row key as arrays (a loop over four million rounds
-    in Python costs seconds)."""
+    in Python costs seconds). With `rows` (a condition on the result rows' key columns,
+    a history's row), the rows meeting it across every run instead: two queries through
+    the key's index, whatever the number of runs."""
     found = RowRates(run_ids)
     codes: dict[RowKey, int] = {}
+    if rows is not None:
+        _read(conn, found, codes, rows)
+        return found
     for batch in chunks(list(run_ids), IDS_PER_QUERY):
-        within = m.c.run_id.in_(list(batch))
-        rows = conn.execute(select(m.c.id, m.c.run_id, m.c.algorithm, m.c.implementation,
-                                   m.c.operation, m.c.block_size)
-                            .where(within).order_by(m.c.id)).all()
-        if not rows:
-            continue
-        ids = np.array([row[0] for row in rows], dtype=np.int64)
-        runs = np.array([found._position[row[1]] for row in rows], dtype=np.int64)
-        keys = np.array([codes.setdefault((row[2], row[3], row[4], row[5]), len(codes))
-                         for row in rows], dtype=np.int64)
-        rounds = np.fromiter(itertools.chain.from_iterable(conn.execute(
-            select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns)
-            .join(m, m.c.id == s.c.measurement_id).where(within)
-            .order_by(s.c.measurement_id, s.c.round_index)).all()), dtype=np.int64
-        ).reshape(-1, 3)
-        rounds = rounds[rounds[:, 1] > 0]  # Measurement.samples: rounds with operations
-        owner, ops, elapsed = np.searchsorted(ids, rounds[:, 0]), rounds[:, 1], rounds[:, 2]
-        # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
-        # elapsed time.
-        timed = elapsed > 0
-        rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
-        counts = np.bincount(owner, minlength=ids.size)
-        # Measurements and their rounds grouped by key, in id order within a key.
-        by_key = np.argsort(keys, kind="stable")
-        rates = rates[np.argsort(keys[owner], kind="stable")]
-        key_bounds = np.searchsorted(keys[by_key], np.arange(len(codes) + 1))
-        round_bounds = np.concatenate([[0], np.cumsum(counts[by_key])])
-        for key, code in codes.items():
-            first, last = int(key_bounds[code]), int(key_bounds[code + 1])
-            if last > first:
-                chosen = by_key[first:last]
-                found._add(key, runs[chosen], counts[chosen],
-                           rates[int(round_bounds[first]):int(round_bounds[last])])
+        _read(conn, found, codes, m.c.run_id.in_(list(batch)))
     return found
+
+
+def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
+          within: ColumnElement[bool]) -> None:
+    """The rows meeting `within` of the runs `found` holds, and their rates."""
+    rows = [row for row in conn.execute(
+        select(m.c.id, m.c.run_id, m.c.algorithm, m.c.implementation, m.c.operation,
+               m.c.block_size).where(within).order_by(m.c.id)).all()
+        if row[1] in found._position]
+    if not rows:
+        return
+    ids = np.array([row[0] for row in rows], dtype=np.int64)
+    runs = np.array([found._position[row[1]] for row in rows], dtype=np.int64)
+    keys = np.array([codes.setdefault((row[2], row[3], row[4], row[5]), len(codes))
+                     for row in rows], dtype=np.int64)
+    rounds = np.fromiter(itertools.chain.from_iterable(conn.execute(
+        select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns)
+        .join(m, m.c.id == s.c.measurement_id).where(within)
+        .order_by(s.c.measurement_id, s.c.round_index)).all()), dtype=np.int64
+    ).reshape(-1, 3)
+    # Rounds with operations (Measurement.samples), of the rows kept (runs asked for).
+    rounds = rounds[(rounds[:, 1] > 0) & np.isin(rounds[:, 0], ids)]
+    owner, ops, elapsed = np.searchsorted(ids, rounds[:, 0]), rounds[:, 1], rounds[:, 2]
+    # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
+    # elapsed time.
+    timed = elapsed > 0
+    rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
+    counts = np.bincount(owner, minlength=ids.size)
+    # Measurements and their rounds grouped by key, in id order within a key.
+    by_key = np.argsort(keys, kind="stable")
+    rates = rates[np.argsort(keys[owner], kind="stable")]
+    key_bounds = np.searchsorted(keys[by_key], np.arange(len(codes) + 1))
+    round_bounds = np.concatenate([[0], np.cumsum(counts[by_key])])
+    for key, code in codes.items():
+        first, last = int(key_bounds[code]), int(key_bounds[code + 1])
+        if last > first:
+            chosen = by_key[first:last]
+            found._add(key, runs[chosen], counts[chosen],
+                       rates[int(round_bounds[first]):int(round_bounds[last])])
