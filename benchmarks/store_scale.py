@@ -384,7 +384,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--report-timeout", type=float, default=600.0,
-                        help="seconds before `report` is stopped (it compares every group)")
+                        help="seconds before `report` is stopped (the slowest read command)")
     parser.add_argument("--commands", default="runs,compare,history,report")
     args = parser.parse_args()
     args.commands = set(args.commands.split(","))
