@@ -25,7 +25,7 @@ from pqbench.cli import app
 from pqbench.record import exchange
 from pqbench.record.models import json_schema
 from pqbench.store import Store
-from tests.tests_data import make_run
+from tests.tests_data import json_paths, make_run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -191,17 +191,6 @@ HOSTILE = st.one_of(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found += _paths(inner, (*prefix, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value[:3]):
-            found += _paths(inner, (*prefix, index))
-    return found
-
-
 def _mutate(doc: Any, path: tuple[Any, ...], action: str, value: Any) -> Any:
     if not path:
         return value
@@ -234,7 +223,7 @@ def real_export(small_run, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 @given(data=st.data())
 def test_fuzzed_imports_end_cleanly_with_the_database_unchanged_on_error(
         real_export: dict[str, Any], base_db: Path, tmp_path: Path, data: st.DataObject) -> None:
-    paths = _paths(real_export)
+    paths = json_paths(real_export, 3)
     path = data.draw(st.sampled_from(paths), label="path")
     action = data.draw(st.sampled_from(["replace", "delete", "add"]), label="action")
     value = data.draw(HOSTILE, label="value")

@@ -120,3 +120,16 @@ def make_ab_session(session: str, *, seed: int, pairs: int = 24, drift: float = 
                         environment=env or environment(label=f"side {side}"),
                         measurements=tuple(sides[side])))
     return runs[0], runs[1]
+
+
+def json_paths(value: Any, per_list: int, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into a JSON document (the root as ()), the first `per_list` items of each
+    list: where a fuzz test mutates or replaces a value."""
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += json_paths(inner, per_list, (*prefix, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value[:per_list]):
+            found += json_paths(inner, per_list, (*prefix, index))
+    return found
