@@ -15,7 +15,7 @@ reads them as numbers, `store.queries.RowRates`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,8 +194,32 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
                   floor, band)
 
 
+#: A row key's per-round rates of each of the runs named (`store.rates.RowRates.runs`:
+#: 1-D float arrays, read as sequences of floats).
+RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
+
+
+def series_from_rates(keys: Iterable[RowKey], groups: Sequence[tuple[str, Sequence[Run]]],
+                      rates: RatesOf, notes: Mapping[str, Sequence[str]]) -> list[Series]:
+    """The series of `keys` over `groups` of run headers, each run's rates read by `rates`
+    as numbers rather than from `Run`s (`history` of one row, a report over thousands of
+    runs), in the order of `keys`; a key with rates in no group (a memory run's row) has
+    none."""
+    ids = [tuple(r.run_id for r in members) for _, members in groups]
+    found = []
+    for key in keys:
+        series = series_of(key, [Group(name, members[0].started_at, of_group,
+                                       rates(key, of_group))
+                                 for (name, members), of_group in zip(groups, ids,
+                                                                      strict=True)], notes)
+        if series.points:
+            found.append(series)
+    return found
+
+
 def _floor(groups: Sequence[Group]) -> float | None:
     """Pooled between-run spread of the builds' run estimates, as a fraction."""
-    sides = [replicates.estimates_of(g.samples) for g in groups if g.samples]
+    sides = [replicates.run_estimates(replicates.log_runs(g.samples, "runs"))
+             for g in groups if g.samples]
     spread = replicates.pooled_spread(*sides) if sides else None
     return verdict.floor_from_spread(spread)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 
@@ -36,7 +36,7 @@ def history(
     """Rate per build, oldest first, with detected steps and annotations."""
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
     from pqbench.analysis.compare import group_runs
-    from pqbench.analysis.history import Group, names_algorithm, not_measured, series_of
+    from pqbench.analysis.history import names_algorithm, not_measured, series_from_rates
     from pqbench.store import LIGHT_FIELDS, RunFilter, Store
 
     store = Store.open(db, create=False)
@@ -52,23 +52,16 @@ def history(
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
             algorithms=names or (algorithm,), implementation=implementation,
             operation=operation))
-        builds = [(name, members[0].started_at, tuple(r.run_id for r in members))
-                  for name, members in groups]
-        # A row without rates (a memory run's) is no point of a history.
-        first = {key: at for key in rates.row_keys() if (at := next(
-            (i for i, (_, _, ids) in enumerate(builds) if rates.runs(key, ids)), None))
-            is not None}
-        if not first:
-            raise not_measured(algorithm, implementation, operation,
-                               store.algorithms(timed_only=True))
         notes: dict[str, list[str]] = {}
         for build, text, _created in store.annotations():
             notes.setdefault(build, []).append(text)
+        found = series_from_rates(rates.row_keys(), groups, rates.runs, notes)
+        if not found:
+            raise not_measured(algorithm, implementation, operation,
+                               store.algorithms(timed_only=True))
         # Series in the order their rows first appear over the builds, as runs list them.
-        series = [series_of(key, [Group(name, started, ids,
-                                        cast("list[list[float]]", rates.runs(key, ids)))
-                                  for name, started, ids in builds], notes)
-                  for key in sorted(first, key=first.__getitem__)]
+        order = [name for name, _ in groups]
+        series = sorted(found, key=lambda one: order.index(one.points[0].build))
     if json_output:
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
         return

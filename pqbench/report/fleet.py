@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
 
 from pqbench.analysis import compare, history
 from pqbench.analysis.compare import RunComparison
@@ -53,16 +52,11 @@ def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Se
                    ) -> dict[str, list[history.Series]]:
     """Per algorithm (in the order first stored), its series of two points or more."""
     found: dict[str, list[history.Series]] = {}
-    ids = [tuple(r.run_id for r in members) for _, members in groups]
-    for key in rates.row_keys():
-        # 1-D float arrays read as sequences of floats: no list of 790,000 copies.
-        builds = [history.Group(name, members[0].started_at, of_group,
-                                cast("list[list[float]]", rates.runs(key, of_group)))
-                  for (name, members), of_group in zip(groups, ids, strict=True)]
-        series = history.series_of(key, builds, annotations)
-        found.setdefault(key[0], [])
+    for series in history.series_from_rates(rates.row_keys(), groups, rates.runs,
+                                            annotations):
+        found.setdefault(series.algorithm, [])
         if len(series.points) >= 2:  # measured in one group only: no history to show
-            found[key[0]].append(series)
+            found[series.algorithm].append(series)
     return found
 
 
