@@ -108,6 +108,21 @@ def comparison(result: RunComparison, index: int, prefix: str = "",
     return Section("\n\n".join(parts), (chart,), bullets)
 
 
+#: The kinds a report compares (never across kinds: they share no row), with their chart
+#: names' prefixes and their sections' titles.
+KINDS = (("speed", "", "Comparison"), ("files", "files-", "Comparison of the file benchmarks"),
+         ("tls", "tls-", "Comparison of the TLS handshakes"))
+
+
+def each_against_the_next(title: str, by: str | None, method: str) -> Section:
+    """The head of a comparison of each group (or run) with the next."""
+    return Section("\n\n".join([
+        md.heading(2, title),
+        f"Runs grouped by {md.inline_code(by)}, each group against the next."
+        if by else "Each run against the next, oldest first.",
+        f"Method: {md.text(method)}."]))
+
+
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
              cross_machine: bool = False,
              annotations: Mapping[str, Sequence[str]] | None = None) -> list[Section]:
@@ -117,27 +132,21 @@ def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
     row, so comparing across kinds could only fail.
     """
     found: list[Section] = []
-    for kind, prefix in (("speed", ""), ("files", "files-"), ("tls", "tls-")):
+    for kind, prefix, title in KINDS:
         of_kind = [r for r in runs if r.kind == kind]
         found += _sections_of_kind(of_kind, by, threshold, cross_machine, annotations or {},
-                                   prefix)
+                                   prefix, title)
     return found
 
 
 def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | None,
                       cross_machine: bool, annotations: Mapping[str, Sequence[str]],
-                      prefix: str) -> list[Section]:
+                      prefix: str, title: str) -> list[Section]:
     groups = groups_for(runs, by)
     if len(groups) < 2:
         return []
     results = compare.compare_groups(groups, threshold, cross_machine=cross_machine)
-    title = {"": "Comparison", "files-": "Comparison of the file benchmarks",
-             "tls-": "Comparison of the TLS handshakes"}[prefix]
-    intro = [md.heading(2, title),
-             f"Runs grouped by {md.inline_code(by)}, each group against the next."
-             if by else "Each run against the next, oldest first.",
-             f"Method: {md.text(results[0].method)}."]
-    head = Section("\n\n".join(intro))
+    head = each_against_the_next(title, by, results[0].method)
     labels = [r.label for r in runs]
     unique_labels = None not in labels and len(set(labels)) == len(labels)
     steps = history_section(runs, by or ("label" if unique_labels else "run_id"), annotations,

@@ -27,7 +27,7 @@ from pqbench.analysis.compare import RunComparison
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.report.base import Section
-from pqbench.report.comparison import comparison, history_of
+from pqbench.report.comparison import KINDS, comparison, each_against_the_next, history_of
 from pqbench.store.rates import RowRates
 
 #: Up to this many groups of a kind, each is compared with the next (the whole story);
@@ -35,10 +35,6 @@ from pqbench.store.rates import RowRates
 FEW_GROUPS = 6
 #: Step builds compared at most (largest steps first), besides the oldest and newest.
 STEP_COMPARISONS = 3
-#: The kinds a report compares, with their chart-name prefixes and titles.
-KINDS = (("speed", "", "Comparison"), ("files", "files-", "Comparison of the file benchmarks"),
-         ("tls", "tls-", "Comparison of the TLS handshakes"))
-
 Groups = Sequence[tuple[str, Sequence[Run]]]
 
 
@@ -93,12 +89,6 @@ def _introduction(by: str, names: Sequence[str], pairs: Sequence[tuple[int, int]
         f"Method: {md.text(method)}."]))
 
 
-def _each_against_the_next(by: str, title: str, method: str) -> Section:
-    return Section("\n\n".join([
-        md.heading(2, title), f"Runs grouped by {md.inline_code(by)}, each group against the "
-        "next.", f"Method: {md.text(method)}."]))
-
-
 def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], RowRates],
              load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
              cross_machine: bool, annotations: Mapping[str, Sequence[str]]) -> list[Section]:
@@ -126,7 +116,7 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
         results = [_compare(groups[b], groups[a], load, threshold, cross_machine)
                    for b, a in pairs]
         found.append(_introduction(by, names, pairs, len(stepped), title, results[0].method)
-                     if many else _each_against_the_next(by, title, results[0].method))
+                     if many else each_against_the_next(title, by, results[0].method))
         found += [comparison(r, i + 1, prefix, changed_only=len(results) > 1)
                   for i, r in enumerate(results)]
         if per_algorithm:
