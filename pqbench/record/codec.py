@@ -115,16 +115,21 @@ def summary_fields(m: Measurement) -> dict[str, Any]:
     }
 
 
+def stored_row(m: Measurement) -> dict[str, Any]:
+    """One measurement as a document's result row without the figures derived from its
+    samples: what the store writes a row from (`row_columns`)."""
+    return {"algorithm": m.algorithm, "implementation": m.implementation,
+            "operation": m.operation, "block_size": m.block_size, "unit": m.unit,
+            "cycle_counter": m.counter, "sizes": dict(m.sizes),
+            "samples": [sample(r) for r in m.rounds], **dict(m.attributes)}
+
+
 def result_row(m: Measurement) -> dict[str, Any]:
     """One measurement: key, unit, summary figures, sizes, samples and attributes."""
-    return {
-        "algorithm": m.algorithm, "implementation": m.implementation,
-        "operation": m.operation, "block_size": m.block_size, "unit": m.unit,
-        **summary_fields(m),
-        "cycle_counter": m.counter, "sizes": dict(m.sizes),
-        "samples": [sample(r) for r in m.rounds],
-        **dict(m.attributes),
-    }
+    row = stored_row(m)
+    head = {name: row.pop(name)
+            for name in ("algorithm", "implementation", "operation", "block_size", "unit")}
+    return {**head, **summary_fields(m), **row}
 
 
 def run_document(run: Run) -> dict[str, Any]:
@@ -233,22 +238,6 @@ def run_columns(run: Run) -> dict[str, Any]:
             "settings": dict(run.settings), "environment": env.to_dict()}
 
 
-def measurement_columns(m: Measurement) -> dict[str, Any]:
-    """A row in pqbench_measurements. The rate columns are a convenience for SQL readers
-    (in the row's unit; 0 for a row without rounds); pqbench derives every figure from
-    the samples. The unit rides in the attributes, where format 1 kept it."""
-    timed = bool(m.rounds)
-    attributes = dict(m.attributes)
-    if m.unit != "op":
-        attributes["unit"] = m.unit
-    rate = m.rate if timed else 0.0  # once: a median over the rounds (`Measurement.rate`)
-    per_op = (1e6 / rate if rate else math.inf) if timed else 0.0  # as Measurement.us_per_op
-    return {"algorithm": m.algorithm, "implementation": m.implementation,
-            "operation": m.operation, "block_size": m.block_size,
-            "ops_per_sec": rate, "us_per_op": per_op, "cycles_per_op": m.cycles_per_op,
-            "counter": m.counter, "sizes": dict(m.sizes), "attributes": attributes}
-
-
 def _median(values: list[float]) -> float:
     """statistics.median, to the bit (the mean of the middle two of an even count), without
     its checks: a call per result row of an import."""
@@ -258,9 +247,12 @@ def _median(values: list[float]) -> float:
 
 
 def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    """`measurement_columns` of a validated document's result row, without making its
-    Measurement and LoopResults first (an import writes a fleet's rows: issue #16). The
-    same figures by the same definitions: `measurement`'s unit and block size,
+    """A row in pqbench_measurements, from a document's result row (validated, or a
+    Measurement's `stored_row`), without making its Measurement and LoopResults first (an
+    import writes a fleet's rows: issue #16). The rate columns are a convenience for SQL
+    readers (in the row's unit; 0 for a row without rounds); pqbench derives every figure
+    from the samples. The unit rides in the attributes, where format 1 kept it. The
+    figures by the definitions the record uses: `measurement`'s unit and block size,
     `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
     and `.cycles_per_op`; tests/test_import_rows.py holds the two to the same rows."""
     extra = row.keys() - _not_attributes()
@@ -287,7 +279,7 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def measurement_from_columns(row: Any, rounds: Iterable[LoopResult]) -> Measurement:
-    """The inverse of measurement_columns, given the row's samples in round order."""
+    """The inverse of row_columns, given the row's samples in round order."""
     return measurement(algorithm=row.algorithm, implementation=row.implementation,
                        operation=row.operation, rounds=rounds, block_size=row.block_size,
                        sizes=row.sizes, attributes=row.attributes, counter=row.counter)

@@ -9,9 +9,9 @@ table's own sequence (ids reserved there are never handed out twice), on SQLite 
 the largest id stored, read once the transaction holds the write lock (taken by the
 first insert, the runs), which no other writer can take before this one commits.
 
-An import's runs come as the run documents `record.exchange` validated, and their result
-rows are written from those dicts (`codec.row_columns`), never made into Measurements
-first; runs a command measured come as Runs. Both give the same rows.
+Every result row is written from a run document's row (`codec.row_columns`): an import's
+as `record.exchange` validated them, never made into Measurements first; a measured
+Run's as its Measurements give them (`codec.stored_row`). One definition of the columns.
 
 Everything happens in the caller's transaction: all runs or none.
 """
@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from pqbench.record import codec
-from pqbench.record.results import Measurement, Run
+from pqbench.record.results import Run
 from pqbench.store import schema
 
 #: Runs per write batch: bounds the memory the parameter lists take, whatever the import.
@@ -54,9 +54,8 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 @dataclass(frozen=True)
 class _Pending:
-    """A run to write: its own row, problems and checks from `run`, and its result rows,
-    Measurements or the rows of a validated run document (written without making
-    Measurements first: `codec.row_columns`)."""
+    """A run to write: its own row, problems and checks from `run`, and its result rows
+    as a run document holds them (`codec.row_columns` makes their columns)."""
 
     run: Run
     results: Sequence[Any]
@@ -69,7 +68,8 @@ class _Pending:
 def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
     """Write every run not stored yet (the first of several with one id); their ids, in
     the order given."""
-    return _insert(conn, [_Pending(run, run.measurements) for run in runs])
+    return _insert(conn, [_Pending(run, [codec.stored_row(m) for m in run.measurements])
+                          for run in runs])
 
 
 def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -143,14 +143,9 @@ def _rows(batch: Sequence[_Pending], ids: list[int], copy_text: bool) -> tuple[_
     for p in batch:
         for result in p.results:
             row_id = next(row_ids)
-            if isinstance(result, Measurement):
-                columns = codec.measurement_columns(result)
-                samples += [(row_id, i, r.ops, r.elapsed_ns, r.cycles)
-                            for i, r in enumerate(result.rounds)]
-            else:
-                columns = codec.row_columns(result)
-                samples += [(row_id, i, s["ops"], s["elapsed_ns"], s.get("cycles"))
-                            for i, s in enumerate(result["samples"])]
+            columns = codec.row_columns(result)
+            samples += [(row_id, i, s["ops"], s["elapsed_ns"], s.get("cycles"))
+                        for i, s in enumerate(result["samples"])]
             columns["sizes"] = texts.of(columns["sizes"])
             columns["attributes"] = texts.of(columns["attributes"])
             rows.append((row_id, p.run_id, *_measurement_values(columns)))
