@@ -14,7 +14,7 @@ here runs, back to back and in alternating order, on the same database state:
   writer of these tables could reach on this machine at this moment.
 
 Each arm is a fresh Python process timed from outside; after each, the imported runs are
-deleted (their rows and samples go by cascade) so every arm meets the same database. The
+deleted (their rows go by cascade) so every arm meets the same database. The
 history is the one benchmarks/store_scale.py builds (a real quick-suite run varied over
 100 builds): --stored runs first (imported once, untimed), then --runs runs imported by
 every arm. Printed: each arm's median rate and range, and the paired ratios import /
@@ -45,7 +45,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import store_scale  # noqa: E402  (the synthetic history, shared)
 
 ARMS = ("import", "models", "reference")
-NULL = "\\N"  # COPY text's NULL
+#: The columns of pqbench_measurements the reference writes (the database gives the ids).
+MEASUREMENT_COLUMNS = ("run_id, algorithm, implementation, operation, block_size, ops_per_sec, "
+                       "us_per_op, cycles_per_op, counter, sizes, attributes, round_ops, "
+                       "round_elapsed_ns, round_cycles")
 
 
 # --- the arms (each in its own process: `import_rate.py --inner ARM DB FILE...`) ----------
@@ -65,7 +68,7 @@ def arm_models(db: str, files: list[str]) -> None:
 def arm_reference(db: str, files: list[str]) -> None:
     """The same tables' rows from json.loads, written with the driver; no checks."""
     docs = [doc for path in files for doc in json.loads(Path(path).read_bytes())["runs"]]
-    runs, rows, samples = [], [], []
+    runs, rows = [], []
     for doc in docs:
         env = doc["environment"]
         runs.append((doc["run_id"], doc.get("kind", "speed"), doc["started_at"],
@@ -78,16 +81,23 @@ def arm_reference(db: str, files: list[str]) -> None:
             rows.append([doc["run_id"], row["algorithm"], row["implementation"],
                          row["operation"], row.get("block_size"), rate,
                          1e6 / rate if rate else 0.0, None, row.get("cycle_counter"),
-                         json.dumps(row.get("sizes", {})), "{}"])
-            samples.append([(i, s["ops"], s["elapsed_ns"], s.get("cycles"))
-                            for i, s in enumerate(row["samples"])])
+                         json.dumps(row.get("sizes", {})), "{}",
+                         *(_array(db, [s.get(k) for s in row["samples"]])
+                           for k in ("ops", "elapsed_ns", "cycles"))])
     if "://" in db:
-        _reference_postgresql(db, runs, rows, samples)
+        _reference_postgresql(db, runs, rows)
     else:
-        _reference_sqlite(db, runs, rows, samples)
+        _reference_sqlite(db, runs, rows)
 
 
-def _reference_sqlite(db: str, runs: list[Any], rows: list[Any], samples: list[Any]) -> None:
+def _array(db: str, values: list[Any]) -> str:
+    """A round array's text: PostgreSQL's literal, or JSON on SQLite."""
+    if "://" in db:
+        return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+    return json.dumps(values)
+
+
+def _reference_sqlite(db: str, runs: list[Any], rows: list[Any]) -> None:
     import sqlite3
 
     conn = sqlite3.connect(db, isolation_level=None)
@@ -95,32 +105,21 @@ def _reference_sqlite(db: str, runs: list[Any], rows: list[Any], samples: list[A
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("BEGIN IMMEDIATE")
     conn.executemany(f"INSERT INTO pqbench_runs VALUES ({','.join('?' * 12)})", runs)
-    first = (conn.execute("SELECT max(id) FROM pqbench_measurements").fetchone()[0] or 0) + 1
-    conn.executemany(f"INSERT INTO pqbench_measurements VALUES ({','.join('?' * 12)})",
-                     [(first + n, *row) for n, row in enumerate(rows)])
-    conn.executemany("INSERT INTO pqbench_samples VALUES (?, ?, ?, ?, ?)",
-                     [(first + n, *s) for n, group in enumerate(samples) for s in group])
+    conn.executemany(f"INSERT INTO pqbench_measurements ({MEASUREMENT_COLUMNS}) "
+                     f"VALUES ({','.join('?' * 14)})", rows)
     conn.execute("COMMIT")
 
 
-def _reference_postgresql(db: str, runs: list[Any], rows: list[Any], samples: list[Any]
-                          ) -> None:
+def _reference_postgresql(db: str, runs: list[Any], rows: list[Any]) -> None:
     import psycopg
 
     with psycopg.connect(db) as conn, conn.cursor() as cur:
         with cur.copy("COPY pqbench_runs FROM STDIN") as copy:
             for run in runs:
                 copy.write_row(run)
-        cur.execute("SELECT array_agg(nextval(pg_get_serial_sequence('pqbench_measurements',"
-                    " 'id'))) FROM generate_series(1, %s)", (len(rows),))
-        ids = cur.fetchone()[0]  # type: ignore[index]
-        with cur.copy("COPY pqbench_measurements FROM STDIN") as copy:
-            for row_id, row in zip(ids, rows, strict=True):
-                copy.write_row((row_id, *row))
-        with cur.copy("COPY pqbench_samples FROM STDIN") as copy:
-            copy.write("".join(f"{row_id}\t{i}\t{ops}\t{ns}\t{NULL if c is None else c}\n"
-                               for row_id, group in zip(ids, samples, strict=True)
-                               for i, ops, ns, c in group))
+        with cur.copy(f"COPY pqbench_measurements ({MEASUREMENT_COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
 
 # --- the driver ---------------------------------------------------------------------------
@@ -140,7 +139,7 @@ def timed(arm: str, db: str, files: list[Path]) -> float:
 
 
 def forget(db: str, run_ids: list[str]) -> None:
-    """Delete the runs an arm imported (rows and samples by cascade), outside the clock."""
+    """Delete the runs an arm imported (their rows by cascade), outside the clock."""
     from sqlalchemy import text
 
     from pqbench.store import Store

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,8 @@ def test_one_bad_file_of_several_stores_nothing(base_db: Path, tmp_path: Path) -
 def test_a_run_failing_in_the_store_takes_the_others_back(
         base_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """All runs of all files go in one transaction: a fault while writing the third run's
-    rows (after the run rows of all three) leaves the first two unstored too."""
+    result rows (after the run rows of all three and the result rows of two) leaves the
+    first two unstored too."""
     from pqbench.store import bulk
 
     files = []
@@ -136,14 +138,15 @@ def test_a_run_failing_in_the_store_takes_the_others_back(
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(_bundle(f"20260101-{name}")))
         files.append(path)
-    real = bulk._insert_rows
+    real = bulk._rows
 
-    def failing(conn: Any, runs: Any) -> None:
-        if any(run.run_id == "20260101-c" for run in runs):
-            raise OperationalError("INSERT", {}, Exception("disk I/O error (injected)"))
-        real(conn, runs)
+    def failing(pending: Any, postgresql: bool) -> Iterator[tuple[Any, ...]]:
+        for row in real(pending, postgresql):
+            if row[0] == "20260101-c":
+                raise OperationalError("INSERT", {}, Exception("disk I/O error (injected)"))
+            yield row
 
-    monkeypatch.setattr(bulk, "_insert_rows", failing)
+    monkeypatch.setattr(bulk, "_rows", failing)
     result = _import(base_db, *files)
     assert result.exit_code == 1 and "disk I/O error" in result.stderr
     monkeypatch.undo()

@@ -19,6 +19,7 @@ from pqbench.record.results import Measurement, Run
 from pqbench.record.runs import new_run
 from pqbench.store import RunFilter, Store, schema
 from pqbench.timing.contract import LoopResult
+from tests import old_schemas
 from tests.tests_data import environment, make_run
 
 #: A file row as pqbench wrote it before rows had a unit: 2,000,000 bytes in 0.5 s.
@@ -65,7 +66,7 @@ def test_a_byte_row_is_written_as_bytes_not_operations() -> None:
 def test_an_old_database_opens_and_reads_the_older_spellings(tmp_path: Path) -> None:
     """Rows written by the schema-1 writer before rows had a unit read as today's."""
     db = tmp_path / "old.db"
-    Store.open(str(db)).close()  # schema 1, as every pqbench so far has created it
+    Store.open(str(db)).close()
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
         conn.execute(schema.runs.insert(), [{
@@ -78,11 +79,10 @@ def test_an_old_database_opens_and_reads_the_older_spellings(tmp_path: Path) -> 
             "id": 7, "run_id": "old-1", "algorithm": "SHA-256", "implementation": "hashlib",
             "operation": "hash", "block_size": 1, "ops_per_sec": 4e6, "us_per_op": 0.25,
             "cycles_per_op": None, "counter": None, "sizes": {},
-            "attributes": {"unit": "byte", "path": "/data/f"}}])
-        conn.execute(schema.samples.insert(), [{
-            "measurement_id": 7, "round_index": 0, "ops": FILE_BYTES,
-            "elapsed_ns": FILE_NS, "cycles": None}])
+            "attributes": {"unit": "byte", "path": "/data/f"}, "round_ops": [FILE_BYTES],
+            "round_elapsed_ns": [FILE_NS], "round_cycles": [None]}])
     engine.dispose()
+    old_schemas.as_version(str(db), 1)  # as the schema-1 writer left it
     run = Store.open(str(db), create=False).load_run("old-1")
     assert run.label == "kept in the fingerprint"
     (row,) = run.measurements

@@ -141,7 +141,7 @@ def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Pa
     compared = {f"b{b:02d}-{i}" for b in (0, 2, 3, 5, 6, 8) for i in range(PER_BUILD)}
     whole = [p for s, p in reads.sent if "pqbench_measurements.sizes" in s]
     assert whole and set().union(*map(_ids, whole)) <= compared
-    rates = [p for s, p in reads.sent if "pqbench_samples.ops" in s
+    rates = [p for s, p in reads.sent if "pqbench_measurements.round_ops" in s
              and "pqbench_measurements.sizes" not in s]
     assert set().union(*map(_ids, rates)) == {r.run_id for r in _fleet()}
 

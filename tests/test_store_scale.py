@@ -1,20 +1,17 @@
 """The store at fleet scale (issue #16), on SQLite and a real PostgreSQL server: commands
 ask for what they need (the statements sent name only the groups compared, and their
 number does not grow with the database), bulk writes are all-or-nothing across write
-batches, a version 1 database is upgraded in place, and the answers are the ones a whole
-load gives.
+batches, and the answers are the ones a whole load gives.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, event, func, inspect, select, text, update
+from sqlalchemy import create_engine, event, func, select, update
 from typer.testing import CliRunner
 
 from pqbench.analysis.compare import compare_groups, group_runs
@@ -25,14 +22,9 @@ from pqbench.record import codec
 from pqbench.record.results import Measurement, Run
 from pqbench.store import RunFilter, Store, bulk, schema
 from pqbench.timing.contract import LoopResult
+from tests import old_schemas
 from tests.postgres_server import fresh_database
 from tests.tests_data import environment, make_run, make_runs
-
-
-def _url(location: str) -> str:
-    if "://" not in location:
-        return f"sqlite:///{location}"
-    return location.replace("postgresql://", "postgresql+psycopg://")
 
 
 def _history(builds: int, per_build: int = 5) -> list[Run]:
@@ -92,13 +84,12 @@ def test_compare_of_two_builds_asks_only_for_their_rows(location: str) -> None:
     # The run rows are chosen in SQL by the label column ...
     run_queries = seen.reading(schema.runs.name)
     assert run_queries and all({"b01", "b02"} <= _values(p) for _, p in run_queries)
-    # ... and rows and samples are asked for those runs alone.
-    for table in (schema.measurements.name, schema.samples.name):
-        queries = [(s, p) for s, p in seen.sent if table in s and "SELECT" in s.upper()]
-        assert queries, table
-        for _, parameters in queries:
-            ids = {v for v in _values(parameters) if re.match(r"b\d\d-\d", v)}
-            assert ids and ids <= wanted, (table, ids - wanted)
+    # ... and the result rows (rounds and all) are asked for those runs alone.
+    queries = seen.reading(schema.measurements.name)
+    assert queries
+    for _, parameters in queries:
+        ids = {v for v in _values(parameters) if re.match(r"b\d\d-\d", v)}
+        assert ids and ids <= wanted, ids - wanted
     # Every stored round of those runs, none of the others.
     assert sum(len(m.rounds) for r in loaded for m in r.measurements) == 10 * 4 * 9
 
@@ -119,9 +110,8 @@ def test_statements_do_not_grow_with_the_database(location: str) -> None:
         seen.sent.clear()
         store.load_runs(RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs",
                                   operation="encaps"), fingerprints=False)
-        samples = seen.reading(schema.samples.name) + [
-            (s, p) for s, p in seen.sent if "JOIN " + schema.measurements.name in s]
-        assert samples and all("ML-KEM-768" in _values(p) for _, p in samples)
+        rows = seen.reading(schema.measurements.name)
+        assert rows and all("ML-KEM-768" in _values(p) for _, p in rows)
         counts.append((compare_count, len(seen.sent)))
     assert counts[0] == counts[1]
 
@@ -160,7 +150,7 @@ def test_a_format_1_label_in_the_fingerprint_still_groups(location: str) -> None
     store = Store.open(location)
     legacy = make_run("old-0", seed=1, label="legacy", env=environment(label="legacy"))
     store.save_runs([legacy])
-    engine = create_engine(_url(location))
+    engine = create_engine(old_schemas.url(location))
     with engine.begin() as conn:
         conn.execute(update(schema.runs).values(label=None))
     engine.dispose()
@@ -219,9 +209,12 @@ def test_history_of_an_unmeasured_algorithm_names_the_measured_ones(location: st
 # --- bulk writes ------------------------------------------------------------------------------
 
 
-def test_an_import_larger_than_a_write_batch_is_all_or_nothing(location: str) -> None:
-    many = [make_run(f"bulk-{i:04d}", seed=i, rounds=2) for i in range(bulk.RUNS_PER_BATCH * 2
-                                                                          + 5)]
+def test_an_import_larger_than_a_statement_is_all_or_nothing(
+        location: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broken row is in the last of several statements (SQLite), at the end of a COPY
+    of many rows (PostgreSQL): nothing of any run is written."""
+    monkeypatch.setattr(bulk, "ROWS_PER_STATEMENT", 50)
+    many = [make_run(f"bulk-{i:04d}", seed=i, rounds=2) for i in range(405)]
     good = many[-1]
     broken = Measurement(algorithm=None, implementation="x", operation="y",  # type: ignore[arg-type]
                          rounds=(LoopResult(1, 1000, None),))
@@ -230,7 +223,7 @@ def test_an_import_larger_than_a_write_batch_is_all_or_nothing(location: str) ->
     with pytest.raises(StoreError, match="nothing was written"):
         store.save_runs(many)
     with store.engine.connect() as conn:
-        for table in (schema.runs, schema.measurements, schema.samples):
+        for table in (schema.runs, schema.measurements):
             assert conn.execute(select(func.count()).select_from(table)).scalar() == 0
     many[-1] = good
     assert store.save_runs(many) == [r.run_id for r in many]
@@ -245,86 +238,3 @@ def test_the_same_run_twice_in_one_import_is_stored_once(location: str) -> None:
     store = Store.open(location)
     assert store.save_runs([first, second]) == ["twice"]
     assert codec.run_document(store.load_run("twice")) == codec.run_document(first)
-
-
-# --- the migration from schema 1 --------------------------------------------------------------
-
-
-def _as_version_1(location: str) -> None:
-    """The database as pqbench with schema 1 left it: the same tables without the
-    indexes version 2 added, and version 1 in the meta table."""
-    engine = create_engine(_url(location))
-    with engine.begin() as conn:
-        for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX):
-            index.drop(conn)
-        conn.execute(update(schema.meta).where(schema.meta.c.key == "schema_version")
-                     .values(value="1"))
-    engine.dispose()
-
-
-def _indexes(location: str) -> set[str]:
-    engine = create_engine(_url(location))
-    with engine.connect() as conn:
-        found = {index["name"] for table in (schema.runs.name, schema.measurements.name)
-                 for index in inspect(conn).get_indexes(table)}
-        version = conn.execute(select(schema.meta.c.value)
-                               .where(schema.meta.c.key == "schema_version")).scalar()
-    engine.dispose()
-    return found | {f"version {version}"}
-
-
-_V2 = {index.name for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX)}
-
-
-def _opener(location: str, barrier: Any) -> None:
-    barrier.wait(timeout=60)
-    Store.open(location).close()
-
-
-def test_a_version_1_database_is_upgraded_in_place(location: str) -> None:
-    runs = _history(2)
-    store = Store.open(location)
-    store.save_runs(runs)
-    store.close()
-    _as_version_1(location)
-    assert not _V2 & _indexes(location) and "version 1" in _indexes(location)
-    # Several processes open it at the same moment: one upgrades, the others wait.
-    context = multiprocessing.get_context("fork")
-    barrier = context.Barrier(4)
-    openers = [context.Process(target=_opener, args=(location, barrier)) for _ in range(4)]
-    for process in openers:
-        process.start()
-    for process in openers:
-        process.join(timeout=120)
-    assert [p.exitcode for p in openers] == [0] * 4
-    assert _indexes(location) >= _V2 and "version 2" in _indexes(location)
-    reopened = Store.open(location, create=False)
-    assert [codec.run_document(r) for r in reopened.load_runs()] == \
-        [codec.run_document(r) for r in runs]
-
-
-def test_a_read_only_version_1_file_is_read_as_it_is(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    runs = _history(1)
-    Store.open(str(path)).save_runs(runs)
-    _as_version_1(str(path))
-    before = path.read_bytes()
-    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"  # as a reader without write access
-    store = Store.open(read_only, create=False)
-    assert [r.run_id for r in store.load_runs()] == [r.run_id for r in runs]
-    with pytest.raises(StoreError, match="read-only"):
-        Store.open(read_only)  # a writer must upgrade first, and cannot
-    assert path.read_bytes() == before
-
-
-def test_a_database_without_an_upgrade_path_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "odd.db"
-    Store.open(str(path)).close()
-    engine = create_engine(_url(str(path)))
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE pqbench_meta SET value = '0' WHERE key = 'schema_version'"))
-    engine.dispose()
-    before = path.read_bytes()
-    with pytest.raises(StoreError, match="no upgrade path"):
-        Store.open(str(path))
-    assert path.read_bytes() == before

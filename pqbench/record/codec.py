@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -264,22 +265,29 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     if unit != "op":
         attributes["unit"] = unit
     samples = row["samples"]
-    rates = [s["ops"] * 1e9 / s["elapsed_ns"] if s["elapsed_ns"] > 0 else 0.0
-             for s in samples if s["ops"] > 0]
+    ops = [s["ops"] for s in samples]
+    elapsed = [s["elapsed_ns"] for s in samples]
+    counted = [s.get("cycles") for s in samples]
+    rates = [n * 1e9 / ns if ns > 0 else 0.0 for n, ns in zip(ops, elapsed, strict=True)
+             if n > 0]
     rate = _median(rates) if rates else 0.0
     per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
-    cycles = [s["cycles"] / s["ops"] for s in samples
-              if s.get("cycles") is not None and s["ops"] != 0]
+    cycles = [c / n for n, c in zip(ops, counted, strict=True)
+              if c is not None and n != 0]
     return {"algorithm": row["algorithm"], "implementation": row["implementation"],
             "operation": row["operation"], "block_size": block_size,
             "ops_per_sec": rate, "us_per_op": per_op,
             "cycles_per_op": _median(cycles) if cycles else None,
             "counter": row.get("cycle_counter"), "sizes": row.get("sizes") or {},
-            "attributes": attributes}
+            "attributes": attributes,
+            # The rounds themselves, as three arrays in round order (schema version 3).
+            "round_ops": ops, "round_elapsed_ns": elapsed, "round_cycles": counted}
 
 
-def measurement_from_columns(row: Any, rounds: Iterable[LoopResult]) -> Measurement:
-    """The inverse of row_columns, given the row's samples in round order."""
+def measurement_from_columns(row: Any) -> Measurement:
+    """The inverse of row_columns."""
+    rounds = itertools.starmap(LoopResult, zip(row.round_ops, row.round_elapsed_ns,
+                                               row.round_cycles, strict=True))
     return measurement(algorithm=row.algorithm, implementation=row.implementation,
                        operation=row.operation, rounds=rounds, block_size=row.block_size,
                        sizes=row.sizes, attributes=row.attributes, counter=row.counter)

@@ -1,13 +1,11 @@
 """Writing many runs at once: each table in a few statements, not one per row (issue #16).
 
 Every table is written straight through the driver, the statements built from the
-table definitions in store/schema.py: on SQLite one executemany of plain tuples per
-table, on PostgreSQL COPY (psycopg 3), which a row-by-row executemany is many times
-slower than (each row a statement in the pipeline). Result rows get their ids
-before they are written, so their samples need no round trip: on PostgreSQL from the
-table's own sequence (ids reserved there are never handed out twice), on SQLite after
-the largest id stored, read once the transaction holds the write lock (taken by the
-first insert, the runs), which no other writer can take before this one commits.
+table definitions in store/schema.py, rows made as they are sent (`_write`): on SQLite
+executemany of plain tuples, on PostgreSQL COPY (psycopg 3), which a row-by-row
+executemany is many times slower than (each row a statement in the pipeline). A result
+row carries its rounds as arrays (schema version 3), so nothing refers to a result row's
+id, and the database gives it (its sequence, SQLite's rowid) as it writes the row.
 
 Every result row is written from a run document's row (`codec.row_columns`): an import's
 as `record.exchange` validated them, never made into Measurements first; a measured
@@ -18,13 +16,14 @@ Everything happens in the caller's transaction: all runs or none.
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -32,16 +31,17 @@ from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import schema
 
-#: Runs per write batch: bounds the memory the parameter lists take, whatever the import.
-RUNS_PER_BATCH = 200
+#: Rows per SQLite executemany: bounds the memory its parameter lists take, whatever the
+#: import (PostgreSQL's COPY sends rows as they are made).
+ROWS_PER_STATEMENT = 10_000
 #: Run ids per IN (...) query: far below SQLite's and PostgreSQL's parameter limits.
 IDS_PER_QUERY = 500
 
-_MEASUREMENT_COLUMNS = ("id", "run_id", "algorithm", "implementation", "operation",
+_MEASUREMENT_COLUMNS = ("run_id", "algorithm", "implementation", "operation",
                         "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
-                        "sizes", "attributes")
-_measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[2:])
-_SAMPLE_COLUMNS = ("measurement_id", "round_index", "ops", "elapsed_ns", "cycles")
+                        "sizes", "attributes", *schema.ROUND_COLUMNS)
+_measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[1:-3])
+_round_values = operator.itemgetter(*schema.ROUND_COLUMNS)
 _RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
 _PROBLEM_COLUMNS = tuple(c.name for c in schema.problems.c if c.name != "id")
 _CHECK_COLUMNS = tuple(c.name for c in schema.verifications.c if c.name != "id")
@@ -79,25 +79,19 @@ def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -
 
 
 def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
-    """The run rows first (on SQLite the first write takes the lock that makes the ids
-    ours), then the result rows and samples batch by batch, then problems and checks:
-    a handful of statements per table, whatever the number of runs."""
+    """The run rows first, then the result rows, then problems and checks: one COPY per
+    table on PostgreSQL, an executemany per ROWS_PER_STATEMENT rows on SQLite."""
     fresh = _not_stored(conn, pending)
-    batches = list(chunks(fresh, RUNS_PER_BATCH))
-    for batch in batches:
-        _write(conn, schema.runs.name, _RUN_COLUMNS,
-               [_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in batch])
-    for batch in batches:
-        _insert_rows(conn, batch)
-    for batch in batches:
-        problems = [_row({"run_id": p.run_id, **codec.problem_fields(problem)},
-                         _PROBLEM_COLUMNS) for p in batch for problem in p.run.problems]
-        if problems:
-            _write(conn, schema.problems.name, _PROBLEM_COLUMNS, problems)
-        checks = [_row({"run_id": p.run_id, **codec.verification_fields(v)},
-                       _CHECK_COLUMNS) for p in batch for v in p.run.verifications]
-        if checks:
-            _write(conn, schema.verifications.name, _CHECK_COLUMNS, checks)
+    _write(conn, schema.runs.name, _RUN_COLUMNS,
+           (_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in fresh))
+    _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS,
+           _rows(fresh, postgresql=conn.dialect.name == "postgresql"))
+    _write(conn, schema.problems.name, _PROBLEM_COLUMNS,
+           (_row({"run_id": p.run_id, **codec.problem_fields(problem)}, _PROBLEM_COLUMNS)
+            for p in fresh for problem in p.run.problems))
+    _write(conn, schema.verifications.name, _CHECK_COLUMNS,
+           (_row({"run_id": p.run_id, **codec.verification_fields(v)}, _CHECK_COLUMNS)
+            for p in fresh for v in p.run.verifications))
     return [p.run_id for p in fresh]
 
 
@@ -119,45 +113,29 @@ def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]
     return [p for run_id, p in unique.items() if run_id not in stored]
 
 
-def _insert_rows(conn: Connection, batch: Sequence[_Pending]) -> None:
-    """A batch's result rows and their samples."""
-    ids = _reserve_ids(conn, sum(len(p.results) for p in batch))
-    rows, samples = _rows(batch, ids, copy_text=conn.dialect.name == "postgresql")
-    if rows:
-        _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS, rows)
-    if samples:
-        _write(conn, schema.samples.name, _SAMPLE_COLUMNS, samples)
-
-
-_Rows = list[tuple[Any, ...]] | str
-
-
-def _rows(batch: Sequence[_Pending], ids: list[int], copy_text: bool) -> tuple[_Rows, _Rows]:
-    """The rows of pqbench_measurements and pqbench_samples for a batch's results, as
-    tuples; with `copy_text` (PostgreSQL) the samples as the text of their COPY, one
-    string psycopg sends as it is, instead of a call per sample."""
-    rows: list[tuple[Any, ...]] = []
-    samples: list[tuple[Any, ...]] = []
+def _rows(pending: Sequence[_Pending], postgresql: bool) -> Iterator[tuple[Any, ...]]:
+    """The rows of pqbench_measurements for the runs' results, as tuples: JSON columns as
+    their text, the round arrays as PostgreSQL's array literal or (SQLite) JSON text."""
     texts = _JsonTexts()
-    row_ids = iter(ids)
-    for p in batch:
+    array = _array_literal if postgresql else _json_array
+    for p in pending:
         for result in p.results:
-            row_id = next(row_ids)
             columns = codec.row_columns(result)
-            samples += [(row_id, i, s["ops"], s["elapsed_ns"], s.get("cycles"))
-                        for i, s in enumerate(result["samples"])]
             columns["sizes"] = texts.of(columns["sizes"])
             columns["attributes"] = texts.of(columns["attributes"])
-            rows.append((row_id, p.run_id, *_measurement_values(columns)))
-    if not copy_text:
-        return rows, samples
-    # Samples are whole numbers (or no cycles): their COPY text needs no escaping.
-    return rows, "".join(f"{m}\t{i}\t{ops}\t{ns}\t{_NULL if cycles is None else cycles}\n"
-                         for m, i, ops, ns, cycles in samples)
+            yield (p.run_id, *_measurement_values(columns),
+                   *map(array, _round_values(columns)))
 
 
-#: NULL in COPY's text format (PostgreSQL, "COPY ... FROM STDIN").
-_NULL = "\\N"
+def _array_literal(values: list[int | None]) -> str:
+    """A BIGINT[] in PostgreSQL's text form: whole numbers and NULL, nothing to quote.
+    A list of whole numbers and None prints as one, but for NULL ("[1, None]": the
+    spaces are allowed there)."""
+    return f"{{{str(values)[1:-1].replace('None', 'NULL')}}}"
+
+
+def _json_array(values: list[int | None]) -> str:
+    return json.dumps(values, separators=(",", ":"))
 
 
 class _JsonTexts:
@@ -186,36 +164,32 @@ class _JsonTexts:
         return text
 
 
-def _reserve_ids(conn: Connection, count: int) -> list[int]:
-    if not count:
-        return []
-    if conn.dialect.name == "postgresql":  # one row: the ids as an array
-        return list(conn.execute(
-            text("SELECT array_agg(nextval(pg_get_serial_sequence(:table, 'id'))) "
-                 "FROM generate_series(1, :count)"),
-            {"table": schema.measurements.name, "count": count}).scalar_one())
-    largest = conn.execute(select(func.max(schema.measurements.c.id))).scalar() or 0
-    return list(range(largest + 1, largest + 1 + count))
-
-
-def _write(conn: Connection, table: str, columns: Sequence[str], rows: _Rows) -> None:
-    """`rows` into `table`: tuples, or (PostgreSQL) their COPY text (`_rows`)."""
+def _write(conn: Connection, table: str, columns: Sequence[str],
+           rows: Iterable[tuple[Any, ...]]) -> None:
+    """`rows` into `table` as they are made: on SQLite an executemany per
+    ROWS_PER_STATEMENT rows; on PostgreSQL one COPY, whose rows a thread of psycopg's
+    sends while the next are made, so the server checks and indexes them on the other
+    core meanwhile (one COPY per table: a COPY's end waits for the server)."""
     names = ", ".join(columns)
+    found = iter(rows)
     if conn.dialect.name != "postgresql":
         marks = ", ".join("?" for _ in columns)
-        conn.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+        while chunk := list(itertools.islice(found, ROWS_PER_STATEMENT)):
+            conn.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", chunk)
+        return
+    first = next(found, None)
+    if first is None:
         return
     import psycopg
+    from psycopg.copy import QueuedLibpqWriter
 
     driver = conn.connection.driver_connection
     statement = f"COPY {table} ({names}) FROM STDIN"
     try:
-        with driver.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
-            if isinstance(rows, str):
-                copy.write(rows)
-            else:
-                for row in rows:
-                    copy.write_row(row)
+        with driver.cursor() as cursor, cursor.copy(  # type: ignore[union-attr]
+                statement, writer=QueuedLibpqWriter(cursor)) as copy:
+            for row in itertools.chain((first,), found):
+                copy.write_row(row)
     except psycopg.Error as exc:
         # As SQLAlchemy reports driver errors: a unique or NOT NULL violation becomes an
         # IntegrityError, the rest a DBAPIError, so the store's error handling applies.

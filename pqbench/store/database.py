@@ -196,14 +196,21 @@ class Store:
 
     def _upgrade(self, found: int, create: bool) -> None:
         """Upgrade an older schema in one transaction (`store.migrate`). A reader that may
-        not write (a read-only file, a role without DDL rights) reads it as it is: no
-        upgrade so far changed what a query returns, only how fast."""
+        not write (a read-only file, a role without DDL rights) reads a schema from
+        `schema.READABLE_FROM` on as it is (what the later upgrades changed is how fast);
+        an older one it cannot read, and is told who can upgrade it."""
         try:
             with self.engine.begin() as conn:
                 migrate.upgrade(conn, found)
         except (OperationalError, ProgrammingError, DBAPIError):
             if create:
                 raise
+            if found < schema.READABLE_FROM:
+                raise StoreError(
+                    f"{self.location} was written by an older pqbench (schema {found}) and "
+                    f"needs a one-time upgrade to schema {schema.SCHEMA_VERSION}, which this "
+                    "user may not make; any pqbench command (`pqbench runs`, say) run once "
+                    "by a user who may write to it upgrades it") from None
         except ValueError as exc:
             raise StoreError(f"{self.location}: {exc}; it was left untouched") from None
 

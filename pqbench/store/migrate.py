@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlalchemy.engine import Connection
 
 from pqbench.store import schema
@@ -23,8 +23,58 @@ def _indexes_for_fleet_queries(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+#: Version 2's per-round table, which version 3 folds into the result rows.
+_SAMPLES = "pqbench_samples"
+_ROWS = schema.measurements.name
+
+
+def _rounds_into_rows(conn: Connection) -> None:
+    """Version 2 -> 3: each result row's samples become its round arrays
+    (`schema.ROUND_COLUMNS`, in round order), and pqbench_samples goes.
+
+    PostgreSQL alters the table in place: array_agg(... ORDER BY round_index). SQLite can
+    neither add a NOT NULL column without a default nor order an aggregate (before 3.44),
+    so the table is rebuilt as `schema.measurements` defines it, ids kept, and the arrays
+    are json_group_array over the samples read in round order: SQLite does not flatten an
+    ordered subquery into an aggregate query (the query flattener's rule 16), so the
+    aggregate meets the rounds in that order."""
+    arrays = ", ".join(schema.ROUND_COLUMNS)
+    sources = ("ops", "elapsed_ns", "cycles")
+    if conn.dialect.name == "postgresql":
+        conn.execute(text(f"ALTER TABLE {_ROWS} " + ", ".join(
+            f"ADD COLUMN {name} BIGINT[]" for name in schema.ROUND_COLUMNS)))
+        conn.execute(text(
+            f"UPDATE {_ROWS} AS m SET ({arrays}) = ("
+            + ", ".join(f"s.{c}" for c in sources) + ") FROM (SELECT measurement_id, "
+            + ", ".join(f"array_agg({c} ORDER BY round_index) AS {c}" for c in sources)
+            + f" FROM {_SAMPLES} GROUP BY measurement_id) AS s WHERE s.measurement_id = m.id"))
+        conn.execute(text(f"UPDATE {_ROWS} SET ({arrays}) = ('{{}}', '{{}}', '{{}}') "
+                          "WHERE round_ops IS NULL"))
+        conn.execute(text(f"ALTER TABLE {_ROWS} " + ", ".join(
+            f"ALTER COLUMN {name} SET NOT NULL" for name in schema.ROUND_COLUMNS)))
+        conn.execute(text(f"DROP TABLE {_SAMPLES}"))
+        return
+    old = f"{_ROWS}_v2"
+    for index in schema.measurements.indexes:  # index names are per database in SQLite
+        conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+    conn.execute(text(f"ALTER TABLE {_ROWS} RENAME TO {old}"))
+    schema.measurements.create(conn)
+    kept = [c.name for c in schema.measurements.c if c.name not in schema.ROUND_COLUMNS]
+    conn.execute(text(
+        f"INSERT INTO {_ROWS} ({', '.join(kept)}, {arrays}) SELECT "
+        + ", ".join(f"m.{name}" for name in kept) + ", "
+        + ", ".join(f"coalesce(s.{c}, '[]')" for c in sources)
+        + " FROM " + old + " AS m LEFT JOIN (SELECT measurement_id, "
+        + ", ".join(f"json_group_array({c}) AS {c}" for c in sources)
+        + f" FROM (SELECT * FROM {_SAMPLES} ORDER BY measurement_id, round_index)"
+        " GROUP BY measurement_id) AS s ON s.measurement_id = m.id"))
+    conn.execute(text(f"DROP TABLE {_SAMPLES}"))
+    conn.execute(text(f"DROP TABLE {old}"))
+
+
 #: The step that brings a database from version N to N + 1, by N.
-STEPS: dict[int, Callable[[Connection], None]] = {1: _indexes_for_fleet_queries}
+STEPS: dict[int, Callable[[Connection], None]] = {1: _indexes_for_fleet_queries,
+                                                  2: _rounds_into_rows}
 
 
 def upgrade(conn: Connection, found: int) -> bool:

@@ -2,7 +2,7 @@
 
 `load` serves `Store.load_runs`: the run rows a filter selects (a `--by` group whose field
 is a column is chosen in SQL, any other field over the runs' fingerprints in Python), then
-their result rows, samples, problems and checks in a few queries per batch of runs; or,
+their result rows (rounds and all), problems and checks in a few queries per batch of runs; or,
 for one row key across every run (history), by that key through its index. A run header
 may leave its fingerprint out (`fingerprints=False`): the fingerprint fields that are
 columns are enough to group runs by them, and the fingerprints of ten thousand runs are
@@ -24,7 +24,6 @@ from pqbench.record.results import Run
 from pqbench.record.runs import NO_VALUE, group_value
 from pqbench.store import schema
 from pqbench.store.bulk import IDS_PER_QUERY, chunks
-from pqbench.timing.contract import LoopResult
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,6 @@ class RunFilter:
 
 r = schema.runs
 m = schema.measurements
-s = schema.samples
 
 #: `--by` fields kept as columns of pqbench_runs, read as `group_value` reads them.
 _COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind": r.c.kind,
@@ -132,20 +130,11 @@ def row_condition(wanted: RunFilter) -> ColumnElement[bool]:
 
 def _add_rows(conn: Connection, parts: _Parts, condition: ColumnElement[bool],
               wanted_ids: set[str] | None) -> None:
-    """Result rows meeting `condition` with their samples: two queries."""
-    rows = [row for row in conn.execute(select(m).where(condition).order_by(m.c.run_id, m.c.id))
-            if wanted_ids is None or row.run_id in wanted_ids]
-    rounds: dict[int, list[LoopResult]] = {row.id: [] for row in rows}
-    for measurement_id, ops, elapsed_ns, cycles in conn.execute(
-            select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns, s.c.cycles)
-            .join(m, m.c.id == s.c.measurement_id).where(condition)
-            .order_by(s.c.measurement_id, s.c.round_index)):
-        found = rounds.get(measurement_id)
-        if found is not None:
-            found.append(LoopResult(ops, elapsed_ns, cycles))
-    for row in rows:
-        parts.measurements.setdefault(row.run_id, []).append(
-            codec.measurement_from_columns(row, rounds[row.id]))
+    """Result rows meeting `condition`, rounds and all: one query."""
+    for row in conn.execute(select(m).where(condition).order_by(m.c.run_id, m.c.id)):
+        if wanted_ids is None or row.run_id in wanted_ids:
+            parts.measurements.setdefault(row.run_id, []).append(
+                codec.measurement_from_columns(row))
 
 
 def _add_notes(conn: Connection, parts: _Parts, run_ids: Sequence[str],

@@ -24,7 +24,6 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 m = schema.measurements
-s = schema.samples
 
 
 class RowRates:
@@ -75,12 +74,12 @@ class RowRates:
 
 def row_rates(conn: Connection, run_ids: Sequence[str],
               rows: ColumnElement[bool] | None = None) -> RowRates:
-    """Every result row's per-round rates of the runs named: two queries per batch of
-    runs (rows by the run-id index, then their samples by the samples' key), the samples
-    turned into rates and sorted by row key as arrays (a loop over four million rounds
-    in Python costs seconds). With `rows` (a condition on the result rows' key columns,
-    a history's row), the rows meeting it across every run instead: two queries through
-    the key's index, whatever the number of runs."""
+    """Every result row's per-round rates of the runs named: one query per batch of runs
+    (rows by the run-id index, their rounds in them), the rounds turned into rates and
+    sorted by row key as arrays (a loop over four million rounds in Python costs
+    seconds). With `rows` (a condition on the result rows' key columns, a history's row),
+    the rows meeting it across every run instead: one query through the key's index,
+    whatever the number of runs."""
     found = RowRates(run_ids)
     codes: dict[RowKey, int] = {}
     if rows is not None:
@@ -95,28 +94,30 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
           within: ColumnElement[bool]) -> None:
     """The rows meeting `within` of the runs `found` holds, and their rates."""
     rows = [row for row in conn.execute(
-        select(m.c.id, m.c.run_id, m.c.algorithm, m.c.implementation, m.c.operation,
-               m.c.block_size).where(within).order_by(m.c.id)).all()
-        if row[1] in found._position]
+        select(m.c.run_id, m.c.algorithm, m.c.implementation, m.c.operation, m.c.block_size,
+               m.c.round_ops, m.c.round_elapsed_ns).where(within).order_by(m.c.id)).all()
+        if row[0] in found._position]
     if not rows:
         return
-    ids = np.array([row[0] for row in rows], dtype=np.int64)
-    runs = np.array([found._position[row[1]] for row in rows], dtype=np.int64)
-    keys = np.array([codes.setdefault((row[2], row[3], row[4], row[5]), len(codes))
+    runs = np.array([found._position[row[0]] for row in rows], dtype=np.int64)
+    keys = np.array([codes.setdefault((row[1], row[2], row[3], row[4]), len(codes))
                      for row in rows], dtype=np.int64)
-    rounds = np.fromiter(itertools.chain.from_iterable(conn.execute(
-        select(s.c.measurement_id, s.c.ops, s.c.elapsed_ns)
-        .join(m, m.c.id == s.c.measurement_id).where(within)
-        .order_by(s.c.measurement_id, s.c.round_index)).all()), dtype=np.int64
-    ).reshape(-1, 3)
-    # Rounds with operations (Measurement.samples), of the rows kept (runs asked for).
-    rounds = rounds[(rounds[:, 1] > 0) & np.isin(rounds[:, 0], ids)]
-    owner, ops, elapsed = np.searchsorted(ids, rounds[:, 0]), rounds[:, 1], rounds[:, 2]
+    lengths = np.array([len(row[5]) for row in rows], dtype=np.int64)
+    if not np.array_equal(lengths, [len(row[6]) for row in rows]):
+        raise ValueError("a result row's round arrays differ in length")
+    total = int(lengths.sum())
+    ops = np.fromiter(itertools.chain.from_iterable(row[5] for row in rows), np.int64, total)
+    elapsed = np.fromiter(itertools.chain.from_iterable(row[6] for row in rows), np.int64,
+                          total)
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    # Rounds with operations (Measurement.samples).
+    timed_rounds = ops > 0
+    owner, ops, elapsed = owner[timed_rounds], ops[timed_rounds], elapsed[timed_rounds]
     # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
     # elapsed time.
     timed = elapsed > 0
     rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
-    counts = np.bincount(owner, minlength=ids.size)
+    counts = np.bincount(owner, minlength=len(rows))
     # Measurements and their rounds grouped by key, in id order within a key.
     by_key = np.argsort(keys, kind="stable")
     rates = rates[np.argsort(keys[owner], kind="stable")]

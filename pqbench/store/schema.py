@@ -8,11 +8,17 @@ altered. History of versions:
    label, OS build and testbed (the `--by` fields that are columns), result rows by their
    key (history: one row across every run). No column changed, so a version 1 database
    reads the same; `store.migrate` adds the indexes in place.
+3. a result row's rounds in the row itself, as three arrays (`ROUNDS`), instead of one row
+   per round in pqbench_samples: a fleet's five rounds a row were five rows, each with a
+   foreign key the server checked one at a time, and that check alone held a PostgreSQL
+   import to 12,000 result rows a second (issue #16). `store.migrate` moves the samples
+   into the arrays and drops pqbench_samples, in one transaction.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    ARRAY,
     JSON,
     BigInteger,
     Column,
@@ -27,7 +33,10 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The oldest version this pqbench reads without upgrading it first (a reader that may not
+#: write cannot upgrade): version 3 moved the rounds.
+READABLE_FROM = 3
 APPLICATION = "pqbench"
 
 metadata = MetaData()
@@ -65,6 +74,14 @@ RUN_INDEXES = (
     Index("ix_pqbench_runs_os_build", runs.c.os_build, postgresql_using="hash"),
 )
 
+#: Version 3: a result row's rounds (`round_ops`, `round_elapsed_ns`, `round_cycles`), one
+#: element per round in round order: on PostgreSQL a BIGINT[] (SQL reads `round_ops[1]`,
+#: `unnest(...)`), on SQLite a JSON array (`json_each(...)`). A round that counted no
+#: cycles has NULL there; a row without rounds (a memory run's) has empty arrays.
+ROUND_ARRAY = JSON().with_variant(ARRAY(BigInteger), "postgresql")
+#: The columns holding a result row's rounds, in `codec.row_columns`' order.
+ROUND_COLUMNS = ("round_ops", "round_elapsed_ns", "round_cycles")
+
 measurements = Table(
     "pqbench_measurements", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -80,22 +97,13 @@ measurements = Table(
     Column("counter", Text),
     Column("sizes", JSON, nullable=False),
     Column("attributes", JSON, nullable=False),
+    *(Column(name, ROUND_ARRAY, nullable=False) for name in ROUND_COLUMNS),
 )
 
 #: Version 2: a row key across every run (history), the algorithm alone (the names stored).
 #: Names are at most 200 characters, so the three fit one B-tree entry on PostgreSQL.
 ROW_KEY_INDEX = Index("ix_pqbench_measurements_key", measurements.c.algorithm,
                       measurements.c.implementation, measurements.c.operation)
-
-samples = Table(
-    "pqbench_samples", metadata,
-    Column("measurement_id", Integer, ForeignKey("pqbench_measurements.id", ondelete="CASCADE"),
-           primary_key=True),
-    Column("round_index", Integer, primary_key=True),
-    Column("ops", BigInteger, nullable=False),
-    Column("elapsed_ns", BigInteger, nullable=False),
-    Column("cycles", BigInteger),
-)
 
 problems = Table(
     "pqbench_problems", metadata,

@@ -1,0 +1,89 @@
+"""Stores as older pqbench versions left them, for the upgrade tests (`store.migrate`).
+
+`as_version` turns a store the current pqbench wrote into the one schema 1 or 2 would
+have written for the same runs: each result row's rounds one row apiece in
+pqbench_samples (the table as version 2 defined it, frozen here), the round arrays gone,
+and for version 1 without the indexes version 2 added. The samples go in shuffled, so
+only their round_index says which round each one was.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Table,
+    create_engine,
+    select,
+    text,
+    update,
+)
+
+from pqbench.store import schema
+
+_frozen = MetaData()
+Table("pqbench_measurements", _frozen, Column("id", Integer, primary_key=True))
+#: pqbench_samples as schema versions 1 and 2 defined it.
+SAMPLES = Table(
+    "pqbench_samples", _frozen,
+    Column("measurement_id", Integer, ForeignKey("pqbench_measurements.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("round_index", Integer, primary_key=True),
+    Column("ops", BigInteger, nullable=False),
+    Column("elapsed_ns", BigInteger, nullable=False),
+    Column("cycles", BigInteger),
+)
+
+
+def url(location: str) -> str:
+    if "://" not in location:
+        return f"sqlite:///{location}"
+    return location.replace("postgresql://", "postgresql+psycopg://")
+
+
+def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any]]:
+    """The store at `location` as schema `version` (1 or 2) holds it; the samples written,
+    as (measurement_id, round_index, ops, elapsed_ns, cycles) mappings."""
+    m = schema.measurements
+    engine = create_engine(url(location))
+    with engine.begin() as conn:
+        rows = conn.execute(select(m.c.id, *(m.c[name] for name in schema.ROUND_COLUMNS))).all()
+        samples = [{"measurement_id": row_id, "round_index": i, "ops": ops,
+                    "elapsed_ns": ns, "cycles": cycles}
+                   for row_id, *arrays in rows
+                   for i, (ops, ns, cycles) in enumerate(zip(*arrays, strict=True))]
+        random.Random(seed).shuffle(samples)
+        SAMPLES.create(conn)
+        if samples:
+            conn.execute(SAMPLES.insert(), samples)
+        for name in schema.ROUND_COLUMNS:
+            conn.execute(text(f"ALTER TABLE {m.name} DROP COLUMN {name}"))
+        if version < 2:
+            for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX):
+                index.drop(conn)
+        conn.execute(update(schema.meta).where(schema.meta.c.key == "schema_version")
+                     .values(value=str(version)))
+    engine.dispose()
+    return samples
+
+
+def layout(location: str) -> dict[str, Any]:
+    """The tables, each one's columns (name, nullable) and indexes, and the version."""
+    from sqlalchemy import inspect
+
+    engine = create_engine(url(location))
+    with engine.connect() as conn:
+        found = inspect(conn)
+        tables = {name: {"columns": [(c["name"], c["nullable"]) for c in found.get_columns(name)],
+                         "indexes": sorted(i["name"] for i in found.get_indexes(name))}
+                  for name in sorted(found.get_table_names())}
+        version = conn.execute(select(schema.meta.c.value)
+                               .where(schema.meta.c.key == "schema_version")).scalar()
+    engine.dispose()
+    return {"tables": tables, "version": version}
