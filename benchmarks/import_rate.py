@@ -74,7 +74,9 @@ def arm_reference(db: str, files: list[str]) -> None:
         runs.append((doc["run_id"], doc.get("kind", "speed"), doc["started_at"],
                      doc["finished_at"], doc["status"], doc.get("label"), doc["command"],
                      env.get("os_build"), env.get("hostname"), env.get("testbed"),
-                     json.dumps(doc.get("settings", {})), json.dumps(env)))
+                     json.dumps(doc.get("settings", {})), json.dumps(env),
+                     json.dumps(doc.get("problems", [])),
+                     json.dumps(doc.get("verifications", []))))
         for row in doc["results"]:
             rates = [s["ops"] * 1e9 / s["elapsed_ns"] for s in row["samples"] if s["ops"]]
             rate = statistics.median(rates) if rates else 0.0
@@ -104,7 +106,7 @@ def _reference_sqlite(db: str, runs: list[Any], rows: list[Any]) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(f"INSERT INTO pqbench_runs VALUES ({','.join('?' * 12)})", runs)
+    conn.executemany(f"INSERT INTO pqbench_runs VALUES ({','.join('?' * 14)})", runs)
     conn.executemany(f"INSERT INTO pqbench_measurements ({MEASUREMENT_COLUMNS}) "
                      f"VALUES ({','.join('?' * 14)})", rows)
     conn.execute("COMMIT")

@@ -1,10 +1,12 @@
 """Stores as older pqbench versions left them, for the upgrade tests (`store.migrate`).
 
 `as_version` turns a store the current pqbench wrote into the one schema 1 or 2 would
-have written for the same runs: each result row's rounds one row apiece in
-pqbench_samples (the table as version 2 defined it, frozen here), the round arrays gone,
-and for version 1 without the indexes version 2 added. The samples go in shuffled, so
-only their round_index says which round each one was.
+have written for the same runs (the tables as version 2 defined them, frozen here): each
+result row's rounds one row apiece in pqbench_samples, each run's problems and checks one
+row apiece in pqbench_problems and pqbench_verifications, the arrays and lists gone, and
+for version 1 without the indexes version 2 added. The samples go in shuffled, so only
+their round_index says which round each one was; problems and checks go turn by turn
+across runs and the last first, so only their ids give each run's order.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import random
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Column,
     ForeignKey,
     Integer,
     MetaData,
+    String,
     Table,
+    Text,
     create_engine,
     select,
     text,
@@ -28,6 +33,7 @@ from sqlalchemy import (
 from pqbench.store import schema
 
 _frozen = MetaData()
+Table("pqbench_runs", _frozen, Column("run_id", String(64), primary_key=True))
 Table("pqbench_measurements", _frozen, Column("id", Integer, primary_key=True))
 #: pqbench_samples as schema versions 1 and 2 defined it.
 SAMPLES = Table(
@@ -39,6 +45,27 @@ SAMPLES = Table(
     Column("elapsed_ns", BigInteger, nullable=False),
     Column("cycles", BigInteger),
 )
+#: pqbench_problems and pqbench_verifications as schema versions 1 and 2 defined them.
+NOTES = {
+    "problems": Table(
+        "pqbench_problems", _frozen,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
+               nullable=False, index=True),
+        Column("algorithm", Text, nullable=False),
+        Column("implementation", Text, nullable=False),
+        Column("operation", Text),
+        Column("kind", String(32), nullable=False),
+        Column("reason", Text, nullable=False)),
+    "verifications": Table(
+        "pqbench_verifications", _frozen,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
+               nullable=False, index=True),
+        Column("algorithm", Text, nullable=False),
+        Column("implementation", Text, nullable=False),
+        Column("checks", JSON, nullable=False)),
+}
 
 
 def url(location: str) -> str:
@@ -64,6 +91,19 @@ def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any
             conn.execute(SAMPLES.insert(), samples)
         for name in schema.ROUND_COLUMNS:
             conn.execute(text(f"ALTER TABLE {m.name} DROP COLUMN {name}"))
+        for name, table in NOTES.items():
+            lists = [notes for (notes,) in conn.execute(select(schema.runs.c[name])
+                                                        .order_by(schema.runs.c.run_id))]
+            ids = list(conn.execute(select(schema.runs.c.run_id)
+                                    .order_by(schema.runs.c.run_id)).scalars())
+            table.create(conn)
+            turns = [{"run_id": run_id, **notes[turn]}
+                     for turn in range(max(map(len, lists), default=0))
+                     for run_id, notes in zip(ids, lists, strict=True) if turn < len(notes)]
+            if turns:  # the last first: the rows lie against the order of their ids
+                conn.execute(table.insert(), [{"id": n, **row} for n, row in
+                                              reversed(list(enumerate(turns, start=1)))])
+            conn.execute(text(f"ALTER TABLE {schema.runs.name} DROP COLUMN {name}"))
         if version < 2:
             for index in (*schema.RUN_INDEXES, schema.ROW_KEY_INDEX):
                 index.drop(conn)

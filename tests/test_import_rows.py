@@ -199,12 +199,7 @@ def _table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:
         measured = conn.execute(select(schema.measurements).order_by("id")).all()
         position = {row.id: index for index, row in enumerate(measured)}
         rows = [(position[r.id], *tuple(r)[1:]) for r in measured]
-        problems = [tuple(r)[1:] for r in conn.execute(select(schema.problems)
-                                                       .order_by("id"))]
-        checks = [tuple(r)[1:] for r in conn.execute(select(schema.verifications)
-                                                     .order_by("id"))]
-    return {"runs": runs, "measurements": rows, "problems": problems,
-            "verifications": checks}
+    return {"runs": runs, "measurements": rows}
 
 
 def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
@@ -238,7 +233,8 @@ def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
     assert stored["measurements"][0][11]["vendor_note"] == {
         "flag": True, "zero": -0.0, "list": [1, "x"]}
     assert stored["measurements"][0][-1][:2] == [12_345, None]  # round_cycles
-    assert stored["problems"][0][-1] == "tab\there, newline\nthere, back\\slash"
+    problems = [p for run in stored["runs"] for p in run[-2]]  # pqbench_runs.problems
+    assert problems[0]["reason"] == "tab\there, newline\nthere, back\\slash"
 
 
 def test_json_column_texts_are_json_dumps_of_each_value() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from pqbench.analysis.history import history
 from pqbench.cli import app
 from pqbench.errors import StoreError
 from pqbench.record import codec
-from pqbench.record.results import Measurement, Run
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import RunFilter, Store, bulk, schema
 from pqbench.timing.contract import LoopResult
 from tests import old_schemas
@@ -131,17 +132,25 @@ def test_history_loads_one_row_of_every_run_without_fingerprints(location: str) 
 
 
 def test_a_history_leaves_problems_and_checks_unread(location: str) -> None:
-    """`notes=False` (history draws rates only) reads neither table; by default both are
-    read for the same runs."""
+    """`notes=False` (history draws rates only) reads neither list; by default both are
+    read, kept to the algorithm and implementation asked for."""
+    kept = (Problem("ML-KEM-768", "liboqs", "no rate", "no time", "keygen"),
+            Verification("ML-KEM-768", "liboqs", ("kat",)))
+    notes_made = {"problems": (kept[0], Problem("SHA-256", "python", "error", "x")),
+                  "verifications": (kept[1], Verification("ML-KEM-768", "other", ("kat",)),
+                                    Verification("AES-256-XTS", "cryptography", ("kat",)))}
     store = Store.open(location)
-    store.save_runs(_history(3))
-    for notes, expected in ((True, 1), (False, 0)):
+    store.save_runs([replace(run, **notes_made) for run in _history(3)])
+    for notes in (True, False):
         seen = Statements(store)
         runs = store.load_runs(RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs",
                                          operation="decaps", notes=notes), fingerprints=False)
         assert len(runs) == 15 and all(len(r.measurements) == 1 for r in runs)
-        for table in (schema.problems.name, schema.verifications.name):
-            assert min(len(seen.reading(table)), 1) == expected, (notes, table)
+        assert {(r.problems, r.verifications) for r in runs} == \
+            {((kept[0],), (kept[1],)) if notes else ((), ())}
+        read = " ".join(s for s, _ in seen.reading(schema.runs.name))
+        assert all((f"{schema.runs.name}.{name}" in read) == notes
+                   for name in schema.NOTE_COLUMNS), (notes, read)
 
 
 def test_a_format_1_label_in_the_fingerprint_still_groups(location: str) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, text
 
 from pqbench.errors import StoreError
 from pqbench.record import codec
-from pqbench.record.results import Measurement, Run
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
 from tests import old_schemas
@@ -25,7 +25,8 @@ from tests.tests_data import environment, make_run, make_runs
 
 def _runs() -> list[Run]:
     """Runs whose rows differ in what the upgrade moves: nine rounds and two, cycles in
-    every round, in some and in none, and a row without rounds (a memory run's)."""
+    every round, in some and in none, a row without rounds (a memory run's); problems
+    (with an operation and without) and checks in runs of their own number, or none."""
     runs = [*make_runs("b01-", 3, seed=1, label="b01", env=environment(os_build="b01")),
             *make_runs("b02-", 2, seed=2, label="b02", env=environment(os_build="b02"))]
     counted = replace(runs[0].measurements[0], rounds=(
@@ -35,8 +36,15 @@ def _runs() -> list[Run]:
     memory = Measurement(algorithm="ML-KEM-768", implementation="liboqs", operation="keygen",
                          rounds=(), attributes={"stack_bytes": 4096, "heap_bytes": 0})
     short = make_run("two-rounds", seed=3, rounds=2, label="b02")
+    noted = replace(runs[1], problems=(
+        Problem("ML-DSA-65", "liboqs", "unavailable", "not built", "sign"),
+        Problem("X448", "cryptography", "not offered", 'quote " and \\ kept')),
+        verifications=(Verification("ML-KEM-768", "liboqs", ("kat", "decaps rejects")),
+                       Verification("SHA-256", "python", ())))
+    checked = replace(runs[2], verifications=(Verification("AES-256-XTS", "cryptography",
+                                                           ("vectors",)),))
     return [replace(runs[0], measurements=(counted, ticks, *runs[0].measurements[2:], memory)),
-            *runs[1:], short]
+            noted, checked, *runs[3:], short]
 
 
 def _documents(runs: list[Run]) -> dict[str, dict[str, Any]]:
@@ -49,7 +57,8 @@ def test_a_version_2_store_reads_as_it_was_written_after_the_upgrade(location: s
     new_layout = old_schemas.layout(location)
     samples = old_schemas.as_version(location, 2, seed=3)
     assert len(samples) == sum(len(m.rounds) for r in runs for m in r.measurements)
-    assert "pqbench_samples" in old_schemas.layout(location)["tables"]
+    assert {"pqbench_samples", "pqbench_problems", "pqbench_verifications"} <= set(
+        old_schemas.layout(location)["tables"])
     # Any open upgrades it, a reader's too, when its user may write.
     store = Store.open(location, create=False)
     assert old_schemas.layout(location) == new_layout  # samples gone, arrays NOT NULL
@@ -59,6 +68,7 @@ def test_a_version_2_store_reads_as_it_was_written_after_the_upgrade(location: s
     first = store.load_run(runs[0].run_id)
     assert first.measurements[0].rounds == runs[0].measurements[0].rounds
     assert first.measurements[-1].rounds == ()
+    assert store.load_run(runs[1].run_id).problems == runs[1].problems
     # New runs go in after it, with ids after the upgraded rows'.
     later = make_run("later", seed=9, label="b03")
     assert store.save_runs([later]) == ["later"]

@@ -236,7 +236,9 @@ def run_columns(run: Run) -> dict[str, Any]:
             "finished_at": run.finished_at, "status": run.status, "label": run.label,
             "command": redact(run.command), "os_build": env.os_build,
             "hostname": env.hostname, "testbed": env.testbed,
-            "settings": dict(run.settings), "environment": env.to_dict()}
+            "settings": dict(run.settings), "environment": env.to_dict(),
+            "problems": [problem_fields(p) for p in run.problems],
+            "verifications": [verification_fields(v) for v in run.verifications]}
 
 
 def _median(values: list[float]) -> float:
@@ -293,15 +295,22 @@ def measurement_from_columns(row: Any) -> Measurement:
                        sizes=row.sizes, attributes=row.attributes, counter=row.counter)
 
 
-def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
-                     problems: Iterable[Problem] = (),
-                     verifications: Iterable[Verification] = ()) -> Run:
+def run_from_columns(row: Any, measurements: Iterable[Measurement] = ()) -> Run:
+    """A run from its row; its problems and checks where the row holds them (a query may
+    leave those columns out)."""
     environment = Fingerprint(row.environment)
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command,
                label=label_of(row.label, environment), settings=row.settings,
-               environment=environment, measurements=tuple(measurements),
-               problems=tuple(problems), verifications=tuple(verifications), kind=row.kind)
+               environment=environment, measurements=tuple(measurements), kind=row.kind,
+               **_notes_of(row))
+
+
+def _notes_of(row: Any) -> dict[str, Any]:
+    """A run row's problems and checks, where the query read them (`run_columns`)."""
+    return {"problems": tuple(map(problem, getattr(row, "problems", None) or ())),
+            "verifications": tuple(map(verification,
+                                       getattr(row, "verifications", None) or ()))}
 
 
 #: The fingerprint fields pqbench_runs also keeps as columns (`run_columns`).
@@ -317,4 +326,4 @@ def run_header_from_columns(row: Any) -> Run:
     label = row.label if row.label is not None else row.legacy_label
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command, label=label, settings=row.settings,
-               environment=environment, kind=row.kind)
+               environment=environment, kind=row.kind, **_notes_of(row))

@@ -43,8 +43,6 @@ _MEASUREMENT_COLUMNS = ("run_id", "algorithm", "implementation", "operation",
 _measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[1:-3])
 _round_values = operator.itemgetter(*schema.ROUND_COLUMNS)
 _RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
-_PROBLEM_COLUMNS = tuple(c.name for c in schema.problems.c if c.name != "id")
-_CHECK_COLUMNS = tuple(c.name for c in schema.verifications.c if c.name != "id")
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -79,19 +77,13 @@ def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -
 
 
 def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
-    """The run rows first, then the result rows, then problems and checks: one COPY per
-    table on PostgreSQL, an executemany per ROWS_PER_STATEMENT rows on SQLite."""
+    """The run rows (their problems and checks in them), then the result rows: one COPY
+    per table on PostgreSQL, an executemany per ROWS_PER_STATEMENT rows on SQLite."""
     fresh = _not_stored(conn, pending)
     _write(conn, schema.runs.name, _RUN_COLUMNS,
            (_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in fresh))
     _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS,
            _rows(fresh, postgresql=conn.dialect.name == "postgresql"))
-    _write(conn, schema.problems.name, _PROBLEM_COLUMNS,
-           (_row({"run_id": p.run_id, **codec.problem_fields(problem)}, _PROBLEM_COLUMNS)
-            for p in fresh for problem in p.run.problems))
-    _write(conn, schema.verifications.name, _CHECK_COLUMNS,
-           (_row({"run_id": p.run_id, **codec.verification_fields(v)}, _CHECK_COLUMNS)
-            for p in fresh for v in p.run.verifications))
     return [p.run_id for p in fresh]
 
 

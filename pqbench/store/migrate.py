@@ -23,14 +23,47 @@ def _indexes_for_fleet_queries(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
-#: Version 2's per-round table, which version 3 folds into the result rows.
+#: Version 2's tables that version 3 folds into rows: per round, and per problem and check.
 _SAMPLES = "pqbench_samples"
+_NOTES = {"problems": ("pqbench_problems",
+                       ("algorithm", "implementation", "operation", "kind", "reason")),
+          "verifications": ("pqbench_verifications", ("algorithm", "implementation", "checks"))}
 _ROWS = schema.measurements.name
+_RUNS = schema.runs.name
+
+
+def _to_version_3(conn: Connection) -> None:
+    """Version 2 -> 3: rounds into their result rows, problems and checks into their runs."""
+    _rounds_into_rows(conn)
+    _notes_into_runs(conn)
+
+
+def _notes_into_runs(conn: Connection) -> None:
+    """Each run's problems and checks become its `schema.NOTE_COLUMNS`: JSON lists of the
+    objects `codec.problem_fields` and `codec.verification_fields` make, in the order they
+    were stored (by id), and the two tables go. SQLite aggregates them in that order as
+    `_rounds_into_rows` says; a JSON column's text is parsed (json()) to nest it."""
+    postgresql = conn.dialect.name == "postgresql"
+    for column, (table, fields) in _NOTES.items():
+        conn.execute(text(f"ALTER TABLE {_RUNS} ADD COLUMN {column} JSON NOT NULL "
+                          "DEFAULT '[]'"))
+        if postgresql:
+            pairs = ", ".join(f"'{f}', {f}" for f in fields)
+            notes, source = f"json_agg(json_build_object({pairs}) ORDER BY id)", table
+        else:
+            pairs = ", ".join(f"'{f}', {'json(checks)' if f == 'checks' else f}"
+                              for f in fields)
+            notes = f"json_group_array(json_object({pairs}))"
+            source = f"(SELECT * FROM {table} ORDER BY run_id, id)"
+        conn.execute(text(f"UPDATE {_RUNS} SET {column} = n.list FROM (SELECT run_id, "
+                          f"{notes} AS list FROM {source} GROUP BY run_id) AS n "
+                          f"WHERE n.run_id = {_RUNS}.run_id"))
+        conn.execute(text(f"DROP TABLE {table}"))
 
 
 def _rounds_into_rows(conn: Connection) -> None:
-    """Version 2 -> 3: each result row's samples become its round arrays
-    (`schema.ROUND_COLUMNS`, in round order), and pqbench_samples goes.
+    """Each result row's samples become its round arrays (`schema.ROUND_COLUMNS`, in round
+    order), and pqbench_samples goes.
 
     PostgreSQL alters the table in place: array_agg(... ORDER BY round_index). SQLite can
     neither add a NOT NULL column without a default nor order an aggregate (before 3.44),
@@ -74,7 +107,7 @@ def _rounds_into_rows(conn: Connection) -> None:
 
 #: The step that brings a database from version N to N + 1, by N.
 STEPS: dict[int, Callable[[Connection], None]] = {1: _indexes_for_fleet_queries,
-                                                  2: _rounds_into_rows}
+                                                  2: _to_version_3}
 
 
 def upgrade(conn: Connection, found: int) -> bool:

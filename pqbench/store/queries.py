@@ -1,18 +1,18 @@
-"""Reading runs back: what a command asks for, in bulk, with the indexes of schema v2.
+"""Reading runs back: what a command asks for, in bulk, with the indexes of the schema.
 
 `load` serves `Store.load_runs`: the run rows a filter selects (a `--by` group whose field
-is a column is chosen in SQL, any other field over the runs' fingerprints in Python), then
-their result rows (rounds and all), problems and checks in a few queries per batch of runs; or,
-for one row key across every run (history), by that key through its index. A run header
-may leave its fingerprint out (`fingerprints=False`): the fingerprint fields that are
-columns are enough to group runs by them, and the fingerprints of ten thousand runs are
-most of what reading them costs.
+is a column is chosen in SQL, any other field over the runs' fingerprints in Python), with
+their problems and checks when asked (they are lists in the run's row), then their result
+rows (rounds and all) in a query per batch of runs; or, for one row key across every run
+(history), by that key through its index. A run header may leave its fingerprint out
+(`fingerprints=False`): the fingerprint fields that are columns are enough to group runs
+by them, and the fingerprints of ten thousand runs are most of what reading them costs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Select, and_, func, or_, select
@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.record import codec
-from pqbench.record.results import Run
+from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.runs import NO_VALUE, group_value
 from pqbench.store import schema
 from pqbench.store.bulk import IDS_PER_QUERY, chunks
@@ -57,12 +57,13 @@ _COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind"
 LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
 
 
-def _header_columns(fingerprints: bool) -> list[Any]:
+def _header_columns(fingerprints: bool, notes: bool) -> list[Any]:
+    left_out = set() if notes else set(schema.NOTE_COLUMNS)
     if fingerprints:
-        return [r]
+        return [c for c in r.c if c.name not in left_out]
     # A format-1 run kept its label in the fingerprint only (codec.label_of).
     legacy = r.c.environment["label"].as_string().label("legacy_label")
-    return [c for c in r.c if c.name != "environment"] + [legacy]
+    return [c for c in r.c if c.name not in left_out | {"environment"}] + [legacy]
 
 
 def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | None:
@@ -78,8 +79,9 @@ def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | No
     return condition
 
 
-def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool) -> Select[Any]:
-    query = select(*_header_columns(fingerprints))
+def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes: bool
+               ) -> Select[Any]:
+    query = select(*_header_columns(fingerprints, notes))
     if ids:
         query = query.where(r.c.run_id.in_(list(ids)))
     if wanted.kinds:
@@ -94,11 +96,11 @@ def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool) -> Sel
     return query.order_by(*order)
 
 
-def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool
-            ) -> list[Run]:
-    """The selected runs without their rows, in the order of `ids` where they name runs,
-    else oldest first."""
-    rows = list(conn.execute(_run_query(wanted, ids, fingerprints)).all())
+def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool,
+            notes: bool = False) -> list[Run]:
+    """The selected runs without their result rows (and, unless `notes`, without their
+    problems and checks), in the order of `ids` where they name runs, else oldest first."""
+    rows = list(conn.execute(_run_query(wanted, ids, fingerprints, notes)).all())
     if wanted.newest is not None:
         rows.reverse()
     decode = codec.run_from_columns if fingerprints else codec.run_header_from_columns
@@ -107,15 +109,6 @@ def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprint
         found = {i: run for i, run in found.items()
                  if group_value(run, wanted.by) in wanted.values}
     return [found[i] for i in ids if i in found] if ids else list(found.values())
-
-
-@dataclass
-class _Parts:
-    """What `load` collects per run id besides the run's own row."""
-
-    measurements: dict[str, list[Any]] = field(default_factory=dict)
-    problems: dict[str, list[Any]] = field(default_factory=dict)
-    verifications: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def row_condition(wanted: RunFilter) -> ColumnElement[bool]:
@@ -128,48 +121,37 @@ def row_condition(wanted: RunFilter) -> ColumnElement[bool]:
     return and_(*parts)
 
 
-def _add_rows(conn: Connection, parts: _Parts, condition: ColumnElement[bool],
-              wanted_ids: set[str] | None) -> None:
+def _add_rows(conn: Connection, found: dict[str, list[Measurement]],
+              condition: ColumnElement[bool], wanted_ids: set[str] | None) -> None:
     """Result rows meeting `condition`, rounds and all: one query."""
     for row in conn.execute(select(m).where(condition).order_by(m.c.run_id, m.c.id)):
         if wanted_ids is None or row.run_id in wanted_ids:
-            parts.measurements.setdefault(row.run_id, []).append(
-                codec.measurement_from_columns(row))
+            found.setdefault(row.run_id, []).append(codec.measurement_from_columns(row))
 
 
-def _add_notes(conn: Connection, parts: _Parts, run_ids: Sequence[str],
-               wanted: RunFilter) -> None:
-    for table, found, decode in ((schema.problems, parts.problems, codec.problem),
-                                 (schema.verifications, parts.verifications,
-                                  codec.verification)):
-        query = select(table).where(table.c.run_id.in_(list(run_ids))).order_by(table.c.id)
-        if wanted.algorithms:
-            query = query.where(table.c.algorithm.in_(list(wanted.algorithms)))
-            if wanted.implementation is not None:
-                query = query.where(table.c.implementation == wanted.implementation)
-        for row in conn.execute(query):
-            found.setdefault(row.run_id, []).append(decode(dict(row._mapping)))
+def _kept(note: Problem | Verification, wanted: RunFilter) -> bool:
+    """A problem or check of the algorithms (and implementation) asked for."""
+    return note.algorithm in wanted.algorithms and (
+        wanted.implementation is None or note.implementation == wanted.implementation)
 
 
 def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: bool,
          fingerprints: bool) -> list[Run]:
-    chosen = headers(conn, wanted, ids, fingerprints)
+    chosen = headers(conn, wanted, ids, fingerprints, notes=rows_too and wanted.notes)
     if not rows_too or not chosen:
         return chosen
     run_ids = [run.run_id for run in chosen]
-    parts = _Parts()
+    found: dict[str, list[Measurement]] = {}
     if wanted.algorithms:
         # One row key across every run: by the key's index, not by lists of run ids.
-        _add_rows(conn, parts, row_condition(wanted), set(run_ids))
-    for batch in chunks(run_ids, IDS_PER_QUERY):
-        if not wanted.algorithms:
-            _add_rows(conn, parts, m.c.run_id.in_(list(batch)), None)
-        if wanted.notes:
-            _add_notes(conn, parts, batch, wanted)
-    return [replace(run, measurements=tuple(parts.measurements.get(run.run_id, ())),
-                    problems=tuple(parts.problems.get(run.run_id, ())),
-                    verifications=tuple(parts.verifications.get(run.run_id, ())))
-            for run in chosen]
+        _add_rows(conn, found, row_condition(wanted), set(run_ids))
+        chosen = [replace(run, problems=tuple(p for p in run.problems if _kept(p, wanted)),
+                          verifications=tuple(v for v in run.verifications
+                                              if _kept(v, wanted))) for run in chosen]
+    else:
+        for batch in chunks(run_ids, IDS_PER_QUERY):
+            _add_rows(conn, found, m.c.run_id.in_(list(batch)), None)
+    return [replace(run, measurements=tuple(found.get(run.run_id, ()))) for run in chosen]
 
 
 def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:

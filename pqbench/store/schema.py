@@ -8,11 +8,14 @@ altered. History of versions:
    label, OS build and testbed (the `--by` fields that are columns), result rows by their
    key (history: one row across every run). No column changed, so a version 1 database
    reads the same; `store.migrate` adds the indexes in place.
-3. a result row's rounds in the row itself, as three arrays (`ROUNDS`), instead of one row
-   per round in pqbench_samples: a fleet's five rounds a row were five rows, each with a
-   foreign key the server checked one at a time, and that check alone held a PostgreSQL
-   import to 12,000 result rows a second (issue #16). `store.migrate` moves the samples
-   into the arrays and drops pqbench_samples, in one transaction.
+3. fewer rows for the server to write and check (issue #16): a result row's rounds in the
+   row itself, as three arrays (`ROUND_COLUMNS`), instead of one pqbench_samples row per
+   round; and a run's problems and checks in its own row, as JSON lists the way its
+   document holds them, instead of a row each in pqbench_problems and
+   pqbench_verifications (a quick-suite run has 34). Each of those rows was a foreign key
+   the server checked one at a time, and those checks held a PostgreSQL import to 12,000
+   result rows a second. `store.migrate` moves them and drops the three tables, in one
+   transaction.
 """
 
 from __future__ import annotations
@@ -31,9 +34,12 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 SCHEMA_VERSION = 3
+#: Version 3: a run's problems and checks, as lists in its row.
+NOTE_COLUMNS = ("problems", "verifications")
 #: The oldest version this pqbench reads without upgrading it first (a reader that may not
 #: write cannot upgrade): version 3 moved the rounds.
 READABLE_FROM = 3
@@ -61,6 +67,10 @@ runs = Table(
     Column("testbed", String(64)),
     Column("settings", JSON, nullable=False),
     Column("environment", JSON, nullable=False),
+    # Version 3: `codec.problem_fields` and `codec.verification_fields` of each, in order.
+    # The default lets SQLite add them to a version 2 table (`store.migrate`).
+    *(Column(name, JSON, nullable=False, server_default=text("'[]'"))
+      for name in NOTE_COLUMNS),
 )
 
 # Version 2. Labels and OS builds are free text up to 1,000 and 10,000 characters, longer
@@ -105,27 +115,6 @@ measurements = Table(
 ROW_KEY_INDEX = Index("ix_pqbench_measurements_key", measurements.c.algorithm,
                       measurements.c.implementation, measurements.c.operation)
 
-problems = Table(
-    "pqbench_problems", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
-           nullable=False, index=True),
-    Column("algorithm", Text, nullable=False),
-    Column("implementation", Text, nullable=False),
-    Column("operation", Text),
-    Column("kind", String(32), nullable=False),
-    Column("reason", Text, nullable=False),
-)
-
-verifications = Table(
-    "pqbench_verifications", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
-           nullable=False, index=True),
-    Column("algorithm", Text, nullable=False),
-    Column("implementation", Text, nullable=False),
-    Column("checks", JSON, nullable=False),
-)
 
 build_notes = Table(
     "pqbench_annotations", metadata,
