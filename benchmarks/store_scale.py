@@ -8,7 +8,7 @@ builds (labels and OS builds `build-000` ... `build-099`, in order; 100 runs a b
 varied plausibly: a lognormal machine state per run (sigma 3 %), per-round noise (2 %),
 and two planted steps (AES rows 20 % faster from build 40, ML-KEM rows 10 % slower from
 build 70), ops kept and elapsed times rescaled. The runs are written as `pqbench export`
-bundles (400 runs a file, under the 64 MiB import limit) and imported a thousand runs per
+bundles (500 runs a file, under the 64 MiB import limit) and imported a thousand runs per
 `pqbench import`, as a fleet would import its machines' exports.
 
 Every command is a real `pqbench` process, as users run it; its wall time and peak
@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # pqbench and tests.postgres_server, run from anywhere
 PQBENCH = [sys.executable, "-m", "pqbench"]
 BUILDS = 100
-RUNS_PER_FILE = 400
+RUNS_PER_FILE = 500
 RUNS_PER_IMPORT = 1000
 #: Planted steps: (first build, algorithm prefix, factor).
 STEPS = ((40, "AES", 1.20), (70, "ML-KEM", 0.90))

@@ -153,19 +153,26 @@ def test_a_history_leaves_problems_and_checks_unread(location: str) -> None:
                    for name in schema.NOTE_COLUMNS), (notes, read)
 
 
-def test_a_format_1_label_in_the_fingerprint_still_groups(location: str) -> None:
-    """A run stored with its label in the fingerprint alone (format 1) is found by label,
-    through the SQL filter and without fingerprints alike."""
-    store = Store.open(location)
+def test_a_format_1_label_in_the_fingerprint_moves_to_its_column(location: str) -> None:
+    """A run an older pqbench stored with its label in the fingerprint alone (format 1)
+    gets it in the label column when the store is upgraded, so it is found by label in
+    SQL and without fingerprints alike; a label the column had stays."""
     legacy = make_run("old-0", seed=1, label="legacy", env=environment(label="legacy"))
-    store.save_runs([legacy])
+    kept = make_run("kept-0", seed=2, label="b01", env=environment(label="other"))
+    bare = make_run("bare-0", seed=3, label=None, env=environment())  # no label anywhere
+    Store.open(location).save_runs([legacy, kept, bare])
     engine = create_engine(old_schemas.url(location))
-    with engine.begin() as conn:
-        conn.execute(update(schema.runs).values(label=None))
+    with engine.begin() as conn:  # as the writer before the label had its column left it
+        conn.execute(update(schema.runs).where(schema.runs.c.run_id == "old-0")
+                     .values(label=None))
     engine.dispose()
+    old_schemas.as_version(location, 2)
+    store = Store.open(location)
     assert [r.run_id for r in store.load_runs(RunFilter(by="label", values=("legacy",)))] \
         == ["old-0"]
-    assert store.load_runs(rows_too=False, fingerprints=False)[0].label == "legacy"
+    labels = {r.run_id: r.label for r in store.load_runs(rows_too=False, fingerprints=False)}
+    assert labels == {"old-0": "legacy", "kept-0": "b01", "bare-0": None}
+    assert {r.run_id: r.label for r in store.load_runs(rows_too=False)} == labels
 
 
 # --- results as a whole load gives them -----------------------------------------------------

@@ -295,35 +295,33 @@ def measurement_from_columns(row: Any) -> Measurement:
                        sizes=row.sizes, attributes=row.attributes, counter=row.counter)
 
 
-def run_from_columns(row: Any, measurements: Iterable[Measurement] = ()) -> Run:
-    """A run from its row; its problems and checks where the row holds them (a query may
-    leave those columns out)."""
+def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
+                     notes: bool = False) -> Run:
+    """A run from its row; with `notes`, its problems and checks (the query read them)."""
     environment = Fingerprint(row.environment)
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command,
                label=label_of(row.label, environment), settings=row.settings,
                environment=environment, measurements=tuple(measurements), kind=row.kind,
-               **_notes_of(row))
+               **(_notes_of(row) if notes else {}))
 
 
 def _notes_of(row: Any) -> dict[str, Any]:
-    """A run row's problems and checks, where the query read them (`run_columns`)."""
-    return {"problems": tuple(map(problem, getattr(row, "problems", None) or ())),
-            "verifications": tuple(map(verification,
-                                       getattr(row, "verifications", None) or ()))}
+    """A run row's problems and checks (`run_columns`)."""
+    return {"problems": tuple(map(problem, row.problems)),
+            "verifications": tuple(map(verification, row.verifications))}
 
 
 #: The fingerprint fields pqbench_runs also keeps as columns (`run_columns`).
 FINGERPRINT_COLUMNS = ("os_build", "hostname", "testbed")
 
 
-def run_header_from_columns(row: Any) -> Run:
+def run_header_from_columns(row: Any, notes: bool = False) -> Run:
     """A run from its row without the fingerprint column: the fingerprint holds only the
-    fields kept as columns (enough to group runs by them), and `row.legacy_label` is the
-    fingerprint's label, which format 1 used instead of the run's."""
-    environment = Fingerprint({name: getattr(row, name) for name in FINGERPRINT_COLUMNS
-                               if getattr(row, name) is not None})
-    label = row.label if row.label is not None else row.legacy_label
+    fields kept as columns (enough to group runs by them). The label column holds a
+    format-1 run's label too (`run_columns`; `store.migrate` moved older rows')."""
+    kept = ((name, getattr(row, name)) for name in FINGERPRINT_COLUMNS)
+    environment = Fingerprint({name: value for name, value in kept if value is not None})
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
-               status=row.status, command=row.command, label=label, settings=row.settings,
-               environment=environment, kind=row.kind, **_notes_of(row))
+               status=row.status, command=row.command, label=row.label, settings=row.settings,
+               environment=environment, kind=row.kind, **(_notes_of(row) if notes else {}))

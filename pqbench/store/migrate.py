@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import text, update
+from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.engine import Connection
 
+from pqbench.record.fingerprint import Fingerprint
 from pqbench.store import schema
 
 
@@ -33,9 +34,25 @@ _RUNS = schema.runs.name
 
 
 def _to_version_3(conn: Connection) -> None:
-    """Version 2 -> 3: rounds into their result rows, problems and checks into their runs."""
+    """Version 2 -> 3: rounds into their result rows, problems and checks into their runs,
+    and every run's label in the label column."""
     _rounds_into_rows(conn)
     _notes_into_runs(conn)
+    _labels_into_their_column(conn)
+
+
+def _labels_into_their_column(conn: Connection) -> None:
+    """A run stored before the label had its column (format 1) kept it in the fingerprint
+    alone, so every reader of run headers read each fingerprint for it (`codec.label_of`:
+    a tenth of a history over 10,000 runs). It moves to the column, by the same
+    definition (`Fingerprint.legacy_label`); only runs without a label are read."""
+    runs = schema.runs
+    moved = [{"id": run_id, "label": label} for run_id, environment in conn.execute(
+                 select(runs.c.run_id, runs.c.environment).where(runs.c.label.is_(None)))
+             if (label := Fingerprint(environment).legacy_label) is not None]
+    if moved:
+        conn.execute(update(runs).where(runs.c.run_id == bindparam("id"))
+                     .values(label=bindparam("label")), moved)
 
 
 def _notes_into_runs(conn: Connection) -> None:

@@ -59,11 +59,9 @@ LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
 
 def _header_columns(fingerprints: bool, notes: bool) -> list[Any]:
     left_out = set() if notes else set(schema.NOTE_COLUMNS)
-    if fingerprints:
-        return [c for c in r.c if c.name not in left_out]
-    # A format-1 run kept its label in the fingerprint only (codec.label_of).
-    legacy = r.c.environment["label"].as_string().label("legacy_label")
-    return [c for c in r.c if c.name not in left_out | {"environment"}] + [legacy]
+    if not fingerprints:
+        left_out.add("environment")
+    return [c for c in r.c if c.name not in left_out]
 
 
 def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | None:
@@ -74,7 +72,7 @@ def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | No
     if column is None:
         return None
     condition = column.in_([v for v in values if v != NO_VALUE])
-    if NO_VALUE in values or by == "label":  # a format-1 label lives in the fingerprint
+    if NO_VALUE in values:
         condition = or_(condition, column.is_(None))
     return condition
 
@@ -104,7 +102,7 @@ def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprint
     if wanted.newest is not None:
         rows.reverse()
     decode = codec.run_from_columns if fingerprints else codec.run_header_from_columns
-    found = {row.run_id: decode(row) for row in rows}
+    found = {row.run_id: decode(row, notes=notes) for row in rows}
     if wanted.by is not None:
         found = {i: run for i, run in found.items()
                  if group_value(run, wanted.by) in wanted.values}
