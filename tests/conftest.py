@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
+
+# A suite started in the background of a non-interactive shell (`make test &`, nohup)
+# inherits SIGINT ignored, and so would every process a test starts: the Ctrl-C tests
+# would send a signal nobody receives. A handler, unlike "ignored", is not inherited.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 
