@@ -14,8 +14,9 @@ altered. History of versions:
    document holds them, instead of a row each in pqbench_problems and
    pqbench_verifications (a quick-suite run has 34). Each of those rows was a foreign key
    the server checked one at a time, and those checks held a PostgreSQL import to 12,000
-   result rows a second. `store.migrate` moves them and drops the three tables, in one
-   transaction.
+   result rows a second. Also, a format-1 run's label moves from its fingerprint to the
+   label column, so run headers are read without parsing fingerprints. `store.migrate`
+   moves them all and drops the three tables, in one transaction.
 """
 
 from __future__ import annotations
