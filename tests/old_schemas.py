@@ -3,7 +3,8 @@
 `as_version` turns a store the current pqbench wrote into the one schema 1 or 2 would
 have written for the same runs (the tables as version 2 defined them, frozen here): each
 result row's rounds one row apiece in pqbench_samples, each run's problems and checks one
-row apiece in pqbench_problems and pqbench_verifications, the arrays and lists gone, and
+row apiece in pqbench_problems and pqbench_verifications, the arrays and lists gone, the
+result rows' foreign key to their run instead of version 3's trigger (PostgreSQL), and
 for version 1 without the indexes version 2 added. The samples go in shuffled, so only
 their round_index says which round each one was; problems and checks go turn by turn
 across runs and the last first, so only their ids give each run's order.
@@ -25,6 +26,7 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    func,
     select,
     text,
     update,
@@ -91,6 +93,15 @@ def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any
             conn.execute(SAMPLES.insert(), samples)
         for name in schema.ROUND_COLUMNS:
             conn.execute(text(f"ALTER TABLE {m.name} DROP COLUMN {name}"))
+        # The result rows' foreign key instead of version 3's trigger (SQLite cannot add
+        # a key to a table; the upgrade rebuilds that table anyway).
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("DROP TRIGGER pqbench_runs_delete_result_rows ON pqbench_runs"))
+            conn.execute(text("DROP FUNCTION pqbench_delete_result_rows()"))
+            conn.execute(text(f"ALTER TABLE {m.name} ADD FOREIGN KEY (run_id) REFERENCES "
+                              "pqbench_runs (run_id) ON DELETE CASCADE"))
+        else:
+            conn.execute(text("DROP TRIGGER pqbench_runs_delete_result_rows"))
         for name, table in NOTES.items():
             lists = [notes for (notes,) in conn.execute(select(schema.runs.c[name])
                                                         .order_by(schema.runs.c.run_id))]
@@ -114,16 +125,35 @@ def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any
 
 
 def layout(location: str) -> dict[str, Any]:
-    """The tables, each one's columns (name, nullable) and indexes, and the version."""
+    """The tables, each one's columns (name, nullable), indexes and foreign keys, the
+    triggers, and the version."""
     from sqlalchemy import inspect
 
     engine = create_engine(url(location))
     with engine.connect() as conn:
         found = inspect(conn)
         tables = {name: {"columns": [(c["name"], c["nullable"]) for c in found.get_columns(name)],
-                         "indexes": sorted(i["name"] for i in found.get_indexes(name))}
+                         "indexes": sorted(i["name"] for i in found.get_indexes(name)),
+                         "keys": sorted((k["constrained_columns"][0], k["referred_table"])
+                                        for k in found.get_foreign_keys(name))}
                   for name in sorted(found.get_table_names())}
+        triggers = sorted(conn.execute(text(
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+            if conn.dialect.name == "postgresql" else
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'")).scalars())
         version = conn.execute(select(schema.meta.c.value)
                                .where(schema.meta.c.key == "schema_version")).scalar()
     engine.dispose()
-    return {"tables": tables, "version": version}
+    return {"tables": tables, "triggers": triggers, "version": version}
+
+
+def delete_run(location: str, run_id: str) -> dict[str, int]:
+    """Delete a run with SQL, as a user might; the rows left of it, per table."""
+    engine = create_engine(url(location))
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM pqbench_runs WHERE run_id = :id"), {"id": run_id})
+        left = {table.name: conn.execute(select(func.count()).select_from(table)
+                                         .where(table.c.run_id == run_id)).scalar_one()
+                for table in (schema.runs, schema.measurements)}
+    engine.dispose()
+    return left

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import bindparam, inspect, select, text, update
 from sqlalchemy.engine import Connection
 
 from pqbench.record.fingerprint import Fingerprint
@@ -35,10 +35,16 @@ _RUNS = schema.runs.name
 
 def _to_version_3(conn: Connection) -> None:
     """Version 2 -> 3: rounds into their result rows, problems and checks into their runs,
-    and every run's label in the label column."""
+    every run's label in the label column, and the result rows' foreign key replaced by
+    `schema.CASCADE` (SQLite rebuilds the table, which makes the trigger)."""
     _rounds_into_rows(conn)
     _notes_into_runs(conn)
     _labels_into_their_column(conn)
+    if conn.dialect.name == "postgresql":
+        for key in inspect(conn).get_foreign_keys(_ROWS):
+            conn.execute(text(f'ALTER TABLE {_ROWS} DROP CONSTRAINT "{key["name"]}"'))
+        for statement in schema.CASCADE["postgresql"]:
+            conn.execute(text(statement))
 
 
 def _labels_into_their_column(conn: Connection) -> None:
@@ -107,6 +113,8 @@ def _rounds_into_rows(conn: Connection) -> None:
     old = f"{_ROWS}_v2"
     for index in schema.measurements.indexes:  # index names are per database in SQLite
         conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+    # A trigger naming the table would follow it to its new name (and its end).
+    conn.execute(text("DROP TRIGGER IF EXISTS pqbench_runs_delete_result_rows"))
     conn.execute(text(f"ALTER TABLE {_ROWS} RENAME TO {old}"))
     schema.measurements.create(conn)
     kept = [c.name for c in schema.measurements.c if c.name not in schema.ROUND_COLUMNS]
