@@ -129,6 +129,9 @@ def test_history_loads_one_row_of_every_run_without_fingerprints(location: str) 
     assert dict(runs[0].environment) == {"os_build": "b00", "hostname": "mac",
                                          "testbed": "tb-1"}
     assert [r.label for r in runs] == [f"b0{b}" for b in range(3) for _ in range(5)]
+    # The settings read as text, decoded when asked (codec.JsonObject), equal the stored.
+    assert all(r.settings == {"rounds": 9} and dict(r.settings) == {"rounds": 9}
+               for r in runs)
 
 
 def test_a_history_leaves_problems_and_checks_unread(location: str) -> None:

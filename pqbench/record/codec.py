@@ -15,8 +15,9 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, get_args, get_origin
 
@@ -316,12 +317,43 @@ def _notes_of(row: Any) -> dict[str, Any]:
 FINGERPRINT_COLUMNS = ("os_build", "hostname", "testbed")
 
 
+class JsonObject(Mapping[str, Any]):
+    """A JSON object's text, decoded when first read: a run header's settings. Decoding
+    the settings of ten thousand headers took a tenth of a history, which never reads
+    them (a paired session's two sides are the headers that are asked)."""
+
+    __slots__ = ("_text", "_value")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._value: dict[str, Any] | None = None
+
+    def _decoded(self) -> dict[str, Any]:
+        if self._value is None:
+            self._value = json.loads(self._text)
+        return self._value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return repr(self._decoded())
+
+
 def run_header_from_columns(row: Any, notes: bool = False) -> Run:
     """A run from its row without the fingerprint column: the fingerprint holds only the
-    fields kept as columns (enough to group runs by them). The label column holds a
-    format-1 run's label too (`run_columns`; `store.migrate` moved older rows')."""
+    fields kept as columns (enough to group runs by them), the settings are read as text
+    (`JsonObject`). The label column holds a format-1 run's label too (`run_columns`;
+    `store.migrate` moved older rows')."""
     kept = ((name, getattr(row, name)) for name in FINGERPRINT_COLUMNS)
     environment = Fingerprint({name: value for name, value in kept if value is not None})
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
-               status=row.status, command=row.command, label=row.label, settings=row.settings,
+               status=row.status, command=row.command, label=row.label,
+               settings=JsonObject(row.settings),
                environment=environment, kind=row.kind, **(_notes_of(row) if notes else {}))

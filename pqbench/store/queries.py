@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, Text, and_, cast, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -59,9 +59,12 @@ LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
 
 def _header_columns(fingerprints: bool, notes: bool) -> list[Any]:
     left_out = set() if notes else set(schema.NOTE_COLUMNS)
-    if not fingerprints:
-        left_out.add("environment")
-    return [c for c in r.c if c.name not in left_out]
+    if fingerprints:
+        return [c for c in r.c if c.name not in left_out]
+    # A header without its fingerprint reads the settings as text (codec.JsonObject).
+    left_out.add("environment")
+    return [cast(c, Text).label(c.name) if c.name == "settings" else c
+            for c in r.c if c.name not in left_out]
 
 
 def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | None:
