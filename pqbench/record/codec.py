@@ -298,12 +298,13 @@ def measurement_from_columns(row: Any) -> Measurement:
 
 def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
                      notes: bool = False) -> Run:
-    """A run from its row; with `notes`, its problems and checks (the query read them)."""
-    environment = Fingerprint(row.environment)
+    """A run from its row; with `notes`, its problems and checks (the query read them).
+    The label column holds a format-1 run's label too (`run_columns`; `store.migrate`
+    moved older rows')."""
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
-               status=row.status, command=row.command,
-               label=label_of(row.label, environment), settings=row.settings,
-               environment=environment, measurements=tuple(measurements), kind=row.kind,
+               status=row.status, command=row.command, label=row.label,
+               settings=row.settings, environment=Fingerprint(row.environment),
+               measurements=tuple(measurements), kind=row.kind,
                **(_notes_of(row) if notes else {}))
 
 
@@ -349,8 +350,7 @@ class JsonObject(Mapping[str, Any]):
 def run_header_from_columns(row: Any, notes: bool = False) -> Run:
     """A run from its row without the fingerprint column: the fingerprint holds only the
     fields kept as columns (enough to group runs by them), the settings are read as text
-    (`JsonObject`). The label column holds a format-1 run's label too (`run_columns`;
-    `store.migrate` moved older rows')."""
+    (`JsonObject`)."""
     kept = ((name, getattr(row, name)) for name in FINGERPRINT_COLUMNS)
     environment = Fingerprint({name: value for name, value in kept if value is not None})
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,

@@ -49,8 +49,8 @@ def _to_version_3(conn: Connection) -> None:
 
 def _labels_into_their_column(conn: Connection) -> None:
     """A run stored before the label had its column (format 1) kept it in the fingerprint
-    alone, so every reader of run headers read each fingerprint for it (`codec.label_of`:
-    a tenth of a history over 10,000 runs). It moves to the column, by the same
+    alone, so every reader of run headers read each fingerprint for it (a tenth of a
+    history over 10,000 runs). It moves to the column, by the same
     definition (`Fingerprint.legacy_label`); only runs without a label are read."""
     runs = schema.runs
     moved = [{"id": run_id, "label": label} for run_id, environment in conn.execute(

@@ -130,10 +130,18 @@ def _add_rows(conn: Connection, found: dict[str, list[Measurement]],
             found.setdefault(row.run_id, []).append(codec.measurement_from_columns(row))
 
 
-def _kept(note: Problem | Verification, wanted: RunFilter) -> bool:
-    """A problem or check of the algorithms (and implementation) asked for."""
-    return note.algorithm in wanted.algorithms and (
-        wanted.implementation is None or note.implementation == wanted.implementation)
+def _notes_kept(run: Run, wanted: RunFilter) -> dict[str, Any]:
+    """The run's problems and checks of the algorithms (and implementation) asked for, as
+    `replace` arguments; nothing to replace when every algorithm is."""
+    if not wanted.algorithms:
+        return {}
+
+    def kept(note: Problem | Verification) -> bool:
+        return note.algorithm in wanted.algorithms and (
+            wanted.implementation is None or note.implementation == wanted.implementation)
+
+    return {"problems": tuple(filter(kept, run.problems)),
+            "verifications": tuple(filter(kept, run.verifications))}
 
 
 def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: bool,
@@ -146,13 +154,11 @@ def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: b
     if wanted.algorithms:
         # One row key across every run: by the key's index, not by lists of run ids.
         _add_rows(conn, found, row_condition(wanted), set(run_ids))
-        chosen = [replace(run, problems=tuple(p for p in run.problems if _kept(p, wanted)),
-                          verifications=tuple(v for v in run.verifications
-                                              if _kept(v, wanted))) for run in chosen]
     else:
         for batch in chunks(run_ids, IDS_PER_QUERY):
             _add_rows(conn, found, m.c.run_id.in_(list(batch)), None)
-    return [replace(run, measurements=tuple(found.get(run.run_id, ()))) for run in chosen]
+    return [replace(run, measurements=tuple(found.get(run.run_id, ())),
+                    **_notes_kept(run, wanted)) for run in chosen]
 
 
 def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
