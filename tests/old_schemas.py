@@ -47,26 +47,27 @@ SAMPLES = Table(
     Column("elapsed_ns", BigInteger, nullable=False),
     Column("cycles", BigInteger),
 )
-#: pqbench_problems and pqbench_verifications as schema versions 1 and 2 defined them.
+
+
+def _notes_table(name: str, *columns: Column[Any]) -> Table:
+    """pqbench_problems or pqbench_verifications as schema versions 1 and 2 defined it:
+    a row per problem or check of a run's algorithm and implementation."""
+    return Table(
+        name, _frozen,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
+               nullable=False, index=True),
+        Column("algorithm", Text, nullable=False),
+        Column("implementation", Text, nullable=False),
+        *columns)
+
+
 NOTES = {
-    "problems": Table(
-        "pqbench_problems", _frozen,
-        Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
-               nullable=False, index=True),
-        Column("algorithm", Text, nullable=False),
-        Column("implementation", Text, nullable=False),
-        Column("operation", Text),
-        Column("kind", String(32), nullable=False),
-        Column("reason", Text, nullable=False)),
-    "verifications": Table(
-        "pqbench_verifications", _frozen,
-        Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("run_id", String(64), ForeignKey("pqbench_runs.run_id", ondelete="CASCADE"),
-               nullable=False, index=True),
-        Column("algorithm", Text, nullable=False),
-        Column("implementation", Text, nullable=False),
-        Column("checks", JSON, nullable=False)),
+    "problems": _notes_table("pqbench_problems", Column("operation", Text),
+                             Column("kind", String(32), nullable=False),
+                             Column("reason", Text, nullable=False)),
+    "verifications": _notes_table("pqbench_verifications",
+                                  Column("checks", JSON, nullable=False)),
 }
 
 
