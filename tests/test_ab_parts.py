@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
-from pqbench.ab import protocol, sequential, sides
+from pqbench.ab import protocol, sequential, session, sides
 from pqbench.analysis import signedrank
 from pqbench.errors import UsageError
 from pqbench.measure import mask
@@ -122,3 +124,14 @@ def test_a_large_change_is_decided_at_the_first_look() -> None:
     d = np.log(20.0) + rng.normal(0.0, 0.1, 12)
     outcome = sequential.analyse([1000.0] * 12, list(1000.0 * np.exp(d)), looks, None)
     assert sequential.decided(outcome) and outcome.verdict == "faster"
+
+
+def test_worker_pairs_get_different_paddings_within_a_page() -> None:
+    for seed in range(50):
+        paddings = session.choose_paddings(random.Random(seed), 4)
+        assert len(paddings) == len(set(paddings)) == 4
+        assert all(0 <= p < 4096 and p % 16 == 0 for p in paddings)
+    assert len(session.choose_paddings(random.Random(1), 256)) == 256
+    for count in (2, 257):
+        with pytest.raises(ValueError, match="3 to 256 worker pairs"):
+            session.choose_paddings(random.Random(1), count)

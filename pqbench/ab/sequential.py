@@ -20,6 +20,7 @@ reach p < 0.01 / 6 is 11 (2 / 2**11).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pqbench.analysis import signedrank, verdict
@@ -48,8 +49,12 @@ class Looks:
 
 
 def analyse(before: list[float], after: list[float], looks: Looks,
-            threshold: float | None) -> verdict.Outcome:
-    """The row's outcome at a look: paired comparison at the per-look alpha."""
+            threshold: float | None, workers: Sequence[object] | None = None) -> verdict.Outcome:
+    """The row's outcome at a look, at the per-look alpha: over the worker pairs that took
+    the round pairs (``workers[i]`` took pair i) when given, else pair by pair."""
+    if workers is not None:
+        return signedrank.compare_worker_pairs(before, after, workers, threshold=threshold,
+                                               alpha=looks.per_look)
     return signedrank.compare_pairs(before, after, threshold=threshold, alpha=looks.per_look)
 
 

@@ -186,6 +186,9 @@ class SpeedFacts(_Open):
     per_process_ops_per_sec: list[NonNegative] | None = _items(4096)
     cpus: list[Count] | None = _items(4096)
     cpu: Count | None = None
+    #: What a row's rounds are timed in; ``wall_ns`` keeps each round's wall time.
+    time_base: Literal["cpu", "wall"] | None = None
+    wall_ns: list[Count] | None = _items()
 
 
 class FileFacts(_Open):
@@ -243,6 +246,7 @@ class AbFacts(_Open):
     ab_stopped: Text | None = None
     ab_looks: Count | None = None
     ab_cpu_ns: list[Count | None] | None = _items()
+    ab_worker: list[Count] | None = _items()
 
 
 class ResultRow(AbFacts, MemoryFacts, TlsFacts, FileFacts, SpeedFacts, _Summary, _Row):
