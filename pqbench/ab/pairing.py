@@ -7,8 +7,11 @@ Pairs are compared in operations per second of the CPU time each worker's thread
 for part of a round, which the wall clock counts and the CPU clock does not. Measured on
 this 2-core VM at load 8: the sd of pair log ratios of SHA-256 was 0.31 in wall time and
 0.011 in CPU time.
-`compare` uses this to analyse such runs pair by pair, at the per-look alpha the session
-used, so it gives the verdict `ab` gave.
+Sessions that replicate their workers also store, per round, the worker pair that took it
+(attribute ``ab_worker``); `compare` then takes the worker pair as the unit above the round
+pairs (`signedrank.compare_worker_pairs`), and pair by pair (`signedrank.compare_pairs`)
+for rows stored before that, at the per-look alpha the session used either way, so it
+gives the verdict `ab` gave.
 """
 
 from __future__ import annotations

@@ -15,7 +15,10 @@ leaves unchanged, so under "no difference" the stopping time is independent of t
 the signed-rank test uses and each look stays exact.
 
 The first look comes at 12 pairs: the fewest with which the exact signed-rank test can
-reach p < 0.01 / 6 is 11 (2 / 2**11).
+reach p < 0.01 / 6 is 11 (2 / 2**11). A session whose round pairs rotate over J worker
+pairs is tested over those (a t test with J - 1 degrees of freedom at each look's level,
+`signedrank.compare_worker_pairs`); every look count is a multiple of 12, so with 3, 4,
+6 or 12 worker pairs each has taken equally many round pairs at every scheduled look.
 """
 
 from __future__ import annotations
