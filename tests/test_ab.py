@@ -254,19 +254,19 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
          "1024", "--a", "here", "--b", "here", "--threshold", "0", "--max-seconds", "600",
          # half-second rounds: the first look (12 pairs) cannot come before the signal, even
          # when a process effect of 0.1 % would decide an A/A row at threshold 0
-         "--round", "0.5",
+         "--round", "0.5", "--worker-pairs", "3",
          "--db", str(db)], env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while len(_workers_with(marker)) < 9 and time.monotonic() < deadline:
-        time.sleep(0.5)  # the controller and the 4 x 2 workers carry the marker
+    while len(_workers_with(marker)) < 7 and time.monotonic() < deadline:
+        time.sleep(0.5)  # the controller and the 3 x 2 workers carry the marker
     time.sleep(8)  # let it measure some pairs (none is fine too: then none are kept)
     # Each worker pair has an environment of its own size, the same on both sides.
     paddings = sorted(len(environ[b"PQBENCH_AB_PADDING"]) for environ
                       in _environments_with(marker).values()
                       if b"PQBENCH_AB_PADDING" in environ)
-    assert len(paddings) == 8 and paddings[::2] == paddings[1::2]
-    assert len(set(paddings)) == 4
+    assert len(paddings) == 6 and paddings[::2] == paddings[1::2]
+    assert len(set(paddings)) == 3
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 143, stderr  # 128 + SIGTERM, as every command

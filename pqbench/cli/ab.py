@@ -62,7 +62,7 @@ def ab(
     ] = None,
     worker_pairs: Annotated[int, typer.Option(
         "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
-                               "over; at least 3.")] = 4,
+                               "over; at least 3.")] = 6,
     label_a: Annotated[str | None, typer.Option("--label-a", help="Label of side A's run.")
     ] = None,
     label_b: Annotated[str | None, typer.Option("--label-b", help="Label of side B's run.")
