@@ -36,6 +36,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -158,9 +159,12 @@ class Session:
         except WorkerError as exc:
             status, error = "interrupted", str(exc)
         finally:
-            for side in self.sides:
-                for worker in side.workers:
-                    worker.close()
+            # Together: a worker that ignores "quit" is waited for a few seconds before it
+            # is stopped, and 2J of them one after another would add up.
+            workers = [worker for side in self.sides for worker in side.workers]
+            if workers:
+                with ThreadPoolExecutor(max_workers=len(workers)) as pool:
+                    list(pool.map(Worker.close, workers))
         return Outcome(*self._runs(status), status, error, tuple(self.notes))
 
     # --- start-up -------------------------------------------------------------------------
