@@ -5,13 +5,17 @@ layout offset of their own."""
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
 from pqbench.ab import sequential
-from pqbench.analysis import signedrank, verdict
+from pqbench.analysis import compare, signedrank, verdict
+from pqbench.record.results import Measurement, Run
+from pqbench.record.runs import new_run
+from pqbench.timing.contract import LoopResult
 
 # Three worker pairs, their pairs' ln ratios given interleaved (pair i by worker pair i mod 3
 # while each has pairs left). Hodges-Lehmann by hand (median of the Walsh averages):
@@ -164,3 +168,44 @@ def test_a_large_change_over_worker_pairs_is_decided_at_the_first_look() -> None
     before, after, workers = _session(rng, math.log(5.0), 0.02, 0.05, 4, looks.counts[0])
     outcome = sequential.analyse(list(before), list(after), looks, None, workers)
     assert outcome.verdict == verdict.FASTER and outcome.units_before == 4
+
+
+def _side(session: str, side: str, d: list[float], workers: list[int] | None) -> Run:
+    """One side of a stored `ab` session with one SHA-256 row: rounds of 1000 operations,
+    B's rounds faster by exp(d[i]) in CPU time (elapsed_ns is CPU time, as `ab` stores)."""
+    elapsed = [10**9 if side == "a" else round(10**9 / math.exp(x)) for x in d]
+    attributes: dict[str, object] = {"ab_cpu_ns": elapsed, "time_base": "cpu"}
+    if workers is not None:
+        attributes["ab_worker"] = workers
+    row = Measurement("SHA-256", "libcrypto", "hash",
+                      tuple(LoopResult(1000, ns, None) for ns in elapsed), block_size=64,
+                      attributes=attributes)
+    return new_run("speed", datetime(2026, 11, 25, tzinfo=UTC),
+                   settings={"ab": {"session": session, "side": side, "alpha": 0.01,
+                                    "looks": [12]}},
+                   environment={}, measurements=[row], label=side, command="ab")
+
+
+def test_compare_takes_each_sessions_worker_pairs_as_units_of_their_own() -> None:
+    # Two sessions, each with worker pairs 0 and 1: four units, not two. Per worker pair
+    # the pairs' ln ratios are constant, so each estimate is that constant.
+    one, two = [0.01, 0.03, 0.01, 0.03], [0.02, 0.06, 0.02, 0.06]
+    workers = [0, 1, 0, 1]
+    result = compare.compare_runs(
+        [_side("s1", "a", one, workers), _side("s2", "a", two, workers)],
+        [_side("s1", "b", one, workers), _side("s2", "b", two, workers)], 0.05)
+    (row,) = result.rows
+    estimates = [0.01, 0.03, 0.02, 0.06]
+    half = sp_stats.t.ppf(1 - 0.01 / 2, 3) * sp_stats.sem(estimates)
+    assert math.log(row.ratio) == pytest.approx(np.mean(estimates))
+    assert math.log(row.ci_low) == pytest.approx(np.mean(estimates) - half)
+    assert math.log(row.ci_high) == pytest.approx(np.mean(estimates) + half)
+    assert row.pairs == 8 and signedrank.WORKER_METHOD in result.method
+    # A session stored before worker pairs existed leaves the row to the round pairs.
+    mixed = compare.compare_runs(
+        [_side("s1", "a", one, workers), _side("s2", "a", two, None)],
+        [_side("s1", "b", one, workers), _side("s2", "b", two, None)], 0.05)
+    assert mixed.method.startswith(signedrank.METHOD)
+    (old,) = mixed.rows
+    walsh = sorted((x + y) / 2 for i, x in enumerate(one + two) for y in (one + two)[i:])
+    assert math.log(old.ratio) == pytest.approx(float(np.median(walsh)))
