@@ -29,7 +29,7 @@ the rows are decided or `--max-runs` a side. Seconds are wall time of the speed 
 A benchmark script, not a test (it asserts no timing):
 
     python benchmarks/ab_time_to_verdict.py [--repeat 3] [--sessions 20] [--skip-separate]
-        [--only ab|precision|separate|intervals]
+        [--only ab|aes|precision|separate|intervals]
 """
 
 from __future__ import annotations
@@ -213,8 +213,9 @@ def main() -> None:
                         help="skip the (slow) separate-runs comparison")
     parser.add_argument("--sessions", type=int, default=20,
                         help="A/A sessions whose intervals are counted")
-    parser.add_argument("--only", choices=("ab", "precision", "separate", "intervals"),
-                        help="ask one part only")
+    parser.add_argument("--only", choices=("ab", "aes", "precision", "separate",
+                                           "intervals"),
+                        help="ask one part only (aes: question 1 alone)")
     options = parser.parse_args()
     parts = ({options.only} if options.only else
              {"ab", "precision", "separate", "intervals"})
@@ -224,8 +225,9 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}; CPUs: {os.cpu_count()}", flush=True)
     lines: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
-        if "ab" in parts:
-            lines += time_to_verdict(Path(scratch) / "ab.db", options.repeat, has_aes)
+        if "ab" in parts or "aes" in parts:
+            lines += time_to_verdict(Path(scratch) / "ab.db", options.repeat, has_aes,
+                                     headline="ab" in parts)
         if "intervals" in parts:
             lines += interval_table(Path(scratch) / "intervals.db", options.sessions)
         if "precision" in parts:
@@ -245,13 +247,19 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()}")
 
 
-def time_to_verdict(db: Path, repeat: int, has_aes: bool) -> list[str]:
+def time_to_verdict(db: Path, repeat: int, has_aes: bool, headline: bool = True
+                    ) -> list[str]:
     aes_seconds, aa_seconds, clean = [], [], 0
     for _ in range(repeat):
         if has_aes:
+            started = time.monotonic()
             seconds, verdicts = ab_aes(db)
             aes_seconds.append(seconds)
-            print(f"ab AES-NI jump: {seconds:.1f} s of measurement: {'; '.join(verdicts)}")
+            print(f"ab AES-NI jump: {seconds:.1f} s of measurement "
+                  f"({time.monotonic() - started:.1f} s wall, workers' start included): "
+                  f"{'; '.join(verdicts)}", flush=True)
+        if not headline:
+            continue
         seconds, counts = ab_a_a(db)
         aa_seconds.append(seconds)
         clean += not (counts.get("faster") or counts.get("slower"))
@@ -260,15 +268,17 @@ def time_to_verdict(db: Path, repeat: int, has_aes: bool) -> list[str]:
     if has_aes:
         lines.append(f"| masked AES-NI jump decided (s of measurement) | {spread(aes_seconds)} "
                      "| < 60 |")
-    lines.append(f"| A/A headline rows ended (s of measurement) | {spread(aa_seconds)}; no "
-                 f"faster or slower in {clean} of {repeat} | < 180, clean |")
+    if headline:
+        lines.append(f"| A/A headline rows ended (s of measurement) | {spread(aa_seconds)}; "
+                     f"no faster or slower in {clean} of {repeat} | < 180, clean |")
     return lines
 
 
 def precision_table(db: Path, repeat: int) -> list[str]:
     precise = [(row[0], *precision(db, row)) for row in PRECISION_ROWS for _ in range(repeat)]
     for _, name, width, ratio in precise:
-        print(f"precision after 30 s, {name}: 99 % CI ±{width:.2%}, A/A ratio {ratio:.4f}")
+        print(f"precision after 30 s, {name}: 99 % CI ±{width:.2%}, A/A ratio {ratio:.4f}",
+              flush=True)
     lines = []
     for row in dict.fromkeys(r for r, *_ in precise):
         widths = [w * 100 for r, _, w, _ in precise if r == row]
