@@ -135,3 +135,30 @@ def test_worker_pairs_get_different_paddings_within_a_page() -> None:
     for count in (2, 257):
         with pytest.raises(ValueError, match="3 to 256 worker pairs"):
             session.choose_paddings(random.Random(1), count)
+
+
+class _Budgets(session.Session):
+    """A real session (real workers plan and prepare every row) that records each row's
+    share of the budget instead of measuring it."""
+
+    budgets: list[tuple[session.Row, float]]
+
+    def _pairs(self, row: session.Row, ready_a: dict[str, object],
+               ready_b: dict[str, object], budget: float) -> None:
+        self.budgets = [*getattr(self, "budgets", []), (row, budget)]
+
+
+def test_each_row_gets_what_is_left_over_the_rows_still_to_come() -> None:
+    here = sides.parse(["here"], "a")
+    settings = session.Settings(algorithms=("SHA-256",), implementations=("python",),
+                                operations=("hash",), block_sizes=(64, 256, 1024),
+                                max_seconds=3000.0, worker_pairs=3)
+    recorder = _Budgets(here, here, settings, "test")
+    outcome = recorder.run()
+    assert outcome.status == "complete", outcome.error
+    assert [row[3] for row, _ in recorder.budgets] == [64, 256, 1024]
+    # Nothing was measured, so the whole budget is left: 3000/3, then 3000/2, then 3000
+    # (less the seconds the workers took to prepare the rows, well under 1 % of it).
+    shares = [budget for _, budget in recorder.budgets]
+    assert shares == pytest.approx([1000.0, 1500.0, 3000.0], rel=0.01)
+    assert shares[0] <= 1000.0
