@@ -14,10 +14,10 @@ above the round pairs (`signedrank.compare_worker_pairs`).
 Per row: prepare (every worker checks the pair first, as `speed` does), warm every worker
 up, then pairs of rounds A_j/B_j in random order within each pair, all workers pinned to
 the same CPU, until the row is decided at a look (`sequential`) or its share of the time
-budget is spent. The share is what is left of ``max_seconds`` over the rows still to come, so time a
-quickly decided row did not need goes to the others. A row only one side can measure
-(the other does not offer it, say a libcrypto without ML-KEM) is timed on its side alone
-for a few rounds (by its first worker), so `compare` lists it as appearing or
+budget is spent. The share is what is left of ``max_seconds`` over the rows still to
+come, so time a quickly decided row did not need goes to the others. A row only one side
+can measure (the other does not offer it, say a libcrypto without ML-KEM) is timed on its
+side alone for a few rounds (by its first worker), so `compare` lists it as appearing or
 disappearing.
 
 Both sides are stored as runs: each with its first worker's fingerprint, its label, the
