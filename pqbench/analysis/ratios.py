@@ -205,6 +205,26 @@ def _role_kind(role: str) -> Kind:
     return "exchange" if role == "exchange" else "signature"
 
 
+def exchange_ratio(role: str, ex: exchanges.Exchange, other: exchanges.Exchange,
+                   cycles: int) -> Ratio | None:
+    """One exchange (signature) against another, paired by cycle; None unpaired."""
+    if not cycles:
+        return None
+    return _ratio(_role_kind(role), role, _exchange_side(ex), _exchange_side(other),
+                  (_cost([(m, c) for _, c, m in ex.operations]),
+                   _cost([(m, c) for _, c, m in other.operations])), cycles,
+                  _base(m for _, _, m in (*ex.operations, *other.operations)))
+
+
+def row_ratio(m: Measurement, other: Measurement, cycles: int,
+              kind: Kind = "relative") -> Ratio | None:
+    """One row's cost against another's, paired by cycle; None unpaired."""
+    if not cycles:
+        return None
+    return _ratio(kind, _per(m), _row_side(m), _row_side(other),
+                  (_cost([(m, 1.0)]), _cost([(other, 1.0)])), cycles, _base((m, other)))
+
+
 def _post_quantum(name: str) -> bool:
     try:
         return algorithms.by_name(name).nist_level is not None

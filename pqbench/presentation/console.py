@@ -191,8 +191,9 @@ def show_run(run: Run, console: Console = stdout) -> None:
     if bulk:
         print_table(runs.throughput_table(
             bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
-                  "(10^6 bytes/s) by block size" if not single else None), console)
-    for line in runs.binding_lines(run):
+                  f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
+            else None), console)
+    for line in runs.binding_notes(run):
         console.print(safe(line))
     if run.problems:
         print_table(runs.problems_table(run.problems), console)
