@@ -226,3 +226,28 @@ def test_relative_to_must_name_an_algorithm_measured(tmp_path) -> None:
     assert result.exit_code == 2
     assert "--relative-to sha256: not one of the algorithms measured (X25519)" in \
         " ".join(result.stderr.split())
+
+
+def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
+    db = str(tmp_path / "r.db")
+    runner = CliRunner()
+    missing = runner.invoke(app, ["ratios", "--db", db])
+    assert missing.exit_code == 1 and "no pqbench database at" in missing.stderr
+    done = _speed("aes-128-ctr", "aes-256-ctr", "-i", "libcrypto", "-o", "encrypt",
+                  "--bytes", "4096", "--seconds", "0.05", "--rounds", "10", "--db", db)
+    assert done.returncode == 0, done.stderr
+    as_csv = runner.invoke(app, ["ratios", "--csv", "--db", db])
+    assert as_csv.exit_code == 0, as_csv.stderr
+    header, line = as_csv.stdout.splitlines()
+    assert header.split(",") == ["name", "kind", "per", "numerator", "denominator",
+                                 "estimate", "ci_low", "ci_high", "ci_level", "pairs",
+                                 "time_base"]
+    cells = next(iter(__import__("csv").reader([line])))
+    assert cells[1:5] == ["key size", "byte (encrypt @4096B)", "AES-256-CTR [libcrypto]",
+                          "AES-128-CTR [libcrypto]"]
+    assert float(cells[6]) <= float(cells[5]) <= float(cells[7]) and cells[9] == "10"
+    as_json = json.loads(runner.invoke(app, ["ratios", "--json", "--relative-to",
+                                             "aes256ctr", "--db", db]).stdout)
+    assert [r["kind"] for r in as_json["ratios"]] == ["key size", "relative"]
+    unknown = runner.invoke(app, ["ratios", "--relative-to", "sha256", "--db", db])
+    assert unknown.exit_code == 2 and "has no rows of it" in unknown.stderr
