@@ -251,3 +251,26 @@ def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
     assert [r["kind"] for r in as_json["ratios"]] == ["key size", "relative"]
     unknown = runner.invoke(app, ["ratios", "--relative-to", "sha256", "--db", db])
     assert unknown.exit_code == 2 and "has no rows of it" in unknown.stderr
+
+
+def test_a_ratio_followed_across_runs_takes_each_run_as_one_unit() -> None:
+    drift = [1.0, 1.8, 0.6, 1.2, 1.0, 1.4, 0.8, 1.1, 0.9, 1.0]
+
+    def run(cost: float) -> Run:
+        return _run([_row("AES-128-XTS", "libcrypto", "encrypt", drift, 16384),
+                     _row("AES-256-XTS", "libcrypto", "encrypt",
+                          [cost * f for f in drift], 16384)])
+
+    before = [run(c) for c in (1.40, 1.41, 1.39, 1.38, 1.42)]
+    after = [run(c) for c in (1.80, 1.79, 1.81, 1.78, 1.82)]
+    (found,) = ratios.across(before, after)
+    assert found.name == ("AES-256-XTS [libcrypto] against AES-128-XTS [libcrypto], per byte "
+                          "(encrypt @16384B)")
+    # Geometric means of the run estimates on each side.
+    assert found.before == pytest.approx(math.exp(np.mean(np.log([1.40, 1.41, 1.39, 1.38,
+                                                                   1.42]))))
+    assert found.after == pytest.approx(math.exp(np.mean(np.log([1.80, 1.79, 1.81, 1.78,
+                                                                  1.82]))))
+    assert found.change == "rose" and found.outcome.units_before == 5
+    (same,) = ratios.across(before, before)
+    assert same.change != "rose" and same.change != "fell"
