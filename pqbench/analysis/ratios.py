@@ -216,6 +216,21 @@ def exchange_ratio(role: str, ex: exchanges.Exchange, other: exchanges.Exchange,
                   _base(m for _, _, m in (*ex.operations, *other.operations)))
 
 
+def exchange_cost(ex: exchanges.Exchange, cycles: int
+                  ) -> tuple[float, float, float, float] | None:
+    """Microseconds per exchange (signature) as (median, low, high, level) over the cycles:
+    per cycle the sum of its operations' costs, so the interval is that of the sum, with
+    the true level of the median's distribution-free interval (`stats.summarize`)."""
+    from pqbench.analysis import stats
+
+    cost = _cost([(m, c) for _, c, m in ex.operations])
+    found = [c * 1e6 for c in (cost(i) for i in range(cycles)) if c is not None]
+    if len(found) < 2:
+        return None
+    s = stats.summarize(found)
+    return s.median, s.ci_low, s.ci_high, s.ci_level
+
+
 def row_ratio(m: Measurement, other: Measurement, cycles: int,
               kind: Kind = "relative") -> Ratio | None:
     """One row's cost against another's, paired by cycle; None unpaired."""
