@@ -177,7 +177,7 @@ def compare_pairs(before: Sequence[float], after: Sequence[float], *,
 # --- worker pairs as the unit above the round pairs ---------------------------------------
 
 #: Fewer worker pairs than this leave the spread between worker processes unknown.
-MIN_WORKER_PAIRS = 2
+FEWEST_WORKER_PAIRS = 2
 
 WORKER_METHOD = ("worker pairs as the unit above the round pairs: per worker pair the "
                  "Hodges-Lehmann estimate of its pairs' ln ratios; the session's estimate, "
@@ -235,11 +235,11 @@ def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
     count = estimates.size
     shift = float(estimates.mean())
     band = verdict.threshold_for(None, threshold)
-    if count < MIN_WORKER_PAIRS:
+    if count < FEWEST_WORKER_PAIRS:
         log_low, log_high, p = -math.inf, math.inf, 1.0
         outcome = (verdict.TOO_FEW, (
             f"{count} worker pair: the spread between worker processes cannot be estimated; "
-            f"at least {MIN_WORKER_PAIRS} worker pairs are needed"))
+            f"at least {FEWEST_WORKER_PAIRS} worker pairs are needed"))
     else:
         log_low, log_high, p = _t_interval(estimates, alpha)
         outcome = verdict.decide(p, log_low, log_high, alpha=alpha, threshold=band)
