@@ -109,6 +109,9 @@ def bisect(
     if result.ends is None:
         console.error("no two builds of the series could be measured (see above)")
         raise typer.Exit(1)
+    if result.unusable:
+        console.error(f"{len(result.unusable)} build(s) of the series were unusable (see above)")
+        raise typer.Exit(1)
 
 
 def _name(key: Any) -> str:
