@@ -16,13 +16,12 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from pqbench import interrupts
 from pqbench.ab import sides
 from pqbench.ab.client import Worker
 from pqbench.ab.session import Session, Settings
-from pqbench.analysis.compare import compare_runs
+from pqbench.analysis.compare import RunComparison, compare_runs
 from pqbench.bisect.search import Bisection, Measured, Result, exhaustive
 from pqbench.bisect.series import Series
 from pqbench.errors import ComparisonError, PqbenchError
@@ -94,8 +93,10 @@ class Runner:
         self.unusable.update(unusable)
         self.session_seconds.append(seconds)
         status = outcome.status if not (outcome.error and unusable) else "complete"
-        return Measured(i, j, self._rows(a, b) if not unusable else {},
-                        (a.run_id, b.run_id) if kept else ("", ""), seconds, status, unusable)
+        compared = self._compared(a, b) if not unusable else None
+        return Measured(i, j, {row.key: row for row in compared.rows} if compared else {},
+                        (a.run_id, b.run_id) if kept else ("", ""), seconds, status, unusable,
+                        compared.differences if compared else ())
 
     def _side(self, position: int) -> sides.Side | None:
         """The build's side, made and started once; None (and a reason) when unusable."""
@@ -148,15 +149,15 @@ class Runner:
                 found[positions["AB".index(named.group(1))]] = error
         return found
 
-    def _rows(self, a: Run, b: Run) -> dict[RowKey, Any]:
+    def _compared(self, a: Run, b: Run) -> RunComparison | None:
+        """The session judged as `ab` judges it; None when no row was measured by both."""
         if not (a.measurements and b.measurements):
-            return {}
+            return None
         try:
-            result = compare_runs([a], [b], self.plan.band, cross_machine=True,
-                                  before_name=a.label, after_name=b.label)
+            return compare_runs([a], [b], self.plan.band, cross_machine=True,
+                                before_name=a.label, after_name=b.label)
         except ComparisonError:
-            return {}
-        return {row.key: row for row in result.rows}
+            return None
 
     # --- progress -------------------------------------------------------------------------
 

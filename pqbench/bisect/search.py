@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pqbench.analysis.compare import Row
+from pqbench.analysis.explain import Difference
 from pqbench.analysis.verdict import CHANGED
 from pqbench.record.results import RowKey
 
@@ -49,6 +50,8 @@ class Measured:
     status: str = "complete"
     #: Builds (positions) found unusable by this session, with the reason.
     unusable: dict[int, str] = field(default_factory=dict)
+    #: What differs between the two builds' fingerprints (`explain.differences`).
+    differences: tuple[Difference, ...] = ()
 
 
 #: Measure builds i and j (positions) for these rows (None: every row asked for).
@@ -69,6 +72,9 @@ class ChangePoint:
     row: Row
     #: Builds between the two that could not be measured (their change is placed here).
     skipped: tuple[int, ...] = ()
+    #: Everything that differs between the two builds' fingerprints; ``row.causes`` are
+    #: those the comparison ranks as able to explain this row.
+    differences: tuple[Difference, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,7 +234,8 @@ class Bisection:
         for key in sorted(work.rows, key=_order):
             if _changed(session, key):
                 self.found.setdefault(key, []).append(
-                    ChangePoint(key, work.before, work.after, session.rows[key], skipped))
+                    ChangePoint(key, work.before, work.after, session.rows[key], skipped,
+                                session.differences))
             else:
                 self.spreads.setdefault(key, []).append(Spread(key, work.before, work.after))
 
@@ -283,7 +290,8 @@ def exhaustive(size: int, measure: Measure) -> Result:
         for key, row in session.rows.items():
             points = rows.setdefault(key, [])
             if row.verdict in CHANGED:
-                points.append(ChangePoint(key, session.before, session.after, row))
+                points.append(ChangePoint(key, session.before, session.after, row,
+                                          differences=session.differences))
     results = tuple(RowResult(key, pairs[0].rows.get(key) or next(
         s.rows[key] for s in pairs if key in s.rows), tuple(points))
         for key, points in sorted(rows.items(), key=lambda item: _order(item[0])))

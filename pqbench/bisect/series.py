@@ -23,6 +23,8 @@ from pqbench.errors import UsageError
 #: How the items of one build are joined.
 JOIN = " + "
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+#: Fingerprint differences that name a build rather than explain a change in it.
+NAMING = ("python_executable", "ab_env.PQBENCH_BUILD")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
 MAX_BUILDS = 256
 

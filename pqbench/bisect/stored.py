@@ -15,6 +15,7 @@ from typing import Any
 
 from pqbench.ab import pairing
 from pqbench.analysis.compare import Row, compare_runs
+from pqbench.analysis.explain import Difference
 from pqbench.analysis.verdict import CHANGED
 from pqbench.errors import ComparisonError
 from pqbench.record.results import RowKey, Run
@@ -50,6 +51,7 @@ class Session:
     before: int
     after: int
     rows: Mapping[RowKey, Row]
+    differences: tuple[Difference, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,13 +116,15 @@ def _sessions(runs: Sequence[Run]) -> list[Session]:
         if a is None or b is None or position(a) is None or position(b) is None:
             continue
         rows: dict[RowKey, Row] = {}
+        differences: tuple[Difference, ...] = ()
         if a.measurements and b.measurements:
             try:
                 band = (pairing.ab_session(a) or {}).get("threshold")
                 compared = compare_runs([a], [b], band if isinstance(band, float) else None,
                                         cross_machine=True)
                 rows = {row.key: row for row in compared.rows}
+                differences = compared.differences
             except ComparisonError:
-                rows = {}
-        sessions.append(Session(position(a) or 0, position(b) or 0, rows))
+                pass
+        sessions.append(Session(position(a) or 0, position(b) or 0, rows, differences))
     return sessions

@@ -10,6 +10,7 @@ import typer
 
 from pqbench import algorithms, interrupts
 from pqbench.ab import sides
+from pqbench.bisect.series import NAMING
 from pqbench.cli.ab import IMPLEMENTATION_NAMES
 from pqbench.cli.common import (
     DbOption,
@@ -119,10 +120,15 @@ def _name(key: Any) -> str:
 
 
 def cause_text(point: ChangePoint) -> str:
-    """The fingerprint differences the comparison ranks as causes, strongest first."""
+    """The fingerprint differences the comparison ranks as causes of this row, strongest
+    first; without one, what else differs between the two builds' fingerprints."""
     causes = [f"{c.field.rpartition('.')[2]} {c.before} → {c.after} ({c.strength})"
               for c in point.row.causes]
-    return "; ".join(causes) or "no fingerprint difference explains it"
+    if causes:
+        return "; ".join(causes)
+    other = [f"{d.field} {d.before} → {d.after}" for d in point.differences
+             if d.field not in NAMING and d.note is None]
+    return ("differs: " + "; ".join(other)) if other else "the fingerprints do not differ"
 
 
 def _show(result: Result, chosen: Series) -> None:
@@ -177,7 +183,8 @@ def document(result: Result, chosen: Series, location: str) -> dict[str, Any]:
                   "block_size": r.key[3], "ends": r.ends.as_dict(), "searched": r.searched,
                   "change_points": [{"before": build(c.before), "after": build(c.after),
                                      "unusable_between": [build(p) for p in c.skipped],
-                                     "comparison": c.row.as_dict()}
+                                     "comparison": c.row.as_dict(),
+                                     "differences": [d.as_dict() for d in c.differences]}
                                     for c in r.change_points],
                   "spread": [{"before": build(s.before), "after": build(s.after)}
                              for s in r.spreads]}

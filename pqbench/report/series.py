@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pqbench.bisect import stored
+from pqbench.bisect.series import NAMING
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.presentation.runs import operation as operation_name
@@ -78,7 +79,9 @@ def _table(search: stored.Search, key: RowKey) -> md.Markdown:
             session, row = changes[position]
             after = search.builds[max(session.before, session.after)]
             causes = "; ".join(f"{c.field.rpartition('.')[2]}: {c.before} → {c.after}"
-                               for c in row.causes) or "no fingerprint difference"
+                               for c in row.causes) or "; ".join(
+                f"{d.field}: {d.before} → {d.after}" for d in session.differences
+                if d.field not in NAMING and d.note is None) or "no fingerprint difference"
             change = (f"→ {after}: {numbers.ratio(row.ratio)} "
                       f"({numbers.interval(row.ci_low, row.ci_high)}), {row.verdict}; "
                       f"{causes}")
