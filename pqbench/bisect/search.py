@@ -92,13 +92,12 @@ class RowResult:
     """What the search says of one row."""
 
     key: RowKey
+    #: The session of the series' two ends (bisection), or of the first pair (exhaustive).
     ends: Row
     change_points: tuple[ChangePoint, ...]
     spreads: tuple[Spread, ...] = ()
-
-    @property
-    def searched(self) -> bool:
-        return self.ends.verdict in CHANGED
+    #: Whether builds between the ends were measured for this row.
+    searched: bool = True
 
 
 @dataclass(frozen=True)
@@ -267,7 +266,8 @@ class Bisection:
                 rows.append(RowResult(
                     key, ends.rows[key],
                     tuple(sorted(self.found.get(key, ()), key=lambda c: c.before)),
-                    tuple(sorted(self.spreads.get(key, ()), key=lambda s: s.before))))
+                    tuple(sorted(self.spreads.get(key, ()), key=lambda s: s.before)),
+                    ends.rows[key].verdict in CHANGED))
         return Result(self.size, tuple(rows), tuple(self.sessions), dict(self.unusable),
                       span, status)
 
