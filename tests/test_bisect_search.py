@@ -139,6 +139,8 @@ def test_a_series_from_values_and_a_file(tmp_path: Path) -> None:
     (["pip:cryptography=={42.0.8,43.0.3,42.0.8}"], "pip:cryptography==42.0.8 is given twice"),
     (["here", "here + "], "has an empty item"),
     (["@/nonexistent/builds.txt"], "cannot read it"),
+    (["here", "liboqs:0.14.0"], "env:OQS_INSTALL_PATH=PREFIX"),
+    (["here", "docker:debian"], "a build is made of here"),
 ])
 def test_bad_series_are_usage_errors(values: list[str], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("+", r"\+")):

@@ -25,6 +25,8 @@ JOIN = " + "
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 #: Fingerprint differences that name a build rather than explain a change in it.
 NAMING = ("python_executable", "ab_env.PQBENCH_BUILD")
+#: The side kinds a build's items may use (`ab.sides`).
+KINDS = ("here", "cmd", "userland", "pip", "mask", "env")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
 MAX_BUILDS = 256
 
@@ -92,6 +94,8 @@ def parse(values: Sequence[str]) -> Series:
         if not all(items):
             raise UsageError(f"--series: {text!r} has an empty item (items are joined by "
                              f"{JOIN.strip()!r})")
+        for item in items:
+            _check_kind(item)
         build = Build(len(builds), items)
         key = " + ".join(items).lower()
         if key in seen:
@@ -107,6 +111,17 @@ def parse(values: Sequence[str]) -> Series:
     if len(builds) > MAX_BUILDS:
         raise UsageError(f"--series has {len(builds)} builds; at most {MAX_BUILDS}")
     return Series(tuple(builds))
+
+
+def _check_kind(item: str) -> None:
+    kind = item.partition(":")[0].strip().lower()
+    if kind == "liboqs":
+        raise UsageError(f"--series {item}: liboqs:VERSION builds are not made by pqbench "
+                         "yet; build that liboqs and give env:OQS_INSTALL_PATH=PREFIX")
+    if kind not in KINDS:
+        raise UsageError(f"--series {item!r}: a build is made of here, cmd:PREFIX, "
+                         "userland:NAME, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE "
+                         f"items, joined by {JOIN.strip()!r}")
 
 
 def _read(name: str) -> list[str]:
