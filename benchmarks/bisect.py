@@ -50,9 +50,15 @@ def _pqbench(*args: str) -> tuple[dict[str, Any], float]:
 
 
 def _points(document: dict[str, Any]) -> list[str]:
+    """Each change point as builds and verdict (what two attempts must agree on)."""
     return sorted(f"{c['before']['build']} -> {c['after']['build']}: "
-                  f"{c['comparison']['ratio']:.3g}x {c['comparison']['verdict']}"
+                  f"{c['comparison']['verdict']}"
                   for row in document["rows"] for c in row["change_points"])
+
+
+def _ratios(document: dict[str, Any]) -> list[float]:
+    return [round(c["comparison"]["ratio"], 3)
+            for row in document["rows"] for c in row["change_points"]]
 
 
 def _attempt(way: str, series: list[str], max_seconds: str, db: str) -> dict[str, Any]:
@@ -62,7 +68,8 @@ def _attempt(way: str, series: list[str], max_seconds: str, db: str) -> dict[str
                                  "--db", db, *extra)
     return {"way": way, "sessions": len(document["sessions"]), "seconds": round(seconds, 1),
             "session_seconds": round(sum(s["seconds"] for s in document["sessions"]), 1),
-            "change_points": _points(document), "unusable": document["unusable"]}
+            "change_points": _points(document), "ratios": _ratios(document),
+            "unusable": document["unusable"]}
 
 
 def _provision(series: list[str]) -> None:
@@ -103,7 +110,8 @@ def main() -> None:
                 if not options.json:
                     print(f"{way:>10}: {found['sessions']:>3} sessions, "
                           f"{found['seconds']:>6} s (load {found['load']}); "
-                          f"{len(found['change_points'])} change points", flush=True)
+                          f"{len(found['change_points'])} change points, ratios "
+                          f"{found['ratios']}", flush=True)
     same = len({tuple(a["change_points"]) for a in attempts}) == 1
     summary = {way: {"sessions": [a["sessions"] for a in attempts if a["way"] == way],
                      "median_seconds": statistics.median(

@@ -110,8 +110,8 @@ def parse(items: Sequence[str], which: str) -> Side:
             raise UsageError(f"--{which} {item!r}: a side is here, userland:NAME, "
                              "cmd:PREFIX, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE")
     if bases > 1:
-        raise UsageError(f"--{which}: give at most one of here, userland:NAME, cmd:PREFIX "
-                         "and pip:PACKAGE==VERSION")
+        raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
+                         "(pip:PACKAGE==VERSION counts as one of them)")
     if chosen_mask is not None and (chosen_mask.variable in env
                                     or os.environ.get(chosen_mask.variable) is not None):
         raise UsageError(f"--{which}: {chosen_mask.variable} is already set; it and "
