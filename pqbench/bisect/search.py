@@ -138,7 +138,7 @@ class Bisection:
 
     # --- sessions -------------------------------------------------------------------------
 
-    def _session(self, i: int, j: int, rows: frozenset[RowKey] | None) -> Measured | None:
+    def session(self, i: int, j: int, rows: frozenset[RowKey] | None) -> Measured | None:
         """Measure (i, j); None when one of them turned out unusable (recorded)."""
         measured = self.measure(i, j, rows)
         self.unusable.update(measured.unusable)
@@ -166,7 +166,7 @@ class Bisection:
         status = "complete"
         try:
             while lo < hi:
-                ends = self._session(lo, hi, None)
+                ends = self.session(lo, hi, None)
                 if ends is not None:
                     break
                 lo = lo if lo not in self.unusable else lo + 1
@@ -192,7 +192,7 @@ class Bisection:
             self._neighbours(work)
             return
         m = middle[(len(middle) - 1) // 2]
-        left = self._session(work.before, m, frozenset(work.rows))
+        left = self.session(work.before, m, frozenset(work.rows))
         if left is None:  # m (or an end, which is then reported) is unusable: try again
             if work.before in self.unusable or work.after in self.unusable:
                 self._lost(work)
@@ -205,7 +205,7 @@ class Bisection:
         inferred = work.rows - left_changed
         check = work.rows & left_changed
         if check:
-            right = self._session(m, work.after, frozenset(check))
+            right = self.session(m, work.after, frozenset(check))
             if right is None:
                 if work.after in self.unusable:
                     self._lost(_Work(m, work.after, check, False))
@@ -223,7 +223,7 @@ class Bisection:
         session = (self._find(work.before, work.after, work.rows) if work.measured else None)
         missing = work.rows - set(session.rows if session else ())
         if missing:
-            fresh = self._session(work.before, work.after, frozenset(missing))
+            fresh = self.session(work.before, work.after, frozenset(missing))
             if fresh is None:
                 self._lost(work)
                 return
@@ -280,7 +280,7 @@ def exhaustive(size: int, measure: Measure) -> Result:
     pairs: list[Measured] = []
     try:
         for i in range(size - 1):
-            found = search._session(i, i + 1, None)
+            found = search.session(i, i + 1, None)
             if found is not None:
                 pairs.append(found)
     except Stopped:

@@ -136,13 +136,13 @@ def _show(result: Result, chosen: Series) -> None:
     for position, reason in sorted(result.unusable.items()):
         console.warning(f"build {position + 1} ({builds[position].spec}) is unusable: {reason}")
     lines = []
+    first, last = result.ends or (0, len(builds) - 1)
     for row in result.rows:
         ends = row.ends
         if not row.searched:
-            lines.append([_name(row.key), f"{builds[result.ends[0]].name} → "  # type: ignore[index]
-                          f"{builds[result.ends[1]].name}",  # type: ignore[index]
+            lines.append([_name(row.key), f"{builds[first].name} → {builds[last].name}",
                           numbers.ratio(ends.ratio), numbers.interval(ends.ci_low, ends.ci_high),
-                          ends.verdict, "ends agree: not searched"])
+                          ends.verdict, f"the ends' verdict is {ends.verdict}: not searched"])
         for point in row.change_points:
             between = (f" ({len(point.skipped)} unusable between)" if point.skipped else "")
             lines.append([_name(row.key),
