@@ -145,3 +145,18 @@ def test_a_series_from_values_and_a_file(tmp_path: Path) -> None:
 def test_bad_series_are_usage_errors(values: list[str], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("+", r"\+")):
         series.parse(values)
+
+
+def test_an_interruption_keeps_what_was_found() -> None:
+    levels = [1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+    measure = Levels({KEY: levels})
+
+    def stopping(i: int, j: int, rows: frozenset[RowKey] | None) -> Measured:
+        if len(measure.calls) == 3:
+            raise KeyboardInterrupt
+        return measure(i, j, rows)
+
+    result = Bisection(8, stopping).run()
+    assert result.status == "interrupted"
+    assert positions(result.sessions) == measure.calls and len(measure.calls) == 3
+    assert result.rows[0].ends.verdict == "faster"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from pqbench import interrupts
 from pqbench.ab import sides
-from pqbench.ab.client import Worker
+from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.session import Session, Settings
 from pqbench.analysis.compare import RunComparison, compare_runs
 from pqbench.bisect.search import Bisection, Measured, Result, exhaustive
@@ -90,6 +90,8 @@ class Runner:
                     self.store.save_run(run)
                 self.stored += [a.run_id, b.run_id]
         unusable = self._failures(outcome.error, (a, b), (i, j))
+        if outcome.error and not unusable:  # neither build is to blame: say so, stop
+            raise WorkerError(f"session {builds[i].spec} / {builds[j].spec}: {outcome.error}")
         self.unusable.update(unusable)
         self.session_seconds.append(seconds)
         status = outcome.status if not (outcome.error and unusable) else "complete"

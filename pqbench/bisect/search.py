@@ -182,7 +182,7 @@ class Bisection:
                 self.work.append(_Work(lo, hi, changed, True))
             while self.work:
                 self._step(self.work.pop(0))
-        except Stopped:
+        except (Stopped, KeyboardInterrupt):  # Ctrl-C or SIGTERM between two sessions too
             status = "interrupted"
         return self._result(ends, (lo, hi) if ends is not None else None, status)
 
@@ -283,7 +283,7 @@ def exhaustive(size: int, measure: Measure) -> Result:
             found = search.session(i, i + 1, None)
             if found is not None:
                 pairs.append(found)
-    except Stopped:
+    except (Stopped, KeyboardInterrupt):
         status = "interrupted"
     rows: dict[RowKey, list[ChangePoint]] = {}
     for session in pairs:
