@@ -91,3 +91,24 @@ def test_an_old_release_says_what_it_does_not_offer(measured, tmp_path: Path) ->
     assert [(p.algorithm, p.kind, p.reason) for p in old.problems] == [
         ("ML-KEM-768", "not offered", "cryptography 43.0.3 does not expose ML-KEM-768")]
     assert old.measurements == ()
+
+
+def test_a_release_without_hazmat_decrepit_still_prepares_triple_des() -> None:
+    from pqbench.ab import sides
+    from pqbench.ab.client import Worker
+
+    # cryptography 42 keeps TripleDES among the primitives (43 moved it to decrepit).
+    worker = Worker("old", sides.parse(["pip:cryptography==42.0.8"], "a"))
+    try:
+        worker.greet()
+        assert worker.environment["libraries"]["cryptography"] == "42.0.8"
+        plan = worker.request({"type": "plan", "algorithms": ["des-ede3-cbc"],
+                               "implementations": ["cryptography"],
+                               "operations": ["encrypt"], "block_sizes": [16384]})
+        assert plan["rows"] == [["DES-EDE3-CBC", "cryptography", "encrypt", 16384]]
+        prepared = worker.request({"type": "prepare", "row": plan["rows"][0]})
+        assert prepared["type"] == "prepared" and "round trip" in prepared["checks"]
+        round_ = worker.request({"type": "run", "seconds": 0.05})
+        assert round_["ops"] >= 1
+    finally:
+        worker.close()
