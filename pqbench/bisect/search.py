@@ -119,7 +119,6 @@ class _Work:
     before: int
     after: int
     rows: set[RowKey]
-    measured: bool
 
 
 class Bisection:
@@ -179,7 +178,7 @@ class Bisection:
                 return self._result(None, None, status)
             changed = {key for key, row in ends.rows.items() if row.verdict in CHANGED}
             if changed:
-                self.work.append(_Work(lo, hi, changed, True))
+                self.work.append(_Work(lo, hi, changed))
             while self.work:
                 self._step(self.work.pop(0))
         except (Stopped, KeyboardInterrupt):  # Ctrl-C or SIGTERM between two sessions too
@@ -201,26 +200,26 @@ class Bisection:
             return
         left_changed = {k for k in work.rows if _changed(left, k)}
         if left_changed:
-            self.work.append(_Work(work.before, m, left_changed, True))
+            self.work.append(_Work(work.before, m, left_changed))
         inferred = work.rows - left_changed
         check = work.rows & left_changed
         if check:
             right = self.session(m, work.after, frozenset(check))
             if right is None:
                 if work.after in self.unusable:
-                    self._lost(_Work(m, work.after, check, False))
+                    self._lost(_Work(m, work.after, check))
                 else:  # m failed on the right only: its left verdicts still stand
-                    self.work.insert(0, _Work(m, work.after, check, False))
+                    self.work.insert(0, _Work(m, work.after, check))
             else:
                 right_changed = {k for k in check if _changed(right, k)}
                 if right_changed:
-                    self.work.append(_Work(m, work.after, right_changed, True))
+                    self.work.append(_Work(m, work.after, right_changed))
         if inferred:
-            self.work.append(_Work(m, work.after, inferred, False))
+            self.work.append(_Work(m, work.after, inferred))
 
     def _neighbours(self, work: _Work) -> None:
         """An interval with no usable build inside: confirm with its own session."""
-        session = (self._find(work.before, work.after, work.rows) if work.measured else None)
+        session = self._find(work.before, work.after, work.rows)
         missing = work.rows - set(session.rows if session else ())
         if missing:
             fresh = self.session(work.before, work.after, frozenset(missing))
@@ -256,17 +255,20 @@ class Bisection:
             for key in work.rows:  # nothing usable around it: say so, never guess
                 self.spreads.setdefault(key, []).append(Spread(key, work.before, work.after))
             return
-        self.work.insert(0, _Work(lo, hi, set(work.rows), False))
+        self.work.insert(0, _Work(lo, hi, set(work.rows)))
 
     def _result(self, ends: Measured | None, span: tuple[int, int] | None,
                 status: str) -> Result:
         rows = []
         if ends is not None:
             for key in sorted(ends.rows, key=_order):
+                # A build that failed after it had worked can lead two intervals to the
+                # same pair of usable builds: each pair is reported once.
+                points = {(c.before, c.after): c for c in self.found.get(key, ())}
+                spreads = {(w.before, w.after): w for w in self.spreads.get(key, ())}
                 rows.append(RowResult(
-                    key, ends.rows[key],
-                    tuple(sorted(self.found.get(key, ()), key=lambda c: c.before)),
-                    tuple(sorted(self.spreads.get(key, ()), key=lambda s: s.before)),
+                    key, ends.rows[key], tuple(points[k] for k in sorted(points)),
+                    tuple(spreads[k] for k in sorted(spreads) if k not in points),
                     ends.rows[key].verdict in CHANGED))
         return Result(self.size, tuple(rows), tuple(self.sessions), dict(self.unusable),
                       span, status)
