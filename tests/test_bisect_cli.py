@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pqbench import interrupts
+from pqbench.errors import StoreError
 from pqbench.store import Store
 from tests.conftest import REPO, run_cli
 
@@ -197,6 +198,14 @@ def test_bad_input_is_a_message_and_an_exit_code(tmp_path: Path, values: list[st
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
+def _stored(db: Path) -> int:
+    """Runs stored so far; 0 while the command is still creating the database."""
+    try:
+        return len(Store.open(str(db), create=False).list_runs())
+    except StoreError:
+        return 0
+
+
 def test_sigterm_keeps_the_sessions_done_so_far(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     series = _series(tmp_path, [1, 1, 1, 1, 1, 1, 1, 3])
@@ -207,7 +216,7 @@ def test_sigterm_keeps_the_sessions_done_so_far(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and process.poll() is None:
-            if db.exists() and len(Store.open(str(db), create=False).list_runs()) >= 2:
+            if db.exists() and _stored(db) >= 2:
                 break
             time.sleep(0.5)
         assert process.poll() is None, process.communicate()
