@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,6 +134,9 @@ def test_the_report_shows_where_it_changed(two_steps, tmp_path: Path) -> None:
     for position, spec in enumerate(specs):
         index = cells.index(spec)
         assert (cells[index + 1] == "not measured") == (position not in measured)
+        if position in measured:  # the median of its rounds with that median's interval
+            assert re.fullmatch(r"\S+ \S+ \(\S+ \S+ – \S+ \S+; \d+ rounds\)",
+                                cells[index + 1]), cells[index + 1]
     assert cells[cells.index(specs[2]) + 2].startswith(f"→ {specs[3]}: ")
     assert cells[cells.index(specs[4]) + 2].startswith(f"→ {specs[5]}: ")
     assert cells[cells.index(specs[0]) + 2] == ""

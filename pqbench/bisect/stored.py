@@ -18,7 +18,7 @@ from pqbench.analysis.compare import Row, compare_runs
 from pqbench.analysis.explain import Difference
 from pqbench.analysis.verdict import CHANGED
 from pqbench.errors import ComparisonError
-from pqbench.record.results import RowKey, Run
+from pqbench.record.results import Measurement, RowKey, Run
 
 
 def info(run: Run) -> Mapping[str, Any] | None:
@@ -46,12 +46,41 @@ def in_series_order(groups: Sequence[tuple[str, list[Run]]]) -> list[tuple[str, 
 
 @dataclass(frozen=True)
 class Session:
-    """One stored session: the positions of its two builds and its rows' verdicts."""
+    """One stored session: the positions of its two builds, its two runs (A, B) and its
+    rows' verdicts."""
 
     before: int
     after: int
+    runs: tuple[Run, Run]
     rows: Mapping[RowKey, Row]
     differences: tuple[Difference, ...] = ()
+
+
+@dataclass(frozen=True)
+class Level:
+    """A build's level for one row: the median of the rates of all its rounds in the
+    sessions that measured it (in CPU time, as the pairs are compared), with the 95 %
+    order-statistic interval of that median (`stats.summarize`)."""
+
+    median: float
+    ci_low: float
+    ci_high: float
+    rounds: int
+    unit: str
+
+
+def _rates(m: Measurement) -> list[float]:
+    """Per round, in the row's unit: CPU-time rates where recorded, else wall rates."""
+    scale = m.block_size or 1
+    return [(cpu or r.ops_per_sec) * scale
+            for r, cpu in zip(m.rounds, pairing.cpu_rates(m), strict=True) if r.ops > 0]
+
+
+def _level(rates: Sequence[float], unit: str) -> Level:
+    from pqbench.analysis import stats
+
+    found = stats.summarize(rates)
+    return Level(found.median, found.ci_low, found.ci_high, found.n, unit)
 
 
 @dataclass(frozen=True)
@@ -66,15 +95,21 @@ class Search:
         keys = {key for s in self.sessions for key in s.rows}
         return sorted(keys, key=lambda k: (k[0], k[1], k[2], k[3] or 0))
 
-    def levels(self, key: RowKey) -> dict[int, list[tuple[float, str]]]:
-        """Per position, the row's level in each session that measured it (and its unit)."""
-        found: dict[int, list[tuple[float, str]]] = {}
+    def levels(self, key: RowKey) -> dict[int, Level]:
+        """Per position measured for the row, its level over all its rounds there."""
+        rates: dict[int, list[float]] = {}
+        units: dict[int, str] = {}
         for s in self.sessions:
             row = s.rows.get(key)
-            if row is not None:
-                found.setdefault(s.before, []).append((row.before, row.unit))
-                found.setdefault(s.after, []).append((row.after, row.unit))
-        return found
+            if row is None:
+                continue
+            for run, position in zip(s.runs, (s.before, s.after), strict=True):
+                for m in run.measurements:
+                    if m.key == key:
+                        rates.setdefault(position, []).extend(_rates(m))
+                        units[position] = row.unit
+        return {position: _level(found, units[position])
+                for position, found in sorted(rates.items()) if found}
 
     def change_points(self, key: RowKey) -> list[tuple[Session, Row]]:
         """Sessions where the row changed with no build measured for it in between."""
@@ -126,5 +161,6 @@ def _sessions(runs: Sequence[Run]) -> list[Session]:
                 differences = compared.differences
             except ComparisonError:
                 pass
-        sessions.append(Session(position(a) or 0, position(b) or 0, rows, differences))
+        sessions.append(Session(position(a) or 0, position(b) or 0, (a, b), rows,
+                                differences))
     return sessions

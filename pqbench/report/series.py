@@ -1,7 +1,7 @@
 """"Where it changed": each row's level along a bisected series, with its change points.
 
-One table per bisection and row: every build of the series in order, its level in the
-sessions that measured it (the range when several did), "not measured" for the builds the
+One table per bisection and row: every build of the series in order, its level over the
+sessions that measured it (median with its interval), "not measured" for the builds the
 search never needed, and at each change point the session's ratio, interval, verdict and
 the fingerprint differences ranked as its causes. The runs alone are the source
 (`bisect.stored`): the sessions are re-judged from them as `ab` judged them.
@@ -33,12 +33,13 @@ def section(runs: Sequence[Run]) -> Section | None:
     if not found:
         return None
     parts = [md.heading(2, "Where it changed"),
-             md.text("Each build of the series in order: the row's level in the paired "
-                     "sessions that measured it (a range when several did), and where it "
-                     "changed, the ratio of that session with its interval and the "
-                     "fingerprint differences ranked as causes. A build the bisection did "
-                     "not need is not measured. Bisection does not see a change that is "
-                     "undone between two builds that agree.")]
+             md.text("Each build of the series in order: the row's level, the median rate of "
+                     "all its rounds in the paired sessions that measured it (in CPU time, "
+                     "as the pairs are compared) with the 95 % interval of that median; "
+                     "where it changed, the ratio of that session with its interval and the "
+                     "fingerprint differences ranked as causes (else every difference). A "
+                     "build the bisection did not need is not measured. Bisection does not "
+                     "see a change that is undone between two builds that agree.")]
     bullets = []
     for search in found:
         for key in search.row_keys():
@@ -66,14 +67,10 @@ def _table(search: stored.Search, key: RowKey) -> md.Markdown:
     rows = []
     for position, build in enumerate(search.builds):
         found = levels.get(position)
-        if found:
-            values = [v for v, _unit in found]
-            unit = found[0][1]
-            low, high = min(values), max(values)
-            level = (numbers.rate(low, unit) if low == high
-                     else f"{numbers.rate(low, unit)} – {numbers.rate(high, unit)}")
-        else:
-            level = NOT_MEASURED
+        level = (f"{numbers.rate(found.median, found.unit)} "
+                 f"({numbers.rate(found.ci_low, found.unit)} – "
+                 f"{numbers.rate(found.ci_high, found.unit)}; "
+                 f"{numbers.count(found.rounds)} rounds)" if found else NOT_MEASURED)
         change = ""
         if position in changes:
             session, row = changes[position]
