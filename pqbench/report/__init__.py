@@ -17,7 +17,7 @@ from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.record.results import Measurement, Run
-from pqbench.report import bulk, comparison, context, memory, publickey, tls
+from pqbench.report import bulk, comparison, context, memory, publickey, series, tls
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
 
@@ -95,6 +95,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
         *comparison,
+        series.section(runs),
         context.environment(runs),
         context.not_measured(runs),
         context.method(runs),
