@@ -220,9 +220,10 @@ def test_elapsed_measures_in_wall_time_and_keeps_the_cpu_time_beside(tmp_path) -
     assert doc["settings"]["time_base"] == "wall"
     for row in doc["results"]:
         assert row["time_base"] == "wall" and len(row["cpu_ns"]) == 3
-        # Wall time is at least the thread's CPU time in every round (one thread).
+        # Wall time is at least the thread's CPU time in every round: one thread, and the
+        # loop reads both clocks over the same window.
         for sample, cpu in zip(row["samples"], row["cpu_ns"], strict=True):
-            assert sample["elapsed_ns"] >= cpu * 0.99
+            assert sample["elapsed_ns"] + 100_000 >= cpu
 
 
 def test_relative_to_must_name_an_algorithm_measured(tmp_path) -> None:

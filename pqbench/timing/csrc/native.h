@@ -30,7 +30,7 @@
 #include <openssl/evp.h>
 
 /* Bumped whenever a function's arguments or results change; native.py checks it. */
-#define NATIVE_ABI 2
+#define NATIVE_ABI 3
 
 /* --- errors (loop.c) ------------------------------------------------------------------ */
 
@@ -56,6 +56,8 @@ typedef struct {
     uint64_t ops;
     uint64_t elapsed_ns;
     uint64_t ticks;
+    /* The calling thread's CPU time over the same window as elapsed_ns. */
+    uint64_t cpu_ns;
 } loop_result;
 
 /* The cycle counter's name, or NULL where there is none (cycles are then None). */
