@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from pqbench.analysis import stats, verdict
+from pqbench.record.summary import summarize
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -264,12 +265,12 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     bootstrap takes 3.5 ms: minutes over a report's 7,900 points), so `history` and every
     report draw their points the same way. No verdict rests on it: comparisons keep the
     bootstrap. With a single run the interval is that run's order-statistic median
-    interval (`stats.summarize`): no between-run information exists.
+    interval (`record.summary.summarize`): no between-run information exists.
     """
     found = run_estimates(log_runs(runs, "runs"))
     mean = float(found.mean())
     if found.size == 1:
-        summary = stats.summarize(list(runs[0]), confidence=confidence)
+        summary = summarize(list(runs[0]), confidence=confidence)
         return math.exp(mean), summary.ci_low, summary.ci_high
     half = (_t_quantile(0.5 + confidence / 2, found.size - 1)
             * float(np.std(found, ddof=1)) / math.sqrt(found.size))

@@ -124,9 +124,9 @@ def _measure_in_processes(task: Task, settings: SpeedSettings,
         lambda: task.implementation.prepare(task.algorithm, task.operation, task.block_size),
         processes=settings.processes, warmup=settings.warmup,
         round_seconds=settings.round_seconds, rounds=settings.rounds, cpus=settings.cpus)
-    from pqbench.analysis import stats  # numpy and scipy only where figures are made
+    from pqbench.record.summary import summarize
 
-    per_process = [stats.summarize([r.ops_per_sec for r in rounds]).median
+    per_process = [summarize([r.ops_per_sec for r in rounds]).median
                    for rounds in per_worker]
     return Measurement(
         algorithm=task.algorithm.name,
