@@ -22,8 +22,8 @@ from pqbench.record import exchange
 from pqbench.record.results import Measurement
 from pqbench.store import Store
 from pqbench.timing.contract import LoopResult
-from tests.conftest import run_cli
-from tests.tests_data import environment, make_ab_session, make_run, make_runs
+from tests.helpers import run_cli
+from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 ROW_FIELDS = {"algorithm", "implementation", "operation", "block_size", "before", "after",
               "ratio", "ci_low", "ci_high", "p_value", "verdict", "causes", "runs_before",

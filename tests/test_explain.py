@@ -7,7 +7,7 @@ import pytest
 from pqbench.analysis import explain
 from pqbench.errors import UsageError
 from pqbench.measure import mask
-from tests.tests_data import environment
+from tests.helpers.runs import environment
 
 DETECTED = "0xfffa3203078bffff:0x405fc6f1bf07ab"  # `openssl version -a` on the dev machine
 

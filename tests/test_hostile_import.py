@@ -26,7 +26,7 @@ from pqbench.cli import app
 from pqbench.record import exchange
 from pqbench.record.models import json_schema
 from pqbench.store import Store
-from tests.tests_data import json_paths, make_run
+from tests.helpers.runs import json_paths, make_run
 
 REPO = Path(__file__).resolve().parent.parent
 

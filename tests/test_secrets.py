@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from pqbench.untrusted import command_line, passwords_in, redact
-from tests.conftest import run_cli
-from tests.postgres_server import LOGS, password_role, running_server
+from tests.helpers import run_cli
+from tests.helpers.postgres import LOGS, password_role, running_server
 
 SECRET = "S3cretPW"
 QUICK = ["x25519", "-i", "cryptography", "--seconds", "0.05", "--rounds", "3"]

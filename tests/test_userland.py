@@ -16,8 +16,6 @@ import stat
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,9 +28,7 @@ from pqbench.userland import Userland, ensure, find
 from pqbench.userland.bootstrap import mounts_below, safe_rmtree
 from pqbench.userland.chroot import inside_environment, mount_namespace
 from pqbench.userland.install import fingerprint, sync
-
-NAME = "debian-trixie"
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import NAME, REPO, inside
 
 #: The rows `speed ... -i libcrypto` must give: the Debian 13 libcrypto offers all of them.
 EXPECTED_ROWS = {
@@ -42,28 +38,6 @@ EXPECTED_ROWS = {
     ("RSA-2048", "sign"), ("RSA-2048", "verify"), ("RSA-2048", "encrypt"),
     ("RSA-2048", "decrypt"),
 }
-
-
-@pytest.fixture(scope="session")
-def trixie() -> Userland:
-    assert os.geteuid() == 0, "building a userland needs root (CI runs the suite as root)"
-    return ensure(NAME)
-
-
-def inside(userland: Userland, *argv: str, timeout: float = 600,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The userland's pqbench (argv[0] == "pqbench") or any command, through its prefix."""
-    command = (userland.command_prefix() + list(argv[1:]) if argv[0] == "pqbench"
-               else userland.command_prefix()[:-1] + list(argv))
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          check=False, env={**os.environ, **(env or {})})
-
-
-@pytest.fixture
-def db_inside(trixie: Userland) -> Iterator[str]:
-    name = f"/tmp/pqbench-test-{uuid.uuid4().hex[:8]}.db"
-    yield name
-    (trixie.root / name.lstrip("/")).unlink(missing_ok=True)
 
 
 def test_speed_inside_measures_the_userlands_own_openssl_35(trixie: Userland,

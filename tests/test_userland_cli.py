@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 NAME = "debian-trixie"
 
