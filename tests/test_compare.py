@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pqbench.ab.pairing import pair_rates, session_pairs
 from pqbench.analysis.compare import compare_groups, compare_runs, group_runs, without_value
+from pqbench.analysis.pairing import pair_rates, session_pairs
 from pqbench.cli import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.measure import mask
