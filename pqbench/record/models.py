@@ -186,6 +186,11 @@ class SpeedFacts(_Open):
     per_process_ops_per_sec: list[NonNegative] | None = _items(4096)
     cpus: list[Count] | None = _items(4096)
     cpu: Count | None = None
+    #: The clock the row's rounds count (`elapsed_ns`) and its rates are in, and the other
+    #: clock's time per round beside them.
+    time_base: Literal["cpu", "wall"] | None = None
+    wall_ns: list[Count] | None = _items()
+    cpu_ns: list[Count] | None = _items()
 
 
 class FileFacts(_Open):
