@@ -1,4 +1,4 @@
-"""Two real OS builds side by side (issue #12's "Done when"): this host's userland against
+"""Two real OS builds side by side: this host's userland against
 the Debian 13 userland built (or reused) in pqbench's cache, in one short `pqbench ab`
 session, both workers pinned to one CPU.
 

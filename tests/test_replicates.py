@@ -1,6 +1,6 @@
 """The run as the unit: worked estimates, the noise floor, and simulated drifting machines.
 
-The drift model is the one issue #9 measured: each run lands at its own level (a lognormal
+The drift model is that of a shared, drifting machine: each run lands at its own level (a lognormal
 offset with sigma 0.3, shared by all rounds of that run) and rounds scatter 2 % around it.
 """
 
@@ -153,7 +153,7 @@ def test_rejects_empty_and_non_positive_runs() -> None:
         replicates.compare_runs([[1.0, 0.0]], [[1.0]])
 
 
-# --- simulated drift (issue #9) ---------------------------------------------------------
+# --- simulated drift -----------------------------------------------------------------
 
 
 def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:

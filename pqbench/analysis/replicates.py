@@ -3,7 +3,7 @@
 Rounds of one run are taken back to back and share that run's phase of a drifting machine
 (clock speed, co-tenants, cache and page placement), so they are not independent evidence:
 pooling every round of every run as independent samples (pseudo-replication) makes
-intervals and p-values far too narrow (issue #9). Following Kalibera & Jones, "Rigorous
+intervals and p-values far too narrow. Following Kalibera & Jones, "Rigorous
 Benchmarking in Reasonable Time" (ISMM 2013), variation is taken at the level where it
 enters, the run:
 
@@ -15,7 +15,7 @@ enters, the run:
   Hinkley, *Bootstrap Methods and their Application*, 1997, section 3.8; Kalibera & Jones
   2013, section 4). With few runs the bootstrap spread of a mean shrinks by a factor
   (R - 1) / R in variance, and a percentile interval from a few clusters is too narrow
-  (measured: 96 % coverage for a nominal 99 % with five runs a side). Hesterberg's
+  (in simulation, 96 % coverage for a nominal 99 % with five runs a side). Hesterberg's
   "expanded percentile" interval (Hesterberg, The American Statistician 69, 2015, section
   5.1) corrects both: each side's resampled levels are expanded about the observed level
   by sqrt(R / (R - 1)), and the resampled log ratios about the observed one by

@@ -1,4 +1,4 @@
-"""The run format checked in one pass over the file's bytes (issue #16: imports of a fleet).
+"""The run format checked in one pass over the file's bytes, as imports of a fleet need.
 
 `record.models` defines the format once, as pydantic models. Validating a file with them
 builds a model object per result row and per round, and calls Python for every string
