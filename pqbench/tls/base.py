@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 from abc import ABC, abstractmethod
+from typing import Protocol
 
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import Credentials
@@ -55,17 +56,30 @@ class MemoryEndpoint(ABC):
         return None
 
 
+class Recorder(Protocol):
+    """What watches a context's handshakes: the library's message callback."""
+
+    def record(self, transcript: Transcript | None) -> None: ...
+
+
 class Side(ABC):
     """One role's context for one cell, made once; connections are made from it."""
+
+    #: The context's message callback, set by the library's side when it is built.
+    recorder: Recorder
+
+    @abstractmethod
+    def __init__(self, cell: Cell, credentials: Credentials) -> None:
+        """Build the context for `cell` (raises NotOfferedError when the library refuses)."""
 
     @abstractmethod
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         """A new connection over memory buffers (a client resumes `session` if given)."""
 
-    @abstractmethod
     def record(self, transcript: Transcript | None) -> None:
         """Report every record and handshake message of later connections to `transcript`
         (None: stop; the callback costs time, so it is off while the clock runs)."""
+        self.recorder.record(transcript)
 
 
 class ClientSide(Side):
@@ -88,6 +102,9 @@ class TlsImplementation(ABC):
     description: str
     #: The library the rows run on, in `explain`'s terms (cryptography, libcrypto).
     explain_library: str
+    #: The library's two sides, built per cell by `client` and `server`.
+    client_side: type[ClientSide]
+    server_side: type[ServerSide]
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
@@ -105,10 +122,10 @@ class TlsImplementation(ABC):
     def offers(self, cell: Cell) -> str | None:
         """Why this implementation cannot run the cell, or None when it can."""
 
-    @abstractmethod
     def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
         """The client context: the cell's group only, trusting the credentials' root."""
+        return self.client_side(cell, credentials)
 
-    @abstractmethod
     def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
         """The server context: the cell's group only, serving the credentials' chain."""
+        return self.server_side(cell, credentials)

@@ -142,9 +142,6 @@ class _Client(ClientSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=True, session=session)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
-
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         connection = SSL.Connection(self.context, sock)
         connection.set_connect_state()
@@ -188,9 +185,6 @@ class _Server(ServerSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=False)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
-
     def serve(self, sock: socket.socket) -> None:
         connection = SSL.Connection(self.context, sock)
         connection.set_accept_state()
@@ -205,6 +199,7 @@ class PyOpenSSL(TlsImplementation):
     name = "pyopenssl"
     description = "pyOpenSSL on the OpenSSL bundled with pyca/cryptography"
     explain_library = "cryptography"
+    client_side, server_side = _Client, _Server
 
     def unavailable_reason(self) -> str | None:
         return None  # a dependency of pqbench; importing this module proved it is there
@@ -224,9 +219,3 @@ class PyOpenSSL(TlsImplementation):
             lib.ERR_clear_error()
             return f"{_library()} does not know the group {cell.group.name}"
         return None
-
-    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
-        return _Client(cell, credentials)
-
-    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
-        return _Server(cell, credentials)

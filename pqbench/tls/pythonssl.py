@@ -142,9 +142,6 @@ class _Client(ClientSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=True, session=session)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
-
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         try:
             connection = self.context.wrap_socket(sock, server_hostname=SERVER_NAME,
@@ -177,9 +174,6 @@ class _Server(ServerSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=False)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
-
     def serve(self, sock: socket.socket) -> None:
         try:
             connection = self.context.wrap_socket(sock, server_side=True)
@@ -196,6 +190,7 @@ class PythonSsl(TlsImplementation):
     name = "python-ssl"
     description = "Python's ssl module on the OpenSSL the interpreter links"
     explain_library = "libcrypto"
+    client_side, server_side = _Client, _Server
 
     def unavailable_reason(self) -> str | None:
         if not ssl.HAS_TLSv1_3:
@@ -210,9 +205,3 @@ class PythonSsl(TlsImplementation):
 
     def offers(self, cell: Cell) -> str | None:
         return _group_reason(cell) or _certificate_reason(cell)
-
-    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
-        return _Client(cell, credentials)
-
-    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
-        return _Server(cell, credentials)
