@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import socket
 from abc import ABC, abstractmethod
-from typing import Protocol
+from typing import ClassVar, Protocol
 
+from pqbench.errors import VerificationError
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import Credentials
 from pqbench.tls.wire import Transcript
@@ -54,6 +55,47 @@ class MemoryEndpoint(ABC):
     def group_name(self) -> str | None:
         """The negotiated group as the library's API names it, where it has such an API."""
         return None
+
+
+class SignallingEndpoint(MemoryEndpoint):
+    """An endpoint over a library that says "give me the peer's records first" by raising
+    an exception (pyOpenSSL, Python's ssl module): one handshake call and one read, each
+    asked again once the peer's flight has been fed."""
+
+    #: The library's exceptions: more records needed, the peer closed, any other failure.
+    want_read: ClassVar[type[Exception]]
+    closed: ClassVar[type[Exception]]
+    failure: ClassVar[type[Exception]]
+    #: Who failed, in the message: "the pyOpenSSL handshake failed: ...".
+    library: ClassVar[str]
+
+    @abstractmethod
+    def _handshake(self) -> None:
+        """One handshake call of the library."""
+
+    @abstractmethod
+    def _read(self) -> None:
+        """One read of what arrives after the handshake."""
+
+    def failed(self, exc: Exception) -> VerificationError:
+        return VerificationError(f"{self.library} failed: {exc}")
+
+    def step(self) -> bool:
+        try:
+            self._handshake()
+        except self.want_read:
+            return False
+        except self.failure as exc:
+            raise self.failed(exc) from None
+        return True
+
+    def after_handshake(self) -> None:
+        try:
+            self._read()
+        except (self.want_read, self.closed):
+            pass
+        except self.failure as exc:
+            raise self.failed(exc) from None
 
 
 class Recorder(Protocol):
