@@ -19,7 +19,16 @@ import numpy as np
 from scipy import special
 
 from pqbench.analysis import verdict as verdicts
-from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, _positive_array, mann_whitney_p
+from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, mann_whitney_p
+
+
+def _positive_array(samples: Sequence[float], what: str) -> np.ndarray:
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{what}: need a non-empty sequence of numbers")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{what}: rates must be finite and positive")
+    return values
 
 
 @dataclass(frozen=True)
