@@ -261,9 +261,9 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     With the run as the unit, the level is the mean of the runs' ln estimates and its
     interval Student's t interval of that mean, mean ± t(1 - tail, R - 1) · s / √R, the
     analytic interval Kalibera & Jones (2013, section 4) give for the top level of a
-    repeated experiment. It needs no resampling (0.1 ms for 100 runs, where the two-level
-    bootstrap takes 3.5 ms: minutes over a report's 7,900 points), so `history` and every
-    report draw their points the same way. No verdict rests on it: comparisons keep the
+    repeated experiment. It needs no resampling (a small fraction of a two-level bootstrap's
+    time, which over a large report's thousands of points adds up to minutes; docs:
+    measurements), so `history` and every report draw their points the same way. No verdict rests on it: comparisons keep the
     bootstrap. With a single run the interval is that run's order-statistic median
     interval (`record.summary.summarize`): no between-run information exists.
     """
