@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pqbench import algorithms
-from pqbench.analysis import exchanges, signedrank
+from pqbench.analysis import exchanges, signedrank, verdict
 from pqbench.implementations import BINDINGS
 from pqbench.record.results import Measurement, RowKey, Run
 
@@ -214,6 +214,21 @@ def exchange_ratio(role: str, ex: exchanges.Exchange, other: exchanges.Exchange,
                   (_cost([(m, c) for _, c, m in ex.operations]),
                    _cost([(m, c) for _, c, m in other.operations])), cycles,
                   _base(m for _, _, m in (*ex.operations, *other.operations)))
+
+
+def exchange_cost(ex: exchanges.Exchange, cycles: int
+                  ) -> tuple[float, float, float, float] | None:
+    """Microseconds per exchange (signature) as (median, low, high, level) over the cycles:
+    per cycle the sum of its operations' costs, so the interval is that of the sum, with
+    the true level of the median's distribution-free interval (`stats.summarize`)."""
+    from pqbench.analysis import stats
+
+    cost = _cost([(m, c) for _, c, m in ex.operations])
+    found = [c * 1e6 for c in (cost(i) for i in range(cycles)) if c is not None]
+    if len(found) < 2:
+        return None
+    s = stats.summarize(found)
+    return s.median, s.ci_low, s.ci_high, s.ci_level
 
 
 def row_ratio(m: Measurement, other: Measurement, cycles: int,
@@ -406,3 +421,55 @@ def _native_first(r: Ratio) -> tuple[int, str]:
 
 def by_name(ratios: Iterable[Ratio]) -> Mapping[str, Ratio]:
     return {r.name: r for r in ratios}
+
+
+@dataclass(frozen=True)
+class Across:
+    """One paired ratio followed from one group of runs to another: each run's estimate is
+    one unit (its cycles are within-run detail), compared as `compare` compares runs."""
+
+    name: str
+    before: float
+    after: float
+    outcome: verdict.Outcome
+
+    @property
+    def change(self) -> str:
+        """"rose" or "fell" where the ratio changed beyond the band, else the verdict."""
+        if self.outcome.verdict == verdict.FASTER:
+            return "rose"
+        if self.outcome.verdict == verdict.SLOWER:
+            return "fell"
+        return self.outcome.verdict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "before": self.before, "after": self.after,
+                "change": self.change, **self.outcome.as_dict()}
+
+
+def across(before: Sequence[Run], after: Sequence[Run], threshold: float | None = None,
+           alpha: float = 0.01) -> list[Across]:
+    """Every ratio both groups' runs have, from the estimate of each run: levels as
+    geometric means of run estimates, the run-level interval and exact test of
+    `replicates.compare_runs` (Kalibera & Jones 2013: the run is the unit)."""
+    from pqbench.analysis import replicates
+
+    def estimates(runs: Sequence[Run]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for run in runs:
+            for r in run_ratios(run):
+                found.setdefault(r.name, []).append(r.estimate)
+        return found
+
+    side_before, side_after = estimates(before), estimates(after)
+    changes = []
+    for name, values in side_before.items():
+        others = side_after.get(name)
+        if not others:
+            continue
+        # A ratio is not a rate, but the run-level comparison of positive values is the
+        # same: the outcome's ratio is after / before of the geometric means.
+        outcome = replicates.compare_runs([[v] for v in values], [[v] for v in others],
+                                          threshold=threshold, alpha=alpha)
+        changes.append(Across(name, outcome.before, outcome.after, outcome))
+    return changes

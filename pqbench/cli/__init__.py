@@ -11,6 +11,7 @@ from pqbench.cli import (  # noqa: F401
     history,
     info,
     memory,
+    ratios,
     report,
     speed,
     tls,

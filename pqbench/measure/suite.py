@@ -197,6 +197,9 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
     rows: list[_Row] = []
     base = time_base(settings)
     pool: multi.Pool | None = None
+    # Pinned before the warm-ups, so they warm the CPU the rounds run on.
+    pinned = multi.pin(settings.cpus[0]) if settings.cpus and settings.processes == 1 \
+        else False
     try:
         for task in tasks:
             if progress:
@@ -210,7 +213,6 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
             pool = multi.Pool([_preparer(row.task) for row in rows],
                               processes=settings.processes, warmup=settings.warmup,
                               cpus=settings.cpus)
-        pinned = multi.pin(settings.cpus[0]) if settings.cpus and pool is None else False
         shuffle = (rng or random.Random(secrets.randbits(64))).shuffle
         for _ in range(settings.rounds):
             order = list(range(len(rows)))

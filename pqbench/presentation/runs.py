@@ -186,10 +186,12 @@ def tls_table(run: Run) -> Table:
                      a.get("server_cpu_us"), a.get("client_bytes"), a.get("server_bytes"),
                      m.sizes.get("certificate_chain"),
                      f"{a.get('round_trips')} ({a.get('server_segments')})"))
-    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
+    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes, "
+                 f"{time_base(run.measurements)}",
                  (Column("group"), Column("certificate", short="cert."), Column("impl."),
                   Column("transport"), Column("op"), Column("hs/s", "number"),
-                  Column("±95% CI", "plus_minus", priority=1),
+                  Column(f"±{interval_level(run.measurements)} CI", "plus_minus",
+                         priority=1),
                   Column("client µs", "number", priority=3),
                   Column("server µs", "number", priority=3),
                   Column("client B", "count", priority=2),

@@ -68,7 +68,9 @@ def _exchange_table(role: str, found: Sequence[Exchange], show_impl: bool,
     for ex in found:
         base = baseline_for(ex, baselines, show_impl)
         versus = md.MISSING
-        if base is not None:
+        if base is ex:
+            versus = "1x (the baseline)"
+        elif base is not None:
             versus = paired_text(ratios.exchange_ratio(role, ex, base, cycles))
             if base.implementation != ex.implementation:
                 versus += f" (vs {base.implementation})"
@@ -228,7 +230,19 @@ def ratios_section(run: Run | None) -> Section | None:
 
 # --- the summary at the top -----------------------------------------------------------------
 
-def _summary_line(role: str, pq: Exchange, classical: Exchange, found: Ratio | None) -> str:
+def _cost_text(ex: Exchange, cycles: int) -> str:
+    """"38.2 µs (95.7 % CI 37.9–38.6)" over the cycles, else the sum of the operations'
+    medians alone."""
+    found = ratios.exchange_cost(ex, cycles) if cycles else None
+    if found is None:
+        return md.duration_us(ex.us)
+    median, low, high, level = found
+    return (f"{md.duration_us(median)} ({numbers.share(level)} CI "
+            f"{numbers.interval(low, high)})")
+
+
+def _summary_line(role: str, pq: Exchange, classical: Exchange, found: Ratio | None,
+                  cycles: int = 0) -> str:
     what = "A key exchange" if role == "exchange" else "A signature (sign + verify)"
     wire = ""
     if pq.wire_bytes and classical.wire_bytes:
@@ -240,9 +254,9 @@ def _summary_line(role: str, pq: Exchange, classical: Exchange, found: Ratio | N
     interval = (f" ({numbers.share(found.ci_level)} CI "
                 f"{numbers.interval(found.ci_low, found.ci_high)}, paired over {found.pairs} "
                 f"cycles)" if found is not None else "")
-    return (f"- {what} with {md.text(pq.algorithm)} takes {md.duration_us(pq.us)} "
+    return (f"- {what} with {md.text(pq.algorithm)} takes {_cost_text(pq, cycles)} "
             f"({md.text(pq.implementation)}), {versus} "
-            f"{md.text(classical.algorithm)} ({md.duration_us(classical.us)}, "
+            f"{md.text(classical.algorithm)} ({_cost_text(classical, cycles)}, "
             f"{md.text(classical.implementation)}){interval}{wire}.")
 
 
@@ -274,7 +288,7 @@ def summary(run: Run | None) -> list[str]:
                            if f"{ex.algorithm} [{ex.implementation}]" == side.label), None)
                      for side in (found.numerator, found.denominator)]
             if sides[0] is not None and sides[1] is not None:
-                lines.append(_summary_line(found.kind, sides[0], sides[1], found))
+                lines.append(_summary_line(found.kind, sides[0], sides[1], found, cycles))
                 continue
         lines.append(_ratio_line(found))
     return lines
