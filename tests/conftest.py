@@ -59,7 +59,7 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 @pytest.fixture(scope="module")
 def postgres_base() -> Iterator[str]:
-    """A real PostgreSQL server (tests/postgres_server.py) for the tests of one module."""
+    """A real PostgreSQL server (tests/helpers/postgres.py) for the tests of one module."""
     from tests.helpers.postgres import running_server
 
     with running_server() as url:

@@ -1,7 +1,7 @@
 """compare_runs and group_runs on synthetic runs with planted effects, and the CLI's errors.
 
 Runs are the unit: a group needs several runs for a verdict, and runs are made on a
-"machine" whose state drifts from run to run (tests_data.make_runs).
+"machine" whose state drifts from run to run (tests.helpers.runs.make_runs).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A PostgreSQL password typed on the command line is used to connect and nowhere else.
 
-A real server (tests/postgres_server.py) with a role that needs its password: every command
+A real server (tests/helpers/postgres.py) with a role that needs its password: every command
 runs as a user runs it (a subprocess), then the password is searched for in everything the
 run left: terminal output, the database's rows, exports, the report and its charts, the
 server log. The redacted form must show up where the location is shown, so the absence of

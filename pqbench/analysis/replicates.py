@@ -263,9 +263,10 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     analytic interval Kalibera & Jones (2013, section 4) give for the top level of a
     repeated experiment. It needs no resampling (a small fraction of a two-level bootstrap's
     time, which over a large report's thousands of points adds up to minutes; docs:
-    measurements), so `history` and every report draw their points the same way. No verdict rests on it: comparisons keep the
-    bootstrap. With a single run the interval is that run's order-statistic median
-    interval (`record.summary.summarize`): no between-run information exists.
+    measurements), so `history` and every report draw their points the same way. No verdict
+    rests on it: comparisons keep the bootstrap. With a single run the interval is that
+    run's order-statistic median interval (`record.summary.summarize`): no between-run
+    information exists.
     """
     found = run_estimates(log_runs(runs, "runs"))
     mean = float(found.mean())
