@@ -197,6 +197,11 @@ def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -
         "AES-256-XTS [libcrypto]", "AES-128-XTS [libcrypto]", "byte (encrypt @1024B)")
     (asked,) = by_kind["relative"]
     assert asked["numerator"]["label"] == "AES-256-XTS [libcrypto]"
+    # The document with its ratios is a run document `import` takes (and recomputes them).
+    (tmp_path / "run.json").write_text(done.stdout, encoding="utf-8")
+    imported = CliRunner().invoke(app, ["import", str(tmp_path / "run.json"), "--db",
+                                        str(tmp_path / "other.db")])
+    assert imported.exit_code == 0, imported.stderr
 
     text = _speed(*common)
     assert text.returncode == 0, text.stderr

@@ -398,6 +398,9 @@ class RunDocument(_Closed):
     verifications: list[Verification] = Field(default_factory=list, max_length=MAX_ITEMS)
     results: list[ResultRow] = Field(max_length=MAX_ITEMS)
     problems: list[Problem] = Field(default_factory=list, max_length=MAX_ITEMS)
+    #: What `speed --json` derived from the rows: the paired cost ratios between them
+    #: (`analysis.ratios`). Read and ignored on import: they are recomputed from the rows.
+    ratios: list[dict[Key, Json]] | None = _items()
 
 
 class Bundle(_Closed):
