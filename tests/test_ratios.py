@@ -76,7 +76,7 @@ def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
     so each row sits in its own phase of the machine, and the ratio of the two medians is
     read with each median's own distribution-free interval. It misses the truth most of
     the time while looking precise: the drift between phases is in the answer."""
-    from pqbench.analysis import stats
+    from pqbench.record.summary import summarize
 
     rng = np.random.default_rng(2027)
     truth, covered, trials = 1.4, 0, 2000
@@ -84,7 +84,7 @@ def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
         phase = _machine(rng, 2, 0.3)
         num = truth * phase[0] * rng.lognormal(0, 0.01, 10)
         den = phase[1] * rng.lognormal(0, 0.01, 10)
-        a, b = stats.summarize(list(1 / num)), stats.summarize(list(1 / den))
+        a, b = summarize(list(1 / num)), summarize(list(1 / den))
         # Widest combination of the two rows' intervals (costs are 1 / rates).
         low, high = b.ci_low / a.ci_high, b.ci_high / a.ci_low
         covered += low <= truth <= high
