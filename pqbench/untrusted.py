@@ -31,13 +31,19 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069
 _SPACES = frozenset("\t\n\r\x0b\x0c")
 
 # scheme://user:password@ — the password runs to the last "@" before the path (RFC 3986
-# reserves "/" in userinfo, so an unencoded "/" cannot be part of it). One slash is
-# enough: a URL that went through a path normaliser reads "postgresql:/user:pw@host".
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^:/?#@\s]*:)[^/?#\s]*@")
-# ?password=... or &password=... in a URI; password=... or password='...' in a key=value DSN.
-_QUERY = re.compile(r"(?P<head>[?&]password=)[^&#\s]*", re.IGNORECASE)
-_KEYWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'&#]+)",
-                      re.IGNORECASE)
+# reserves "/" in userinfo, so an unencoded "/" cannot be part of it) and may hold spaces
+# (a shell-quoted argument). One slash is enough: a URL that went through a path normaliser
+# reads "postgresql:/user:pw@host".
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^:/?#@\s]*:)[^/?#]*@")
+# ?password=... or &sslpassword=... in a URI (libpq's two secret parameters); the value
+# runs to the next parameter, spaces included.
+_QUERY = re.compile(r"(?P<head>[?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
+# password=... or password='...' in a key=value DSN; an unbalanced quote runs to the end.
+_KEYWORD = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)"
+                      r"(?:'(?:[^'\\]|\\.)*'?|[^\s'&#]+)", re.IGNORECASE)
+#: A password's pieces at least this long are redacted too: a driver that split a URL at
+#: the wrong "@" or ":" quotes part of it as a host or a user ("Me7Xy@127.0.0.1").
+_PIECE = 4
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -58,7 +64,9 @@ def passwords_in(location: str) -> list[str]:
     for pattern in (_USERINFO, _QUERY, _KEYWORD):
         for match in pattern.finditer(location):
             raw = match.group(0)[len(match["head"]):].removesuffix("@").strip("'")
-            found += [raw, unquote(raw)]
+            for whole in (raw, unquote(raw)):
+                found += [whole, *(piece for piece in re.split(r"[@:/\s]", whole)
+                                   if len(piece) >= _PIECE)]
     return sorted({s for s in found if s and s != MASK}, key=len, reverse=True)
 
 
