@@ -20,6 +20,7 @@ from typing import IO, Any
 from pqbench.ab import protocol
 from pqbench.ab.sides import Side, redact_command
 from pqbench.errors import PqbenchError
+from pqbench.record import validation
 from pqbench.untrusted import printable
 
 #: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096
@@ -112,6 +113,11 @@ class Worker:
         if reply["type"] not in protocol.REPLIES.get(kind, ()):
             self.close()
             raise WorkerError(f"worker {self.name} answered {kind} with {reply['type']!r}")
+        problem = _refused(reply)
+        if problem is not None:
+            self.close()
+            raise WorkerError(f"worker {self.name} sent a {reply['type']} the run format "
+                              f"refuses ({printable(problem)}); nothing of it was kept")
         return reply
 
     def _receive(self, what: str, timeout: float) -> dict[str, Any]:
@@ -169,6 +175,19 @@ class Worker:
                 return
             except subprocess.TimeoutExpired:
                 continue
+
+
+def _refused(reply: dict[str, Any]) -> str | None:
+    """What the run format (the model imports are validated with) refuses in a round or a
+    prepared row; None when it would store and export as it is."""
+    if reply["type"] == "round":
+        sample = {key: reply.get(key) for key in ("ops", "elapsed_ns", "cycles")}
+        return validation.worker_row_problem(None, None, None, [sample],
+                                             [reply.get("cpu_ns")])
+    if reply["type"] == "prepared":
+        return validation.worker_row_problem(reply.get("sizes"), reply.get("attributes"),
+                                             reply.get("counter"), [], [])
+    return None
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | protocol.ProtocolError | None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,6 +25,7 @@ from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite
 from pqbench.presentation import console
+from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
@@ -73,8 +75,11 @@ def ab(
     from pqbench.store import Store
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
-    if max_seconds <= 0 or not 0 < round_seconds <= 10:
-        raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
+    if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
+        raise UsageError("--max-seconds must be a finite positive number and --round "
+                         "between 0 and 10 s")
+    if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
+        multi.parse_cpus(str(cpu))
     if block_bytes is not None and block_bytes < 1:
         raise UsageError("--bytes must be at least 1")
     band = parse_threshold(threshold)
