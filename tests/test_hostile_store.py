@@ -1,0 +1,115 @@
+"""Databases that are empty, table-less, damaged or not named at all: a clear message and
+an exit status, never a traceback, and the database left as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pqbench.store import Store
+from tests.conftest import run_cli
+from tests.tests_data import make_run
+
+READERS = [["history", "ML-KEM-768"], ["compare", "20260101-a", "20260102-b"],
+           ["report", "20260101-a", "--out", "REPORT"], ["report", "--by", "label", "--out",
+                                                         "REPORT"],
+           ["export", "20260101-a"]]
+
+
+def _clean(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+
+
+def _readers(location: str, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
+    return [run_cli(*[str(tmp_path / "r") if a == "REPORT" else a for a in args],
+                    "--db", location) for args in READERS]
+
+
+def _no_pqbench_tables(tmp_path: Path) -> list[str]:
+    zero = tmp_path / "zero.db"
+    zero.write_bytes(b"")
+    other = tmp_path / "tables.db"
+    with sqlite3.connect(other) as conn:  # an SQLite database with no tables at all
+        conn.execute("CREATE TABLE t(x)")
+        conn.execute("DROP TABLE t")
+    return [str(zero), str(other)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_database_without_tables_has_no_runs_stored_yet(backend: str, tmp_path: Path,
+                                                          request: pytest.FixtureRequest
+                                                          ) -> None:
+    if backend == "sqlite":
+        locations = _no_pqbench_tables(tmp_path)
+    else:
+        from tests.postgres_server import fresh_database
+
+        locations = [fresh_database(request.getfixturevalue("postgres_base"))]
+    for location in locations:
+        before = Path(location).read_bytes() if backend == "sqlite" else b""
+        listed = run_cli("runs", "--db", location)
+        _clean(listed)
+        assert listed.returncode == 0 and "no runs stored yet" in listed.stdout, listed.stderr
+        for done in _readers(location, tmp_path):
+            _clean(done)
+            assert done.returncode in (1, 2) and "error:" in done.stderr, done.stderr
+            assert "no run" in done.stderr, done.stderr
+        if backend == "sqlite":
+            assert Path(location).read_bytes() == before  # read, never written
+        assert not (tmp_path / "r").exists()
+
+
+def test_a_damaged_database_is_a_clear_error_and_left_as_it_is(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    for i in range(40):
+        store.save_run(make_run(f"2026010{i % 9 + 1}-{i:02d}", seed=i, label=f"l{i % 3}"))
+    store.close()
+    with sqlite3.connect(db) as conn:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    assert len(data) >= 8 * page
+    rng = random.Random(7)
+    for index in range(2, 7):  # pages 3 to 7 (SQLite numbers pages from 1)
+        data[index * page:(index + 1) * page] = rng.randbytes(page)
+    db.write_bytes(bytes(data))
+    digest = hashlib.sha256(data).hexdigest()
+    for args in (["runs"], ["history", "ML-KEM-768"], ["report", "20260101-00", "--out",
+                                                      str(tmp_path / "r")],
+                 ["report", "--by", "label", "--out", str(tmp_path / "r")],
+                 ["export", "20260101-00"]):
+        done = run_cli(*args, "--db", str(db))
+        _clean(done)
+        assert done.returncode == 1 and "damaged" in done.stderr, (args, done.stderr)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+
+
+def test_comparing_a_run_with_itself_is_a_usage_error(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1))
+    store.close()
+    for pair in (["20260101-a", "20260101-a"], ["20260101", "20260101-a"]):
+        done = run_cli("compare", *pair, "--db", str(db))
+        _clean(done)
+        assert done.returncode == 2 and "the same run 20260101-a" in done.stderr, done.stderr
+
+
+def test_an_empty_database_location_is_refused_not_the_default(tmp_path: Path) -> None:
+    """`--db ''` and PQBENCH_DB='' (an unset shell variable): refused, and the default
+    database (under XDG_DATA_HOME here) neither created nor written."""
+    home = tmp_path / "data"
+    env = {"XDG_DATA_HOME": str(home), "PQBENCH_DB": ""}
+    for args, shown in ((["--db", ""], "--db is empty"), (["--db", "  "], "--db is empty"),
+                        ([], "PQBENCH_DB is set but empty")):
+        for command in (["speed", "x25519", "-i", "cryptography", "--seconds", "0.02",
+                         "--rounds", "1"], ["runs"], ["env"]):
+            done = run_cli(*command, *args, env=env)
+            _clean(done)
+            assert done.returncode == 2 and shown in done.stderr, (command, done.stderr)
+    assert not home.exists()
