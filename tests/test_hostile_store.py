@@ -4,9 +4,13 @@ an exit status, never a traceback, and the database left as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import random
+import resource
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +117,65 @@ def test_an_empty_database_location_is_refused_not_the_default(tmp_path: Path) -
             _clean(done)
             assert done.returncode == 2 and shown in done.stderr, (command, done.stderr)
     assert not home.exists()
+
+
+# --- a database that refuses the run: the measurement is kept ---------------------------
+
+SPEED = ["speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02",
+         "--rounds", "2"]
+
+
+def _recovered(done: subprocess.CompletedProcess[str], tmp_path: Path) -> Path:
+    """The recovery file the error names: it is in the state folder given, whole."""
+    _clean(done)
+    assert done.returncode == 1, done.stderr
+    message = " ".join(done.stderr.split())
+    assert "the measurement was kept in " in message, message
+    path = Path(message.split("the measurement was kept in ", 1)[1].split(":", 1)[0])
+    assert path.is_file() and path.is_relative_to(tmp_path / "state"), path
+    return path
+
+
+def test_a_locked_database_keeps_the_measurement_in_a_file_import_accepts(
+        tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    Store.open(str(db)).close()
+    env = {"PQBENCH_DB_TIMEOUT": "1", "XDG_STATE_HOME": str(tmp_path / "state")}
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # readers may read, no other writer may write
+    try:
+        done = run_cli(*SPEED, "--json", "--db", str(db), env=env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "locked" in done.stderr, done.stderr
+    printed = json.loads(done.stdout)  # --json prints the run anyway
+    path = _recovered(done, tmp_path)
+    kept = json.loads(path.read_text())
+    assert [r["run_id"] for r in kept["runs"]] == [printed["run_id"]]
+    assert kept["runs"][0]["results"] == printed["results"]
+    assert Store.open(str(db), create=False).list_runs() == []
+    imported = run_cli("import", str(path), "--db", str(db))
+    assert imported.returncode == 0, imported.stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.run_id == printed["run_id"] and info.measurements == 1
+
+
+def test_a_full_disk_keeps_the_measurement_in_a_file_import_accepts(tmp_path: Path) -> None:
+    """A file size limit (RLIMIT_FSIZE) stands in for a full disk: SQLite's write fails
+    with "database or disk is full" once the database would grow."""
+    db = tmp_path / "runs.db"
+    Store.open(str(db)).close()
+    limit = db.stat().st_size
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pqbench", *SPEED, "--db", str(db)], capture_output=True,
+        text=True, env=env, timeout=300, check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert "full" in done.stderr, done.stderr
+    path = _recovered(done, tmp_path)
+    assert db.stat().st_size == limit
+    imported = run_cli("import", str(path), "--db", str(db))
+    assert imported.returncode == 0, imported.stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.measurements == 1

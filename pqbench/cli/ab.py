@@ -19,12 +19,14 @@ from pqbench.cli.common import (
     handles_errors,
     parse_threshold,
     print_json,
+    store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite
 from pqbench.presentation import console
+from pqbench.record import codec
 from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
@@ -104,9 +106,9 @@ def ab(
         outcome = session.Session(a, b, settings, command, show).run()
     runs = (outcome.run_a, outcome.run_b)
     if any(run.measurements or run.problems for run in runs):
-        with interrupts.deferred():  # a second signal waits until both runs are stored
-            for run in runs:
-                store.save_run(run)
+        # A second signal waits until both runs are stored (or kept in a file).
+        store_or_keep(store, runs, {"runs": [codec.run_document(run) for run in runs]}
+                      if json_output else None)
     elif outcome.error:  # nothing started: nothing to keep, only the error to say
         raise WorkerError(outcome.error)
     elif outcome.status == "complete":

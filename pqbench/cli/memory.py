@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pqbench import algorithms, environment
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    handles_errors,
+    print_json,
+    store_or_keep,
+)
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
@@ -121,7 +127,7 @@ def memory(
                 "heap": "counted" if record.heap_counted else missing}
     run = records.memory_run(started, settings, env, record.figures, record.problems,
                              record.verifications, status)
-    store.save_run(run)
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:
         print_json(codec.run_document(run))
     elif csv_output:

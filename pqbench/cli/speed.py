@@ -16,6 +16,7 @@ from pqbench.cli.common import (
     finite_float,
     handles_errors,
     print_json,
+    store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UnknownAlgorithmError, UsageError
@@ -116,8 +117,8 @@ def speed(
         "mask": capability_mask.fingerprint() if capability_mask else None})
     with console.progress_bar(len(tasks)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
-    with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
-        store.save_run(run)
+    # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     console.warn_unstable(run)
     if json_output:
         print_json(codec.run_document(run))
