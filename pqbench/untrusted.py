@@ -71,8 +71,25 @@ def passwords_in(location: str) -> list[str]:
 
 
 def command_line(argv: Sequence[str]) -> str:
-    """The command as it is stored with a run: shell-quoted, passwords redacted."""
-    return shlex.join(["pqbench", *(redact(arg) for arg in argv)])
+    """The command as it is stored with a run: shell-quoted, passwords redacted, and
+    argument bytes that are not UTF-8 (a file name `bad\\xff.bin` arrives as a lone
+    surrogate, which neither database takes) written as \\xNN escapes."""
+    return shlex.join(["pqbench", *(redact(storable(arg)) for arg in argv)])
+
+
+def storable(text: str) -> str:
+    """`text` with the lone surrogates of undecodable bytes (os.fsdecode's
+    surrogateescape) as \\xNN escapes: valid UTF-8 both stores accept."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte stands for: escaped as \udXXX
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def printable(value: object, keep_newlines: bool = False) -> str:

@@ -290,6 +290,9 @@ class Store:
             if isinstance(exc, IntegrityError):
                 raise
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
+        except UnicodeEncodeError:  # a text that is not UTF-8: nothing was written
+            raise StoreError(f"a text of the run is not valid UTF-8, which {self.location} "
+                             "cannot hold; nothing was written") from None
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
