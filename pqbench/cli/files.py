@@ -154,17 +154,20 @@ def corpus_command(
     store = Store.open(db)
     started = datetime.now(UTC)
     where = directory or os.environ.get("TMPDIR") or "/tmp"
-    result = corpus.run_corpus(size, directory, seed)
-    env = environment.collect(extra={"storage": _storage([where])})
-    settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
-                "label": label, "removed": result.removed,
-                "xts": corpus.xts_implementation()}
-    run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
-                         status="interrupted" if result.interrupted else "complete")
-    summary = result.summary()
-    store_or_keep(store, [run], {**codec.run_document(run), "summary": [
-        {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
-        for op, alg, n, rate in summary]} if json_output else None)
+    # The first Ctrl-C or SIGTERM stops the corpus; later ones (pressed again while it
+    # is removed) cannot cut the removal or the storing of what was measured short.
+    with interrupts.first_only():
+        result = corpus.run_corpus(size, directory, seed)
+        env = environment.collect(extra={"storage": _storage([where])})
+        settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
+                    "label": label, "removed": result.removed,
+                    "xts": corpus.xts_implementation()}
+        run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
+                             status="interrupted" if result.interrupted else "complete")
+        summary = result.summary()
+        store_or_keep(store, [run], {**codec.run_document(run), "summary": [
+            {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
+            for op, alg, n, rate in summary]} if json_output else None)
     if json_output:
         print_json({**codec.run_document(run), "summary": [
             {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}

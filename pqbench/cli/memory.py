@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench import algorithms, environment
+from pqbench import algorithms, environment, interrupts
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -137,7 +137,7 @@ def memory(
     if status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
                       f"as run {run.run_id}")
-        raise typer.Exit(130)
+        raise typer.Exit(interrupts.exit_code())  # 143 after SIGTERM, 130 after Ctrl-C
     if any(p.kind in ("failed verification", "error") for p in run.problems):
         console.error("an operation failed its check or its measurement (see above)")
         raise typer.Exit(1)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
+from pqbench import interrupts
 from pqbench.errors import UsageError
 from pqbench.timing.contract import LoopResult
 
@@ -58,6 +60,12 @@ def pin(cpu: int | None) -> bool:
 
 def _worker(prepare: Callable[[], Any], warmup: float, round_seconds: float, rounds: int,
             cpu: int | None, barrier: Barrier, results: Any, index: int) -> None:
+    # The parent alone answers Ctrl-C (sent to the whole process group) and SIGTERM: it
+    # stops the workers with SIGTERM, which then ends a worker at once and silently.
+    # Forked with both signals blocked, so none arrives before these handlers are set.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         pin(cpu)
         operation = prepare()
@@ -83,8 +91,9 @@ def run_in_processes(prepare: Callable[[], Any], *, processes: int, warmup: floa
         target=_worker, daemon=True,
         args=(prepare, warmup, round_seconds, rounds, cpus[i % len(cpus)] if cpus else None,
               barrier, results, i)) for i in range(processes)]
-    for worker in workers:
-        worker.start()
+    with interrupts.deferred():  # each worker sets its own handlers first
+        for worker in workers:
+            worker.start()
     try:
         collected = [results.get() for _ in workers]
     except BaseException:  # Ctrl-C or SIGTERM: stop the workers now, not after their rounds
