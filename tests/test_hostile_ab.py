@@ -121,3 +121,28 @@ def test_a_fake_worker_with_sound_answers_is_stored_and_round_trips(tmp_path: Pa
                    str(db)).returncode == 0
     assert run_cli("import", str(tmp_path / "e.json"), "--db",
                    str(tmp_path / "y.db")).returncode == 0
+
+
+def test_a_run_stored_with_a_nan_setting_still_exports_and_imports(tmp_path: Path) -> None:
+    """An older pqbench stored `ab --max-seconds nan` as NaN: export said ValueError on
+    such runs for ever. They export, the non-finite values as null, and import back."""
+    import dataclasses
+
+    from pqbench.store import Store
+    from tests.tests_data import make_run
+
+    run = make_run("20260105-n", seed=1)
+    run = dataclasses.replace(run, settings={**run.settings, "seconds": float("inf"),
+                                             "ab": {"max_seconds": float("nan")}})
+    db = tmp_path / "old.db"
+    Store.open(str(db)).save_run(run)
+    exported = run_cli("export", "20260105-n", "-O", str(tmp_path / "e.json"), "--db", str(db))
+    _clean(exported)
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads((tmp_path / "e.json").read_text())["runs"][0]
+    assert document["settings"]["ab"]["max_seconds"] is None
+    assert document["settings"]["seconds"] is None
+    back = run_cli("import", str(tmp_path / "e.json"), "--db", str(tmp_path / "new.db"))
+    assert back.returncode == 0, back.stderr
+    (copy,) = Store.open(str(tmp_path / "new.db"), create=False).load_runs()
+    assert [m.rounds for m in copy.measurements] == [m.rounds for m in run.measurements]

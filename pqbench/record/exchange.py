@@ -14,6 +14,7 @@ one transaction, straight from the validated documents.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import stat
@@ -112,10 +113,26 @@ def _benchmark(run: Run, m: Measurement, several: bool) -> dict[str, Any]:
     }
 
 
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinity as null: JSON has neither, and a run stored with
+    one (a setting an older pqbench let through) must still export, not crash for ever."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(inner) for inner in value]
+    return value
+
+
 def export(runs: Sequence[Run], fmt: str) -> str:
     """The export file's text in the chosen format."""
     if fmt == "json":
-        return json.dumps(export_bundle(runs), indent=1, allow_nan=False) + "\n"
+        bundle = export_bundle(runs)
+        try:
+            return json.dumps(bundle, indent=1, allow_nan=False) + "\n"
+        except ValueError:  # NaN or infinity stored by an older pqbench (a setting)
+            return json.dumps(_finite(bundle), indent=1, allow_nan=False) + "\n"
     if fmt == "pytest-benchmark":
         return json.dumps(export_pytest_benchmark(runs), indent=1, default=str) + "\n"
     raise InputFileError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
