@@ -93,12 +93,14 @@ def storable(text: str) -> str:
 
 
 def printable(value: object, keep_newlines: bool = False) -> str:
-    """`value` as text fit to show: passwords redacted, whitespace controls turned into
-    spaces (line breaks kept with `keep_newlines`), every other control character dropped."""
+    """`value` as text fit to show: passwords redacted, bytes that are not UTF-8 as \\xNN
+    escapes (a terminal's encoder refuses lone surrogates), whitespace controls turned
+    into spaces (line breaks kept with `keep_newlines`), every other control character
+    dropped."""
     def replace(match: re.Match[str]) -> str:
         char = match.group()
         if char == "\n" and keep_newlines:
             return char
         return " " if char in _SPACES else ""
 
-    return _CONTROL.sub(replace, redact(str(value)))
+    return _CONTROL.sub(replace, redact(storable(str(value))))
