@@ -20,7 +20,6 @@ from typing import IO, Any
 from pqbench.ab import protocol
 from pqbench.ab.sides import Side, redact_command
 from pqbench.errors import PqbenchError
-from pqbench.record import validation
 from pqbench.untrusted import printable
 
 #: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096
@@ -180,6 +179,8 @@ class Worker:
 def _refused(reply: dict[str, Any]) -> str | None:
     """What the run format (the model imports are validated with) refuses in a round or a
     prepared row; None when it would store and export as it is."""
+    from pqbench.record import validation  # pydantic: only once a session runs
+
     if reply["type"] == "round":
         sample = {key: reply.get(key) for key in ("ops", "elapsed_ns", "cycles")}
         return validation.worker_row_problem(None, None, None, [sample],
