@@ -1,4 +1,5 @@
-"""Tests for pqbench.stats: known answers by hand, agreement with SciPy, and simulated error
+"""Tests for pqbench.analysis.stats, record.summary and the pooled comparison the tests
+keep (tests.helpers.samples): known answers by hand, agreement with SciPy, and simulated error
 rates (seeded) for the verdict rule and step detection."""
 
 from __future__ import annotations
@@ -10,14 +11,9 @@ import pytest
 from scipy import stats as sp_stats
 
 from pqbench.analysis import stats
-from pqbench.analysis.stats import (
-    compare_samples,
-    detect_steps,
-    min_samples_for,
-    smallest_p_value,
-    summarize,
-    weights_from_ci,
-)
+from pqbench.analysis.stats import detect_steps, weights_from_ci
+from pqbench.record.summary import summarize
+from tests.helpers.samples import compare_samples, min_samples_for, smallest_p_value
 
 NOISE = 0.03  # 3 % lognormal noise per round
 

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pqbench.ab import pairing
-from pqbench.analysis import explain, replicates, signedrank, verdict
+from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.verdict import MIN_THRESHOLD
 from pqbench.errors import ComparisonError
@@ -234,7 +233,9 @@ def compare_runs(
         method = replicates.METHOD
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
-        method = (f"{signedrank.METHOD}; alpha {pairing.paired_alpha(pairs):.3g} per look "
+        methods = sorted({found[0].method for found in outcomes.values()})
+        method = (f"{'; '.join(methods) or signedrank.METHOD}; alpha "
+                  f"{pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
     memory = tuple(compare_memory(before, after))
     if not outcomes and not memory:
@@ -291,8 +292,11 @@ def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
               ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
     alpha = pairing.paired_alpha(pairs)
     found: dict[RowKey, _Found] = {}
-    for key, (before, after, seconds) in pairing.paired_samples(pairs).items():
-        outcome = signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
+    for key, (before, after, workers, seconds) in pairing.paired_rows(pairs).items():
+        # Sessions that replicated their workers: the worker pair is the unit (as in `ab`).
+        outcome = (signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
+                   if workers is None else signedrank.compare_worker_pairs(
+                       before, after, workers, threshold=threshold, alpha=alpha))
         found[key] = (replace(outcome, units_before=len(pairs), units_after=len(pairs)),
                       len(before), len(after), len(before), seconds)
     keys_before = {m.key for run, _ in pairs for m in run.measurements if m.samples}

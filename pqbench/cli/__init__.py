@@ -5,12 +5,14 @@ from __future__ import annotations
 # Each module registers its commands on `app` when imported.
 from pqbench.cli import (  # noqa: F401
     ab,
+    bisect,
     compare,
     exchange,
     files,
     history,
     info,
     memory,
+    ratios,
     report,
     speed,
     tls,

@@ -62,8 +62,11 @@ def ab(
     ] = 0.05,
     threshold: ThresholdOption = "auto",
     cpu: Annotated[int | None, typer.Option(
-        "--cpu", help="The CPU both workers are pinned to (default: the highest allowed).")
+        "--cpu", help="The CPU all workers are pinned to (default: the highest allowed).")
     ] = None,
+    worker_pairs: Annotated[int, typer.Option(
+        "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
+                               "over; at least 3.")] = 6,
     label_a: Annotated[str | None, typer.Option("--label-a", help="Label of side A's run.")
     ] = None,
     label_b: Annotated[str | None, typer.Option("--label-b", help="Label of side B's run.")
@@ -80,6 +83,8 @@ def ab(
     if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
         raise UsageError("--max-seconds must be a finite positive number and --round "
                          "between 0 and 10 s")
+    if not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
+        raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
     if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
         multi.parse_cpus(str(cpu))
     if block_bytes is not None and block_bytes < 1:
@@ -97,7 +102,7 @@ def ab(
         operations=tuple(operation or ()),
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
-        label_a=label_a, label_b=label_b, looks=sequential.Looks())
+        label_a=label_a, label_b=label_b, looks=sequential.Looks(), worker_pairs=worker_pairs)
     store = Store.open(db)  # fail before measuring if the database is unusable
     command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
     # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by

@@ -30,6 +30,10 @@ def history(
     by: Annotated[str, typer.Option(
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
+    series_order: Annotated[bool, typer.Option(
+        "--series-order", help="Points in the order of a `pqbench bisect` series (its "
+                               "runs' positions), not by date; e.g. with --by label.")
+    ] = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -49,6 +53,10 @@ def history(
         if not headers:
             raise ComparisonError(f"no runs stored in {store.location}")
         groups = group_runs(headers, by)
+        if series_order:
+            from pqbench.bisect.stored import in_series_order
+
+            groups = in_series_order(groups)
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
             algorithms=names or (algorithm,), implementation=implementation,
             operation=operation))

@@ -12,13 +12,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.summary import Summary, summarize
 from pqbench.timing.contract import LoopResult
-
-if TYPE_CHECKING:
-    from pqbench.analysis.stats import Summary
 
 RowKey = tuple[str, str, str, int | None]
 
@@ -51,15 +49,20 @@ class Measurement:
         return (self.algorithm, self.implementation, self.operation, self.block_size)
 
     @property
+    def time_base(self) -> str:
+        """The clock a round's `elapsed_ns` counts and every rate is in: "cpu" (the
+        measuring thread's CPU time) or "wall"; rows stored before the choice are wall."""
+        return "cpu" if self.attributes.get("time_base") == "cpu" else "wall"
+
+    @property
     def samples(self) -> list[float]:
-        """Per-round rate: operations (bytes, for a byte row) per second."""
+        """Per-round rate: operations (bytes, for a byte row) per second of the row's time
+        base."""
         return [r.ops_per_sec for r in self.rounds if r.ops > 0]
 
     @property
     def summary(self) -> Summary:
-        from pqbench.analysis import stats  # numpy and scipy only where figures are made
-
-        return stats.summarize(self.samples)
+        return summarize(self.samples)
 
     @property
     def rate(self) -> float:

@@ -1,13 +1,17 @@
 """The one timing contract every loop honours.
 
 A loop is given a duration, runs the operation until at least that much monotonic time has
-passed, and reports how many operations it completed, the elapsed nanoseconds, and the
-cycle-counter delta where the CPU offers one. Callers never care which loop ran.
+passed, and reports how many operations it completed, the elapsed nanoseconds, the
+cycle-counter delta where the CPU offers one, and the CPU time its thread got over the same
+window. Callers never care which loop ran. A round thus has both clocks, and a stored row
+names the one its rates are in (`TimeBase`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,9 @@ class LoopResult:
     ops: int
     elapsed_ns: int
     cycles: int | None = None  # counter ticks over the round, None if no counter
+    #: The measuring thread's CPU time over the same window as `elapsed_ns`, where the loop
+    #: read it (every pqbench loop does; a stored round keeps only its row's time base).
+    cpu_ns: int | None = None
 
     @property
     def ops_per_sec(self) -> float:
@@ -27,3 +34,39 @@ class LoopResult:
         if self.cycles is None or self.ops == 0:
             return None
         return self.cycles / self.ops
+
+
+#: The clock a row's rates are computed in.
+TimeBase = Literal["cpu", "wall"]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A round as the loop reported it, and the CPU time the measuring thread got during
+    it. On a busy machine a measurement is descheduled for part of a round: the wall clock
+    counts that time and the thread's CPU clock does not (`openssl speed` counts CPU time
+    unless given -elapsed; liboqs's speed tools read the wall clock)."""
+
+    result: LoopResult
+    cpu_ns: int
+
+    @classmethod
+    def of(cls, result: LoopResult, outside_cpu_ns: int) -> Timed:
+        """The loop's own CPU time where it read one (the same window as its wall time),
+        else the thread's CPU time read around the call."""
+        return cls(result, max(result.cpu_ns if result.cpu_ns is not None
+                               else outside_cpu_ns, 1))
+
+    def in_base(self, base: TimeBase) -> LoopResult:
+        """The round with its time in `base`: what a stored row's rounds hold."""
+        if base == "wall":
+            return LoopResult(self.result.ops, self.result.elapsed_ns, self.result.cycles)
+        return LoopResult(self.result.ops, self.cpu_ns, self.result.cycles)
+
+
+def other_clock(rounds: Sequence[Timed], base: TimeBase) -> dict[str, list[int]]:
+    """The per-round times of the clock a row is not measured in, kept beside its rounds:
+    `wall_ns` for a CPU-time row, `cpu_ns` for a wall-time row."""
+    if base == "cpu":
+        return {"wall_ns": [t.result.elapsed_ns for t in rounds]}
+    return {"cpu_ns": [t.cpu_ns for t in rounds]}
