@@ -10,7 +10,7 @@ import pytest
 
 from pqbench.ab import sides
 from pqbench.ab.session import Session, Settings
-from tests.tests_data import fake_worker
+from tests.helpers.runs import fake_worker
 
 ROWS = [["X25519", "cryptography", "derive", None], ["X25519", "cryptography", "keygen", None],
         ["ECDH-P-256", "cryptography", "derive", None]]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.tests_data import fake_worker
+from tests.helpers import run_cli
+from tests.helpers.runs import fake_worker
 
 ROW = ["X25519", "cryptography", "derive", None]
 QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--max-seconds", "1", "--round",
@@ -129,7 +129,7 @@ def test_a_run_stored_with_a_nan_setting_still_exports_and_imports(tmp_path: Pat
     import dataclasses
 
     from pqbench.store import Store
-    from tests.tests_data import make_run
+    from tests.helpers.runs import make_run
 
     run = make_run("20260105-n", seed=1)
     run = dataclasses.replace(run, settings={**run.settings, "seconds": float("inf"),

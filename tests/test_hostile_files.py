@@ -20,8 +20,8 @@ from markdown_it import MarkdownIt
 
 from pqbench.record import codec, exchange
 from pqbench.store import Store
-from tests.conftest import run_cli
-from tests.tests_data import make_run
+from tests.helpers import run_cli
+from tests.helpers.runs import make_run
 
 SPEED = ["speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02",
          "--rounds", "1"]

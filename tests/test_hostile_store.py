@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pqbench.store import Store
-from tests.conftest import run_cli
-from tests.tests_data import make_run
+from tests.helpers import run_cli
+from tests.helpers.runs import make_run
 
 READERS = [["history", "ML-KEM-768"], ["compare", "20260101-a", "20260102-b"],
            ["report", "20260101-a", "--out", "REPORT"], ["report", "--by", "label", "--out",
@@ -51,7 +51,7 @@ def test_a_database_without_tables_has_no_runs_stored_yet(backend: str, tmp_path
     if backend == "sqlite":
         locations = _no_pqbench_tables(tmp_path)
     else:
-        from tests.postgres_server import fresh_database
+        from tests.helpers.postgres import fresh_database
 
         locations = [fresh_database(request.getfixturevalue("postgres_base"))]
     for location in locations:

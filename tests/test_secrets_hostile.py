@@ -18,8 +18,8 @@ import psycopg
 import pytest
 
 from pqbench.untrusted import passwords_in, redact
-from tests.conftest import run_cli
-from tests.postgres_server import password_role, running_server
+from tests.helpers import run_cli
+from tests.helpers.postgres import password_role, running_server
 
 QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "--rounds", "2"]
 
