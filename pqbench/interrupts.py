@@ -66,7 +66,8 @@ def first_only() -> Iterator[None]:
     or one held and delivered right after it, would cut the clean-up or the storing
     short (a corpus of hundreds of MB left behind, or the run lost). Here every signal
     after the first is noted and dropped for the whole block; its kind still sets the
-    exit status (143 once a SIGTERM came)."""
+    exit status (143 once a SIGTERM came). After the first signal the handlers stay
+    absorbing when the block ends: what follows is the report of the interruption."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -86,5 +87,9 @@ def first_only() -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, action in previous.items():
-            signal.signal(signum, action)
+        # Once interrupted, the command only reports and exits: later signals stay
+        # absorbed to the end, so none cuts the report short or ends the process by
+        # the signal (exit -2) instead of with 130 or 143.
+        if not fired:
+            for signum, action in previous.items():
+                signal.signal(signum, action)
