@@ -36,8 +36,8 @@ _SPACES = frozenset("\t\n\r\x0b\x0c")
 # reads "postgresql:/user:pw@host".
 _USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^:/?#@\s]*:)[^/?#]*@")
 # ?password=... or &sslpassword=... in a URI (libpq's two secret parameters); the value
-# runs to the next parameter, spaces included.
-_QUERY = re.compile(r"(?P<head>[?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
+# runs to the next parameter or quote, spaces included.
+_QUERY = re.compile(r"(?P<head>[?&](?:ssl)?password=)[^&#'\"]*", re.IGNORECASE)
 # password=... or password='...' in a key=value DSN; an unbalanced quote runs to the end.
 _KEYWORD = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)"
                       r"(?:'(?:[^'\\]|\\.)*'?|[^\s'&#]+)", re.IGNORECASE)
@@ -75,6 +75,19 @@ def command_line(argv: Sequence[str]) -> str:
     argument bytes that are not UTF-8 (a file name `bad\\xff.bin` arrives as a lone
     surrogate, which neither database takes) written as \\xNN escapes."""
     return shlex.join(["pqbench", *(redact(storable(arg)) for arg in argv)])
+
+
+def redact_command_line(text: str) -> str:
+    """A stored command line with its passwords redacted word by word, so its shell
+    quoting stays whole (a URL's redacted password must not swallow a closing quote);
+    a text that is not a shell-quoted command goes through `redact` as a whole."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return redact(text)
+    if shlex.join(words) != text:
+        return redact(text)
+    return shlex.join(redact(word) for word in words)
 
 
 def storable(text: str) -> str:

@@ -10,6 +10,7 @@ where the location is shown, so the absence of the secret is not just absence of
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,3 +188,18 @@ def test_values_passed_to_an_ab_worker_are_never_shown_or_stored(tmp_path: Path)
     probe.cli("report", *ids, "--out", str(tmp_path / "report"), "--db", str(db))
     for secret in secrets:
         assert probe.leaks(secret) == [], secret
+
+
+def test_a_stored_command_keeps_its_shell_quoting_when_redacted_again() -> None:
+    """Run documents redact the stored command once more (an imported run's command is
+    untrusted): word by word, so a redacted query password never swallows the closing
+    quote and the command stays one pqbench invocation."""
+    from pqbench.untrusted import command_line, redact_command_line
+
+    argv = ["speed", "--db", "postgresql://h:1/d?sslpassword=X1y&password=Y2z", "--label",
+            "a@b", "--db=postgresql://u:Sp ace@h/d"]
+    stored = command_line(argv)
+    assert redact_command_line(stored) == stored
+    assert shlex.split(stored)[3] == "postgresql://h:1/d?sslpassword=***&password=***"
+    assert shlex.split(stored)[-1] == "--db=postgresql://u:***@h/d"
+    assert "X1y" not in redact_command_line("pqbench speed --db 'postgresql://h/d?password=X1y")
