@@ -54,3 +54,42 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def first_only() -> Iterator[None]:
+    """The first Ctrl-C or SIGTERM interrupts the block; later ones are absorbed, so the
+    clean-up and the storing that follow the first run to their end.
+
+    `deferred` holds signals back only inside its own block: a second Ctrl-C pressed
+    while the first one's KeyboardInterrupt is being handled, before the clean-up starts,
+    or one held and delivered right after it, would cut the clean-up or the storing
+    short (a corpus of hundreds of MB left behind, or the run lost). Here every signal
+    after the first is noted and dropped for the whole block; its kind still sets the
+    exit status (143 once a SIGTERM came). After the first signal the handlers stay
+    absorbing when the block ends: what follows is the report of the interruption."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        if signum == signal.SIGTERM:
+            _terminated.set()
+        if fired:
+            return
+        fired.append(signum)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    for signum in _SIGNALS:
+        signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        # Once interrupted, the command only reports and exits: later signals stay
+        # absorbed to the end, so none cuts the report short or ends the process by
+        # the signal (exit -2) instead of with 130 or 143.
+        if not fired:
+            for signum, action in previous.items():
+                signal.signal(signum, action)

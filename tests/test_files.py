@@ -325,3 +325,23 @@ def test_unreadable_or_unbounded_sizes_are_refused(text: str, runner: CliRunner,
     assert f"size {text!r}" in message
     assert "1 PiB" in message or "256M" in message
     assert not list(tmp_path.iterdir())  # not even the database
+
+
+def test_the_in_turn_hash_pass_hashes_every_buffer(tmp_path: Path) -> None:
+    """With every core busy (jobs >= usable CPUs) files are hashed in turn, one thread
+    reading and hashing a buffer at a time: the digest of a file several buffers long
+    (3 MiB + 5 bytes) must be hashlib's, not only the byte count."""
+    path = tmp_path / "long.bin"
+    path.write_bytes(os.urandom(3 * stream.CHUNK + 5))
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    outcome = hashing.hash_file(str(path), "SHA-256", "as-is", overlap=False)
+    assert isinstance(outcome, hashing.FileHash)
+    assert outcome.digest == expected
+    assert outcome.hashed.nbytes == 3 * stream.CHUNK + 5
+    # Through the job pool too: as many files as usable CPUs (at least two) hash in turn.
+    jobs = max(2, hashing._usable_cpus())
+    copies = [tmp_path / f"copy{i}.bin" for i in range(jobs)]
+    for copy in copies:
+        copy.write_bytes(path.read_bytes())
+    found = list(hashing.iter_hashes([str(c) for c in copies], "SHA-256", "as-is", jobs))
+    assert [o.digest for o in found if isinstance(o, hashing.FileHash)] == [expected] * jobs

@@ -97,3 +97,19 @@ def test_two_builds_are_a_run_level_comparison() -> None:
     # One run a build: too few runs, so no step however large.
     (single,) = history([one[0], two[0]], "SHA-256")
     assert single.steps == ()
+
+
+def test_three_builds_with_one_step_show_it_at_its_build() -> None:
+    """The shortest history the step fit runs on: three builds of three runs each, the
+    rate tripled from the third build on. The step is found, pinned to that build, and
+    no other step is reported."""
+    runs = [*make_runs("a", 3, seed=60, env=environment(os_build="A")),
+            *make_runs("b", 3, seed=61, env=environment(os_build="B"), start_day=4),
+            *make_runs("c", 3, seed=62, env=environment(os_build="C"), start_day=7,
+                       factors={"SHA-256": 3.0})]
+    (sha,) = history(runs, "SHA-256")
+    assert [p.build for p in sha.points] == ["A", "B", "C"]
+    (step,) = sha.steps
+    assert step.build == "C" and step.ratio == pytest.approx(3.0, rel=0.05)
+    (kem,) = history(runs, "ML-KEM-768", operation="encaps")
+    assert kem.steps == ()

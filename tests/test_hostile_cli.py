@@ -185,7 +185,17 @@ def test_sigterm_during_files_corpus_removes_the_corpus(tmp_path: Path) -> None:
 # --- every command, hostile values --------------------------------------------------------
 
 BAD = ["nan", "inf", "-1", "0", "1e309", "9" * 30, "", "[/bold] x", "\x1b]0;T\x07",
-       "postgresql://u:S3cretPW@127.0.0.1:1/x"]
+       "postgresql://u:S3cretPW@127.0.0.1:1/x",
+       # The second hostile round: a password with a space or a raw "@", sslpassword, a
+       # libpq keyword string (once taken as an SQLite file named after the password),
+       # one with an unbalanced quote, and argument bytes that are not UTF-8.
+       "postgresql://pqs:Sp ace9Pw@127.0.0.1:1/pqs", "postgresql://pqu:Hunt@Me7Xy@127.0.0.1:1/pqb",
+       "postgresql://127.0.0.1:1/x?sslpassword=SslPw8Zq&password=Qry5Pw",
+       "host=127.0.0.1 port=1 user=pqu password=HuntMe8Xy",
+       "host=127.0.0.1 user=pqu password='Hunt Me9Xy", "bad\udcff.bin"]
+#: What no output may show, and no database file's name may hold.
+SECRETS = ("S3cretPW", "Sp ace9Pw", "ace9Pw", "Me7Xy", "SslPw8Zq", "Qry5Pw", "HuntMe8Xy",
+           "Me9Xy")
 
 
 def _commands() -> list[tuple[list[str], list[str]]]:
@@ -241,8 +251,14 @@ def test_every_command_survives_hostile_values(tmp_path: Path, stored: Path,
                 result = _invoke(*args, env=env)
                 assert result.exit_code in (0, 1, 2), (args, result.output)
                 assert "Traceback" not in result.output
-                assert "S3cretPW" not in result.output, args
+                for secret in SECRETS:
+                    assert secret not in result.output, (secret, args)
                 for char in ("\x1b", "\x07"):
                     assert char not in result.stderr, (args, result.stderr)
                 checked += 1
     assert checked > 300
+    # A --db value is a location, never an SQLite file named after its password (an
+    # -O or --out named so is what the user asked for).
+    databases = [p.name for p in tmp_path.rglob("*") if any(s in p.name for s in SECRETS)
+                 and p.is_file() and p.read_bytes()[:16] == b"SQLite format 3\x00"]
+    assert databases == []

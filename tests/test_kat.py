@@ -159,3 +159,13 @@ def test_cli_verify_json_reports_the_nist_kat_count() -> None:
     for outcome in kat:
         assert outcome["status"] == "passed"
         assert outcome["detail"].startswith("1000/1000 vectors, NIST KAT kat_MLKEM_768.rsp")
+
+
+def test_a_wrong_last_byte_of_the_encapsulated_secret_fails_the_encaps_check_itself() -> None:
+    """The encaps check compares the whole shared secret: flipping its last byte fails
+    "KAT encaps" (not only "KAT decaps", which compares the same field)."""
+    alg, impl = algorithms.by_name("ML-KEM-768"), implementation("liboqs-python")
+    vector = dict(curated(alg)[0])
+    assert check_vector(alg, impl, vector)["KAT encaps"].matched is True
+    vector["ss"] = flip(vector["ss"])
+    assert check_vector(alg, impl, vector)["KAT encaps"].matched is False

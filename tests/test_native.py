@@ -352,7 +352,8 @@ def test_without_the_extension_available_is_false_with_a_reason() -> None:
 # --- the operation count ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("op", "bytes_per_op"), [("keygen", 64), ("encaps", 32)])
+@pytest.mark.parametrize(("op", "bytes_per_op"), [("keygen", 64), ("encaps", 32),
+                                                  ("decaps", 0)])
 def test_oqs_loop_reports_exactly_the_operations_it_ran(liboqs: str, op: str,
                                                         bytes_per_op: int) -> None:
     """Count the operations independently: liboqs's own custom-RNG hook sees every random

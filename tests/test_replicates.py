@@ -220,3 +220,25 @@ def test_level_interval_for_history_points() -> None:
     medians = [float(np.median(r)) for r in runs]
     assert level == pytest.approx(math.exp(np.mean(np.log(medians))))
     assert low < level < high
+
+
+def test_the_bootstrap_expansion_factor_is_t_over_z_at_the_two_sided_tail() -> None:
+    """The expanded percentile interval widens the unexpanded one about the observed shift
+    by t(1 - alpha/2, df) / z(1 - alpha/2), df = R_before + R_after - 2 (Hesterberg 2015,
+    section 5.1). With identical rounds in each run, each run's median is its one value,
+    so the unexpanded interval is the same resampling of runs the code draws."""
+    from scipy import stats as sp_stats
+
+    before = [[100.0] * 5, [104.0] * 5, [97.0] * 5]
+    after = [[110.0] * 5, [108.0] * 5, [115.0] * 5, [111.0] * 5]
+    logs_before = replicates.log_runs(before, "before")
+    logs_after = replicates.log_runs(after, "after")
+    for alpha in (0.01, 0.05):
+        low, high = replicates.ratio_interval(logs_before, logs_after, alpha, draws=2000)
+        rng = np.random.default_rng(replicates.SEED)
+        shifts = (replicates.bootstrap_levels(logs_after, rng, 2000)
+                  - replicates.bootstrap_levels(logs_before, rng, 2000))
+        plain_low, plain_high = np.quantile(shifts, [alpha / 2, 1 - alpha / 2])
+        factor = sp_stats.t.ppf(1 - alpha / 2, 3 + 4 - 2) / sp_stats.norm.ppf(1 - alpha / 2)
+        assert (high - low) / (plain_high - plain_low) == pytest.approx(factor, rel=1e-9)
+        assert factor > 1.2  # 5 degrees of freedom: a visibly wider interval

@@ -108,3 +108,14 @@ def test_rejects_unequal_or_bad_pairs() -> None:
         signedrank.compare_pairs([1.0, 2.0], [1.0])
     with pytest.raises(ValueError):
         signedrank.compare_pairs([1.0, float("inf")], [1.0, 2.0])
+
+
+def test_the_hodges_lehmann_estimate_of_an_even_count_is_the_mean_of_the_middle_two() -> None:
+    """4 pairs, ln ratios 0.01, 0.02, 0.04, 0.08: the 10 Walsh averages, ordered, are
+    .01 .015 .02 .025 .03 .04 .045 .05 .06 .08; the estimate is the mean of the 5th and
+    the 6th, 0.035 (not the 6th alone, 0.04)."""
+    d = [0.01, 0.02, 0.04, 0.08]
+    before = [100.0, 200.0, 300.0, 400.0]
+    after = [b * math.exp(x) for b, x in zip(before, d, strict=True)]
+    result = signedrank.compare_pairs(before, after)
+    assert math.log(result.ratio) == pytest.approx(0.035, abs=1e-12)

@@ -18,14 +18,16 @@ import threading
 from typing import IO, Any
 
 from pqbench.ab import protocol
-from pqbench.ab.sides import Side
+from pqbench.ab.sides import Side, redact_command
 from pqbench.errors import PqbenchError
-from pqbench.untrusted import redact
+from pqbench.untrusted import printable
 
 #: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096
 #: key generation in a check); a round waits its own length plus this.
 TIMEOUT_VAR = "PQBENCH_WORKER_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
+#: The longest limit accepted: a day (queue waits overflow on infinite or huge ones).
+MAX_TIMEOUT = 86400.0
 
 
 class WorkerError(PqbenchError):
@@ -39,9 +41,11 @@ def timeout_from_environment() -> float:
     try:
         value = float(text)
     except ValueError:
-        raise WorkerError(f"{TIMEOUT_VAR}={text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise WorkerError(f"{TIMEOUT_VAR} must be positive")
+        raise WorkerError(f"{TIMEOUT_VAR}={printable(text)!r} is not a number of "
+                          "seconds") from None
+    if not 0 < value <= MAX_TIMEOUT:
+        raise WorkerError(f"{TIMEOUT_VAR} must be a positive number of seconds up to "
+                          f"{MAX_TIMEOUT:g}")
     return value
 
 
@@ -53,7 +57,7 @@ class Worker:
         self.name = name
         self.side = side
         self.timeout = timeout if timeout is not None else timeout_from_environment()
-        self.command = redact(shlex.join(side.argv()))
+        self.command = redact_command(shlex.join(side.argv()))
         try:
             # A session of its own: a Ctrl-C at the terminal reaches the controller only,
             # which then stops the workers in order and keeps what finished.
@@ -64,7 +68,7 @@ class Worker:
         except OSError as exc:
             raise WorkerError(f"cannot start worker {name} ({self.command}): "
                               f"{exc.strerror or exc}") from None
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lines: queue.Queue[str | protocol.ProtocolError | None] = queue.Queue()
         assert self.process.stdout is not None
         threading.Thread(target=_pump, args=(self.process.stdout, self._lines),
                          daemon=True).start()
@@ -108,6 +112,11 @@ class Worker:
         if reply["type"] not in protocol.REPLIES.get(kind, ()):
             self.close()
             raise WorkerError(f"worker {self.name} answered {kind} with {reply['type']!r}")
+        problem = _refused(reply)
+        if problem is not None:
+            self.close()
+            raise WorkerError(f"worker {self.name} sent a {reply['type']} the run format "
+                              f"refuses ({printable(problem)}); nothing of it was kept")
         return reply
 
     def _receive(self, what: str, timeout: float) -> dict[str, Any]:
@@ -121,6 +130,8 @@ class Worker:
         if line is None:
             raise self._died(what)
         try:
+            if isinstance(line, protocol.ProtocolError):
+                raise line
             return protocol.decode(line)
         except protocol.ProtocolError as exc:
             self.kill()
@@ -165,11 +176,31 @@ class Worker:
                 continue
 
 
-def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
-    """Forward the worker's stdout line by line; None marks its end."""
+def _refused(reply: dict[str, Any]) -> str | None:
+    """What the run format (the model imports are validated with) refuses in a round or a
+    prepared row; None when it would store and export as it is."""
+    from pqbench.record import validation  # pydantic: only once a session runs
+
+    if reply["type"] == "round":
+        sample = {key: reply.get(key) for key in ("ops", "elapsed_ns", "cycles")}
+        return validation.worker_row_problem(None, None, None, [sample],
+                                             [reply.get("cpu_ns")])
+    if reply["type"] == "prepared":
+        return validation.worker_row_problem(reply.get("sizes"), reply.get("attributes"),
+                                             reply.get("counter"), [], [])
+    return None
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | protocol.ProtocolError | None]
+          ) -> None:
+    """Forward the worker's stdout line by line, each read with a bounded buffer; None
+    marks its end, a ProtocolError an over-long line (after which nothing is read)."""
     try:
-        for line in stream:
+        while line := protocol.read_line(stream):
             lines.put(line)
+    except protocol.ProtocolError as exc:
+        lines.put(exc)
+        return
     except (OSError, ValueError):
         pass
     lines.put(None)

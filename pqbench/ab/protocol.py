@@ -32,9 +32,14 @@ never leaves a worker behind.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import IO, Any
 
 VERSION = 1
+
+#: The longest line a controller reads, in characters: far above any real message (a
+#: hello with its fingerprint, a plan of every row), far below what would exhaust memory
+#: when a worker's command prints without end (`cat /dev/zero`).
+MAX_LINE = 4 << 20
 
 #: Replies the controller accepts to each request.
 REPLIES = {"pin": ("pinned",), "plan": ("plan",), "prepare": ("prepared", "problem"),
@@ -48,6 +53,16 @@ class ProtocolError(Exception):
 def encode(message: dict[str, Any]) -> str:
     """One message as one line (JSON has no raw newlines in its encoding)."""
     return json.dumps(message, separators=(",", ":"), default=str) + "\n"
+
+
+def read_line(stream: IO[str]) -> str:
+    """The next line of `stream` ("" at its end), read with a bounded buffer: a line
+    longer than MAX_LINE is a ProtocolError, never held in memory whole."""
+    line = stream.readline(MAX_LINE + 1)
+    if len(line) > MAX_LINE:
+        raise ProtocolError(f"a line longer than {MAX_LINE} characters: "
+                            f"{_excerpt(line[:200])}")
+    return line
 
 
 def decode(line: str) -> dict[str, Any]:

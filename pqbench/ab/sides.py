@@ -31,9 +31,21 @@ from pqbench import untrusted
 from pqbench.errors import UsageError
 from pqbench.measure import mask as capmask
 
-#: Environment variable names whose values are never stored or printed.
-_SECRET_NAME = re.compile(r"PASS|SECRET|TOKEN|KEY|CRED|AUTH", re.IGNORECASE)
+#: Variables whose values are shown and stored: known to configure libraries, paths and
+#: locales, never to carry a secret. Every other value passed to a worker (env:NAME=VALUE,
+#: or NAME=VALUE in a cmd: prefix such as `env`, `sudo` or `docker run -e`) is shown as
+#: NAME=*** : a name says nothing reliable about its value (GITHUB_PAT, SESSION_COOKIE,
+#: PRIVATE), so only the harmless are listed, not the secret.
+_HARMLESS_NAME = re.compile(
+    r"(OQS_[A-Z0-9_]*|OPENSSL_(ia32cap|armcap|ppccap|s390xcap|riscvcap|CONF|MODULES|ENGINES)"
+    r"|LD_LIBRARY_PATH|LD_PRELOAD|LD_BIND_NOW|PATH|PYTHONPATH|PYTHONHASHSEED|PYTHONHOME"
+    r"|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONMALLOC|VIRTUAL_ENV|HOME|TMPDIR|TZ"
+    r"|LANG|LANGUAGE|LC_[A-Z]+|TERM|COLUMNS|OMP_NUM_THREADS|MALLOC_[A-Z_]+|GLIBC_TUNABLES"
+    r"|PQBENCH_[A-Z0-9_]*)")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: NAME=VALUE in a command word, alone or after an option (`--env=NAME=VALUE`).
+_ASSIGNMENT_WORD = re.compile(r"(?P<head>(?:-{1,2}[A-Za-z][\w-]*=)?"
+                              r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=)(?P<value>.*)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -61,18 +73,42 @@ class Side:
 
 
 def redact(name: str, value: str) -> str:
-    """A value safe to store: secret-looking names hidden, passwords in URLs removed."""
-    if _SECRET_NAME.search(name):
+    """A value safe to store: *** unless the variable is known to be harmless, and even
+    then with any password in a URL removed."""
+    if not _HARMLESS_NAME.fullmatch(name):
         return untrusted.MASK
     return untrusted.redact(value)
 
 
 def redact_argument(argument: str) -> str:
-    """A command-line argument as it may be stored: an env:NAME=VALUE side redacted as
-    its value would be, any other argument through `untrusted.redact`."""
-    if argument.lower().startswith("env:"):
-        return f"env:{_shown_env(argument[4:])}"
+    """A command-line argument as it may be stored: a side (`env:NAME=VALUE`,
+    `cmd:PREFIX`, alone or as `--a=SIDE`) shown as `parse` shows it, any other argument
+    through `untrusted.redact`."""
+    head, equals, rest = argument.partition("=")
+    if equals and head in ("--a", "--b"):
+        return f"{head}={_shown(rest)}"
+    if argument.lower().startswith(("env:", "cmd:")):
+        return _shown(argument)
     return untrusted.redact(argument)
+
+
+def redact_command(text: str) -> str:
+    """A cmd: prefix as it may be stored: every NAME=VALUE word's value hidden unless
+    harmless (`env MY_PASSWORD=... pqbench`, `docker run -e TOKEN=...`), URLs redacted.
+    A prefix that does not split into words is hidden whole after its first word."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        first = text.split(maxsplit=1)
+        return f"{untrusted.redact(first[0])} {untrusted.MASK}" if first else text
+    return shlex.join(_redact_word(word) for word in words)
+
+
+def _redact_word(word: str) -> str:
+    match = _ASSIGNMENT_WORD.fullmatch(word)
+    if match is None:
+        return untrusted.redact(word)
+    return f"{match['head']}{redact(match['name'], match['value'])}"
 
 
 def parse(items: Sequence[str], which: str) -> Side:
@@ -126,7 +162,7 @@ def _command(text: str, which: str) -> tuple[str, ...]:
     try:
         words = tuple(shlex.split(text))
     except ValueError as exc:
-        raise UsageError(f"--{which} cmd:{text}: {exc}") from None
+        raise UsageError(f"--{which} cmd:{redact_command(text)}: {exc}") from None
     if not words:
         raise UsageError(f"--{which} cmd: needs a command that starts pqbench, e.g. "
                          "cmd:/opt/other/.venv/bin/pqbench")
@@ -171,5 +207,5 @@ def _shown(item: str) -> str:
     if kind.strip().lower() == "env":
         return f"env:{_shown_env(rest)}"
     if kind.strip().lower() == "cmd":
-        return f"cmd:{untrusted.redact(rest)}"
+        return f"cmd:{redact_command(rest)}"
     return item

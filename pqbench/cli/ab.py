@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,12 +19,15 @@ from pqbench.cli.common import (
     handles_errors,
     parse_threshold,
     print_json,
+    store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
 from pqbench.measure import suite
 from pqbench.presentation import console
+from pqbench.record import codec
+from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
@@ -76,10 +80,13 @@ def ab(
     from pqbench.store import Store
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
-    if max_seconds <= 0 or not 0 < round_seconds <= 10:
-        raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
+    if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
+        raise UsageError("--max-seconds must be a finite positive number and --round "
+                         "between 0 and 10 s")
     if not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
         raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
+    if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
+        multi.parse_cpus(str(cpu))
     if block_bytes is not None and block_bytes < 1:
         raise UsageError("--bytes must be at least 1")
     band = parse_threshold(threshold)
@@ -104,9 +111,9 @@ def ab(
         outcome = session.Session(a, b, settings, command, show).run()
     runs = (outcome.run_a, outcome.run_b)
     if any(run.measurements or run.problems for run in runs):
-        with interrupts.deferred():  # a second signal waits until both runs are stored
-            for run in runs:
-                store.save_run(run)
+        # A second signal waits until both runs are stored (or kept in a file).
+        store_or_keep(store, runs, {"runs": [codec.run_document(run) for run in runs]}
+                      if json_output else None)
     elif outcome.error:  # nothing started: nothing to keep, only the error to say
         raise WorkerError(outcome.error)
     elif outcome.status == "complete":

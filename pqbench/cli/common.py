@@ -7,18 +7,22 @@ import gc
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from pqbench import interrupts
-from pqbench.errors import PqbenchError, UsageError
+from pqbench.errors import PqbenchError, StoreError, UsageError
 from pqbench.presentation import console
 from pqbench.record.format import LABEL_CHARS
 from pqbench.store import ENV_VAR
 from pqbench.untrusted import printable
+
+if TYPE_CHECKING:
+    from pqbench.record.results import Run
+    from pqbench.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,6 +96,31 @@ def handles_errors(command: F) -> F:
             raise typer.Exit(interrupts.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) -> None:
+    """Store `runs` in one transaction, with Ctrl-C and SIGTERM held back until it ends.
+
+    A database that refuses them (locked by another writer, full, read-only) must not
+    cost the measurement: the runs go to a recovery file `pqbench import` accepts
+    (`store.recovery`), `json_document` (what --json would have printed) is printed
+    anyway, and the StoreError raised says where the runs are."""
+    from pqbench.store import recovery
+
+    with interrupts.deferred():
+        try:
+            store.save_runs(runs)
+            return
+        except StoreError as exc:
+            problem = str(exc)
+        kept = recovery.keep(runs)
+    if json_document is not None:
+        print_json(json_document)
+    if kept is None:
+        raise StoreError(f"{problem}; the measurement could not be kept in a file either "
+                         "(no writable folder)")
+    raise StoreError(f"{problem}; the measurement was kept in {printable(str(kept))}: "
+                     f"`pqbench import` that file to store it")
 
 
 def print_json(document: Any) -> None:

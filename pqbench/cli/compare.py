@@ -22,6 +22,7 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import comparisons, console
+from pqbench.untrusted import printable
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
 # other commands start without them.
@@ -132,7 +133,11 @@ def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
         ids = [earlier[-1].run_id, newest.run_id]
         console.note(f"comparing the newest run {ids[1]} with the one before it, {ids[0]} "
                      "(name two runs, or --by FIELD, to compare others)")
-    before, after = store.load_runs(RunFilter(ids=tuple(ids)))
+    found = store.load_runs(RunFilter(ids=tuple(ids)))
+    if len(found) != 2 or found[0].run_id == found[1].run_id:  # one run named twice
+        raise UsageError(f"{printable(ids[0])!r} and {printable(ids[1])!r} are the same run "
+                         f"{found[0].run_id}: give two different runs")
+    before, after = found
     return before, after
 
 

@@ -38,7 +38,13 @@ def export(
         raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(exchange.FORMATS)}")
     # An earlier export (perhaps the only copy of runs from another machine) is never
     # replaced by accident; checked before the database is read.
-    if output is not None and not force and (output.exists() or output.is_symlink()):
+    if output is not None and (output.is_symlink()
+                               or (output.exists() and not output.is_file())):
+        # Even with --force: replacing /dev/null (as root) or a link to /proc/self/fd/1
+        # with a regular file is never what was meant.
+        raise InputFileError(f"{output} is not a regular file; pqbench replaces only "
+                             "regular files: choose another --output")
+    if output is not None and not force and output.exists():
         raise InputFileError(f"{output} already exists; pass --force to replace it, or "
                              "choose another --output")
     store = Store.open(db, create=False)

@@ -9,7 +9,14 @@ from typing import Annotated
 import typer
 
 from pqbench import algorithms, environment, interrupts
-from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    LabelOption,
+    handles_errors,
+    print_json,
+    store_or_keep,
+)
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.files import storage
@@ -98,9 +105,9 @@ def hash_command(
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
     run = runs.files_run(started, settings, env, measurements, problems,
                          status="interrupted" if interrupted else "complete")
-    with interrupts.deferred():
-        store.save_run(run)
     rows = [o.as_row() for o in outcomes]
+    store_or_keep(store, [run], {**codec.run_document(run), "files": rows}
+                  if json_output else None)
     if json_output:
         print_json({**codec.run_document(run), "files": rows})
     else:
@@ -147,16 +154,20 @@ def corpus_command(
     store = Store.open(db)
     started = datetime.now(UTC)
     where = directory or os.environ.get("TMPDIR") or "/tmp"
-    result = corpus.run_corpus(size, directory, seed)
-    env = environment.collect(extra={"storage": _storage([where])})
-    settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
-                "label": label, "removed": result.removed,
-                "xts": corpus.xts_implementation()}
-    run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
-                         status="interrupted" if result.interrupted else "complete")
-    with interrupts.deferred():
-        store.save_run(run)
-    summary = result.summary()
+    # The first Ctrl-C or SIGTERM stops the corpus; later ones (pressed again while it
+    # is removed) cannot cut the removal or the storing of what was measured short.
+    with interrupts.first_only():
+        result = corpus.run_corpus(size, directory, seed)
+        env = environment.collect(extra={"storage": _storage([where])})
+        settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
+                    "label": label, "removed": result.removed,
+                    "xts": corpus.xts_implementation()}
+        run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
+                             status="interrupted" if result.interrupted else "complete")
+        summary = result.summary()
+        store_or_keep(store, [run], {**codec.run_document(run), "summary": [
+            {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
+            for op, alg, n, rate in summary]} if json_output else None)
     if json_output:
         print_json({**codec.run_document(run), "summary": [
             {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}

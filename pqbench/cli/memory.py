@@ -7,8 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench import algorithms, environment
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench import algorithms, environment, interrupts
+from pqbench.cli.common import (
+    DbOption,
+    JsonOption,
+    handles_errors,
+    print_json,
+    store_or_keep,
+)
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
@@ -121,7 +127,7 @@ def memory(
                 "heap": "counted" if record.heap_counted else missing}
     run = records.memory_run(started, settings, env, record.figures, record.problems,
                              record.verifications, status)
-    store.save_run(run)
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:
         print_json(codec.run_document(run))
     elif csv_output:
@@ -131,7 +137,7 @@ def memory(
     if status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
                       f"as run {run.run_id}")
-        raise typer.Exit(130)
+        raise typer.Exit(interrupts.exit_code())  # 143 after SIGTERM, 130 after Ctrl-C
     if any(p.kind in ("failed verification", "error") for p in run.problems):
         console.error("an operation failed its check or its measurement (see above)")
         raise typer.Exit(1)

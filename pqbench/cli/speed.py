@@ -16,6 +16,7 @@ from pqbench.cli.common import (
     finite_float,
     handles_errors,
     print_json,
+    store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UnknownAlgorithmError, UsageError
@@ -129,8 +130,8 @@ def speed(
     # One step to check and prepare each row, then one per round of it.
     with console.progress_bar(len(tasks) * (1 + settings.rounds)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
-    with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
-        store.save_run(run)
+    # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     console.warn_unstable(run)
     from pqbench.analysis import ratios
 

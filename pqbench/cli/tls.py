@@ -15,6 +15,7 @@ from pqbench.cli.common import (
     finite_float,
     handles_errors,
     print_json,
+    store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
@@ -136,8 +137,8 @@ def tls(
             status = "interrupted"
     run = records.tls_run(started, settings, env, record.results, record.problems,
                           record.verifications, status)
-    with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
-        store.save_run(run)
+    # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:
         print_json(codec.run_document(run))
     else:

@@ -216,11 +216,15 @@ def _locations() -> Iterator[tuple[str, str, Path | None]]:
 
 
 def _library_below(prefix: Path) -> Path | None:
-    """The file liboqs-python opens for an install prefix: lib/ first, then lib64/."""
+    """The file liboqs-python opens for an install prefix: lib/ first, then lib64/. A
+    prefix this user may not look into (an unreadable HOME) holds none."""
     for libdir in ("lib", "lib64"):
         library = prefix / libdir / "liboqs.so"
-        if library.exists():
-            return library
+        try:
+            if library.exists():
+                return library
+        except OSError:
+            return None
     return None
 
 
@@ -230,11 +234,16 @@ def _cache_prefixes() -> list[Path]:
     So a full build (`--all`) is loaded in preference to a minimal one beside it.
     `.`-prefixed names are builds in progress.
     """
-    root = cache_dir()
-    if not root.is_dir():
+    try:  # a cache this user may not look into (an unreadable HOME) holds no build
+        root = cache_dir()
+        if not root.is_dir():
+            return []
+        finished = [p for p in root.iterdir()
+                    if not p.name.startswith(".") and _is_pqbench_build(p)]
+        return sorted(finished, key=lambda p: (_enabled_defines(p), p.stat().st_mtime),
+                      reverse=True)
+    except OSError:
         return []
-    finished = [p for p in root.iterdir() if not p.name.startswith(".") and _is_pqbench_build(p)]
-    return sorted(finished, key=lambda p: (_enabled_defines(p), p.stat().st_mtime), reverse=True)
 
 
 def _enabled_defines(prefix: Path) -> int:

@@ -25,7 +25,7 @@ from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
-from pqbench.untrusted import redact
+from pqbench.untrusted import redact_command_line
 
 FORMAT = RUN_FORMAT
 __all__ = ["FORMAT", "FORMAT_VERSION", "measurement", "result_row", "run_csv", "run_document",
@@ -143,7 +143,7 @@ def run_document(run: Run) -> dict[str, Any]:
         "status": run.status,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "command": redact(run.command),
+        "command": redact_command_line(run.command),
         "label": run.label,
         "settings": dict(run.settings),
         "environment": run.environment.to_dict(),
@@ -235,7 +235,7 @@ def run_columns(run: Run) -> dict[str, Any]:
     env = run.environment
     return {"run_id": run.run_id, "kind": run.kind, "started_at": run.started_at,
             "finished_at": run.finished_at, "status": run.status, "label": run.label,
-            "command": redact(run.command), "os_build": env.os_build,
+            "command": redact_command_line(run.command), "os_build": env.os_build,
             "hostname": env.hostname, "testbed": env.testbed,
             "settings": dict(run.settings), "environment": env.to_dict(),
             "problems": [problem_fields(p) for p in run.problems],

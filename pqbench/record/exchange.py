@@ -14,7 +14,10 @@ one transaction, straight from the validated documents.
 from __future__ import annotations
 
 import json
+import math
+import os
 import platform
+import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,10 +113,26 @@ def _benchmark(run: Run, m: Measurement, several: bool) -> dict[str, Any]:
     }
 
 
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinity as null: JSON has neither, and a run stored with
+    one (a setting an older pqbench let through) must still export, not crash for ever."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(inner) for inner in value]
+    return value
+
+
 def export(runs: Sequence[Run], fmt: str) -> str:
     """The export file's text in the chosen format."""
     if fmt == "json":
-        return json.dumps(export_bundle(runs), indent=1, allow_nan=False) + "\n"
+        bundle = export_bundle(runs)
+        try:
+            return json.dumps(bundle, indent=1, allow_nan=False) + "\n"
+        except ValueError:  # NaN or infinity stored by an older pqbench (a setting)
+            return json.dumps(_finite(bundle), indent=1, allow_nan=False) + "\n"
     if fmt == "pytest-benchmark":
         return json.dumps(export_pytest_benchmark(runs), indent=1, default=str) + "\n"
     raise InputFileError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -145,16 +164,39 @@ def read_documents(paths: Sequence[Path], max_bytes: int = MAX_BYTES
         else:
             documents.append(validated)
         del raw, validated
-    return documents
+    return _one_per_run_id(documents)
+
+
+def _one_per_run_id(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run once: the same run twice (one file given twice, a run in two exports) is
+    one run; two different runs under one id are refused, since storing one of them would
+    drop the other silently."""
+    seen: dict[str, dict[str, Any]] = {}
+    unique = []
+    for doc in documents:
+        first = seen.setdefault(doc["run_id"], doc)
+        if first is doc:
+            unique.append(doc)
+        elif first != doc:
+            raise InputFileError(f"two different runs share the run id {doc['run_id']!r}; "
+                                 "nothing was imported (a run id names one run)")
+    return unique
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, size-limited; only a regular file is read (a FIFO with no writer
+    would block the import for ever, a device never end). Opened without blocking, then
+    checked, so the file checked is the file read."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputFileError(f"{path}: {size} bytes is over the import limit of "
-                                 f"{max_bytes} bytes")
-        with path.open("rb") as handle:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                raise InputFileError(f"{path} is not a regular file; import reads export "
+                                     "files only")
+            if status.st_size > max_bytes:
+                raise InputFileError(f"{path}: {status.st_size} bytes is over the import "
+                                     f"limit of {max_bytes} bytes")
             raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -128,3 +128,27 @@ def _substitute(annotation: Any) -> Any:
         return annotation
     raise TypeError(f"no mirror for the annotation {annotation!r}")  # a new kind of field
 
+
+
+# --- answers of an `ab` worker ---------------------------------------------------------
+
+
+def worker_row_problem(sizes: Any, attributes: Any, counter: Any,
+                       samples: list[dict[str, Any]], cpu_ns: list[Any]) -> str | None:
+    """What the run format refuses in a row an `ab` worker described (its sizes,
+    attributes and cycle counter from `prepared`, its rounds from `round`), judged by the
+    model that validates imports (`models.ResultRow`); None when it would be accepted. A
+    worker is another program: a round of 2**80 operations or a NaN size, once stored,
+    would make the export crash or the import refuse it."""
+    row = {**(attributes if isinstance(attributes, dict) else {"attributes": attributes}),
+           "algorithm": "row", "implementation": "worker", "operation": "answer",
+           "sizes": sizes if sizes is not None else {}, "cycle_counter": counter,
+           "samples": samples or [{"ops": 1, "elapsed_ns": 1}], "ab_cpu_ns": cpu_ns}
+    try:
+        models.ResultRow.model_validate(row)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"{models.field_path(first['loc'])}: {first['msg']}"
+    except RecursionError:
+        return "values nested too deeply"
+    return None

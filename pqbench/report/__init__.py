@@ -7,11 +7,15 @@ renders it, only from the stored data.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench import interrupts
 from pqbench.analysis import compare, ratios
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
@@ -140,22 +144,42 @@ def write(report: Report, path: Path, overwrite: bool = False) -> list[Path]:
     """Write the Markdown to `path` and the charts beside it; returns every file written.
 
     An existing report is replaced only with `overwrite` (a report may have been edited
-    by hand); every file is checked before the first one is written.
+    by hand), and only a regular file is ever replaced (never a device, a FIFO or a
+    symlink such as /proc/self/fd/1); every file is checked before the first one is
+    written. The report is made whole in a temporary folder beside it, then moved into
+    place, charts first and the Markdown last, with Ctrl-C and SIGTERM held back: an
+    interruption or a full disk leaves the previous report (or none), never a Markdown
+    file that links charts not there or a file of 0 bytes.
     """
     targets = [path, *(path.parent / chart.filename for chart in report.charts)]
+    for target in targets:
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise InputFileError(f"{target} is not a regular file; pqbench replaces only "
+                                 "regular files: choose another --out")
     if not overwrite:
-        existing = [str(t) for t in targets if t.exists() or t.is_symlink()]
+        existing = [str(t) for t in targets if t.exists()]
         if existing:
             raise InputFileError(f"{existing[0]} already exists; pass --force to replace "
                                  "the report, or choose another --out")
+    staging: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(report.markdown, encoding="utf-8")
-        return [path, *(render(chart, path.parent) for chart in report.charts)]
+        staging = Path(tempfile.mkdtemp(prefix=".pqbench-report-", dir=path.parent))
+        (staging / path.name).write_text(report.markdown, encoding="utf-8")
+        for chart in report.charts:
+            render(chart, staging)
+        with interrupts.deferred():
+            for chart, target in zip(report.charts, targets[1:], strict=True):
+                os.replace(staging / chart.filename, target)
+            os.replace(staging / path.name, path)
+        return targets
     except OSError as exc:
         where = exc.filename or path
         raise InputFileError(f"cannot write the report to {where}: "
                              f"{exc.strerror or exc}") from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _slug(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -165,9 +166,24 @@ def method(runs: Sequence[Run]) -> Section:
         parts += [f"**Run {md.inline_code(run.run_id)}** ({md.text(run.kind)}, "
                   f"{md.text(run.status)}, {measured} measurements{passed}): "
                   f"{md.text(_settings_line(run))}. "
-                  "Reproduce with:",
-                  md.code_block(run.command, "sh")]
+                  + ("Reproduce with:" if _one_invocation(run.command) else
+                     "Its stored command is not one pqbench invocation (an imported run: "
+                     "unverified), so it is not shown as one to run.")]
+        if _one_invocation(run.command):
+            parts.append(md.code_block(run.command, "sh"))
     return Section("\n\n".join(parts))
+
+
+def _one_invocation(command: str) -> bool:
+    """Whether a stored command is one pqbench invocation as pqbench writes it
+    (`untrusted.command_line`: shell-quoted words, the first `pqbench`), so that pasting
+    it runs pqbench and nothing else. An imported run's command is whatever its file
+    said: a second line, a `;` or a `$(...)` outside quotes would run something else."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return bool(words) and words[0] == "pqbench" and shlex.join(words) == command
 
 
 def not_measured(runs: Sequence[Run]) -> Section | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection, Engine
@@ -32,7 +33,7 @@ from sqlalchemy.exc import (
 from pqbench.errors import StoreError
 from pqbench.record.results import Run
 from pqbench.store import bulk, migrate, queries, schema
-from pqbench.store.location import TIMEOUT_VAR, is_url, resolve_location
+from pqbench.store.location import TIMEOUT_VAR, is_keyword_dsn, is_url, resolve_location
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.untrusted import passwords_in, redact
 
@@ -48,10 +49,29 @@ _SCHEMA_LOCK_KEY = 0x7071626E6368
 
 def _engine_url(location: str) -> str:
     if location.startswith(("postgresql://", "postgres://")):
-        return "postgresql+psycopg://" + location.split("://", 1)[1]
+        return "postgresql+psycopg://" + _encoded_userinfo(location.split("://", 1)[1])
+    if is_keyword_dsn(location):
+        return "postgresql+psycopg://"  # the keyword string goes to psycopg as it is
     if is_url(location):
         return location
     return f"sqlite:///{Path(location).expanduser().resolve()}"
+
+
+def _encoded_userinfo(rest: str) -> str:
+    """`user:password@host...` with user and password percent-encoded. A password typed
+    with a raw "@", ":" or space (`pqu:Hunt@Me7Xy@host`) runs to the last "@" before the
+    path, as `untrusted.redact` reads it; left raw, the URL parser would cut it at the
+    first "@" and the driver would quote the rest as a host name in its error."""
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc, path = rest[:end], rest[end:]
+    userinfo, at, host = netloc.rpartition("@")
+    if not at:
+        return rest
+    user, colon, password = userinfo.partition(":")
+    encoded = quote(unquote(user), safe="")
+    if colon:
+        encoded += ":" + quote(unquote(password), safe="")
+    return f"{encoded}@{host}{path}"
 
 
 def _check_sqlite_file(path: Path, for_writing: bool) -> None:
@@ -93,6 +113,9 @@ def _describe(exc: BaseException, location: str, secrets: list[str]) -> str:
         return f"the database {location} is locked by another process; try again later"
     if "readonly" in text or "read-only" in text:
         return f"the database {location} is read-only"
+    if "malformed" in text or "file is not a database" in text:
+        return (f"the database {location} is damaged ({text}); pqbench left it as it is: "
+                "restore it from a backup or an export")
     return f"database error on {location}: {text}"
 
 
@@ -121,6 +144,9 @@ class Store:
         self.location = redact(location)
         self._secrets = passwords_in(location)
         self.engine = engine
+        # A database without pqbench's tables opened only to read (an empty PostgreSQL
+        # database, an SQLite file with no tables): it holds no runs, and reads say so.
+        self._empty = False
 
     # --- opening --------------------------------------------------------------------------
 
@@ -129,7 +155,8 @@ class Store:
         location = resolve_location(db)
         if not is_url(location):
             _check_sqlite_file(Path(location).expanduser(), for_writing=create)
-        elif not location.startswith(("postgresql://", "postgres://", "sqlite://")):
+        elif not (location.startswith(("postgresql://", "postgres://", "sqlite://"))
+                  or is_keyword_dsn(location)):
             raise StoreError(f"unsupported database URL {redact(location)!r}: use a file "
                              "path, sqlite:///PATH or postgresql://USER@HOST/DB")
         try:
@@ -158,6 +185,15 @@ class Store:
                 cursor.close()
 
             return engine
+        if is_keyword_dsn(location):
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+
+            try:  # a malformed string (an unbalanced quote) fails here, not at connect
+                params = conninfo_to_dict(location)
+            except psycopg.Error as exc:
+                raise ValueError(f"not a valid libpq connection string: {exc}") from None
+            return create_engine(url, pool_pre_ping=True, connect_args=params)
         return create_engine(url, pool_pre_ping=True)
 
     def _validate(self, create: bool) -> None:
@@ -180,6 +216,8 @@ class Store:
                                  "one; it was left untouched")
             if create:
                 self._initialize()
+            else:
+                self._empty = True
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
 
@@ -252,6 +290,22 @@ class Store:
             if isinstance(exc, IntegrityError):
                 raise
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
+        except UnicodeEncodeError:  # a text that is not UTF-8: nothing was written
+            raise StoreError(f"a text of the run is not valid UTF-8, which {self.location} "
+                             "cannot hold; nothing was written") from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection to read with: a driver error, or a stored value that does not
+        decode (a damaged file), becomes a StoreError that names the database."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except (DBAPIError, SQLAlchemyError) as exc:
+            raise StoreError(_describe(exc, self.location, self._secrets)) from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"{self.location} holds a value pqbench cannot read ({exc!r}); "
+                             "the database may be damaged") from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -307,7 +361,9 @@ class Store:
     # --- reading --------------------------------------------------------------------------
 
     def has_run(self, run_id: str) -> bool:
-        with self.engine.connect() as conn:
+        if self._empty:
+            return False
+        with self._reading() as conn:
             found = conn.execute(select(schema.runs.c.run_id)
                                  .where(schema.runs.c.run_id == run_id)).first()
         return found is not None
@@ -315,6 +371,8 @@ class Store:
     def list_runs(self) -> list[RunInfo]:
         from sqlalchemy import func
 
+        if self._empty:
+            return []
         m = schema.measurements
         counts = (select(m.c.run_id, func.count().label("n")).group_by(m.c.run_id).subquery())
         r = schema.runs
@@ -322,12 +380,14 @@ class Store:
                         r.c.os_build, r.c.hostname, func.coalesce(counts.c.n, 0))
                  .outerjoin(counts, counts.c.run_id == r.c.run_id)
                  .order_by(r.c.started_at, r.c.run_id))
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return [RunInfo(*row) for row in conn.execute(query).all()]
 
     def resolve_run_id(self, prefix: str) -> str:
         """A full run id from a unique prefix (ids are long; users type the start)."""
-        with self.engine.connect() as conn:
+        if self._empty:
+            raise StoreError(f"no run {prefix!r} in {self.location}: no runs stored yet")
+        with self._reading() as conn:
             column = schema.runs.c.run_id
             query = select(column).where(column.startswith(prefix, autoescape=True))
             ids = list(conn.execute(query).scalars())
@@ -341,9 +401,11 @@ class Store:
 
     def _resolve(self, wanted: Sequence[str]) -> list[str]:
         """Full run ids: those stored as given in a query per batch, the rest as prefixes."""
+        if self._empty:
+            return [self.resolve_run_id(i) for i in wanted]
         column = schema.runs.c.run_id
         exact: set[str] = set()
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             for batch in bulk.chunks(wanted, bulk.IDS_PER_QUERY):
                 exact.update(conn.execute(select(column).where(column.in_(list(batch))))
                              .scalars())
@@ -362,19 +424,25 @@ class Store:
         queries per batch of runs, whatever their number (`store.queries`)."""
         wanted = wanted or RunFilter()
         ids = self._resolve(list(dict.fromkeys(wanted.ids)))
-        with self.engine.connect() as conn:
+        if self._empty:
+            return []
+        with self._reading() as conn:
             return queries.load(conn, wanted, ids, rows_too=rows_too,
                                 fingerprints=fingerprints)
 
     def algorithms(self, timed_only: bool = False) -> list[str]:
         """The algorithms stored runs have rows for, by name as stored; `timed_only`:
         rows with rates (not a memory run's), which reads every row."""
-        with self.engine.connect() as conn:
+        if self._empty:
+            return []
+        with self._reading() as conn:
             return queries.algorithms(conn, timed_only)
 
     def annotations(self) -> list[tuple[str, str, str]]:
+        if self._empty:
+            return []
         a = schema.build_notes
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rows = conn.execute(select(a.c.build, a.c.text, a.c.created_at).order_by(a.c.id))
             return [(r.build, r.text, r.created_at) for r in rows]
 
@@ -385,8 +453,10 @@ class Store:
         read through the key's index."""
         from pqbench.store import rates  # numpy: only for the commands that draw figures
 
+        if self._empty:
+            return rates.RowRates(run_ids)
         condition = queries.row_condition(rows) if rows is not None else None
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return rates.row_rates(conn, run_ids, condition)
 
 

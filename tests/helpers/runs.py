@@ -133,3 +133,53 @@ def json_paths(value: Any, per_list: int, prefix: tuple[Any, ...] = ()) -> list[
         for index, inner in enumerate(value[:per_list]):
             found += json_paths(inner, per_list, (*prefix, index))
     return found
+
+
+#: A stand-in for `pqbench worker`: speaks the protocol (pqbench/ab/protocol.py) with the
+#: answers the test chose. argv[1] is a JSON file: {"rows": [[a, i, o, block]],
+#: "sizes": {...}, "round": {...fields of every round reply...}}.
+_FAKE_WORKER = r'''
+import json, sys
+spec = json.load(open(sys.argv[1]))
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+send({"type": "hello", "protocol": 1, "pqbench": "fake", "python": "3", "pid": 1,
+      "environment": {"hostname": "fake"}})
+for line in sys.stdin:
+    request = json.loads(line)
+    kind = request["type"]
+    if kind == "quit":
+        break
+    if kind == "pin":
+        send({"type": "pinned", "cpus": [request["cpu"]]})
+    elif kind == "plan":
+        send({"type": "plan", "rows": spec["rows"], "problems": []})
+    elif kind == "prepare":
+        send({"type": "prepared", "checks": [], "sizes": spec.get("sizes", {}),
+              "attributes": {}, "counter": None})
+    elif kind == "run":
+        reply = {"type": "round", "ops": 1000, "elapsed_ns": 1000000, "cycles": None,
+                 "cpu_ns": 1000000}
+        reply.update(spec.get("round", {}))
+        sys.stdout.write(json.dumps(reply, allow_nan=True) + "\n")
+        sys.stdout.flush()
+'''
+
+
+def fake_worker(where: Any, rows: list[list[Any]], sizes: dict[str, Any] | None = None,
+                round_fields: dict[str, Any] | None = None) -> str:
+    """A `cmd:` side that starts a fake worker answering with these rows, sizes and round
+    fields (a worker is another program: the controller must judge what it says)."""
+    import json
+    import shlex
+    import sys
+    from pathlib import Path
+
+    folder = Path(where)
+    script, spec = folder / "fake_worker.py", folder / f"fake_{len(list(folder.iterdir()))}.json"
+    script.write_text(_FAKE_WORKER)
+    spec.write_text(json.dumps({"rows": rows, "sizes": sizes or {},
+                                "round": round_fields or {}}))
+    # The controller appends "worker"; the script ignores it.
+    return "cmd:" + shlex.join([sys.executable, str(script), str(spec)])

@@ -1,0 +1,85 @@
+"""Real signals, sent more than once: the clean-up and the storing that follow the first
+one run to their end, and every command exits 130 after Ctrl-C and 143 after SIGTERM
+without a traceback (the worker processes of `speed --multi` included)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pqbench.store import Store
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    """pqbench in a process group of its own, as a shell job is (Ctrl-C at a terminal
+    reaches every process of the group)."""
+    return subprocess.Popen([sys.executable, "-m", "pqbench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _wait_for(condition: object, what: str, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{what} never happened")
+
+
+@pytest.mark.parametrize("signals, gap", [(3, 0.03), (2, 0.2), (5, 0.0)])
+def test_repeated_ctrl_c_during_files_corpus_removes_it_and_keeps_the_run(
+        tmp_path: Path, signals: int, gap: float) -> None:
+    where = tmp_path / "scratch"
+    where.mkdir()
+    db = tmp_path / "corpus.db"
+    proc = _start("files", "corpus", "--total", "400M", "--dir", str(where), "--seed", "5",
+                  "--db", str(db))
+    _wait_for(lambda: any(where.glob("*/file*.bin")), "the corpus starting")
+    time.sleep(0.3)
+    for _ in range(signals):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(gap)
+    _, stderr = proc.communicate(timeout=180)
+    assert "Traceback" not in stderr, stderr
+    assert proc.returncode == 130, stderr
+    assert list(where.iterdir()) == []  # nothing of the corpus left
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted" and info.kind == "files"
+
+
+def test_sigterm_during_memory_exits_143_and_keeps_the_rows(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    proc = _start("memory", "--calls", "3", "--db", str(db))
+    time.sleep(6)  # start-up, then a few rows (each in a worker process of its own)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr, stderr
+    assert proc.returncode == 143, stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted" and info.kind == "memory"
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_speed_multi_prints_no_worker_traceback(tmp_path: Path, sig: int,
+                                                                code: int) -> None:
+    db = tmp_path / "multi.db"
+    proc = _start("speed", "x25519", "ecdh-p-256", "ml-kem-768", "-i", "cryptography",
+                  "--seconds", "1", "--rounds", "5", "--multi", "2", "--db", str(db))
+    time.sleep(7)
+    # A terminal sends Ctrl-C to the whole process group, workers included; `kill`
+    # sends SIGTERM to the command alone.
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr, stderr
+    assert proc.returncode == code, stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted"
