@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -89,7 +88,7 @@ def compare(
     # --fail-on judges every row, whatever --only-changed shows.
     failing = [r for result in results for r in result.rows
                if fail_on is not None and r.verdict in FAIL_ON[fail_on]]
-    shown = [_changed_only(r) for r in results] if only_changed else results
+    shown = [r.only_changed() for r in results] if only_changed else results
     if json_output:
         document = [r.as_dict() for r in shown]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
@@ -102,10 +101,6 @@ def compare(
         console.error(f"--fail-on {fail_on}: {len(failing)} row(s) "
                       f"{' or '.join(FAIL_ON[fail_on or 'any'])}")
         raise typer.Exit(FAIL_ON_EXIT)
-
-
-def _changed_only(result: RunComparison) -> RunComparison:
-    return replace(result, rows=tuple(r for r in result.rows if r.changed))
 
 
 def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:

@@ -123,8 +123,9 @@ def _changes(news: News, formats: Formats) -> tuple[str, ...]:
 def _highlight(h: Highlight, formats: Formats) -> str:
     causes = ", ".join(f"{topic} ({strength})" for topic, strength in h.causes) \
         or "no fingerprint difference explains it"
-    return (f"{h.verdict}: {row_name(h.key)} {formats.ratio(h.ratio)} "
-            f"({formats.rate(h.before, h.unit)} → {formats.rate(h.after, h.unit)}); "
+    row = h.row
+    return (f"{row.verdict}: {row_name(row.key)} {formats.ratio(row.ratio)} "
+            f"({formats.rate(row.before, row.unit)} → {formats.rate(row.after, row.unit)}); "
             f"causes: {causes}")
 
 
@@ -178,7 +179,7 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
         if news.changes:
             top = news.changes[0]
             causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
-            point += f"; the largest: {row_name(top.key)} {formats.ratio(top.ratio)} ({causes})"
+            point += f"; the largest: {row_name(top.key)} {formats.ratio(top.row.ratio)} ({causes})"
         points.append(point)
     if news.failed:
         points.append(f"{len(news.failed)} implementation(s) failed their checks")
