@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +25,7 @@ from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
 from pqbench.record.results import Run
-from pqbench.record.runs import NO_VALUE, RUN_FIELDS, check_field, field_value
+from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 
 __all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowComparison", "RowKey", "RunComparison",
            "compare_groups", "compare_rows", "compare_runs", "field_value", "group_runs",
@@ -108,35 +108,6 @@ class RunComparison:
     def as_dict(self) -> dict[str, Any]:
         """The document of `pqbench compare --json` (docs/compare.schema.json)."""
         return {"news": self.news.as_dict(), **self.compared.as_dict()}
-
-
-def run_order(run: Run) -> tuple[str, str, str]:
-    """Oldest first; the two sides of an `ab` session (started together) A before B."""
-    return (run.started_at, pairing.side_of(run) or "", run.run_id)
-
-
-def group_runs(runs: Iterable[Run], by: str, *, missing: bool = False
-               ) -> list[tuple[str, list[Run]]]:
-    """Runs grouped by a fingerprint field, groups ordered by their earliest run.
-
-    Runs without a value for the field are left out: unlabelled runs are not one
-    configuration, and comparing them as one would report their mix as a change. With
-    `missing` they form a group named "(none)". A field no run records is a UsageError
-    naming the known ones (`record.runs.check_field`).
-    """
-    runs = sorted(runs, key=run_order)
-    check_field(runs, by)
-    groups: dict[str, list[Run]] = {}
-    for run in runs:
-        value = field_value(run, by)
-        if value is not None or missing:
-            groups.setdefault(NO_VALUE if value is None else value, []).append(run)
-    return list(groups.items())
-
-
-def without_value(runs: Iterable[Run], by: str) -> list[Run]:
-    """The runs `group_runs` leaves out by default: those without a value for `by`."""
-    return [run for run in runs if field_value(run, by) is None]
 
 
 def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -19,7 +18,7 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, UsageError
+from pqbench.errors import UsageError
 from pqbench.presentation import comparisons, console
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
@@ -104,87 +103,69 @@ def compare(
 
 
 def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
-    """The two runs named, or with none named the newest run and the one before it of the
-    same kind (the sides of an `ab` session, when the newest is its B side)."""
+    """The two runs named, or with none named the newest run and the newest earlier run
+    of its kind that shares a row with it (the sides of an `ab` session, when the newest
+    is its B side)."""
     from pqbench.store import RunFilter
+    from pqbench.store.selection import select
 
     if ids and len(ids) != 2:
         raise UsageError("give two runs (before, after), none to compare the newest run with "
                          "the one before it, or --by FIELD")
     if not ids:
-        from pqbench.analysis.compare import run_order
-
-        # Headers only: kind, start time and the ab side are columns, not fingerprint.
-        stored = sorted(store.load_runs(rows_too=False, fingerprints=False), key=run_order)
-        if not stored:
-            raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` "
-                                  "makes one")
-        newest = stored[-1]
-        earlier = [r for r in stored[:-1] if r.kind == newest.kind]
-        if not earlier:
-            raise ComparisonError(f"the newest run {newest.run_id} is the only {newest.kind} "
-                                  "run stored: nothing to compare it with yet")
-        ids = [earlier[-1].run_id, newest.run_id]
-        console.note(f"comparing the newest run {ids[1]} with the one before it, {ids[0]} "
-                     "(name two runs, or --by FIELD, to compare others)")
+        # Headers only, then whole runs one at a time, newest first, until rows are shared.
+        selection = select(store)
+        before, after, newest = selection.newest_with_shared_rows()
+        if not newest:
+            latest = selection.headers[-1]
+            console.note(f"the newest run {latest.run_id} shares no row with an earlier "
+                         "run; comparing the newest two runs that do")
+        which = "the newest run" if newest else "run"
+        console.note(f"comparing {which} {after.run_id} ({_what(after)}) with {before.run_id} "
+                     f"({_what(before)}), the newest earlier run sharing rows with it (name "
+                     "two runs, or --by FIELD, to compare others)")
+        return before, after
     before, after = store.load_runs(RunFilter(ids=tuple(ids)))
     return before, after
+
+
+def _what(run: Run) -> str:
+    """A run's label, else the algorithms it measured: enough to tell two runs apart."""
+    if run.label:
+        return str(run.label)
+    names = list(dict.fromkeys(m.algorithm for m in run.measurements))
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
                cross_machine: bool, *, every: bool, missing: bool) -> list[RunComparison]:
     """The newest group against the one before it (every group against the next with
     `every`), or the two groups named; only their runs are loaded whole."""
-    from pqbench.analysis.compare import compare_groups, group_runs, run_order, without_value
-    from pqbench.store import LIGHT_FIELDS, RunFilter
+    from pqbench.analysis.compare import compare_groups, compare_runs, run_order
+    from pqbench.store.selection import select
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
-    # Groups are chosen from run headers (without rows; without fingerprints when the
-    # field is a column); only the groups compared are then loaded whole.
-    light = by in LIGHT_FIELDS
-    if not values:
-        stored = store.load_runs(rows_too=False, fingerprints=not light)
-        if not stored:
-            raise ComparisonError(f"no runs stored in {store.location}")
-        groups = group_runs(stored, by, missing=missing)
-        left_out = without_value(stored, by)
-        if left_out and not missing:
-            console.note(f"{len(left_out)} run(s) without a value for {by} left out "
-                         "(--include-missing compares them as a group '(none)')")
-        if len(groups) > 2 and not every:
-            newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
-            groups = [group for group in groups if group in newest]  # in group_runs' order
-        if len(groups) < 2:
-            return compare_groups(groups, threshold, cross_machine=cross_machine)
-        return list(_each_against_the_next(store, groups, threshold, cross_machine))
-    found = dict(group_runs(store.load_runs(RunFilter(by=by, values=tuple(values))), by,
-                            missing=True))
-    missing_values = [v for v in values if v not in found]
-    if missing_values:
-        known = [name for name, _ in group_runs(
-            store.load_runs(rows_too=False, fingerprints=not light), by, missing=True)]
-        raise ComparisonError(f"no runs with {by} = {', '.join(map(repr, missing_values))}; "
-                              f"found: {', '.join(map(repr, known))}")
-    return compare_groups([(v, found[v]) for v in values], threshold,
-                          cross_machine=cross_machine)
-
-
-def _each_against_the_next(store: Store, groups: list[tuple[str, list[Run]]],
-                           threshold: float | None, cross_machine: bool
-                           ) -> Iterator[RunComparison]:
-    """`compare_groups` over the groups of run headers, loading two groups whole at a
-    time: memory grows with the largest groups, not with the database."""
-    from pqbench.analysis.compare import compare_runs
-    from pqbench.store import RunFilter
-
-    def whole(members: list[Run]) -> list[Run]:
-        return store.load_runs(RunFilter(ids=tuple(r.run_id for r in members)))
-
+    selection = select(store, by, missing=missing or bool(values))
+    if values:
+        named = [(v, selection.whole(selection.group(v))) for v in values]
+        return compare_groups(named, threshold, cross_machine=cross_machine)
+    groups = selection.groups
+    if selection.left_out:
+        console.note(f"{len(selection.left_out)} run(s) without a value for {by} left out "
+                     "(--include-missing compares them as a group '(none)')")
+    if len(groups) > 2 and not every:
+        newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
+        groups = [group for group in groups if group in newest]  # in group_runs' order
+    if len(groups) < 2:
+        return compare_groups(groups, threshold, cross_machine=cross_machine)
+    # Two groups whole at a time: memory grows with the largest groups, not the database.
+    results = []
     (before_name, before_headers), *rest = groups
-    before = whole(before_headers)
+    before = selection.whole(before_headers)
     for after_name, after_headers in rest:
-        after = whole(after_headers)
-        yield compare_runs(before, after, threshold, cross_machine=cross_machine,
-                           before_name=before_name, after_name=after_name)
+        after = selection.whole(after_headers)
+        results.append(compare_runs(before, after, threshold, cross_machine=cross_machine,
+                                    before_name=before_name, after_name=after_name))
         before, before_name = after, after_name
+    return results

@@ -15,7 +15,7 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, UsageError
+from pqbench.errors import UsageError
 from pqbench.presentation import console
 
 
@@ -35,9 +35,9 @@ def history(
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
-    from pqbench.analysis.compare import group_runs
     from pqbench.analysis.history import names_algorithm, not_measured, series_from_rates
-    from pqbench.store import LIGHT_FIELDS, RunFilter, Store
+    from pqbench.store import RunFilter, Store
+    from pqbench.store.selection import select
 
     store = Store.open(db, create=False)
     # Every run's header (a point lists its group's runs; no fingerprints when the groups
@@ -45,10 +45,8 @@ def history(
     # index: one row across ten thousand runs.
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
-        if not headers:
-            raise ComparisonError(f"no runs stored in {store.location}")
-        groups = group_runs(headers, by)
+        selection = select(store, by)
+        headers, groups = selection.headers, selection.groups
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
             algorithms=names or (algorithm,), implementation=implementation,
             operation=operation))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,7 +15,7 @@ from pqbench.cli.common import (
     parse_threshold,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
+from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
 
@@ -103,16 +102,18 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     from pqbench import report
     from pqbench.analysis.compare import run_order
     from pqbench.report import fleet, memory
-    from pqbench.store import LIGHT_FIELDS, RunFilter
+    from pqbench.store import RunFilter
+    from pqbench.store.selection import select
 
-    headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
+    try:
+        selection = select(store, by)
+    except ComparisonError:  # nothing stored: `_runs` says so, with how to make a run
+        return None
+    headers = selection.headers
     if not fleet.many_groups(headers, by):
         return None
     newest = {run.kind: run.run_id for run in sorted(headers, key=run_order)}
-
-    def whole(ids: Sequence[str]) -> list[Run]:
-        return store.load_runs(RunFilter(ids=tuple(ids)))
-
+    whole = selection.whole
     shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
                    if kind in newest])
     sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes)
