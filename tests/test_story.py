@@ -6,11 +6,14 @@ at 80 and 120 columns. Each test pins one promise of `compare`, `history`, `repo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from pqbench.store import Store
 from tests.conftest import run_cli
+from tests.tests_data import make_runs
 
 QUICK = ("--seconds", "0.05", "--rounds", "2")
 
@@ -44,3 +47,122 @@ def test_compare_without_arguments_finds_two_runs_that_share_rows(
     told = " ".join(done.stderr.split())
     assert f"the newest run {newest} shares no row with an earlier run" in told
     assert f"comparing run {second} (X25519, Ed25519) with {first} (X25519)" in told
+
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five runs labelled "old", then five "new" in which ML-KEM-768 runs 13.8 times slower
+    (60,000 -> 4,348 encapsulations per second) and SHA-256 1.25 times faster."""
+    db = tmp_path_factory.mktemp("slowed") / "results.db"
+    store = Store.open(str(db))
+    store.save_runs(make_runs("20260101-a", 5, seed=1, label="old", drift=0.01))
+    store.save_runs(make_runs("20260102-b", 5, seed=2, label="new", start_day=2, drift=0.01,
+                              factors={"SHA-256": 1.25, "ML-KEM-768": 1 / 13.8}))
+    store.close()
+    return db
+
+
+def _line(text: str, *words: str) -> str:
+    """The table's line of a row (the news above names rows as "ML-KEM-768 encaps [liboqs]")."""
+    return next(line for line in text.splitlines()
+                if all(w in line for w in words) and "[" not in line)
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_compare_says_how_many_times_slower_or_faster_and_keeps_both_levels(
+        slowed: Path, columns: str) -> None:
+    done = run_cli("compare", "--by", "label", "--db", str(slowed), env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    assert max(map(len, done.stdout.splitlines())) <= int(columns)
+    encaps = _line(done.stdout, "ML-KEM-768", "encaps")
+    times = float(re.search(r"([\d.]+)x slower", encaps).group(1))  # type: ignore[union-attr]
+    assert 13.0 < times < 14.6  # planted 13.8, 2 % noise per round
+    assert "0.07" not in encaps  # never the raw after/before ratio of a slowdown
+    # before -> after stays at 80 columns: about 60.1 k -> 4.35 k operations per second
+    levels = re.search(r"([\d.]+) → ([\d.]+) kops/s", encaps)
+    assert levels is not None
+    assert float(levels.group(1)) == pytest.approx(60.0, rel=0.03)
+    assert float(levels.group(2)) == pytest.approx(60.0 / 13.8, rel=0.03)
+    faster = _line(done.stdout, "SHA-256")
+    assert re.search(r"1\.2\dx faster", faster)
+    assert "no change" in done.stdout
+    unchanged = _line(done.stdout, "AES-256-XTS")
+    # The band beside the verdict, in one cell (wrapped in its column where room is short).
+    lines = done.stdout.splitlines()
+    below = lines[lines.index(unchanged) + 1]
+    assert "no change (within ±5 %)" in unchanged or (
+        "no change" in unchanged and "(within ±5 %)" in below)
+
+
+def test_version_has_a_short_option() -> None:
+    from pqbench import __version__
+
+    for option in ("-V", "--version"):
+        done = run_cli(option)
+        assert done.returncode == 0 and done.stdout == f"pqbench {__version__}\n"
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_help_wraps_whole_sentences(columns: str) -> None:
+    """A docstring's source line breaks are not the terminal's: no line of the help ends a
+    sentence fragment to start the next one a word later."""
+    done = run_cli("compare", "--help", env={"COLUMNS": columns})
+    assert done.returncode == 0
+    text = " ".join(line.strip(" │") for line in done.stdout.splitlines())
+    assert "so a verdict needs several runs a side" in " ".join(text.split())
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    lone = [line for line in lines if line in ("several", "`pqbench ab`", "pqbench ab")]
+    assert not lone
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """25 stored runs: more than `pqbench runs` shows by default."""
+    db = tmp_path_factory.mktemp("many") / "results.db"
+    store = Store.open(str(db))
+    store.save_runs(make_runs("20260101-r", 25, seed=5, label="nightly"))
+    store.close()
+    return db
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, columns: str
+                                                          ) -> None:
+    done = run_cli("runs", "--db", str(many_runs), env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    ids = re.findall(r"20260101-r\d+", done.stdout)
+    assert ids == [f"20260101-r{i}" for i in range(24, 4, -1)]  # the newest 20, newest first
+    told = " ".join(done.stderr.split())
+    assert "5 older run(s) not shown" in told and "--all" in told
+    assert "nightly" in done.stdout and "ML-KEM-768" in done.stdout  # label, algorithms
+    assert max(map(len, done.stdout.splitlines())) <= int(columns)
+    done = run_cli("runs", "--last", "3", "--db", str(many_runs), env={"COLUMNS": columns})
+    assert re.findall(r"20260101-r\d+", done.stdout) == [
+        "20260101-r24", "20260101-r23", "20260101-r22"]
+    done = run_cli("runs", "--all", "--db", str(many_runs), env={"COLUMNS": columns})
+    assert len(re.findall(r"20260101-r\d+", done.stdout)) == 25 and not done.stderr.strip()
+
+
+def test_runs_csv_lists_every_run_with_its_algorithms(many_runs: Path) -> None:
+    import csv
+    import io
+
+    done = run_cli("runs", "--csv", "--db", str(many_runs))
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert [r["run_id"] for r in rows] == [f"20260101-r{i}" for i in range(25)]
+    assert rows[0]["algorithms"].split() == ["ML-KEM-768", "AES-256-XTS", "SHA-256"]
+    assert rows[0]["rows"] == "4" and rows[0]["label"] == "nightly"
+
+
+def test_export_takes_the_newest_runs_or_all(many_runs: Path) -> None:
+    done = run_cli("export", "--last", "2", "--db", str(many_runs))
+    assert done.returncode == 0, done.stderr
+    assert [r["run_id"] for r in json.loads(done.stdout)["runs"]] == [
+        "20260101-r23", "20260101-r24"]
+    done = run_cli("export", "--all", "--db", str(many_runs))
+    assert len(json.loads(done.stdout)["runs"]) == 25
+    for args in ((), ("20260101-r1", "--all"), ("--last", "2", "--all")):
+        done = run_cli("export", *args, "--db", str(many_runs))
+        assert done.returncode == 2 and "--last N or --all" in done.stderr
+        assert "Traceback" not in done.stderr

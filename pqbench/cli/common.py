@@ -29,6 +29,8 @@ DbOption = Annotated[
                       "(default: a per-user file, see `pqbench env`)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+CsvOption = Annotated[bool, typer.Option(
+    "--csv", help="Print CSV on stdout: a header line, then one line per row, raw values.")]
 
 
 def finite_float(low: float, high: float, *, low_open: bool = False

@@ -19,7 +19,11 @@ from pqbench.presentation import console
 @app.command()
 @handles_errors
 def export(
-    runs: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes).")],
+    runs: Annotated[list[str] | None, typer.Argument(
+        help="Run ids (or unique prefixes); or --last N, or --all.")] = None,
+    last: Annotated[int | None, typer.Option(
+        "--last", "-n", min=1, help="The N newest runs.")] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every stored run.")] = False,
     fmt: Annotated[str, typer.Option(
         "--format", "-f", help="json (pqbench, re-importable) or pytest-benchmark.")
     ] = "json",
@@ -41,7 +45,16 @@ def export(
     if output is not None and not force and (output.exists() or output.is_symlink()):
         raise InputFileError(f"{output} already exists; pass --force to replace it, or "
                              "choose another --output")
+    chosen = [bool(runs), last is not None, every]
+    if sum(chosen) != 1:
+        raise UsageError("name the runs to export, or give --last N or --all (one of them)")
     store = Store.open(db, create=False)
+    if not runs:
+        from pqbench.store.selection import newest_ids
+
+        runs = newest_ids(store, None if every else last)
+        if not runs:
+            raise UsageError(f"no runs stored in {store.location}; nothing to export")
     loaded = store.load_runs(RunFilter(ids=tuple(runs)))
     text = exchange.export(loaded, fmt)
     if output is None:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from pqbench import environment
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
+from pqbench.errors import UsageError
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
 from pqbench.presentation import runs as views
+from pqbench.presentation.delimited import csv_text
 from pqbench.store import resolve_location
 from pqbench.store.location import is_url
 from pqbench.untrusted import redact
@@ -41,13 +45,28 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
     console.stdout.print(console.key_value_table("pqbench environment", _flatten("", fingerprint)))
 
 
+#: Runs `pqbench runs` shows by default, newest first (as `git log` pages).
+RUNS_SHOWN = 20
+
+LastOption = Annotated[int | None, typer.Option(
+    "--last", "-n", min=1, help=f"Only the N newest runs (default {RUNS_SHOWN}).")]
+AllOption = Annotated[bool, typer.Option("--all", help="Every stored run.")]
+
+
 @app.command()
 @handles_errors
-def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
-    """List the stored runs, oldest first."""
+def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOption = False,
+         json_output: JsonOption = False, db: DbOption = None) -> None:
+    """List the stored runs, newest first: the newest 20 unless --last N or --all, then how
+    many older ones there are. --json and --csv list every run, oldest first."""
     from pqbench.store import Store
 
+    if last is not None and every:
+        raise UsageError("choose one of --last N and --all")
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
     location = resolve_location(db)
+    store = None
     if not is_url(location) and not Path(location).expanduser().exists():
         # No database yet is the first-day state, not an error: nothing is stored.
         listed, shown = [], redact(location)
@@ -57,8 +76,25 @@ def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
     if json_output:
         print_json({"database": shown, "runs": [info.__dict__ for info in listed]})
         return
+    if csv_output:
+        from pqbench.store.selection import run_algorithms
+
+        found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
+        print(csv_text(views.RUNS_CSV, [views.runs_csv_row(r, found.get(r.run_id, []))
+                                        for r in listed]), end="")
+        return
     if not listed:
         console.stdout.print(console.safe(
             f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
         return
-    console.print_table(views.runs_table(listed, shown))
+    assert store is not None
+    from pqbench.store.selection import run_algorithms
+
+    count = len(listed) if every else (last or RUNS_SHOWN)
+    newest = listed[::-1][:count]
+    algorithms = run_algorithms(store, [r.run_id for r in newest])
+    console.print_table(views.runs_table(newest, shown, algorithms,
+                                         older=len(listed) - len(newest)))
+    if len(newest) < len(listed):
+        console.note(f"{len(listed) - len(newest)} older run(s) not shown; `pqbench runs "
+                     "--all` lists every run, `--last N` the N newest")

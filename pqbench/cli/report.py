@@ -47,7 +47,7 @@ def report_command(
              "as libraries.system_libcrypto); adds the history chart.")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Markdown file to write (charts go beside it), or a directory for report.md. "
-             "Default: reports/<run id or group>/report.md under the current directory.")]
+             "Default: reports/RUN-OR-GROUP/report.md under the current directory.")]
     = None,
     threshold: ThresholdOption = "auto",
     force: Annotated[bool, typer.Option(

@@ -66,27 +66,43 @@ def causes(row: Row) -> str:
     return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
 
 
+def change(row: Row) -> str:
+    """A row's change in the words users know: "13.8x slower", "1.24x faster", "no change
+    (within ±5 %)"; a row without a verdict says why before its estimate ("too few runs:
+    1.97x faster")."""
+    if row.verdict == "no change":
+        return numbers.no_change(row.threshold)
+    moved = numbers.speed_change(row.ratio)
+    return moved if row.changed else f"{row.verdict}: {moved}"
+
+
+def levels(row: Row) -> str:
+    """Before → after in one cell: "60.1 → 4.34 kops/s", "1.65 GB/s → 850 MB/s"."""
+    return numbers.levels(row.before, row.after, row.unit)
+
+
 def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
     """One line per (algorithm, implementation, operation, block size), largest change
     first; `rows` (default all) picks which."""
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
-    # Where room is short the verdict and its evidence (ratio, interval) stay; the levels,
-    # then the test's detail go first (each cause is told in full in the news above).
+    # Where room is short the change in words and the levels it is between stay (80
+    # columns); the interval, the verdict's own column, then the test's detail go first
+    # (each cause is told in full in the news above).
     columns = (Column("algorithm"), Column("implementation", short="impl."),
-               Column("operation"), Column("before", "rate", priority=2, group="levels"),
-               Column("after", "rate", priority=2, group="levels"),
-               Column("after / before", "ratio", short="ratio"),
+               Column("operation"), Column("before → after", align="right"),
+               Column("change", wrap=True),
                Column(f"{numbers.share(ci_level(result))} CI", priority=1),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
-               Column("noise floor", align="right", priority=4), Column("verdict"),
+               Column("noise floor", align="right", priority=4),
+               Column("verdict", priority=2),
                Column("explanation", priority=3, wrap=True),
                *((Column("s", "number", priority=5),) if timed else ()))
     return Table(title(result), columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
-         Cell(row.before, unit=row.unit), Cell(row.after, unit=row.unit), row.ratio,
-         numbers.interval(row.ci_low, row.ci_high), row.p_value, units(row), floor(row),
-         Cell(row.verdict, strong=row.changed), causes(row),
+         levels(row), Cell(change(row), strong=row.changed),
+         numbers.change_interval(row.ci_low, row.ci_high), row.p_value, units(row),
+         floor(row), Cell(row.verdict, strong=row.changed), causes(row),
          *((row.seconds,) if timed else ()))
         for row in shown), tuple(row.verdict for row in shown))
 
@@ -151,7 +167,7 @@ def history_table(series: Series) -> Table:
         step = steps.get(i)
         rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
                      level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
-                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.ratio(step.ratio)}"
+                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.speed_change(step.ratio)}"
                      if step else "", "; ".join(p.notes)))
         tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
     return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "

@@ -32,7 +32,7 @@ class Formats:
 
 
 #: The one formatter's rates and ratios, as every table shows them.
-FORMATS = Formats(rate=numbers.rate, ratio=numbers.ratio)
+FORMATS = Formats(rate=numbers.rate, ratio=numbers.speed_change)
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,17 @@ compared, not with the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pqbench.errors import ComparisonError
 from pqbench.record.results import RowKey, Run
 from pqbench.record.runs import group_runs, run_order, without_value
+from pqbench.store import schema
 from pqbench.store.database import Store
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 
-__all__ = ["LOOK_BACK", "Selection", "select"]
+__all__ = ["LOOK_BACK", "Selection", "newest_ids", "run_algorithms", "select"]
 
 #: How many of the newest runs `compare` without arguments looks through for two that
 #: share a row (each is loaded whole to see its rows).
@@ -102,3 +103,27 @@ def select(store: Store, by: str | None = None, *, missing: bool = False,
     if not headers:
         raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` makes one")
     return Selection(store, by, headers, missing)
+
+
+def newest_ids(store: Store, last: int | None) -> list[str]:
+    """The ids of the `last` newest runs (every run with None), oldest first."""
+    ids = [info.run_id for info in store.list_runs()]
+    return ids if last is None else ids[-last:] if last > 0 else []
+
+
+def run_algorithms(store: Store, run_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Per run, the algorithms it has result rows for, in the order first measured: what
+    tells two runs of one kind apart in `pqbench runs`. One query for all the ids."""
+    from sqlalchemy import func
+    from sqlalchemy import select as sql_select
+
+    m = schema.measurements
+    found: dict[str, list[str]] = {run_id: [] for run_id in run_ids}
+    if not run_ids:
+        return found
+    query = (sql_select(m.c.run_id, m.c.algorithm).where(m.c.run_id.in_(list(run_ids)))
+             .group_by(m.c.run_id, m.c.algorithm).order_by(m.c.run_id, func.min(m.c.id)))
+    with store.engine.connect() as conn:
+        for run_id, algorithm in conn.execute(query):
+            found[run_id].append(algorithm)
+    return found
