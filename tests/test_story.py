@@ -166,3 +166,34 @@ def test_export_takes_the_newest_runs_or_all(many_runs: Path) -> None:
         done = run_cli("export", *args, "--db", str(many_runs))
         assert done.returncode == 2 and "--last N or --all" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+FIELDS = ("os_build", "testbed", "hostname", "label")
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_report_and_compare_take_the_same_by_fields(
+        two_subjects: tuple[Path, list[str]], tmp_path: Path, field: str) -> None:
+    """The README's `report --by os_build` (and testbed, hostname) said "unknown --by
+    field" while `compare --by os_build` took it."""
+    db, _ = two_subjects
+    done = run_cli("report", "--by", field, "--out", str(tmp_path / "r"), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r" / "report.md").is_file()
+    assert "unknown --by field" not in done.stderr
+    compared = run_cli("compare", "--by", field, "--db", str(db))
+    assert "unknown --by field" not in compared.stderr  # one group is not a field error
+    assert compared.returncode in (0, 1) and "Traceback" not in compared.stderr
+    if field == "label":  # no run has a label: said so, not as "the same label ()"
+        assert "no run has a value for --by label" in " ".join(done.stderr.split())
+
+
+def test_an_unknown_by_field_is_refused_alike_everywhere(
+        two_subjects: tuple[Path, list[str]], tmp_path: Path) -> None:
+    db, _ = two_subjects
+    for command in (("report", "--out", str(tmp_path / "r")), ("compare",),
+                    ("history", "X25519")):
+        done = run_cli(*command, "--by", "os_biuld", "--db", str(db))
+        assert done.returncode == 2, (command, done.stderr)
+        assert "unknown --by field 'os_biuld'. Did you mean: os_build" in " ".join(
+            done.stderr.split())

@@ -80,8 +80,10 @@ def report_command(
         comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
         if by and not comparison:
             values = sorted({name for name, _ in compare.group_runs(runs, by)})
-            console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
-                            "the report has no comparison")
+            console.warning(
+                f"every run has the same --by {by} ({', '.join(values)}); the report has no "
+                "comparison" if values else
+                f"no run has a value for --by {by}; the report has no comparison")
         built = report.build(runs, comparison)
     _write(built, report.resolve_out(out, runs, by, Path.cwd()), force)
 

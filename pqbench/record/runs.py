@@ -124,7 +124,8 @@ def check_field(runs: Iterable[Run], name: str) -> None:
     listing the fields there are and the closest ones. A group of fields (`libraries`)
     passes here and is refused by `field_value`, which names its members."""
     runs = list(runs)
-    if name in RUN_FIELDS or any(run.environment.has(name) for run in runs):
+    # No runs (a report's part for a kind nobody measured) record nothing to refuse.
+    if not runs or name in RUN_FIELDS or any(run.environment.has(name) for run in runs):
         return
     known = known_fields(runs)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
