@@ -197,3 +197,36 @@ def test_an_unknown_by_field_is_refused_alike_everywhere(
         assert done.returncode == 2, (command, done.stderr)
         assert "unknown --by field 'os_biuld'. Did you mean: os_build" in " ".join(
             done.stderr.split())
+
+
+def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Path) -> None:
+    """Five runs with AES-NI hidden from OpenSSL and five without, all of one OS build:
+    two points, not one whose "noise floor" is the mask's effect."""
+    from pqbench.measure import mask
+    from tests.tests_data import environment
+
+    db = tmp_path / "masked.db"
+    store = Store.open(str(db))
+    hidden = environment(knobs__OPENSSL_ia32cap=mask.ia32cap_value(["aesni"]))
+    store.save_runs(make_runs("20260101-u", 5, seed=1))
+    store.save_runs(make_runs("20260101-m", 5, seed=2, start_day=2, env=hidden,
+                              factors={"AES-256-XTS": 1 / 8}))
+    store.close()
+    for columns in ("80", "120"):
+        done = run_cli("history", "AES-256-XTS", "--json", "--db", str(db),
+                       env={"COLUMNS": columns})
+        assert done.returncode == 0, done.stderr
+        points = json.loads(done.stdout)["series"][0]["points"]
+        assert [(p["build"], len(p["runs"])) for p in points] == [
+            ("18E226", 5), ("18E226 (AES-NI hidden)", 5)]
+        shown = run_cli("history", "AES-256-XTS", "--db", str(db), env={"COLUMNS": columns})
+        assert "18E226 (AES-NI hidden)" in shown.stdout
+        # compare names the capability, not the knob's raw value
+        compared = run_cli("compare", "20260101-u4", "20260101-m0", "--db", str(db),
+                           env={"COLUMNS": columns})
+        news = compared.stdout.split("fingerprint differences")[0]
+        assert "OpenSSL capability knobs: none → AES-NI hidden" in news
+        assert "~0x2" not in news
+    pooled = json.loads(run_cli("history", "AES-256-XTS", "--pool", "--json", "--db",
+                                str(db)).stdout)["series"][0]["points"]
+    assert [(p["build"], len(p["runs"])) for p in pooled] == [("18E226", 10)]

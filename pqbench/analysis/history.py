@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.analysis import replicates, step_detect, verdict
+from pqbench.analysis import explain, replicates, step_detect, verdict
 from pqbench.analysis.compare import group_runs, run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
 from pqbench.errors import ComparisonError
@@ -198,6 +198,25 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
 
 #: A row key's per-round rates of each of the runs named (`store.rates.RowRates.runs`:
 #: 1-D float arrays, read as sequences of floats).
+def by_configuration(groups: Sequence[tuple[str, Sequence[Run]]]
+                     ) -> list[tuple[str, list[Run]]]:
+    """Each group whose runs differ in their OpenSSL capability knobs (masked and unmasked
+    runs of one OS build) split into one group per configuration, named "build (AES-NI
+    hidden)"; runs that differ by design are not one point, whose spread would be the
+    mask's effect. Groups of one configuration keep their name (and their notes)."""
+    split: list[tuple[str, list[Run]]] = []
+    for name, runs in groups:
+        configurations: dict[str | None, list[Run]] = {}
+        for run in runs:
+            configurations.setdefault(explain.configuration(run.environment), []).append(run)
+        if len(configurations) == 1:
+            split.append((name, list(runs)))
+            continue
+        split += [(name if config is None else f"{name} ({config})", members)
+                  for config, members in configurations.items()]
+    return split
+
+
 RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
 
 

@@ -30,12 +30,21 @@ def history(
     by: Annotated[str, typer.Option(
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
+    pool: Annotated[bool, typer.Option(
+        "--pool", help="Pool the runs of a group whose OpenSSL capability knobs differ "
+                       "(masked and unmasked runs of one build); by default each "
+                       "configuration is a point of its own.")] = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
-    from pqbench.analysis.history import names_algorithm, not_measured, series_from_rates
+    from pqbench.analysis.history import (
+        by_configuration,
+        names_algorithm,
+        not_measured,
+        series_from_rates,
+    )
     from pqbench.store import RunFilter, Store
     from pqbench.store.selection import select
 
@@ -45,8 +54,10 @@ def history(
     # index: one row across ten thousand runs.
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        selection = select(store, by)
-        headers, groups = selection.headers, selection.groups
+        # Telling masked from unmasked runs needs their fingerprints' knobs.
+        selection = select(store, by, fingerprints=not pool)
+        headers = selection.headers
+        groups = selection.groups if pool else by_configuration(selection.groups)
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
             algorithms=names or (algorithm,), implementation=implementation,
             operation=operation))

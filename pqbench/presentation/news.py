@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pqbench.analysis import explain
 from pqbench.analysis.news import Availability, CauseGroup, Highlight, News, Reason, RowKey
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
@@ -25,14 +26,16 @@ ROWS_NAMED = 4
 
 @dataclass(frozen=True)
 class Formats:
-    """How the caller prints a rate (value, "ops/s" or "bytes/s") and a ratio."""
+    """How the caller prints a rate (value, "ops/s" or "bytes/s"), a ratio of two rates
+    ("0.5x" of a peer) and a change of speed ("2.00x slower")."""
 
     rate: Callable[[float, str], str]
     ratio: Callable[[float], str]
+    change: Callable[[float], str] = numbers.speed_change
 
 
 #: The one formatter's rates and ratios, as every table shows them.
-FORMATS = Formats(rate=numbers.rate, ratio=numbers.speed_change)
+FORMATS = Formats(rate=numbers.rate, ratio=numbers.ratio, change=numbers.speed_change)
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def items(news: News, formats: Formats = FORMATS) -> list[Item]:
 
 
 def _builds(news: News) -> tuple[str, ...]:
-    lines = [f"{c.topic}: {value(c.before)} → {value(c.after)}"
+    lines = [f"{c.topic}: {_told(c.field, c.before)} → {_told(c.field, c.after)}"
              + (f" ({c.note})" if c.note else "") for c in news.builds]
     if not lines:
         lines.append("the fingerprints do not differ (apart from labels)")
@@ -92,6 +95,13 @@ def _builds(news: News) -> tuple[str, ...]:
         lines.append(f"{news.other_fields} minor field(s) differ too (paths, other "
                      "packages): see the differences")
     return tuple(lines)
+
+
+def _told(field: str, found: Any) -> str:
+    """A build's value; an OpenSSL capability knob in words ("AES-NI hidden")."""
+    if field.startswith("knobs.") and isinstance(found, str):
+        return explain.knob_text(field.removeprefix("knobs."), found) or "none"
+    return value(found)
 
 
 def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
@@ -124,7 +134,7 @@ def _highlight(h: Highlight, formats: Formats) -> str:
     causes = ", ".join(f"{topic} ({strength})" for topic, strength in h.causes) \
         or "no fingerprint difference explains it"
     row = h.row
-    return (f"{row.verdict}: {row_name(row.key)} {formats.ratio(row.ratio)} "
+    return (f"{row.verdict}: {row_name(row.key)} {formats.change(row.ratio)} "
             f"({formats.rate(row.before, row.unit)} → {formats.rate(row.after, row.unit)}); "
             f"causes: {causes}")
 
@@ -179,7 +189,8 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
         if news.changes:
             top = news.changes[0]
             causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
-            point += f"; the largest: {row_name(top.key)} {formats.ratio(top.row.ratio)} ({causes})"
+            point += (f"; the largest: {row_name(top.key)} {formats.change(top.row.ratio)} "
+                      f"({causes})")
         points.append(point)
     if news.failed:
         points.append(f"{len(news.failed)} implementation(s) failed their checks")

@@ -93,11 +93,11 @@ class Selection:
 
 
 def select(store: Store, by: str | None = None, *, missing: bool = False,
-           kinds: tuple[str, ...] = ()) -> Selection:
+           kinds: tuple[str, ...] = (), fingerprints: bool = False) -> Selection:
     """Every stored run's header grouped by `by` (a ComparisonError when none is stored).
 
-    Fingerprints are read only when `by` is not a column of the runs table."""
-    fingerprints = by is not None and by not in LIGHT_FIELDS
+    Fingerprints are read when asked, or when `by` is not a column of the runs table."""
+    fingerprints = fingerprints or (by is not None and by not in LIGHT_FIELDS)
     headers = sorted(store.load_runs(RunFilter(kinds=kinds), rows_too=False,
                                      fingerprints=fingerprints), key=run_order)
     if not headers:
