@@ -230,3 +230,27 @@ def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Pat
     pooled = json.loads(run_cli("history", "AES-256-XTS", "--pool", "--json", "--db",
                                 str(db)).stdout)["series"][0]["points"]
     assert [(p["build"], len(p["runs"])) for p in pooled] == [("18E226", 10)]
+
+
+def test_default_ab_labels_name_their_session(tmp_path: Path) -> None:
+    """Two `ab` sessions with default labels: four labels, and `compare --by label` takes
+    the newest session's A then B, not both sessions' B sides pooled against A."""
+    db = tmp_path / "ab.db"
+    sessions = []
+    for _ in range(2):
+        done = run_cli("ab", "x25519", "-i", "cryptography", "--a", "here", "--b",
+                       "env:PQBENCH_STORY=b", "--max-seconds", "2", "--json", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        sessions.append(json.loads(done.stdout)["session"]["runs"])
+    stored = Store.open(str(db), create=False)
+    labels = {run_id: stored.load_run(run_id).label for pair in sessions for run_id in pair}
+    assert len(set(labels.values())) == 4
+    first_a, first_b = (labels[i] for i in sessions[0])
+    assert first_a.startswith("A: here, ") and first_b.startswith("B: env:PQBENCH_STORY=b, ")
+    assert first_a.removeprefix("A: here, ") == first_b.removeprefix("B: env:PQBENCH_STORY=b, ")
+    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert (document["before"]["runs"], document["after"]["runs"]) == (
+        [sessions[1][0]], [sessions[1][1]])
+    assert document["design"] == "pairs"
