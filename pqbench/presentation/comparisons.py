@@ -76,6 +76,15 @@ def change(row: Row) -> str:
     return moved if row.changed else f"{row.verdict}: {moved}"
 
 
+def shared_reason(rows: Sequence[Row]) -> str | None:
+    """The reason of every row, when there are several, none changed, and all give the
+    same one; else None (each row says its own)."""
+    reasons = {row.reason for row in rows}
+    if len(rows) < 2 or len(reasons) != 1 or any(row.changed for row in rows):
+        return None
+    return reasons.pop()
+
+
 def levels(row: Row) -> str:
     """Before → after in one cell: "60.1 → 4.34 kops/s", "1.65 GB/s → 850 MB/s"."""
     return numbers.levels(row.before, row.after, row.unit)
@@ -86,6 +95,9 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
     first; `rows` (default all) picks which."""
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
+    # A reason every row shares ("too few runs": one run a side) is said once, in the title.
+    shared = shared_reason(shown)
+    heading = title(result) + (f". Every row: {shared}" if shared else "")
     # Where room is short the change in words and the levels it is between stay (80
     # columns); the interval, the verdict's own column, then the test's detail go first
     # (each cause is told in full in the news above).
@@ -98,11 +110,11 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
                Column("verdict", priority=2),
                Column("explanation", priority=3, wrap=True),
                *((Column("s", "number", priority=5),) if timed else ()))
-    return Table(title(result), columns, tuple(
+    return Table(heading, columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
          levels(row), Cell(change(row), strong=row.changed),
          numbers.change_interval(row.ci_low, row.ci_high), row.p_value, units(row),
-         floor(row), Cell(row.verdict, strong=row.changed), causes(row),
+         floor(row), Cell(row.verdict, strong=row.changed), None if shared else causes(row),
          *((row.seconds,) if timed else ()))
         for row in shown), tuple(row.verdict for row in shown))
 

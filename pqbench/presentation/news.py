@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import explain
-from pqbench.analysis.news import Availability, CauseGroup, Highlight, News, Reason, RowKey
+from pqbench.analysis.news import (
+    NO_REASON,
+    Availability,
+    CauseGroup,
+    Highlight,
+    News,
+    Reason,
+    RowKey,
+)
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.presentation.runs import operation
@@ -67,11 +75,10 @@ def items(news: News, formats: Formats = FORMATS) -> list[Item]:
     found = [Item("builds", _builds(news))]
     if news.appeared:
         found.append(Item(f"appeared on {news.after_name}",
-                          tuple(_one_sided(a, news.before_name, formats) for a in news.appeared)))
+                          _one_sided_lines(news.appeared, news.before_name, formats)))
     if news.disappeared:
         found.append(Item(f"gone on {news.after_name}",
-                          tuple(_one_sided(a, news.after_name, formats)
-                                for a in news.disappeared)))
+                          _one_sided_lines(news.disappeared, news.after_name, formats)))
     if news.failed:
         names = {"before": news.before_name, "after": news.after_name}
         found.append(Item("failed its checks", tuple(
@@ -102,6 +109,26 @@ def _told(field: str, found: Any) -> str:
     if field.startswith("knobs.") and isinstance(found, str):
         return explain.knob_text(field.removeprefix("knobs."), found) or "none"
     return value(found)
+
+
+#: Rows measured on one side only without a reason, named before the rest are counted.
+UNASKED_NAMED = 6
+
+
+def _one_sided_lines(entries: Sequence[Availability], other_side: str, formats: Formats
+                     ) -> tuple[str, ...]:
+    """Rows the other side gave a reason for, one line each; rows it simply did not
+    measure (a subset compared with a full run: nobody asked for them) in one line."""
+    told = [_one_sided(e, other_side, formats) for e in entries if e.reason != NO_REASON]
+    unasked = [e for e in entries if e.reason == NO_REASON]
+    if unasked:
+        names = list(dict.fromkeys(e.algorithm for e in unasked))
+        more = len(names) - UNASKED_NAMED
+        listed = ", ".join(names[:UNASKED_NAMED]) + (f" and {more} more" if more > 0 else "")
+        rows = sum(len(e.rows) for e in unasked)
+        told.append(f"{rows} row(s) of {listed}: not measured on {other_side}, which stored "
+                    "no reason (not asked for there)")
+    return tuple(told)
 
 
 def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
