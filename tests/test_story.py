@@ -316,3 +316,49 @@ def test_compare_json_follows_its_published_schema(slowed: Path, tmp_path: Path)
     slow = ComparisonDocument.model_validate_json(done.stdout)
     assert {r.verdict for r in slow.rows} >= {"slower", "faster"}
     assert slow.news.changes and slow.news.changes[0].verdict == "slower"
+
+
+def _csv(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_compare_and_history_print_csv(slowed: Path) -> None:
+    done = run_cli("compare", "--by", "label", "--csv", "--db", str(slowed))
+    assert done.returncode == 0, done.stderr
+    rows = {(r["algorithm"], r["operation"]): r for r in _csv(done.stdout)}
+    encaps = rows[("ML-KEM-768", "encaps")]
+    assert (encaps["before_name"], encaps["after_name"], encaps["verdict"]) == (
+        "old", "new", "slower")
+    assert float(encaps["before"]) / float(encaps["after"]) == pytest.approx(13.8, rel=0.05)
+    assert float(encaps["ratio"]) == pytest.approx(float(encaps["after"])
+                                                   / float(encaps["before"]))
+    done = run_cli("history", "ML-KEM-768", "-o", "encaps", "--by", "label", "--csv",
+                   "--db", str(slowed))
+    assert done.returncode == 0, done.stderr
+    points = _csv(done.stdout)
+    assert [(p["build"], p["runs"]) for p in points] == [("old", "5"), ("new", "5")]
+    assert float(points[0]["level"]) == pytest.approx(60_000, rel=0.03)
+    assert float(points[1]["step_ratio"]) == pytest.approx(1 / 13.8, rel=0.05)
+    for command in (("compare", "--by", "label"), ("history", "ML-KEM-768")):
+        done = run_cli(*command, "--csv", "--json", "--db", str(slowed))
+        assert done.returncode == 2 and "choose one of" in done.stderr
+
+
+def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
+    done = run_cli("speed", "x25519", "aes-256-gcm", "--bytes", "1024", *QUICK, "--csv",
+                   "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 0, done.stderr
+    rows = _csv(done.stdout)
+    header = set(rows[0])
+    assert {"run_id", "algorithm", "ops_per_sec", "bytes_per_sec", "public_key"} <= header
+    assert not header & {"handshakes_per_sec", "group", "stack_bytes", "memory_method",
+                         "digest", "cache_mode", "path"}  # no TLS, memory or file columns
+    for column in header - {"run_id", "algorithm", "implementation", "operation",
+                            "block_size", "unit", "ops_per_sec", "us_per_op",
+                            "bytes_per_sec", "ci_low", "ci_high", "ci_level", "cv", "rounds",
+                            "total_ops", "cycles_per_op", "cycles_per_byte", "public_key",
+                            "secret_key", "ciphertext", "signature", "shared_secret"}:
+        assert any(r[column] for r in rows), column  # no attribute column left empty

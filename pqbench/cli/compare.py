@@ -9,6 +9,7 @@ import typer
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
+    CsvOption,
     DbOption,
     JsonOption,
     ThresholdOption,
@@ -20,6 +21,7 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import comparisons, console
+from pqbench.presentation.delimited import csv_text
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
 # other commands start without them.
@@ -57,6 +59,7 @@ def compare(
         "--fail-on", help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
                           "faster, or either (any): a gate for CI jobs and fleets.")] = None,
     json_output: JsonOption = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare runs row by row: before, after, ratio, CI, p-value, verdict and causes.
@@ -67,8 +70,8 @@ def compare(
     """
     from pqbench.store import Store
 
-    if json_output and markdown:
-        raise UsageError("choose one of --json and --markdown")
+    if sum((json_output, markdown, csv_output)) > 1:
+        raise UsageError("choose one of --json, --csv and --markdown")
     band = parse_threshold(threshold)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -91,6 +94,8 @@ def compare(
     if json_output:
         document = [r.as_dict() for r in shown]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
+    elif csv_output:
+        print(csv_text(comparisons.COMPARE_CSV, comparisons.compare_csv_rows(shown)), end="")
     elif markdown:
         print(comparisons.markdown(shown), end="")
     else:

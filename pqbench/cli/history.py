@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from pqbench.cli.common import (
+    CsvOption,
     DbOption,
     JsonOption,
     check_text,
@@ -35,9 +36,12 @@ def history(
                        "(masked and unmasked runs of one build); by default each "
                        "configuration is a point of its own.")] = False,
     json_output: JsonOption = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
     from pqbench.analysis.history import (
         by_configuration,
@@ -73,6 +77,12 @@ def history(
         series = sorted(found, key=lambda one: order.index(one.points[0].build))
     if json_output:
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
+        return
+    if csv_output:
+        from pqbench.presentation import comparisons
+        from pqbench.presentation.delimited import csv_text
+
+        print(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(series)), end="")
         return
     for one in series:
         console.stdout.print(console.history_table(one))

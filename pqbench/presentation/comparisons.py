@@ -218,3 +218,40 @@ def markdown(results: Sequence[RunComparison]) -> str:
         if result.differences:
             blocks.append(md.render(differences_table(result)[0]))
     return "\n\n".join(blocks) + "\n"
+
+
+#: `compare --csv`: one line per row of every comparison, raw values.
+COMPARE_CSV = ("before_name", "after_name", "algorithm", "implementation", "operation",
+               "block_size", "unit", "before", "after", "ratio", "ci_low", "ci_high",
+               "ci_level", "p_value", "verdict", "reason", "n_before", "n_after",
+               "runs_before", "runs_after", "noise_floor", "threshold", "design", "pairs",
+               "causes")
+
+
+def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
+    """The rows of `COMPARE_CSV`; causes as "topic (strength)" joined by "; "."""
+    found = []
+    for result in results:
+        for row in result.rows:
+            fields = row.as_dict()
+            fields["causes"] = "; ".join(f"{t} ({s})" for t, s in cause_topics(row))
+            fields.update(before_name=result.before_name, after_name=result.after_name)
+            found.append(tuple(fields[name] for name in COMPARE_CSV))
+    return found
+
+
+#: `history --csv`: one line per point of every series.
+HISTORY_CSV = ("algorithm", "implementation", "operation", "block_size", "unit", "build",
+               "started_at", "runs", "level", "ci_low", "ci_high", "step_ratio", "notes")
+
+
+def history_csv_rows(series: Sequence[Series]) -> list[tuple[Any, ...]]:
+    """The rows of `HISTORY_CSV`; `step_ratio` where a step starts (its first build)."""
+    found = []
+    for one in series:
+        steps = {s.index: s.ratio for s in one.steps}
+        for i, p in enumerate(one.points):
+            found.append((one.algorithm, one.implementation, one.operation, one.block_size,
+                          one.unit, p.build, p.started_at, len(p.runs), p.median, p.ci_low,
+                          p.ci_high, steps.get(i), "; ".join(p.notes)))
+    return found
