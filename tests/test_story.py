@@ -362,3 +362,47 @@ def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
                             "total_ops", "cycles_per_op", "cycles_per_byte", "public_key",
                             "secret_key", "ciphertext", "signature", "shared_secret"}:
         assert any(r[column] for r in rows), column  # no attribute column left empty
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_list_names_every_algorithm_with_its_spellings(columns: str) -> None:
+    from pqbench.algorithms import all_algorithms
+
+    done = run_cli("list", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {a["algorithm"]: a for a in json.loads(done.stdout)["algorithms"]}
+    assert set(listed) == {a.name for a in all_algorithms()}
+    assert listed["AES-256-CBC"]["kind"] == "cipher"
+    assert set(listed["AES-256-CBC"]["implementations"]) == {"libcrypto", "cryptography"}
+    assert "rsa2048" in listed["RSA-2048"]["spellings"]
+    assert listed["RSA-2048"]["on_request"] == ["keygen"]
+    table = run_cli("list", env={"COLUMNS": columns}).stdout
+    assert max(map(len, table.splitlines())) <= int(columns)
+    names = [line.split()[0] for line in table.splitlines()[3:]
+             if line[:1].strip() and not line.startswith("not shown")]
+    assert names == list(listed)  # every algorithm on a line of its own, in table order
+    assert "ecdhx25519" in table and "aes256cbc" in table
+    done = run_cli("list", "cipher", "--json")
+    assert {a["kind"] for a in json.loads(done.stdout)["algorithms"]} == {"cipher"}
+    done = run_cli("speed", "xyz")
+    assert done.returncode == 2 and "`pqbench list`" in done.stderr
+
+
+def test_aes_256_cbc_is_measured_as_openssl_speed_spells_it(tmp_path: Path) -> None:
+    """`openssl speed -evp aes-256-cbc`: both implementations, checked first; a block that
+    is not whole 16-byte blocks is refused with its reason, never padded silently."""
+    done = run_cli("speed", "aes-256-cbc", "--bytes", "1024", *QUICK, "--json",
+                   "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    rows = {(r["implementation"], r["operation"]) for r in document["results"]}
+    assert rows == {(i, op) for i in ("libcrypto", "cryptography")
+                    for op in ("encrypt", "decrypt")}
+    assert all(r["block_size"] == 1024 and r["key_bits"] == 256
+               for r in document["results"])
+    done = run_cli("speed", "aes-256-cbc", "--bytes", "24", *QUICK, "--json",
+                   "--db", str(tmp_path / "r.db"))
+    problems = json.loads(done.stdout)["problems"]
+    assert problems and all("16" in p["reason"] for p in problems), problems
+    done = run_cli("verify", "aes-256-cbc")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -10,6 +10,7 @@ from pqbench.cli import (  # noqa: F401
     files,
     history,
     info,
+    list,
     memory,
     report,
     speed,
