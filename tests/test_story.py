@@ -406,3 +406,44 @@ def test_aes_256_cbc_is_measured_as_openssl_speed_spells_it(tmp_path: Path) -> N
     assert problems and all("16" in p["reason"] for p in problems), problems
     done = run_cli("verify", "aes-256-cbc")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_files_hash_repeats_with_mean_spread_and_a_paired_ratio(tmp_path: Path, columns: str
+                                                                ) -> None:
+    """--runs 10 --warmup 1: ten timed read and hash passes, alternating; mean and spread;
+    the digest whole (users compare it with sha256sum); hashing against reading the same
+    file as a paired ratio with its interval."""
+    import hashlib
+    import os
+
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(3 * 2**20 + 5))  # several read buffers, not a whole one
+    expected = hashlib.sha256(data.read_bytes()).hexdigest()
+    db = tmp_path / "f.db"
+    done = run_cli("files", "hash", str(data), "--runs", "10", "--warmup", "1", "--cache",
+                   "as-is", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    (row,) = document["files"]
+    assert row["digest"] == expected and row["runs"] == 10
+    assert row["read_spread"] is not None and row["hash_spread"] is not None
+    found = row["hash_vs_read"]
+    assert found["pairs"] == 10 and 0.99 <= found["ci_level"] < 0.995  # exact coverage
+    assert 0 < found["ci_low"] <= found["time_ratio"] <= found["ci_high"]
+    stored = Store.open(str(db), create=False).load_run(document["run_id"])
+    assert sorted(len(m.rounds) for m in stored.measurements) == [10, 10]
+    assert all(r.ops == 3 * 2**20 + 5 for m in stored.measurements for r in m.rounds)
+    shown = run_cli("files", "hash", str(data), "--runs", "10", "--cache", "as-is",
+                    "--db", str(db), env={"COLUMNS": columns})
+    assert shown.returncode == 0, shown.stderr
+    assert expected in shown.stdout  # whole, on one line
+    told = re.search(r"hashing takes ([\d.]+)x the time of reading it \(99 % CI "
+                     r"([\d.]+)–([\d.]+), 10 pairs\)", " ".join(shown.stdout.split()))
+    assert told is not None
+    assert float(told.group(2)) <= float(told.group(1)) <= float(told.group(3))
+    assert max(map(len, shown.stdout.splitlines())) <= int(columns)
+    once = run_cli("files", "hash", str(data), "--cache", "as-is", "--json", "--db", str(db))
+    (single,) = json.loads(once.stdout)["files"]
+    assert single["runs"] == 1 and single["hash_vs_read"] is None
+    assert single["read_spread"] is None and single["digest"] == expected
