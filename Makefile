@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test lint
+.PHONY: setup run test lint reports
 
 $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
 		pqbench/memory/_memhook.c
@@ -41,3 +41,7 @@ lint: setup
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The example reports under reports/, measured afresh (reports/regenerate.sh says how).
+reports: setup
+	sh reports/regenerate.sh

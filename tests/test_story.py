@@ -447,3 +447,56 @@ def test_files_hash_repeats_with_mean_spread_and_a_paired_ratio(tmp_path: Path, 
     (single,) = json.loads(once.stdout)["files"]
     assert single["runs"] == 1 and single["hash_vs_read"] is None
     assert single["read_spread"] is None and single["digest"] == expected
+
+
+def test_report_without_arguments_after_an_ab_session_reports_the_session(
+        tmp_path: Path) -> None:
+    """`pqbench ab ... && pqbench report`: both sides and the verdicts, told first; not the
+    B side alone as if it were this machine's figure."""
+    from markdown_it import MarkdownIt
+
+    db = tmp_path / "ab.db"
+    done = run_cli("ab", "x25519", "-i", "cryptography", "--a", "here", "--b",
+                   "env:PQBENCH_STORY=b", "--label-a", "plain", "--label-b", "with env",
+                   "--max-seconds", "2", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    a_id, b_id = json.loads(done.stdout)["session"]["runs"]
+    done = run_cli("report", "--out", str(tmp_path / "r"), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert a_id in done.stderr.replace("\n", " ") and b_id in done.stderr.replace("\n", " ")
+    tokens = MarkdownIt().enable("table").parse((tmp_path / "r" / "report.md").read_text())
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens)
+                if t.type == "heading_open"]
+    assert headings[0] == "pqbench report: plain → with env"
+    assert headings[1] == "Comparison"  # the story first, the tables after it
+    assert "plain → with env" in headings
+    # The comparison's table: the row measured on both sides, with its verdict.
+    rows, row = [], []
+    for t in tokens:
+        if t.type == "tr_open":
+            row = []
+        elif t.type == "inline" and row is not None:
+            row.append(t.content)
+        elif t.type == "tr_close":
+            rows.append(row)
+    header = next(i for i, r in enumerate(rows) if "change" in r and "verdict" in r)
+    found = rows[header + 1]
+    assert found[0] == "X25519" and found[rows[header].index("verdict")].strip("*") in {
+        "faster", "slower", "no change", "inconclusive", "too few runs"}
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
+    done = run_cli("env", env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    assert max(map(len, done.stdout.splitlines())) <= int(columns)
+    lines = done.stdout.splitlines()
+    for title in ("machine", "operating system", "libraries", "OpenSSL capability knobs",
+                  "implementations", "pqbench"):
+        assert any(line.strip() == title for line in lines), title
+    keys = re.findall(r"^[│ ]*([a-z][\w.-]*[a-z0-9_])(?=[: │]{2}|: )", done.stdout, re.M)
+    assert "cpu.flags" in keys and "cpu_flags" not in keys  # one copy of the CPU flags
+    repeated = {k for k in keys if keys.count(k) > 1}
+    assert not repeated
+    fingerprint = json.loads(run_cli("env", "--json").stdout)
+    assert fingerprint["cpu_flags"] == fingerprint["cpu"]["flags"]  # JSON keeps both

@@ -31,6 +31,42 @@ def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
+#: `pqbench env` sections: a title and the fingerprint's top-level keys it shows, in order.
+ENV_SECTIONS = (
+    ("machine", ("hostname", "testbed", "arch", "cpu", "platform")),
+    ("operating system", ("os", "os_build")),
+    ("libraries", ("libraries", "library_details")),
+    ("OpenSSL capability knobs", ("knobs",)),
+    ("implementations", ("implementations",)),
+    ("pqbench", ("python_executable", "database")),
+)
+
+
+def env_sections(fingerprint: dict[str, Any]) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """The fingerprint in sections, each field once: a top-level copy of a nested field
+    (`cpu_flags` of `cpu.flags`) is left out, and unset knobs are said in one line. Keys
+    no section names go last, under "other"."""
+    flat = {key: value for key, value in _flatten("", fingerprint)}
+    duplicates = {key for key in flat if "." not in key and any(
+        other != key and other.replace(".", "_") == key and flat[other] == flat[key]
+        for other in flat)}
+    placed: set[str] = set()
+    sections = []
+    for title, keys in (*ENV_SECTIONS, ("other", tuple(fingerprint))):
+        rows = []
+        for top in keys:
+            if top in placed or top not in fingerprint:
+                continue
+            placed.add(top)
+            rows += [(k, v) for k, v in _flatten(top, fingerprint[top])
+                     if k not in duplicates and not (top == "knobs" and v is None)]
+        if title == "OpenSSL capability knobs" and not rows:
+            rows = [("knobs", "none set: OpenSSL uses every capability it detects")]
+        if rows:
+            sections.append((title, rows))
+    return sections
+
+
 @app.command()
 @handles_errors
 def env(json_output: JsonOption = False, db: DbOption = None) -> None:
@@ -42,7 +78,8 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
     if json_output:
         print_json(fingerprint)
         return
-    console.stdout.print(console.key_value_table("pqbench environment", _flatten("", fingerprint)))
+    for title, rows in env_sections(fingerprint):
+        console.stdout.print(console.key_value_table(title, rows))
 
 
 #: Runs `pqbench runs` shows by default, newest first (as `git log` pages).

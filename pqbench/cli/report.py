@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
-    """The runs named; with none named, all runs for --by, else the newest run."""
+    """The runs named; with none named, all runs for --by, else what was done last: the
+    newest run, or both sides of the `pqbench ab` session it is a side of."""
+    from pqbench.ab import pairing
     from pqbench.store import RunFilter
 
     if run_ids:
@@ -33,6 +35,13 @@ def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     found = store.load_runs(RunFilter(newest=None if by else 1))
     if not found:
         raise UsageError(f"no runs stored in {store.location}; `pqbench speed` makes one")
+    session = pairing.ab_session(found[0]) if not by else None
+    other = session.get("other_run") if session else None
+    if isinstance(other, str) and store.has_run(other):
+        both = store.load_runs(RunFilter(ids=(found[0].run_id, other)))
+        console.note(f"reporting the newest `pqbench ab` session: runs {both[0].run_id} and "
+                     f"{both[1].run_id}")
+        return both
     return found
 
 

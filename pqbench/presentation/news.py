@@ -195,7 +195,8 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
     headline, told after the two sides' names) and the points under it (what appeared or
     went, how many rows moved, the largest change with its causes, failures)."""
     shown = [c for c in news.builds if c.topic != "host"]
-    builds = "; ".join(f"{c.topic} {value(c.before)} → {value(c.after)}" for c in shown)
+    builds = "; ".join(f"{c.topic} {_told(c.field, c.before)} → {_told(c.field, c.after)}"
+                       for c in shown)
     if news.unchanged:
         builds += f"{'; ' if builds else ''}the same {', '.join(news.unchanged)}"
     headline = builds or "the same fingerprint"
