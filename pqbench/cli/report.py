@@ -86,7 +86,8 @@ def report_command(
                 _write(made[0], report.resolve_out(out, made[1], by, Path.cwd()), force)
                 return
         runs = _runs(store, run, by)
-        comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
+        with console.status(f"comparing {len(runs)} run(s)"):
+            comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
         if by and not comparison:
             values = sorted({name for name, _ in compare.group_runs(runs, by)})
             console.warning(
@@ -100,7 +101,8 @@ def report_command(
 def _write(built: Report, path: Path, force: bool) -> None:
     from pqbench import report
 
-    written = report.write(built, path, overwrite=force)
+    with console.status(f"drawing {len(built.charts)} chart(s) and writing {path}"):
+        written = report.write(built, path, overwrite=force)
     console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")
 
 
