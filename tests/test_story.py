@@ -500,3 +500,17 @@ def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
     assert not repeated
     fingerprint = json.loads(run_cli("env", "--json").stdout)
     assert fingerprint["cpu_flags"] == fingerprint["cpu"]["flags"]  # JSON keeps both
+
+
+@pytest.mark.parametrize("command", ["compare", "history", "report", "runs", "export",
+                                     "list"])
+def test_options_show_words_not_python_types(command: str) -> None:
+    """`--json` is a flag, `--by FIELD` takes a field: not `<bool>` and `<str>`."""
+    done = run_cli(command, "--help", env={"COLUMNS": "120"})
+    assert done.returncode == 0
+    options = [line for line in done.stdout.splitlines()
+               if re.match(r"│ +--", line) and "--help" not in line]
+    assert options
+    assert not [line for line in options if re.search(r"<(bool|str|int|path)>", line)]
+    if command in ("compare", "report"):
+        assert re.search(r"--by +FIELD", done.stdout) and re.search(r"--db +DB", done.stdout)

@@ -35,28 +35,34 @@ if TYPE_CHECKING:
 @handles_errors
 def compare(
     runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
         help="Two run ids (or unique prefixes): before, then after. None: the newest run "
              "against the one before it. With --by: the two group values to compare "
              "(default: the newest group against the one before it).")] = None,
     by: Annotated[str | None, typer.Option(
+        metavar="FIELD",
         help="Group the stored runs by a fingerprint field: label, os_build, "
              "libraries.cryptography, knobs.OPENSSL_ia32cap, date ...")] = None,
     every: Annotated[bool, typer.Option(
-        "--all", help="With --by: every group against the next, not only the newest two.")
+        "--all", metavar="",
+            help="With --by: every group against the next, not only the newest two.")
     ] = False,
     missing: Annotated[bool, typer.Option(
-        "--include-missing", help="With --by: compare the runs without the field too, as a "
+        "--include-missing", metavar="",
+            help="With --by: compare the runs without the field too, as a "
                                   "group named '(none)'.")] = False,
     only_changed: Annotated[bool, typer.Option(
-        "--only-changed", help="Show only the rows that are faster or slower.")] = False,
+        "--only-changed", metavar="",
+            help="Show only the rows that are faster or slower.")] = False,
     threshold: ThresholdOption = "auto",
     cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", help="Allow runs from different testbeds (CPU model, flags, "
+        "--cross-machine", metavar="", help="Allow runs from different testbeds (CPU model, flags, "
                                 "architecture), with a warning.")] = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")
+    markdown: Annotated[bool, typer.Option("--markdown", metavar="", help="Print Markdown tables.")
     ] = False,
     fail_on: Annotated[str | None, typer.Option(
-        "--fail-on", help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
+        "--fail-on", metavar="VERDICT",
+            help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
                           "faster, or either (any): a gate for CI jobs and fleets.")] = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,

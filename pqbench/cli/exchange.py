@@ -20,17 +20,19 @@ from pqbench.presentation import console
 @handles_errors
 def export(
     runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
         help="Run ids (or unique prefixes); or --last N, or --all.")] = None,
     last: Annotated[int | None, typer.Option(
-        "--last", "-n", min=1, help="The N newest runs.")] = None,
-    every: Annotated[bool, typer.Option("--all", help="Every stored run.")] = False,
+        "--last", "-n", min=1, metavar="N", help="The N newest runs.")] = None,
+    every: Annotated[bool, typer.Option("--all", metavar="", help="Every stored run.")] = False,
     fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="json (pqbench, re-importable) or pytest-benchmark.")
+        "--format", "-f", metavar="FORMAT",
+            help="json (pqbench, re-importable) or pytest-benchmark.")
     ] = "json",
     output: Annotated[Path | None, typer.Option(
-        "--output", "-O", help="Write here instead of stdout.")] = None,
+        "--output", "-O", metavar="PATH", help="Write here instead of stdout.")] = None,
     force: Annotated[bool, typer.Option(
-        "--force", help="Replace an existing --output file.")] = False,
+        "--force", metavar="", help="Replace an existing --output file.")] = False,
     db: DbOption = None,
 ) -> None:
     """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
@@ -83,7 +85,7 @@ def _write_whole(output: Path, text: str) -> None:
 @app.command(name="import")
 @handles_errors
 def import_(
-    files: Annotated[list[Path], typer.Argument(help="pqbench export files.")],
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="pqbench export files.")],
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -64,22 +64,25 @@ def _storage(paths: list[str]) -> list[dict[str, object]]:
 @files_app.command("hash")
 @handles_errors
 def hash_command(
-    paths: Annotated[list[str], typer.Argument(help="Files to hash.")],
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help=(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Files to hash.")],
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", metavar="NAME", help=(
         "sha256, sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, crc32c, "
         "fletcher64."))] = "sha256",
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
+                                      metavar="N",
                                       help="Files measured in parallel (processes).")] = 1,
-    cache_mode: Annotated[str, typer.Option("--cache", help=(
+    cache_mode: Annotated[str, typer.Option("--cache", metavar="MODE", help=(
         "cold: drop the file from the page cache before each pass; warm: read it once "
         "first; as-is: measure as found."))] = "cold",
     runs_wanted: Annotated[int, typer.Option(
         "--runs", "-r", min=1, max=1000,
+        metavar="N",
         help="Timed passes per file, alternating a plain read and a hash (as hyperfine's "
              "--runs): mean and spread, and from two up hashing against reading it, pair "
              "by pair.")] = 1,
     warmup: Annotated[int, typer.Option(
-        "--warmup", "-w", min=0, max=100, help="Untimed read and hash passes first.")] = 0,
+        "--warmup", "-w", min=0, max=100, metavar="N",
+            help="Untimed read and hash passes first.")] = 0,
     label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
@@ -187,12 +190,13 @@ def _time_ratio_text(found: dict[str, float | int | None]) -> str:
 @files_app.command("corpus")
 @handles_errors
 def corpus_command(
-    total: Annotated[str, typer.Option(help="Total corpus size: 256M or 1G are decimal (10^6, 10^9 "
+    total: Annotated[str, typer.Option(metavar="SIZE",
+        help="Total corpus size: 256M or 1G are decimal (10^6, 10^9 "
                                          "bytes), 1GiB binary (2^30).")] = "256M",
     directory: Annotated[str | None, typer.Option(
-        "--dir", help="Where to write (default: the temporary directory).")] = None,
+        "--dir", metavar="PATH", help="Where to write (default: the temporary directory).")] = None,
     seed: Annotated[int | None, typer.Option(
-        min=0, max=2**63 - 1, help="Random seed for sizes and order.")] = None,
+        min=0, max=2**63 - 1, metavar="N", help="Random seed for sizes and order.")] = None,
     label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,

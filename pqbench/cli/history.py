@@ -23,16 +23,18 @@ from pqbench.presentation import console
 @app.command()
 @handles_errors
 def history(
-    algorithm: Annotated[str, typer.Argument(help="Algorithm name, e.g. ML-KEM-768.")],
+    algorithm: Annotated[str, typer.Argument(metavar="NAME",
+        help="Algorithm name, e.g. ML-KEM-768.")],
     implementation: Annotated[str | None, typer.Option(
-        "--implementation", "-i", help="Only this implementation.")] = None,
+        "--implementation", "-i", metavar="NAME", help="Only this implementation.")] = None,
     operation: Annotated[str | None, typer.Option(
-        "--operation", "-o", help="Only this operation.")] = None,
+        "--operation", "-o", metavar="NAME", help="Only this operation.")] = None,
     by: Annotated[str, typer.Option(
+        metavar="FIELD",
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
     pool: Annotated[bool, typer.Option(
-        "--pool", help="Pool the runs of a group whose OpenSSL capability knobs differ "
+        "--pool", metavar="", help="Pool the runs of a group whose OpenSSL capability knobs differ "
                        "(masked and unmasked runs of one build); by default each "
                        "configuration is a point of its own.")] = False,
     json_output: JsonOption = False,
@@ -91,8 +93,10 @@ def history(
 @app.command()
 @handles_errors
 def annotate(
-    build: Annotated[str, typer.Argument(help="The build (or label) the note belongs to.")],
-    text: Annotated[str, typer.Argument(help="The explanation, e.g. 'AES-NI enabled'.")],
+    build: Annotated[str, typer.Argument(metavar="BUILD",
+        help="The build (or label) the note belongs to.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT",
+        help="The explanation, e.g. 'AES-NI enabled'.")],
     db: DbOption = None,
 ) -> None:
     """Attach an explanation to a build; `history` and reports show it."""

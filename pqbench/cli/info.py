@@ -86,8 +86,8 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
 RUNS_SHOWN = 20
 
 LastOption = Annotated[int | None, typer.Option(
-    "--last", "-n", min=1, help=f"Only the N newest runs (default {RUNS_SHOWN}).")]
-AllOption = Annotated[bool, typer.Option("--all", help="Every stored run.")]
+    "--last", "-n", min=1, metavar="N", help=f"Only the N newest runs (default {RUNS_SHOWN}).")]
+AllOption = Annotated[bool, typer.Option("--all", metavar="", help="Every stored run.")]
 
 
 @app.command()

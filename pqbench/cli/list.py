@@ -16,6 +16,7 @@ from pqbench.presentation.tables import Column, Table
 @handles_errors
 def list_command(
     kind: Annotated[str | None, typer.Argument(
+        metavar="KIND",
         help="Only this kind: kem, signature, key-agreement, rsa, cipher or hash.")] = None,
     json_output: JsonOption = False,
 ) -> None:

@@ -49,21 +49,26 @@ def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
 @handles_errors
 def report_command(
     run: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
         help="Run ids or unique prefixes (`pqbench runs` lists them). None: the newest run, "
              "or every run with --by.")] = None,
     by: Annotated[str | None, typer.Option(
+        metavar="FIELD",
         help="Compare runs grouped by this field (os_build, label, testbed, a library such "
              "as libraries.system_libcrypto); adds the history chart.")] = None,
     out: Annotated[Path | None, typer.Option(
+        metavar="PATH",
         help="Markdown file to write (charts go beside it), or a directory for report.md. "
              "Default: reports/RUN-OR-GROUP/report.md under the current directory.")]
     = None,
     threshold: ThresholdOption = "auto",
     force: Annotated[bool, typer.Option(
-        "--force", help="Replace an existing report (and its charts) at the same place.")
+        "--force", metavar="",
+            help="Replace an existing report (and its charts) at the same place.")
     ] = False,
     cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", help="Compare runs from different testbeds (CPU model, flags, "
+        "--cross-machine", metavar="",
+            help="Compare runs from different testbeds (CPU model, flags, "
                                 "arch) anyway, with a warning.")] = False,
     db: DbOption = None,
 ) -> None:

@@ -35,6 +35,7 @@ def _print_version(requested: bool) -> None:
 def _options(
     version: Annotated[bool, typer.Option(
         "--version", "-V", callback=_print_version, is_eager=True,
+        metavar="",
         help="Print pqbench's version and exit.")] = False,
 ) -> None:
     """Options that apply before any command (--version)."""
