@@ -13,8 +13,13 @@ as a range rather than as one lucky figure:
 3. precision: the 99 % interval of an A/A row's ratio after 30 s on that row, from a
    session with one look at the end (nothing stops it early), repeated with fresh workers
    at least three times: the spread of the A/A ratios across sessions shows how much two
-   worker processes differ by themselves (memory layout and the like), which one
-   session's interval cannot see. Target within ±2 %.
+   worker processes differ by themselves (memory layout and the like); a session's
+   interval, over its worker pairs, has to cover that spread. Target within ±2 %;
+4. honest A/A intervals: `--sessions` (20) A/A sessions of `ab sha-256 ml-kem-768 x25519
+   aes-256-gcm -o hash -o encaps -o derive -o encrypt --bytes 16384 -i libcrypto -i liboqs
+   --a here --b here --max-seconds 30` (four rows, ML-KEM-768 encapsulation by liboqs
+   among them): how many of the 4 x 20 intervals exclude 1.0 (target: at most 2 of 80),
+   which rows, and the intervals' half-widths.
 
 Against it, the old way: separate `pqbench speed` runs, the two configurations
 interleaved (A B A B ...), compared with `pqbench compare --by label` after each new pair
@@ -23,8 +28,8 @@ the rows are decided or `--max-runs` a side. Seconds are wall time of the speed 
 
 A benchmark script, not a test (it asserts no timing):
 
-    python benchmarks/ab_time_to_verdict.py [--repeat 3] [--skip-separate]
-        [--only ab|precision|separate]
+    python benchmarks/ab_time_to_verdict.py [--repeat 3] [--sessions 20] [--skip-separate]
+        [--only ab|aes|precision|separate|intervals]
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ AES = ("aes-256-xts", "-o", "encrypt", "--bytes", "16384", "-i", "libcrypto", "-
        "cryptography")
 #: Separate runs use the quick suite's settings (0.5 s per operation in 5 rounds).
 QUICK = ("--seconds", "0.5", "--rounds", "5")
+#: The A/A sessions whose intervals are counted (question 4).
+INTERVAL_ROWS = ("sha-256", "ml-kem-768", "x25519", "aes-256-gcm", "-o", "hash", "-o",
+                 "encaps", "-o", "derive", "-o", "encrypt", "--bytes", "16384", "-i",
+                 "libcrypto", "-i", "liboqs", "--a", "here", "--b", "here", "--max-seconds",
+                 "30")
 PRECISION_ROWS = (("sha256", "-o", "hash", "--bytes", "16384", "-i", "libcrypto"),
                   ("ml-kem-768", "-o", "encaps", "-i", "liboqs"),
                   ("x25519", "-o", "derive", "-i", "libcrypto"))
@@ -135,6 +145,37 @@ def half_width(ratio: float, low: float, high: float) -> float:
     return max(ratio / low, high / ratio) - 1
 
 
+# --- 4: do A/A intervals cover 1.0? ---------------------------------------------------
+
+
+def interval_table(db: Path, sessions: int) -> list[str]:
+    """Count the A/A intervals that exclude 1.0 over `sessions` sessions of four rows."""
+    excluded: list[str] = []
+    widths: dict[str, list[float]] = {}
+    seconds, total = [], 0
+    for index in range(sessions):
+        started = time.monotonic()
+        document = ab(db, *INTERVAL_ROWS)
+        seconds.append(time.monotonic() - started)
+        for row in document["rows"]:
+            total += 1
+            name = f"{row['algorithm']} {row['operation']} [{row['implementation']}]"
+            low, high = row["ci_low"] or 0.0, row["ci_high"] or float("inf")
+            widths.setdefault(name, []).append(half_width(row["ratio"], low, high) * 100)
+            if not low <= 1.0 <= high:
+                excluded.append(f"session {index + 1}: {name} {row['ratio']:.4f} "
+                                f"({low:.4f}-{high:.4f})")
+            print(f"session {index + 1}: {name}: {row['verdict']}, {row['ratio']:.4f} "
+                  f"({low:.4f}-{high:.4f}, {row['ci_level']:.2%}), {row['pairs']} pairs",
+                  flush=True)
+    lines = [f"| A/A intervals excluding 1.0 | {len(excluded)} of {total} "
+             f"({'; '.join(excluded) or 'none'}) | at most 2 of 80 |",
+             f"| wall seconds per A/A session | {spread(seconds)} | |"]
+    lines += [f"| half-width of the interval, {name} (%) | {spread(values, 2)} | |"
+              for name, values in widths.items()]
+    return lines
+
+
 # --- the old way: separate, interleaved runs --------------------------------------------
 
 
@@ -170,18 +211,25 @@ def main() -> None:
                         help="separate runs a side at most before giving up")
     parser.add_argument("--skip-separate", action="store_true",
                         help="skip the (slow) separate-runs comparison")
-    parser.add_argument("--only", choices=("ab", "precision", "separate"),
-                        help="ask one part only")
+    parser.add_argument("--sessions", type=int, default=20,
+                        help="A/A sessions whose intervals are counted")
+    parser.add_argument("--only", choices=("ab", "aes", "precision", "separate",
+                                           "intervals"),
+                        help="ask one part only (aes: question 1 alone)")
     options = parser.parse_args()
-    parts = {options.only} if options.only else {"ab", "precision", "separate"}
+    parts = ({options.only} if options.only else
+             {"ab", "precision", "separate", "intervals"})
     if options.skip_separate:
         parts.discard("separate")
     has_aes = "aes" in cpu_flags()
-    print(f"load average at start: {os.getloadavg()}; CPUs: {os.cpu_count()}")
+    print(f"load average at start: {os.getloadavg()}; CPUs: {os.cpu_count()}", flush=True)
     lines: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
-        if "ab" in parts:
-            lines += time_to_verdict(Path(scratch) / "ab.db", options.repeat, has_aes)
+        if "ab" in parts or "aes" in parts:
+            lines += time_to_verdict(Path(scratch) / "ab.db", options.repeat, has_aes,
+                                     headline="ab" in parts)
+        if "intervals" in parts:
+            lines += interval_table(Path(scratch) / "intervals.db", options.sessions)
         if "precision" in parts:
             lines += precision_table(Path(scratch) / "precision.db", max(options.repeat, 3))
         if "separate" in parts:
@@ -199,13 +247,19 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()}")
 
 
-def time_to_verdict(db: Path, repeat: int, has_aes: bool) -> list[str]:
+def time_to_verdict(db: Path, repeat: int, has_aes: bool, headline: bool = True
+                    ) -> list[str]:
     aes_seconds, aa_seconds, clean = [], [], 0
     for _ in range(repeat):
         if has_aes:
+            started = time.monotonic()
             seconds, verdicts = ab_aes(db)
             aes_seconds.append(seconds)
-            print(f"ab AES-NI jump: {seconds:.1f} s of measurement: {'; '.join(verdicts)}")
+            print(f"ab AES-NI jump: {seconds:.1f} s of measurement "
+                  f"({time.monotonic() - started:.1f} s wall, workers' start included): "
+                  f"{'; '.join(verdicts)}", flush=True)
+        if not headline:
+            continue
         seconds, counts = ab_a_a(db)
         aa_seconds.append(seconds)
         clean += not (counts.get("faster") or counts.get("slower"))
@@ -214,15 +268,17 @@ def time_to_verdict(db: Path, repeat: int, has_aes: bool) -> list[str]:
     if has_aes:
         lines.append(f"| masked AES-NI jump decided (s of measurement) | {spread(aes_seconds)} "
                      "| < 60 |")
-    lines.append(f"| A/A headline rows ended (s of measurement) | {spread(aa_seconds)}; no "
-                 f"faster or slower in {clean} of {repeat} | < 180, clean |")
+    if headline:
+        lines.append(f"| A/A headline rows ended (s of measurement) | {spread(aa_seconds)}; "
+                     f"no faster or slower in {clean} of {repeat} | < 180, clean |")
     return lines
 
 
 def precision_table(db: Path, repeat: int) -> list[str]:
     precise = [(row[0], *precision(db, row)) for row in PRECISION_ROWS for _ in range(repeat)]
     for _, name, width, ratio in precise:
-        print(f"precision after 30 s, {name}: 99 % CI ±{width:.2%}, A/A ratio {ratio:.4f}")
+        print(f"precision after 30 s, {name}: 99 % CI ±{width:.2%}, A/A ratio {ratio:.4f}",
+              flush=True)
     lines = []
     for row in dict.fromkeys(r for r, *_ in precise):
         widths = [w * 100 for r, _, w, _ in precise if r == row]

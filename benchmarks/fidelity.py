@@ -3,8 +3,11 @@
 For liboqs the references are liboqs's tests/speed_kem and tests/speed_sig, built here from
 the same liboqs source pqbench builds (crates.io oqs-sys 0.11.0+liboqs-0.13.0) and linked
 against the same installed library pqbench loads. For libcrypto the reference is
-`openssl speed -mr -elapsed -seconds N` of the system's /usr/bin/openssl (-elapsed: wall
-time, as pqbench measures, instead of CPU user time). Both sides are pinned to one CPU.
+`openssl speed -mr -seconds N` of the system's /usr/bin/openssl. Both sides are pinned to
+one CPU, and both count the same clock (`--time-base`): in CPU time (the default, as
+`pqbench speed` and `openssl speed` count: pqbench's loops are read with the thread's CPU
+clock, openssl runs without -elapsed) or in wall time (`-elapsed`). liboqs's speed tools
+read only the wall clock, so their cases always compare wall time with wall time.
 
 Reference and pqbench run in alternation (A, B, A, B, ...: --pairs pairs of equal
 duration), so a slow phase of a shared machine hits both; each pair gives one ratio
@@ -25,6 +28,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +36,7 @@ from pathlib import Path
 from pqbench import algorithms
 from pqbench.algorithms.base import Algorithm
 from pqbench.timing import native
+from pqbench.timing.contract import LoopResult
 
 TARGET_RATIO = 0.97
 WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored
@@ -163,8 +168,18 @@ def run_liboqs_speed(binary: Path, algorithm: str, seconds: int) -> OpsPerSecond
     return result
 
 
+def rate(loop: Callable[[], LoopResult], base: str) -> float:
+    """A loop's operations per second in `base`: its own wall clock, or the CPU time the
+    thread got while it ran (what `pqbench speed` records, `Timed.in_base`)."""
+    started = time.thread_time_ns()
+    result = loop()
+    cpu_ns = time.thread_time_ns() - started
+    return result.ops_per_sec if base == "wall" else result.ops * 1e9 / cpu_ns
+
+
 def native_loop(alg: Algorithm) -> Callable[[int, str], float]:
-    """pqbench's native liboqs loop for one parameter set, with the standard's sizes."""
+    """pqbench's native liboqs loop for one parameter set, with the standard's sizes, in
+    wall time (liboqs's speed tools read the wall clock only)."""
     pk, sk = alg.size("public_key"), alg.size("secret_key")
 
     def run(seconds: int, op: str) -> float:
@@ -195,11 +210,13 @@ def liboqs_cases(tools: dict[str, Path]) -> list[Case]:
 # --- libcrypto reference: openssl speed -----------------------------------------------------
 
 
-def run_openssl_speed(openssl: str, name: str, seconds: int) -> OpsPerSecond:
-    """`openssl speed -mr`: '+R1:count:bits:secs' (RSA, ECDH) or '+R8:count:bits:name:secs'."""
+def run_openssl_speed(openssl: str, name: str, seconds: int, base: str) -> OpsPerSecond:
+    """`openssl speed -mr`: '+R1:count:bits:secs' (RSA, ECDH) or '+R8:count:bits:name:secs';
+    the seconds are CPU time, or wall time with -elapsed."""
     _, tags = OPENSSL_CASES[name]
     done = subprocess.run(
-        [openssl, "speed", "-mr", "-elapsed", "-seconds", str(seconds), name],
+        [openssl, "speed", "-mr", *(["-elapsed"] if base == "wall" else []), "-seconds",
+         str(seconds), name],
         capture_output=True,
         text=True,
         check=True,
@@ -212,17 +229,19 @@ def run_openssl_speed(openssl: str, name: str, seconds: int) -> OpsPerSecond:
     return {op: found[tag] for op, tag in tags.items()}
 
 
-def openssl_tool(openssl: str, name: str) -> Callable[[int], OpsPerSecond]:
-    return lambda seconds: run_openssl_speed(openssl, name, seconds)
+def openssl_tool(openssl: str, name: str, base: str) -> Callable[[int], OpsPerSecond]:
+    return lambda seconds: run_openssl_speed(openssl, name, seconds, base)
 
 
-def libcrypto_loop(alg: str) -> Callable[[int, str], float]:
-    return lambda seconds, op: native.ssl_pk(alg, op, seconds).ops_per_sec
+def libcrypto_loop(alg: str, base: str) -> Callable[[int, str], float]:
+    return lambda seconds, op: rate(lambda: native.ssl_pk(alg, op, seconds), base)
 
 
-def openssl_cases(openssl: str) -> list[Case]:
+def openssl_cases(openssl: str, base: str) -> list[Case]:
+    tool = "openssl speed" + (" -elapsed" if base == "wall" else " (CPU time)")
     return [
-        Case("openssl speed", alg, tuple(tags), openssl_tool(openssl, name), libcrypto_loop(alg))
+        Case(tool, alg, tuple(tags), openssl_tool(openssl, name, base),
+             libcrypto_loop(alg, base))
         for name, (alg, tags) in OPENSSL_CASES.items()
     ]
 
@@ -272,6 +291,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--liboqs", help="liboqs library or prefix (default: pqbench's)")
     parser.add_argument("--liboqs-src", help="liboqs source tree with tests/speed_kem.c")
     parser.add_argument("--openssl", default="/usr/bin/openssl", help="openssl binary")
+    parser.add_argument("--time-base", choices=("cpu", "wall"), default="cpu",
+                        help="the clock both sides of the openssl cases count")
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="build directory")
     parser.add_argument(
         "--cpu",
@@ -306,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         version = subprocess.run([openssl, "version"], capture_output=True, text=True).stdout
         header.append(f"- reference {openssl}: {version.strip()}")
         header.append(f"- pqbench libcrypto: {native.ssl_version()} ({native.ssl_library_path()})")
-        cases += openssl_cases(openssl)
+        cases += openssl_cases(openssl, args.time_base)
     rows = [row for case in cases for row in measure(case, args.seconds, args.pairs)]
     print("\n".join(header))
     print()

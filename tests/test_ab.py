@@ -8,7 +8,9 @@ long a session may take.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import signal
 import subprocess
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pqbench.store import Store
@@ -68,21 +71,42 @@ def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
     stored = [store.load_run(run_id) for run_id in runs]
     assert [r.label for r in stored] == ["left", "right"]
     assert [r.settings["ab"]["side"] for r in stored] == ["a", "b"]
+    # At least three worker pairs ran: 2J distinct processes, J distinct paddings shared
+    # by the two sides of each pair.
+    sessions = [r.settings["ab"] for r in stored]
+    count = sessions[0]["worker_pairs"]
+    assert count >= 3 and sessions[1]["worker_pairs"] == count
+    assert sessions[0]["paddings"] == sessions[1]["paddings"]
+    assert len(set(sessions[0]["paddings"])) == count
+    pids = [pid for info in sessions for pid in info["pids"]]
+    assert len(pids) == len(set(pids)) == 2 * count
     for one, other in zip(stored[0].measurements, stored[1].measurements, strict=True):
         assert one.key == other.key and len(one.rounds) == len(other.rounds)
         assert len(one.attributes["ab_order"].split(",")) == len(one.rounds)
-        # Each round's CPU time is kept: never more than its wall time (one thread).
-        cpu = one.attributes["ab_cpu_ns"]
-        assert len(cpu) == len(one.rounds)
-        assert all(0 < ns <= r.elapsed_ns * 1.05 for ns, r in zip(cpu, one.rounds, strict=True))
+        # Round pair i ran on worker pair i mod J, the same on both sides.
+        taken = one.attributes["ab_worker"]
+        assert taken == other.attributes["ab_worker"]
+        assert taken == [i % count for i in range(len(one.rounds))]
+        # Rounds are timed in their thread's CPU time (kept also as ab_cpu_ns), never
+        # more than the wall time each round also keeps (one thread).
+        for m in (one, other):
+            assert m.attributes["time_base"] == "cpu"
+            cpu, wall = m.attributes["ab_cpu_ns"], m.attributes["wall_ns"]
+            assert cpu == [r.elapsed_ns for r in m.rounds]
+            assert len(wall) == len(m.rounds)
+            assert all(0 < ns <= w * 1.05 for ns, w in zip(cpu, wall, strict=True))
     done = run_cli("compare", *runs, "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     again = json.loads(done.stdout)
-    assert again["design"] == "pairs"
+    assert again["design"] == "pairs" and "worker pairs as the unit" in again["method"]
     for key, row in _rows(again).items():
         original = _rows(document)[key]
-        assert (row["verdict"], row["ratio"], row["pairs"]) == (
-            original["verdict"], original["ratio"], original["pairs"])
+        assert (row["verdict"], row["ratio"], row["ci_low"], row["ci_high"], row["pairs"]) \
+            == (original["verdict"], original["ratio"], original["ci_low"],
+                original["ci_high"], original["pairs"])
+        one = next(m for m in stored[0].measurements if m.key[:3] == key)
+        other = next(m for m in stored[1].measurements if m.key[:3] == key)
+        assert row["ratio"] == pytest.approx(_worker_pair_ratio(one, other))
     # Exported and imported elsewhere, the two runs are still one session.
     exported = db.parent / "session.json"
     assert run_cli("export", *runs, "-O", str(exported), "--db", str(db)).returncode == 0
@@ -97,6 +121,43 @@ def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
     assert report.returncode == 0, report.stderr
     text = (db.parent / "report" / "report.md").read_text()
     assert "pairs of an `ab` session" in text and "left → right" in text
+
+
+def _worker_pair_ratio(before: Any, after: Any) -> float:
+    """The session's ratio recomputed here: per worker pair the median of the Walsh
+    averages of its pairs' ln ratios (in CPU time), then the mean over worker pairs."""
+    d = np.log([b.ops / b.elapsed_ns for b in after.rounds]) - \
+        np.log([a.ops / a.elapsed_ns for a in before.rounds])
+    taken = np.array(before.attributes["ab_worker"])
+    estimates = []
+    for worker in sorted(set(taken.tolist())):
+        mine = d[taken == worker]
+        walsh = [(mine[i] + mine[j]) / 2 for i in range(mine.size)
+                 for j in range(i, mine.size)]
+        estimates.append(float(np.median(walsh)))
+    return math.exp(float(np.mean(estimates)))
+
+
+def test_old_rows_without_worker_pairs_keep_the_round_pair_method(a_a) -> None:
+    db, document = a_a
+    from pqbench.analysis import compare, signedrank
+
+    store = Store.open(str(db), create=False)
+    old = [dataclasses.replace(run, measurements=tuple(
+        dataclasses.replace(m, attributes={k: v for k, v in m.attributes.items()
+                                           if k != "ab_worker"})
+        for m in run.measurements)) for run in
+        (store.load_run(run_id) for run_id in document["session"]["runs"])]
+    result = compare.compare_runs([old[0]], [old[1]])
+    assert result.method.startswith(signedrank.METHOD)
+    for row in result.rows:
+        one = next(m for m in old[0].measurements if m.key == row.key)
+        other = next(m for m in old[1].measurements if m.key == row.key)
+        expected = signedrank.compare_pairs(
+            [r.ops_per_sec for r in one.rounds], [r.ops_per_sec for r in other.rounds],
+            alpha=result.alpha)
+        assert (row.ratio, row.ci_low, row.ci_high) == pytest.approx(
+            (expected.ratio, expected.ci_low, expected.ci_high))
 
 
 def test_a_masked_side_finds_what_the_cpu_has_and_names_the_mask(tmp_path: Path) -> None:
@@ -167,14 +228,21 @@ def test_a_worker_from_a_command_prefix_joins_a_session(tmp_path: Path) -> None:
 
 
 def _workers_with(marker: str) -> list[int]:
-    found = []
+    return list(_environments_with(marker))
+
+
+def _environments_with(marker: str) -> dict[int, dict[bytes, bytes]]:
+    """The environment of every process that carries ``marker``, by pid."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
+                text = (entry / "environ").read_bytes()
             except OSError:
                 continue
+            if marker.encode() in text:
+                found[int(entry.name)] = dict(item.partition(b"=")[::2]
+                                              for item in text.split(b"\0") if item)
     return found
 
 
@@ -186,13 +254,19 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
          "1024", "--a", "here", "--b", "here", "--threshold", "0", "--max-seconds", "600",
          # half-second rounds: the first look (12 pairs) cannot come before the signal, even
          # when a process effect of 0.1 % would decide an A/A row at threshold 0
-         "--round", "0.5",
+         "--round", "0.5", "--worker-pairs", "3",
          "--db", str(db)], env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while len(_workers_with(marker)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.5)  # the controller and both workers carry the marker
+    while len(_workers_with(marker)) < 7 and time.monotonic() < deadline:
+        time.sleep(0.5)  # the controller and the 3 x 2 workers carry the marker
     time.sleep(8)  # let it measure some pairs (none is fine too: then none are kept)
+    # Each worker pair has an environment of its own size, the same on both sides.
+    paddings = sorted(len(environ[b"PQBENCH_AB_PADDING"]) for environ
+                      in _environments_with(marker).values()
+                      if b"PQBENCH_AB_PADDING" in environ)
+    assert len(paddings) == 6 and paddings[::2] == paddings[1::2]
+    assert len(set(paddings)) == 3
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 143, stderr  # 128 + SIGTERM, as every command
@@ -205,6 +279,7 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
     by_side = {r.settings["ab"]["side"]: r for r in runs}
     assert [len(m.rounds) for m in by_side["a"].measurements] == \
         [len(m.rounds) for m in by_side["b"].measurements]
+    assert sorted(by_side["a"].settings["ab"]["paddings"] * 2) == paddings
 
 
 def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
@@ -244,7 +319,8 @@ def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
     (("rsa2048", "-o", "hash"), "nothing to measure"),
     (("sha256", "--round", "0"), "--round"),
     (("sha256", "--threshold", "x"), "'auto' or a fraction"),
-], ids=["algorithm", "implementation", "nothing", "round", "threshold"])
+    (("sha256", "--worker-pairs", "2"), "--worker-pairs must be between 3 and 64"),
+], ids=["algorithm", "implementation", "nothing", "round", "threshold", "worker pairs"])
 def test_bad_ab_input_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
                                        message: str) -> None:
     done = run_cli("ab", *args, "--a", "here", "--b", "here", "--max-seconds", "5",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
-from pqbench.ab import protocol, sequential, sides
+from pqbench.ab import protocol, sequential, session, sides
 from pqbench.analysis import signedrank
 from pqbench.errors import UsageError
 from pqbench.measure import mask
@@ -122,3 +124,41 @@ def test_a_large_change_is_decided_at_the_first_look() -> None:
     d = np.log(20.0) + rng.normal(0.0, 0.1, 12)
     outcome = sequential.analyse([1000.0] * 12, list(1000.0 * np.exp(d)), looks, None)
     assert sequential.decided(outcome) and outcome.verdict == "faster"
+
+
+def test_worker_pairs_get_different_paddings_within_a_page() -> None:
+    for seed in range(50):
+        paddings = session.choose_paddings(random.Random(seed), 4)
+        assert len(paddings) == len(set(paddings)) == 4
+        assert all(0 <= p < 4096 and p % 16 == 0 for p in paddings)
+    assert len(session.choose_paddings(random.Random(1), 256)) == 256
+    for count in (2, 257):
+        with pytest.raises(ValueError, match="3 to 256 worker pairs"):
+            session.choose_paddings(random.Random(1), count)
+
+
+class _Budgets(session.Session):
+    """A real session (real workers plan and prepare every row) that records each row's
+    share of the budget instead of measuring it."""
+
+    budgets: list[tuple[session.Row, float]]
+
+    def _pairs(self, row: session.Row, ready_a: dict[str, object],
+               ready_b: dict[str, object], budget: float) -> None:
+        self.budgets = [*getattr(self, "budgets", []), (row, budget)]
+
+
+def test_each_row_gets_what_is_left_over_the_rows_still_to_come() -> None:
+    here = sides.parse(["here"], "a")
+    settings = session.Settings(algorithms=("SHA-256",), implementations=("python",),
+                                operations=("hash",), block_sizes=(64, 256, 1024),
+                                max_seconds=3000.0, worker_pairs=3)
+    recorder = _Budgets(here, here, settings, "test")
+    outcome = recorder.run()
+    assert outcome.status == "complete", outcome.error
+    assert [row[3] for row, _ in recorder.budgets] == [64, 256, 1024]
+    # Nothing was measured, so the whole budget is left: 3000/3, then 3000/2, then 3000
+    # (less the seconds the workers took to prepare the rows, well under 1 % of it).
+    shares = [budget for _, budget in recorder.budgets]
+    assert shares == pytest.approx([1000.0, 1500.0, 3000.0], rel=0.01)
+    assert shares[0] <= 1000.0

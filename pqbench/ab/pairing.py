@@ -7,14 +7,17 @@ Pairs are compared in operations per second of the CPU time each worker's thread
 for part of a round, which the wall clock counts and the CPU clock does not. Measured on
 this 2-core VM at load 8: the sd of pair log ratios of SHA-256 was 0.31 in wall time and
 0.011 in CPU time.
-`compare` uses this to analyse such runs pair by pair, at the per-look alpha the session
-used, so it gives the verdict `ab` gave.
+Sessions that replicate their workers also store, per round, the worker pair that took it
+(attribute ``ab_worker``); `compare` then takes the worker pair as the unit above the round
+pairs (`signedrank.compare_worker_pairs`), and pair by pair (`signedrank.compare_pairs`)
+for rows stored before that, at the per-look alpha the session used either way, so it
+gives the verdict `ab` gave.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pqbench.analysis.rows import ALPHA
 from pqbench.record.results import Measurement, RowKey, Run
@@ -83,13 +86,69 @@ def cpu_rates(m: Measurement) -> list[float | None]:
 def pair_rates(before: Measurement, after: Measurement) -> list[tuple[float, float]]:
     """The rates of each complete pair: CPU-time rates where both rounds have them, else
     both wall rates (a pair is never mixed)."""
+    return [(b, a) for b, a, _ in worker_pair_rates(before, after)]
+
+
+def round_workers(m: Measurement) -> list[int] | None:
+    """Per round, the worker pair that took it (attribute ``ab_worker``), or None for a row
+    stored before sessions replicated their workers."""
+    workers = m.attributes.get("ab_worker")
+    if isinstance(workers, list) and len(workers) == len(m.rounds) \
+            and all(isinstance(w, int) and not isinstance(w, bool) for w in workers):
+        return workers
+    return None
+
+
+def worker_pair_rates(before: Measurement, after: Measurement
+              ) -> list[tuple[float, float, int | None]]:
+    """(before rate, after rate, worker pair) of each complete pair, as `pair_rates`; the
+    worker pair is None for rows without ``ab_worker`` or whose two sides disagree."""
+    workers_b, workers_a = round_workers(before), round_workers(after)
+    same = workers_b is not None and workers_b == workers_a
     pairs = []
-    for b, a, cpu_b, cpu_a in zip(before.rounds, after.rounds, cpu_rates(before),
-                                  cpu_rates(after), strict=False):
+    for index, (b, a, cpu_b, cpu_a) in enumerate(zip(
+            before.rounds, after.rounds, cpu_rates(before), cpu_rates(after), strict=False)):
         if b.ops <= 0 or a.ops <= 0:
             continue
-        pairs.append((cpu_b, cpu_a) if cpu_b and cpu_a else (b.ops_per_sec, a.ops_per_sec))
+        worker = workers_b[index] if same and workers_b is not None else None
+        rates = (cpu_b, cpu_a) if cpu_b and cpu_a else (b.ops_per_sec, a.ops_per_sec)
+        pairs.append((*rates, worker))
     return pairs
+
+
+class PairedRow(NamedTuple):
+    """One row's complete pairs over all sessions: the rates before and after, the worker
+    pair of each (``(session, worker pair)``; None where any session's row predates worker
+    pairs, which then leaves the row to the pair-by-pair analysis) and the seconds spent."""
+
+    before: list[float]
+    after: list[float]
+    workers: list[tuple[int, int]] | None
+    seconds: float | None
+
+
+def paired_rows(pairs: Sequence[tuple[Run, Run]]) -> dict[RowKey, PairedRow]:
+    """Per row key, every complete pair over all sessions, with the worker pair that took
+    it. Round i of one side pairs with round i of the other (the order `ab` took them in);
+    worker pairs of different sessions are different units."""
+    found: dict[RowKey, PairedRow] = {}
+    for session, (run_before, run_after) in enumerate(pairs):
+        after_rows = {m.key: m for m in run_after.measurements}
+        for m in run_before.measurements:
+            other = after_rows.get(m.key)
+            rates = worker_pair_rates(m, other) if other is not None else []
+            if not rates:
+                continue
+            row = found.get(m.key, PairedRow([], [], [], None))
+            seconds = row.seconds
+            spent = m.attributes.get("ab_seconds")
+            if isinstance(spent, int | float):
+                seconds = (seconds or 0.0) + float(spent)
+            workers = None if row.workers is None or any(w is None for *_, w in rates) \
+                else [*row.workers, *((session, int(w)) for *_, w in rates if w is not None)]
+            found[m.key] = PairedRow([*row.before, *(b for b, _, _ in rates)],
+                                     [*row.after, *(a for _, a, _ in rates)], workers, seconds)
+    return found
 
 
 def paired_samples(pairs: Sequence[tuple[Run, Run]]
@@ -97,18 +156,5 @@ def paired_samples(pairs: Sequence[tuple[Run, Run]]
     """Per row key: the before and after rates of every complete pair, over all sessions,
     and the seconds the sessions spent on the row. Round i of one side pairs with round i
     of the other (the order `ab` took them in)."""
-    found: dict[RowKey, tuple[list[float], list[float], float | None]] = {}
-    for run_before, run_after in pairs:
-        after_rows = {m.key: m for m in run_after.measurements}
-        for m in run_before.measurements:
-            other = after_rows.get(m.key)
-            rates = pair_rates(m, other) if other is not None else []
-            if not rates:
-                continue
-            before, after, seconds = found.get(m.key, ([], [], None))
-            spent = m.attributes.get("ab_seconds")
-            if isinstance(spent, int | float):
-                seconds = (seconds or 0.0) + float(spent)
-            found[m.key] = ([*before, *(b for b, _ in rates)], [*after, *(a for _, a in rates)],
-                            seconds)
-    return found
+    return {key: (row.before, row.after, row.seconds)
+            for key, row in paired_rows(pairs).items()}

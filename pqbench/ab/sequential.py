@@ -15,11 +15,15 @@ leaves unchanged, so under "no difference" the stopping time is independent of t
 the signed-rank test uses and each look stays exact.
 
 The first look comes at 12 pairs: the fewest with which the exact signed-rank test can
-reach p < 0.01 / 6 is 11 (2 / 2**11).
+reach p < 0.01 / 6 is 11 (2 / 2**11). A session whose round pairs rotate over J worker
+pairs is tested over those (a t test with J - 1 degrees of freedom at each look's level,
+`signedrank.compare_worker_pairs`); every look count is a multiple of 12, so with 3, 4,
+6 or 12 worker pairs each has taken equally many round pairs at every scheduled look.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pqbench.analysis import signedrank, verdict
@@ -48,8 +52,12 @@ class Looks:
 
 
 def analyse(before: list[float], after: list[float], looks: Looks,
-            threshold: float | None) -> verdict.Outcome:
-    """The row's outcome at a look: paired comparison at the per-look alpha."""
+            threshold: float | None, workers: Sequence[object] | None = None) -> verdict.Outcome:
+    """The row's outcome at a look, at the per-look alpha: over the worker pairs that took
+    the round pairs (``workers[i]`` took pair i) when given, else pair by pair."""
+    if workers is not None:
+        return signedrank.compare_worker_pairs(before, after, workers, threshold=threshold,
+                                               alpha=looks.per_look)
     return signedrank.compare_pairs(before, after, threshold=threshold, alpha=looks.per_look)
 
 

@@ -10,7 +10,9 @@ A side is a base and additions, each given as its own `--a`/`--b` (repeatable):
   (another OS release on this machine); sugar for ``cmd:`` with that userland's prefix,
   whose pqbench is first refreshed from this checkout if the checkout changed;
 * ``mask:aesni,shani``: hide CPU capabilities from OpenSSL in that worker (as `speed --mask`);
-* ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH).
+* ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH);
+* ``pip:PACKAGE==VERSION``: this pqbench with that release of a package, in a virtual
+  environment pqbench makes once and caches (`provision`).
 
 The worker inherits this process's environment plus the additions. A ``cmd:`` that clears
 the environment (sudo, docker run) must pass the variables on itself.
@@ -94,6 +96,9 @@ def parse(items: Sequence[str], which: str) -> Side:
         elif kind == "userland":
             userland = rest.strip()
             bases += 1
+        elif kind == "pip":
+            command = _pip(rest, env)
+            bases += 1
         elif kind == "mask":
             if chosen_mask is not None:
                 raise UsageError(f"--{which}: give one mask:NAMES (names comma-separated)")
@@ -103,9 +108,10 @@ def parse(items: Sequence[str], which: str) -> Side:
             env[name] = value
         else:
             raise UsageError(f"--{which} {item!r}: a side is here, userland:NAME, "
-                             "cmd:PREFIX, mask:NAMES or env:NAME=VALUE")
+                             "cmd:PREFIX, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE")
     if bases > 1:
-        raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX")
+        raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
+                         "(pip:PACKAGE==VERSION counts as one of them)")
     if chosen_mask is not None and (chosen_mask.variable in env
                                     or os.environ.get(chosen_mask.variable) is not None):
         raise UsageError(f"--{which}: {chosen_mask.variable} is already set; it and "
@@ -135,6 +141,16 @@ def _userland(name: str, which: str) -> tuple[str, ...]:
     if not name:
         raise UsageError(f"--{which} userland: needs a name: {', '.join(sorted(RECIPES))}")
     return tuple(for_session(name, log_to_stderr).command_prefix())
+
+
+def _pip(text: str, env: dict[str, str]) -> tuple[str, ...]:
+    """The worker command of a cached pip build, made first if needed; its name goes into
+    the worker's environment, so the fingerprint says which build it is."""
+    from pqbench.ab import provision
+
+    build = provision.ensure_pip(provision.parse_pip(text), provision.log_to_stderr)
+    env[provision.BUILD_VARIABLE] = build.spec
+    return build.command()
 
 
 def _assignment(text: str, which: str) -> tuple[str, str]:

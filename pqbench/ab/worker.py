@@ -192,3 +192,7 @@ def _run(message: dict[str, Any], state: _State) -> dict[str, Any]:
     cpu_ns = time.thread_time_ns() - cpu_started
     return {"type": "round", "ops": result.ops, "elapsed_ns": result.elapsed_ns,
             "cycles": result.cycles, "cpu_ns": cpu_ns}
+
+
+if __name__ == "__main__":  # `python -m pqbench.ab.worker`: a worker without the CLI's imports
+    raise SystemExit(serve())

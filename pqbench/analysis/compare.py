@@ -173,7 +173,9 @@ def compare_rows(
         method = replicates.METHOD
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
-        method = (f"{signedrank.METHOD}; alpha {pairing.paired_alpha(pairs):.3g} per look "
+        methods = sorted({row.outcome.method for row in outcomes.values()})
+        method = (f"{'; '.join(methods) or signedrank.METHOD}; alpha "
+                  f"{pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
     memory = tuple(compare_memory(before, after))
     if not outcomes and not memory:
@@ -241,8 +243,11 @@ def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
               ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     alpha = pairing.paired_alpha(pairs)
     found: dict[RowKey, Row] = {}
-    for key, (before, after, seconds) in pairing.paired_samples(pairs).items():
-        outcome = signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
+    for key, (before, after, workers, seconds) in pairing.paired_rows(pairs).items():
+        # Sessions that replicated their workers: the worker pair is the unit (as in `ab`).
+        outcome = (signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
+                   if workers is None else signedrank.compare_worker_pairs(
+                       before, after, workers, threshold=threshold, alpha=alpha))
         found[key] = Row(key, replace(outcome, units_before=len(pairs),
                                       units_after=len(pairs)),
                          len(before), len(after), pairs=len(before), seconds=seconds)

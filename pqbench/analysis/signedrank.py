@@ -172,3 +172,97 @@ def compare_pairs(before: Sequence[float], after: Sequence[float], *,
         verdict=outcome[0], reason=outcome[1], units_before=n, units_after=n,
         spread_before=spread_a, spread_after=spread_b, floor=None, threshold=band,
         method=METHOD)
+
+
+# --- worker pairs as the unit above the round pairs ---------------------------------------
+
+#: Fewer worker pairs than this leave the spread between worker processes unknown.
+FEWEST_WORKER_PAIRS = 2
+
+WORKER_METHOD = ("worker pairs as the unit above the round pairs: per worker pair the "
+                 "Hodges-Lehmann estimate of its pairs' ln ratios; the session's estimate, "
+                 "t interval and two-sided one-sample t test over those estimates (J - 1 df)")
+
+
+def hodges_lehmann(d: FloatArray) -> float:
+    """The median of the Walsh averages of ``d`` (the middle two averaged when even)."""
+    walsh = _walsh(d)
+    middle = [(walsh.size - 1) // 2, walsh.size // 2]
+    found = _order_statistics(walsh, middle)
+    return (found[middle[0]] + found[middle[1]]) / 2
+
+
+def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
+                         workers: Sequence[object], *, threshold: float | None = None,
+                         alpha: float = 0.01) -> verdict.Outcome:
+    """Is B faster or slower than A, with the worker pair as the unit of replication?
+
+    ``before[i]`` and ``after[i]`` are the rates of round pair i and ``workers[i]`` names
+    the worker pair (one A and one B process) that took it. Two processes running identical
+    code differ by a few percent from memory layout alone (stack and environment offsets,
+    link order: Mytkowicz et al., "Producing Wrong Data Without Doing Anything Obviously
+    Wrong!", ASPLOS 2009; Curtsinger & Berger, "Stabilizer", ASPLOS 2013), and every round
+    pair a worker pair takes shares that pair's offset. The round pairs of one worker pair
+    are therefore not independent of each other; the worker pairs are, since each was
+    started afresh with its own layout. Hence a two-stage (cluster-level) analysis: per
+    worker pair the Hodges-Lehmann estimate of its pairs' ln ratios (robust to a stray
+    round), then over the J estimates their mean, the Student t interval mean ± t(1 -
+    alpha/2, J - 1) s / sqrt(J) and the two-sided one-sample t test of mean 0 (Student,
+    Biometrika 6, 1908). A test on cluster summaries keeps its level whatever the
+    correlation within clusters (Donner & Klar, *Design and Analysis of Cluster
+    Randomization Trials in Health Research*, 2000, section 6.2), and it is the top level of
+    Kalibera & Jones's hierarchical design ("Rigorous Benchmarking in Reasonable Time",
+    ISMM 2013: variation is taken at the highest level it enters, with that level's degrees
+    of freedom). Each worker pair's estimate averages many round pairs, so it is close to
+    normal even where single rounds are not. ``ci_level`` is 1 - alpha.
+
+    Fewer than two worker pairs leave the spread between processes unknown: ``too few
+    runs``. The band, ``floor`` (None) and ``spread_*`` (each side's sd of ln round rates)
+    are as in `compare_pairs`; ``units_*`` count the worker pairs.
+    """
+    a = np.log(np.asarray(before, dtype=np.float64))
+    b = np.log(np.asarray(after, dtype=np.float64))
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0 or len(workers) != a.size:
+        raise ValueError("pairs: need the same, non-zero number of rates on each side and "
+                         "a worker pair for every pair")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("pairs: rates must be finite and positive")
+    d = b - a
+    groups: dict[object, list[int]] = {}
+    for index, worker in enumerate(workers):
+        groups.setdefault(worker, []).append(index)
+    estimates = np.array([hodges_lehmann(d[np.asarray(rows)]) for rows in groups.values()])
+    count = estimates.size
+    shift = float(estimates.mean())
+    band = verdict.threshold_for(None, threshold)
+    if count < FEWEST_WORKER_PAIRS:
+        log_low, log_high, p = -math.inf, math.inf, 1.0
+        outcome = (verdict.TOO_FEW, (
+            f"{count} worker pair: the spread between worker processes cannot be estimated; "
+            f"at least {FEWEST_WORKER_PAIRS} worker pairs are needed"))
+    else:
+        log_low, log_high, p = _t_interval(estimates, alpha)
+        outcome = verdict.decide(p, log_low, log_high, alpha=alpha, threshold=band)
+    before_level = math.exp(float(a.mean()))
+    n = d.size
+    return verdict.Outcome(
+        before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
+        ci_low=math.exp(log_low), ci_high=math.exp(log_high), ci_level=1.0 - alpha,
+        p_value=p, verdict=outcome[0], reason=outcome[1], units_before=count,
+        units_after=count, spread_before=float(np.std(a, ddof=1)) if n >= 2 else None,
+        spread_after=float(np.std(b, ddof=1)) if n >= 2 else None, floor=None,
+        threshold=band, method=WORKER_METHOD)
+
+
+def _t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, float]:
+    """(low, high, p): the Student t interval of the mean at 1 - alpha and the two-sided
+    one-sample t test of mean 0, over at least two values."""
+    count = estimates.size
+    mean = float(estimates.mean())
+    error = float(np.std(estimates, ddof=1)) / math.sqrt(count)
+    freedom = count - 1
+    if error == 0.0:  # identical estimates: the mean is known exactly
+        return mean, mean, 1.0 if mean == 0.0 else 0.0
+    half = float(special.stdtrit(freedom, 1.0 - alpha / 2)) * error
+    p = 2.0 * float(special.stdtr(freedom, -abs(mean) / error))
+    return mean - half, mean + half, min(1.0, p)

@@ -5,6 +5,7 @@ from __future__ import annotations
 # Each module registers its commands on `app` when imported.
 from pqbench.cli import (  # noqa: F401
     ab,
+    bisect,
     compare,
     exchange,
     files,
@@ -12,6 +13,7 @@ from pqbench.cli import (  # noqa: F401
     info,
     list,
     memory,
+    ratios,
     report,
     speed,
     tls,

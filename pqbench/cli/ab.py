@@ -58,8 +58,11 @@ def ab(
     ] = 0.05,
     threshold: ThresholdOption = "auto",
     cpu: Annotated[int | None, typer.Option(
-        "--cpu", help="The CPU both workers are pinned to (default: the highest allowed).")
+        "--cpu", help="The CPU all workers are pinned to (default: the highest allowed).")
     ] = None,
+    worker_pairs: Annotated[int, typer.Option(
+        "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
+                               "over; at least 3.")] = 6,
     label_a: Annotated[str | None, typer.Option("--label-a", help="Label of side A's run.")
     ] = None,
     label_b: Annotated[str | None, typer.Option("--label-b", help="Label of side B's run.")
@@ -75,6 +78,8 @@ def ab(
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
     if max_seconds <= 0 or not 0 < round_seconds <= 10:
         raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
+    if not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
+        raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
     if block_bytes is not None and block_bytes < 1:
         raise UsageError("--bytes must be at least 1")
     band = parse_threshold(threshold)
@@ -90,7 +95,7 @@ def ab(
         operations=tuple(operation or ()),
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
-        label_a=label_a, label_b=label_b, looks=sequential.Looks())
+        label_a=label_a, label_b=label_b, looks=sequential.Looks(), worker_pairs=worker_pairs)
     store = Store.open(db)  # fail before measuring if the database is unusable
     command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
     # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by

@@ -37,6 +37,10 @@ def history(
         "--pool", metavar="", help="Pool the runs of a group whose OpenSSL capability knobs differ "
                        "(masked and unmasked runs of one build); by default each "
                        "configuration is a point of its own.")] = False,
+    series_order: Annotated[bool, typer.Option(
+        "--series-order", help="Points in the order of a `pqbench bisect` series (its "
+                               "runs' positions), not by date; e.g. with --by label.")
+    ] = False,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
@@ -64,6 +68,10 @@ def history(
         selection = select(store, by, fingerprints=not pool)
         headers = selection.headers
         groups = selection.groups if pool else by_configuration(selection.groups)
+        if series_order:
+            from pqbench.bisect.stored import in_series_order
+
+            groups = in_series_order(groups)
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
             algorithms=names or (algorithm,), implementation=implementation,
             operation=operation))

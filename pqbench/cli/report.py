@@ -119,7 +119,7 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     groups: the whole story, as for a handful of runs."""
     from pqbench import report
     from pqbench.analysis.compare import run_order
-    from pqbench.report import fleet, memory
+    from pqbench.report import fleet, memory, series
     from pqbench.store import RunFilter
     from pqbench.store.selection import select
 
@@ -135,6 +135,9 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
                    if kind in newest])
     sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes)
+    bisected = [run.run_id for run in headers if series.is_bisection(run)]
+    where = series.section(whole(bisected)) if bisected else None
+    sections += [where] if where is not None else []
     if "memory" in newest:
         sections += memory.comparison_sections(
             store.load_runs(RunFilter(kinds=("memory",))), by)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from pqbench import algorithms, environment, interrupts
-from pqbench.algorithms.base import Algorithm
+from pqbench.algorithms.base import Algorithm, normalize
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -27,7 +27,10 @@ from pqbench.record import codec
 from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5
-QUICK_ROUNDS = 5
+#: Rounds are cycles of the paired ratios: 10 reach a 99 % signed-rank interval (8 is the
+#: least that can), 5 at most 93.75 %.
+QUICK_ROUNDS = 10
+DEFAULT_ROUNDS = 10
 #: An hour per operation is more than any figure needs; beyond it a typo runs for days.
 MAX_SECONDS = 3600.0
 #: Rounds are samples: a thousand pins a median far beyond what drift between runs allows.
@@ -49,8 +52,8 @@ def speed(
              f"(default 1; quick suite {QUICK_SECONDS}; at most {MAX_SECONDS:g}).")] = None,
     rounds: Annotated[int | None, typer.Option(
         min=1, max=MAX_ROUNDS,
-        help=f"Timed rounds per operation (default 7; quick suite {QUICK_ROUNDS}; at most "
-             f"{MAX_ROUNDS}).")] = None,
+        help=f"Timed rounds per operation, taken in cycles of one round of every row "
+             f"(default {DEFAULT_ROUNDS}; at most {MAX_ROUNDS}).")] = None,
     implementation: Annotated[list[str] | None, typer.Option(
         "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
     operation: Annotated[list[str] | None, typer.Option(
@@ -71,6 +74,12 @@ def speed(
              "rows show the aggregate, JSON also each worker.")] = 1,
     cpu: Annotated[str | None, typer.Option(
         "--cpu", help="Pin the worker(s) to these CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
+    elapsed: Annotated[bool, typer.Option(
+        "--elapsed", help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
+                          "the measuring thread's CPU time).")] = False,
+    relative_to: Annotated[str | None, typer.Option(
+        "--relative-to", help="Also every row's paired cost ratio to this algorithm's row "
+                              "of the same operation, with its interval.")] = None,
     json_output: JsonOption = False,
     csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
     db: DbOption = None,
@@ -89,12 +98,13 @@ def speed(
     quick = not algorithm
     settings = suite.SpeedSettings(
         seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
-        rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else 7),
+        rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else DEFAULT_ROUNDS),
         operations=tuple(operation or ()),
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         label=label,
         processes=processes,
         cpus=multi.parse_cpus(cpu) if cpu else (),
+        time_base="wall" if elapsed else "cpu",
     )
     kems, sigs = liboqs_mechanisms()
     try:
@@ -103,6 +113,7 @@ def speed(
         from pqbench.liboqs.mechanisms import explain_unknown
 
         raise explain_unknown(exc) from None  # liboqs knows it, this build left it out
+    reference = _reference(relative_to, chosen)
     _check_operations(settings.operations, chosen)
     _warn_oversubscribed(processes)
     impls = select(implementation)
@@ -114,17 +125,25 @@ def speed(
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect(extra={
         "mask": capability_mask.fingerprint() if capability_mask else None})
-    with console.progress_bar(len(tasks)) as advance:
+    # One step to check and prepare each row, then one per round of it.
+    with console.progress_bar(len(tasks) * (1 + settings.rounds)) as advance:
         run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
     with interrupts.deferred():  # a second Ctrl-C or SIGTERM waits until the run is stored
         store.save_run(run)
     console.warn_unstable(run)
+    from pqbench.analysis import ratios
+
+    found = ratios.run_ratios(run)
+    asked = ratios.relative_to(run, reference) if reference else []
     if json_output:
-        print_json(codec.run_document(run))
+        document = codec.run_document(run)
+        document["ratios"] = [r.as_dict() for r in found + asked]
+        print_json(document)
     elif csv_output:
         print(codec.run_csv(run), end="")
     else:
         console.show_run(run)
+        console.show_ratios(ratios.headline(found), asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
     if run.status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed measurements were "
@@ -133,6 +152,18 @@ def speed(
     if any(p.kind == "failed verification" for p in run.problems):
         console.error("an implementation failed its checks and was not timed (see above)")
         raise typer.Exit(1)
+
+
+def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:
+    """The algorithm --relative-to names, which must be one of those measured."""
+    if name is None:
+        return None
+    key = normalize(name)
+    for alg in chosen:
+        if key in {normalize(alg.name), *map(normalize, alg.aliases)}:
+            return alg.name
+    raise UsageError(f"--relative-to {name}: not one of the algorithms measured "
+                     f"({', '.join(a.name for a in chosen)})")
 
 
 def _check_operations(wanted: Sequence[str], chosen: Sequence[Algorithm]) -> None:

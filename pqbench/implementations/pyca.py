@@ -181,7 +181,7 @@ class PycaImplementation(Implementation):
         if alg.kind == "cipher":
             return pyca_symmetric.offers(alg, operation)
         if alg.kind in ("kem", "signature", "key-agreement", "rsa") and self._scheme(alg) is None:
-            if alg.family == "ML-KEM":
+            if alg.family == "ML-KEM" and MLKEM:
                 return f"cryptography {cryptography.__version__} exposes ML-KEM-768/1024 only"
             return f"cryptography {cryptography.__version__} does not expose {alg.name}"
         if alg.kind not in ("kem", "signature", "key-agreement", "rsa"):

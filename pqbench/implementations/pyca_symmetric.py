@@ -25,7 +25,6 @@ from functools import partial
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import keywrap
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
@@ -34,6 +33,11 @@ from pqbench.algorithms.base import Algorithm
 from pqbench.algorithms.ciphers import security_attributes, size_problem
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Check, PythonOperation, TimedOperation
+
+try:  # cryptography >= 43; older releases keep it among the primitives
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+except ImportError:  # pragma: no cover - a `pip:cryptography==...` bisect build
+    TripleDES = algorithms.TripleDES  # type: ignore[misc]
 
 NONCE = bytes(12)
 STREAM_UPDATE = "one update on one context (as openssl speed -evp)"

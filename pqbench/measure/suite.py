@@ -1,13 +1,20 @@
-"""Run a speed suite: check each (algorithm, implementation), then time each operation.
+"""Run a speed suite: check each (algorithm, implementation), then time every operation.
 
 The order of work follows `openssl speed`: correctness first, then a warm-up, then several
-timed rounds per operation so every figure has a spread. Nothing here prints; progress is
-reported through a callback and the result is a frozen Run.
+timed rounds per operation so every figure has a spread. The rounds are taken in cycles
+(one round of every row per cycle, in a fresh random order), so two rows of one run are
+paired by cycle and their ratio can be taken pair by pair (`analysis.ratios`): this
+machine's drift, shared by the rounds of a cycle, cancels in it. Nothing here prints;
+progress is reported through a callback and the result is a frozen Run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import random
+import secrets
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +26,7 @@ from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.runs import new_run
 from pqbench.timing import multi
+from pqbench.timing.contract import TimeBase, Timed, other_clock
 
 #: `openssl speed -evp` block sizes.
 BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)
@@ -32,7 +40,8 @@ class SpeedSettings:
     """How long and how often each operation is timed."""
 
     seconds: float = 1.0  # timed seconds per operation, split over the rounds
-    rounds: int = 7
+    #: Rounds per operation, which are the run's cycles: every row has one per cycle.
+    rounds: int = 10
     warmup: float = 0.05  # untimed seconds before the rounds
     operations: tuple[str, ...] = ()  # empty: each algorithm's default operations
     #: Bytes per operation for ciphers and hashes (the `openssl speed` sweep by default).
@@ -42,6 +51,9 @@ class SpeedSettings:
     processes: int = 1
     #: CPUs to pin the workers to, in turn; empty: the OS decides.
     cpus: tuple[int, ...] = ()
+    #: The clock rates are computed in: the measuring thread's CPU time (what `openssl
+    #: speed` counts unless -elapsed) or the wall clock (`--elapsed`).
+    time_base: TimeBase = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -51,7 +63,8 @@ class SpeedSettings:
     def as_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "rounds": self.rounds, "warmup": self.warmup,
                 "operations": list(self.operations), "block_sizes": list(self.block_sizes),
-                "processes": self.processes, "cpus": list(self.cpus), **self.extra}
+                "processes": self.processes, "cpus": list(self.cpus),
+                "time_base": time_base(self), "interleaved": True, **self.extra}
 
 
 @dataclass(frozen=True)
@@ -96,50 +109,71 @@ class SuiteRecorder:
         self.verifications: list[Verification] = []
 
 
-def measure(task: Task, settings: SpeedSettings) -> Measurement:
-    """Prepare outside the clock, warm up, then time `settings.rounds` rounds."""
-    prepared = task.implementation.prepare(task.algorithm, task.operation, task.block_size)
-    if settings.processes > 1:
-        return _measure_in_processes(task, settings, prepared)
-    pinned = multi.pin(settings.cpus[0]) if settings.cpus else False
-    prepared.run(settings.warmup)
-    rounds = tuple(prepared.run(settings.round_seconds) for _ in range(settings.rounds))
-    attributes = {**prepared.attributes, **({"cpu": settings.cpus[0]} if pinned else {})}
+@dataclass
+class _Row:
+    """One task prepared and warmed up, and the rounds it has had so far."""
+
+    task: Task
+    prepared: TimedOperation
+    rounds: list[Timed] = field(default_factory=list)
+
+
+def time_base(settings: SpeedSettings) -> TimeBase:
+    """The clock a run's rows are measured in: wall time for --multi (the machine's
+    aggregate throughput is a wall-clock quantity), else the settings' choice."""
+    return "wall" if settings.processes > 1 else settings.time_base
+
+
+def timed_round(prepared: TimedOperation, seconds: float) -> Timed:
+    """One round and the CPU time the measuring thread got during it. Every loop runs in
+    this thread (the native ones release the GIL, not the thread), so the thread's CPU
+    clock sees all of its work and none of another process's."""
+    cpu_started = time.thread_time_ns()
+    result = prepared.run(seconds)
+    return Timed(result, max(time.thread_time_ns() - cpu_started, 1))
+
+
+def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed],
+                    base: TimeBase, attributes: Mapping[str, Any] | None = None
+                    ) -> Measurement:
+    """The stored row: each round's time in the run's time base (`Timed.in_base`), the
+    other clock's per round beside it (`wall_ns` or `cpu_ns`), and the base named."""
     return Measurement(
         algorithm=task.algorithm.name,
         implementation=task.implementation.name,
         operation=task.operation,
-        rounds=rounds,
+        rounds=tuple(t.in_base(base) for t in rounds),
         sizes=dict(prepared.sizes),
         block_size=task.block_size,
-        attributes=attributes,
+        attributes={**prepared.attributes, **(attributes or {}), "time_base": base,
+                    **other_clock(rounds, base)},
         counter=prepared.counter,
     )
 
 
-def _measure_in_processes(task: Task, settings: SpeedSettings,
-                          prepared: TimedOperation) -> Measurement:
-    """The aggregate of N workers as the row; each worker's median rate as an attribute."""
-    per_worker = multi.run_in_processes(
-        lambda: task.implementation.prepare(task.algorithm, task.operation, task.block_size),
-        processes=settings.processes, warmup=settings.warmup,
-        round_seconds=settings.round_seconds, rounds=settings.rounds, cpus=settings.cpus)
-    from pqbench.analysis import stats  # numpy and scipy only where figures are made
-
-    per_process = [stats.summarize([r.ops_per_sec for r in rounds]).median
-                   for rounds in per_worker]
-    return Measurement(
-        algorithm=task.algorithm.name,
-        implementation=task.implementation.name,
-        operation=task.operation,
-        rounds=tuple(multi.aggregate(per_worker)),
-        sizes=dict(prepared.sizes),
-        block_size=task.block_size,
-        attributes={**prepared.attributes, "processes": settings.processes,
-                    "per_process_ops_per_sec": per_process,
-                    "cpus": list(settings.cpus)},
-        counter=None,
-    )
+def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str], bool],
+             record: SuiteRecorder) -> TimedOperation | None:
+    """Check the pair (once), ask for the operation, prepare it outside the clock and warm
+    it up; None (with the problem recorded) where it cannot be timed."""
+    pair = (task.algorithm.name, task.implementation.name)
+    if pair not in verified:
+        verified[pair] = check_pair(task.algorithm, task.implementation, record)
+    if not verified[pair]:
+        return None
+    reason = task.implementation.offers(task.algorithm, task.operation)
+    if reason:
+        record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+        return None
+    try:
+        prepared = task.implementation.prepare(task.algorithm, task.operation,
+                                               task.block_size)
+        if settings.processes == 1:
+            prepared.run(settings.warmup)
+    except (NotOfferedError, VerificationError) as exc:
+        kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
+        record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+        return None
+    return prepared
 
 
 def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
@@ -153,26 +187,66 @@ def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> b
 
 
 def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorder,
-            progress: Progress | None = None) -> None:
-    """Run the tasks in order; raises KeyboardInterrupt through, keeping what finished."""
+            progress: Progress | None = None, rng: random.Random | None = None) -> None:
+    """Check, prepare and warm up every task, then time them in cycles: each cycle runs one
+    round of every row, in a fresh random order, so any two rows of the run are paired by
+    cycle (round i of every row belongs to cycle i) and drift hits both alike.
+
+    Raises KeyboardInterrupt through, keeping every round that finished."""
     verified: dict[tuple[str, str], bool] = {}
-    for task in tasks:
-        pair = (task.algorithm.name, task.implementation.name)
-        if pair not in verified:
-            verified[pair] = check_pair(task.algorithm, task.implementation, record)
-        if progress:
-            progress(task)
-        if not verified[pair]:
-            continue
-        reason = task.implementation.offers(task.algorithm, task.operation)
-        if reason:
-            record.problems.append(Problem(*pair, "not offered", reason, task.operation))
-            continue
-        try:
-            record.measurements.append(measure(task, settings))
-        except (NotOfferedError, VerificationError) as exc:
-            kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
-            record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+    rows: list[_Row] = []
+    base = time_base(settings)
+    pool: multi.Pool | None = None
+    # Pinned before the warm-ups, so they warm the CPU the rounds run on.
+    pinned = multi.pin(settings.cpus[0]) if settings.cpus and settings.processes == 1 \
+        else False
+    try:
+        for task in tasks:
+            if progress:
+                progress(task)
+            prepared = _prepare(task, settings, verified, record)
+            if prepared is not None:
+                rows.append(_Row(task, prepared))
+        if not rows:
+            return
+        if settings.processes > 1:
+            pool = multi.Pool([_preparer(row.task) for row in rows],
+                              processes=settings.processes, warmup=settings.warmup,
+                              cpus=settings.cpus)
+        shuffle = (rng or random.Random(secrets.randbits(64))).shuffle
+        for _ in range(settings.rounds):
+            order = list(range(len(rows)))
+            shuffle(order)
+            for index in order:
+                row = rows[index]
+                if progress:
+                    progress(row.task)
+                row.rounds.append(pool.round(index, settings.round_seconds) if pool
+                                  else timed_round(row.prepared, settings.round_seconds))
+    finally:
+        per_worker = pool.per_worker() if pool else None
+        if pool:
+            pool.close()
+        for index, row in enumerate(rows):
+            if row.rounds:
+                record.measurements.append(row_measurement(
+                    row.task, row.prepared, row.rounds, base,
+                    _multi_attributes(settings, per_worker[index]) if per_worker
+                    else ({"cpu": settings.cpus[0]} if settings.cpus and pinned else None)))
+
+
+def _preparer(task: Task) -> Callable[[], TimedOperation]:
+    return lambda: task.implementation.prepare(task.algorithm, task.operation,
+                                               task.block_size)
+
+
+def _multi_attributes(settings: SpeedSettings, per_worker: Sequence[Sequence[float]]
+                      ) -> dict[str, Any]:
+    """--multi: the workers, each one's median rate, and the CPUs they were pinned to."""
+    return {"processes": settings.processes,
+            "per_process_ops_per_sec": [statistics.median(rates) if rates else 0.0
+                                        for rates in per_worker],
+            "cpus": list(settings.cpus)}
 
 
 def run_suite(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
@@ -35,9 +35,13 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from pqbench.presentation import comparisons, layout, numbers, runs, tables
+from pqbench.presentation import ratios as ratio_views
 from pqbench.presentation.runs import unstable_rows
 from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
+
+if TYPE_CHECKING:
+    from pqbench.analysis.ratios import Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
            "rich_table", "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
@@ -189,11 +193,24 @@ def show_run(run: Run, console: Console = stdout) -> None:
     if bulk:
         print_table(runs.throughput_table(
             bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
-                  "(10^6 bytes/s) by block size" if not single else None), console)
-    for line in runs.binding_lines(run):
+                  f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
+            else None), console)
+    for line in runs.binding_notes(run):
         console.print(safe(line))
     if run.problems:
         print_table(runs.problems_table(run.problems), console)
+
+
+def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),
+                console: Console = stdout) -> None:
+    """What the run's rows cost against each other: the headline ratios as lines (each with
+    its interval), and the ratios asked for with --relative-to as a table."""
+    if headline:
+        console.print(safe("what it costs (paired by cycle):", "bold"))
+        for line in ratio_views.lines(headline):
+            console.print(safe(f"  {line}"))
+    if asked:
+        print_table(ratio_views.table(asked, "relative to the row asked for"), console)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.analysis.bindings import binding_shares, bundled_openssl
+from pqbench.analysis.bindings import bundled_openssl
 from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
@@ -34,7 +34,8 @@ def operation(name: str, block_size: int | None) -> str:
 
 
 def spread(m: Measurement) -> tuple[float | None, float | None]:
-    """Half-width of the median's ~95 % interval as a fraction of it, and the CV."""
+    """Half-width of the median's interval (`interval_level`) as a fraction of it, and the
+    CV."""
     if len(m.samples) < 2:
         return None, None
     s = m.summary
@@ -43,25 +44,42 @@ def spread(m: Measurement) -> tuple[float | None, float | None]:
     return (s.ci_high - s.ci_low) / 2 / s.median, s.cv
 
 
+def interval_level(rows: Sequence[Measurement]) -> str:
+    """The true level of the rows' median intervals ("95.7 %"), the lowest where rounds
+    differ: a distribution-free interval of a median has the coverage its order statistics
+    give, not a round 95 %."""
+    levels = [m.summary.ci_level for m in rows if len(m.samples) >= 2]
+    return numbers.share(min(levels)) if levels else "95 %"
+
+
+def time_base(rows: Sequence[Measurement]) -> str:
+    """The clock of the rows' rates, as a table header says it: "CPU time", "wall time"."""
+    bases = {m.time_base for m in rows}
+    return {"cpu": "CPU time", "wall": "wall time"}[bases.pop()] if len(bases) == 1 \
+        else "CPU or wall time per row (JSON: time_base)"
+
+
 def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> Table:
     """Every row of a run (or `rows` of it): rate, time per op, spread, cycles, rounds and
-    sizes; the long form, one line per block size."""
+    sizes; the long form, one line per block size. The title names the time base."""
+    chosen = list(run.measurements if rows is None else rows)
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"), Column("ops/s", "si"), Column("µs/op", "number"),
                Column("bytes/s", "rate", "bytes/s"),
-               Column("±95% CI", "plus_minus", priority=1),
+               Column(f"±{interval_level(chosen)} CI", "plus_minus", priority=1),
                Column("CV", "percent", priority=2), Column("cycles/op", "si", priority=2),
                Column("rounds", "count", priority=3),
                Column("sizes (bytes) / key, security bits", priority=3, short="sizes"))
     found = []
-    for m in run.measurements if rows is None else rows:
+    for m in chosen:
         half, cv = spread(m)
         per_op = m.unit == "op" and bool(m.rounds)
         found.append((m.algorithm, m.implementation, operation(m.operation, m.block_size),
                       m.ops_per_sec if per_op else None, m.us_per_op if per_op else None,
                       m.bytes_per_sec, half, cv, m.cycles_per_op, len(m.rounds),
                       _facts(m)))
-    return Table(f"pqbench run {run.run_id} ({run.status})", columns, tuple(found))
+    return Table(f"pqbench run {run.run_id} ({run.status}), {time_base(chosen)}", columns,
+                 tuple(found))
 
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> Table:
@@ -90,8 +108,8 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> T
         rates = [by_size[s].bytes_per_sec if s in by_size else None for s in sizes]
         body.append((alg, impl, op, *(None if r is None else r / 1e6 for r in rates),
                      *(first.attributes.get(k) for k, _ in _BITS)))
-    return Table(title or "ciphers and hashes: MB/s (10^6 bytes/s) by block size",
-                 columns, tuple(body))
+    return Table(title or f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(rows)} by "
+                          "block size", columns, tuple(body))
 
 
 _PROBLEM_COLUMNS = (Column("algorithm"), Column("implementation", short="impl."),
@@ -130,17 +148,15 @@ def run_name(run: Run) -> str:
     return run.label or run.run_id
 
 
-def binding_lines(run: Run) -> list[str]:
-    """What each binding keeps of its native loop's speed (`analysis.bindings`)."""
+def binding_notes(run: Run) -> list[str]:
+    """What a reader must know before reading cryptography against libcrypto: where
+    cryptography bundles another OpenSSL than the system's, the ratio is that difference
+    too (`analysis.ratios` gives the binding's paired ratio)."""
     bundled = bundled_openssl(run.environment)
-    lines = []
-    for binding, native, share, count in binding_shares(run.measurements):
-        caveat = (f"; note cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}"
-                  if binding == "cryptography" and bundled else "")
-        lines.append(f"binding cost: {binding} runs at {numbers.percent(share, 0)} of {native}'s "
-                     f"native speed (median over {count} operations measured through "
-                     f"both{caveat})")
-    return lines
+    if bundled is None or not any(m.implementation == "cryptography" for m in run.measurements):
+        return []
+    return [f"note: cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}: "
+            "cryptography against libcrypto measures both the binding and that difference"]
 
 
 def unstable_rows(run: Run) -> list[str]:
@@ -170,10 +186,12 @@ def tls_table(run: Run) -> Table:
                      a.get("server_cpu_us"), a.get("client_bytes"), a.get("server_bytes"),
                      m.sizes.get("certificate_chain"),
                      f"{a.get('round_trips')} ({a.get('server_segments')})"))
-    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes",
+    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes, "
+                 f"{time_base(run.measurements)}",
                  (Column("group"), Column("certificate", short="cert."), Column("impl."),
                   Column("transport"), Column("op"), Column("hs/s", "number"),
-                  Column("±95% CI", "plus_minus", priority=1),
+                  Column(f"±{interval_level(run.measurements)} CI", "plus_minus",
+                         priority=1),
                   Column("client µs", "number", priority=3),
                   Column("server µs", "number", priority=3),
                   Column("client B", "count", priority=2),

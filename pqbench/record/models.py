@@ -186,6 +186,11 @@ class SpeedFacts(_Open):
     per_process_ops_per_sec: list[NonNegative] | None = _items(4096)
     cpus: list[Count] | None = _items(4096)
     cpu: Count | None = None
+    #: The clock the row's rounds count (`elapsed_ns`) and its rates are in, and the other
+    #: clock's time per round beside them.
+    time_base: Literal["cpu", "wall"] | None = None
+    wall_ns: list[Count] | None = _items()
+    cpu_ns: list[Count] | None = _items()
 
 
 class FileFacts(_Open):
@@ -243,6 +248,7 @@ class AbFacts(_Open):
     ab_stopped: Text | None = None
     ab_looks: Count | None = None
     ab_cpu_ns: list[Count | None] | None = _items()
+    ab_worker: list[Count] | None = _items()
 
 
 class ResultRow(AbFacts, MemoryFacts, TlsFacts, FileFacts, SpeedFacts, _Summary, _Row):
@@ -393,6 +399,9 @@ class RunDocument(_Closed):
     verifications: list[Verification] = Field(default_factory=list, max_length=MAX_ITEMS)
     results: list[ResultRow] = Field(max_length=MAX_ITEMS)
     problems: list[Problem] = Field(default_factory=list, max_length=MAX_ITEMS)
+    #: What `speed --json` derived from the rows: the paired cost ratios between them
+    #: (`analysis.ratios`). Read and ignored on import: they are recomputed from the rows.
+    ratios: list[dict[Key, Json]] | None = _items()
 
 
 class Bundle(_Closed):

@@ -51,8 +51,15 @@ class Measurement:
         return (self.algorithm, self.implementation, self.operation, self.block_size)
 
     @property
+    def time_base(self) -> str:
+        """The clock a round's `elapsed_ns` counts and every rate is in: "cpu" (the
+        measuring thread's CPU time) or "wall"; rows stored before the choice are wall."""
+        return "cpu" if self.attributes.get("time_base") == "cpu" else "wall"
+
+    @property
     def samples(self) -> list[float]:
-        """Per-round rate: operations (bytes, for a byte row) per second."""
+        """Per-round rate: operations (bytes, for a byte row) per second of the row's time
+        base."""
         return [r.ops_per_sec for r in self.rounds if r.ops > 0]
 
     @property

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pqbench.analysis import compare
+from pqbench.analysis import compare, ratios
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.record.results import Measurement, Run
-from pqbench.report import bulk, comparison, context, memory, publickey, tls
+from pqbench.report import bulk, comparison, context, memory, publickey, series, tls
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
 
@@ -103,17 +103,20 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     shown = [r for r in (speed_run, files_run, tls_run, memory_run) if r is not None]
     tls_rows = list(tls_run.measurements) if tls_run else []
     speed_rows = list(speed_run.measurements) if speed_run else []
+    cycles = ratios.cycles_of(speed_run) if speed_run else 0
     # A session's report is its comparison: told first, the tables of side B after it.
     session = _one_session(runs)
     sections: list[Section | None] = [
         *(comparison if session else ()),
-        publickey.headline(speed_rows, ""),
-        publickey.gap(speed_rows, speed_run.environment if speed_run else None),
+        publickey.headline(speed_rows, "", cycles),
+        publickey.ratios_section(speed_run),
+        publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles),
         memory.section(memory_run, speed_rows),
         bulk.symmetric(speed_rows, ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
         *(() if session else comparison),
+        series.section(runs),
         context.environment(runs),
         context.not_measured(runs),
         context.method(runs),
@@ -121,7 +124,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     ]
     present = [s for s in sections if s is not None]
     text = "\n\n".join([md.heading(1, _title(runs, fleet)), _introduction(runs, shown, fleet),
-                        *_summary(present, speed_rows, tls_rows, speed_run),
+                        *_summary(present, tls_rows, speed_run),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)
     names = [c.filename for c in charts]
@@ -130,13 +133,13 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     return Report(text, charts)
 
 
-def _summary(sections: Sequence[Section], speed_rows: Sequence[Measurement],
-             tls_rows: Sequence[Measurement], newest: Run | None) -> list[str]:
+def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
+             newest: Run | None) -> list[str]:
     """The bullets at the top: the story across the groups first (one bullet per
     comparison: what changed, what appeared, what moved and why), then the headline
     figures of the newest run, named as such when there is a story before it."""
     story = [bullet for s in sections for bullet in s.bullets]
-    headline = publickey.summary(speed_rows) + tls.summary(tls_rows)
+    headline = publickey.summary(newest) + tls.summary(tls_rows)
     blocks = ["\n".join(story)] if story else []
     if headline:
         if story and newest is not None:

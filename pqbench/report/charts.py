@@ -73,6 +73,9 @@ class GroupedBars:
     legend_title: str = "implementation"
     #: The unit ticks and value labels carry ("B/s"; "" for plain counts).
     unit: str = ""
+    #: Per series (in `series`' order), per label, the value's interval (low, high), drawn
+    #: as an error bar; empty, or None for a bar, where there is none.
+    errors: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,12 +210,18 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
     figure = Figure(figsize=(9, max(height, 2.5)), layout="constrained")
     ax = figure.add_subplot()
     values_all = [v for _, values in present for v in values if v]
+    errors = dict(zip([name for name, _ in chart.series], chart.errors, strict=False))
     for i, (name, values) in enumerate(present):
         colour, hatch, _ = implementation_style(name, i)
         ys = [r + (i - (n - 1) / 2) * bar for r in range(rows)]
         widths = [v if v else 0.0 for v in values]
         ax.barh(ys, widths, height=bar * 0.92, color=colour, hatch=hatch,
                 edgecolor="white" if not hatch else "#333333", linewidth=0.4, label=name)
+        for y, v, interval in zip(ys, values, errors.get(name) or (), strict=False):
+            if v and interval is not None:
+                low, high = interval
+                ax.errorbar([v], [y], xerr=[[max(v - low, 0.0)], [max(high - v, 0.0)]],
+                            fmt="none", ecolor="#222222", elinewidth=0.8, capsize=2)
         for y, v in zip(ys, values, strict=True):
             if v:
                 ax.annotate(numbers.si(v, chart.unit, compact=not chart.unit), xy=(v, y),

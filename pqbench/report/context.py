@@ -118,10 +118,15 @@ def _settings_line(run: Run) -> str:
 _SPEED_METHOD = (
     "Each (algorithm, implementation) pair passed its correctness checks (round trip, tamper "
     "and known-answer checks) before it was timed; keys, messages and buffers were made "
-    "before the clock started. Each operation was warmed up, then timed for several rounds; "
-    "every round's operations per second is stored. Figures are the median over rounds; the "
-    "spread is a distribution-free ~95 % confidence interval for the median from order "
-    "statistics (Hollander, Wolfe & Chicken, §3.6). `liboqs` and `libcrypto` rows come from "
+    "before the clock started. Each operation was warmed up, then timed for several rounds, "
+    "taken in cycles: every cycle ran one round of every row, in a fresh random order, so "
+    "any two rows are paired by cycle. Each round is timed in the measuring thread's CPU "
+    "time (as `openssl speed` counts; `--elapsed` for the wall clock): the table titles name "
+    "the time base. Figures are the median over rounds; the spread is a distribution-free "
+    "confidence interval for the median from order statistics (Hollander, Wolfe & Chicken, "
+    "§3.6), at the level its column names. A ratio of two rows is paired: the "
+    "Hodges–Lehmann estimate of the per-cycle log cost ratios with Tukey's signed-rank "
+    "interval, at 99 % where the cycles allow. `liboqs` and `libcrypto` rows come from "
     "pqbench's C loop (the loop of liboqs's speed_kem and `openssl speed`, with rdtsc "
     "reference cycles on x86-64); `liboqs-python` and `cryptography` rows from the Python "
     "loop, which reads the clock once per batch of about a millisecond. Comparisons take the "
@@ -184,6 +189,6 @@ def measurements(run: Run) -> Section | None:
     return Section("\n\n".join([
         md.heading(2, "All measurements"),
         f"Every row of run {md.inline_code(run.run_id)}: median operations per second over "
-        "the rounds, the half-width of its ~95 % confidence interval and the coefficient of "
-        "variation across rounds.",
+        "the rounds, the half-width of its confidence interval (at the level the column "
+        "names) and the coefficient of variation across rounds.",
         md.details(f"{len(run.measurements)} rows", md.render(views.measurements_table(run)))]))

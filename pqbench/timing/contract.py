@@ -2,12 +2,16 @@
 
 A loop is given a duration, runs the operation until at least that much monotonic time has
 passed, and reports how many operations it completed, the elapsed nanoseconds, and the
-cycle-counter delta where the CPU offers one. Callers never care which loop ran.
+cycle-counter delta where the CPU offers one. Callers never care which loop ran. The
+caller reads the thread's CPU clock around the loop (`Timed`), so a round has both clocks,
+and a stored row names the one its rates are in (`TimeBase`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -27,3 +31,32 @@ class LoopResult:
         if self.cycles is None or self.ops == 0:
             return None
         return self.cycles / self.ops
+
+
+#: The clock a row's rates are computed in.
+TimeBase = Literal["cpu", "wall"]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A round as the loop reported it, and the CPU time the measuring thread got during
+    it. On a busy machine a measurement is descheduled for part of a round: the wall clock
+    counts that time and the thread's CPU clock does not (`openssl speed` counts CPU time
+    unless given -elapsed; liboqs's speed tools read the wall clock)."""
+
+    result: LoopResult
+    cpu_ns: int
+
+    def in_base(self, base: TimeBase) -> LoopResult:
+        """The round with its time in `base`: what a stored row's rounds hold."""
+        if base == "wall":
+            return self.result
+        return LoopResult(self.result.ops, self.cpu_ns, self.result.cycles)
+
+
+def other_clock(rounds: Sequence[Timed], base: TimeBase) -> dict[str, list[int]]:
+    """The per-round times of the clock a row is not measured in, kept beside its rounds:
+    `wall_ns` for a CPU-time row, `cpu_ns` for a wall-time row."""
+    if base == "cpu":
+        return {"wall_ns": [t.result.elapsed_ns for t in rounds]}
+    return {"cpu_ns": [t.cpu_ns for t in rounds]}

@@ -1,22 +1,25 @@
 """Several worker processes timing the same operation at once (`openssl speed -multi`).
 
-Each worker prepares its own operation (keys and buffers are per process, outside the
+Each worker prepares its own operations (keys and buffers are per process, outside the
 clock), warms up, then all workers start every round together at a barrier, so the
 aggregate is what the machine sustains with N copies running side by side.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
 from pqbench.errors import UsageError
-from pqbench.timing.contract import LoopResult
-
-Rounds = list[LoopResult]
+from pqbench.timing.contract import LoopResult, Timed
 
 
 def parse_cpus(text: str) -> tuple[int, ...]:
@@ -56,54 +59,99 @@ def pin(cpu: int | None) -> bool:
     return True
 
 
-def _worker(prepare: Callable[[], Any], warmup: float, round_seconds: float, rounds: int,
-            cpu: int | None, barrier: Barrier, results: Any, index: int) -> None:
-    try:
-        pin(cpu)
-        operation = prepare()
-        operation.run(warmup)
-        timed: Rounds = []
-        for _ in range(rounds):
-            barrier.wait()
-            timed.append(operation.run(round_seconds))
-        results.put((index, timed, None))
-    except BaseException as exc:
-        barrier.abort()
-        results.put((index, [], f"{type(exc).__name__}: {exc}"))
+class Pool:
+    """N forked worker processes that each prepare every row once (keys and buffers per
+    process, outside the clock) and warm it up, then time one row's round at a time, all
+    N together: every round starts at a barrier, so the aggregate is what the machine
+    sustains with N copies running side by side, and the rows stay paired by cycle.
 
+    Workers ignore SIGINT (the controller decides: a Ctrl-C at the terminal reaches the
+    whole process group) and are terminated by `close`, so an interruption prints nothing
+    of theirs."""
 
-def run_in_processes(prepare: Callable[[], Any], *, processes: int, warmup: float,
-                     round_seconds: float, rounds: int,
-                     cpus: Sequence[int] = ()) -> list[Rounds]:
-    """Per worker, its rounds. Workers are forked so they inherit the prepared libraries."""
-    context = mp.get_context("fork")
-    barrier = context.Barrier(processes)
-    results = context.Queue()
-    workers = [context.Process(
-        target=_worker, daemon=True,
-        args=(prepare, warmup, round_seconds, rounds, cpus[i % len(cpus)] if cpus else None,
-              barrier, results, i)) for i in range(processes)]
-    for worker in workers:
-        worker.start()
-    try:
-        collected = [results.get() for _ in workers]
-    except BaseException:  # Ctrl-C or SIGTERM: stop the workers now, not after their rounds
-        for worker in workers:
-            worker.terminate()
-        raise
-    finally:
-        for worker in workers:
-            worker.join(timeout=5)
+    def __init__(self, preparers: Sequence[Callable[[], Any]], *, processes: int,
+                 warmup: float, cpus: Sequence[int] = ()) -> None:
+        context = mp.get_context("fork")
+        barrier = context.Barrier(processes)
+        self._pipes: list[Connection] = []
+        self._workers: list[mp.process.BaseProcess] = []
+        #: Per row, per worker, the rate of each round it timed.
+        self._rates: list[list[list[float]]] = [[[] for _ in range(processes)]
+                                                for _ in preparers]
+        for i in range(processes):
+            ours, theirs = context.Pipe()
+            worker = context.Process(
+                target=_serve, daemon=True,
+                args=(preparers, warmup, cpus[i % len(cpus)] if cpus else None, barrier,
+                      theirs))
+            worker.start()
+            theirs.close()
+            self._pipes.append(ours)
+            self._workers.append(worker)
+        try:
+            self._collect()  # every worker prepared and warmed up every row
+        except BaseException:
+            self.close()
+            raise
+
+    def _collect(self) -> list[Any]:
+        answers = []
+        for pipe in self._pipes:
+            try:
+                answer = pipe.recv()
+            except EOFError:
+                raise RuntimeError("a worker process ended unexpectedly") from None
+            if isinstance(answer, str):
+                raise RuntimeError(f"a worker process failed: {answer}")
+            answers.append(answer)
+        return answers
+
+    def round(self, index: int, seconds: float) -> Timed:
+        """Row `index`'s round in every worker at once: all operations over the longest
+        wall time (and the longest CPU time)."""
+        for pipe in self._pipes:
+            pipe.send((index, seconds))
+        found: list[tuple[int, int, int]] = self._collect()
+        for worker, (ops, elapsed, _) in enumerate(found):
+            self._rates[index][worker].append(ops * 1e9 / elapsed if elapsed > 0 else 0.0)
+        return Timed(LoopResult(ops=sum(ops for ops, _, _ in found),
+                                elapsed_ns=max(elapsed for _, elapsed, _ in found),
+                                cycles=None), max(cpu for _, _, cpu in found))
+
+    def per_worker(self) -> list[list[list[float]]]:
+        """Per row, per worker, its per-round rates."""
+        return self._rates
+
+    def close(self) -> None:
+        for pipe in self._pipes:
+            with contextlib.suppress(OSError):
+                pipe.send(None)
+        for worker in self._workers:
+            worker.join(timeout=1)
             if worker.is_alive():
                 worker.terminate()
-    errors = [err for _, _, err in collected if err]
-    if errors:
-        raise RuntimeError(f"a worker process failed: {errors[0]}")
-    return [timed for _, timed, _ in sorted(collected, key=lambda item: item[0])]
+                worker.join(timeout=5)
 
 
-def aggregate(per_worker: Sequence[Rounds]) -> Rounds:
-    """Round i of the whole machine: all workers' operations over the longest elapsed."""
-    return [LoopResult(ops=sum(r.ops for r in same_round),
-                       elapsed_ns=max(r.elapsed_ns for r in same_round), cycles=None)
-            for same_round in zip(*per_worker, strict=True)]
+def _serve(preparers: Sequence[Callable[[], Any]], warmup: float, cpu: int | None,
+           barrier: Barrier, pipe: Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pin(cpu)
+        operations = [prepare() for prepare in preparers]
+        for operation in operations:
+            operation.run(warmup)
+        pipe.send(())  # ready
+        while (request := pipe.recv()) is not None:
+            index, seconds = request
+            barrier.wait()
+            cpu_started = time.thread_time_ns()
+            result = operations[index].run(seconds)
+            pipe.send((result.ops, result.elapsed_ns,
+                       max(time.thread_time_ns() - cpu_started, 1)))
+    except (EOFError, BrokenPipeError, threading.BrokenBarrierError):
+        return
+    except Exception as exc:
+        barrier.abort()
+        with contextlib.suppress(OSError):
+            pipe.send(f"{type(exc).__name__}: {exc}")

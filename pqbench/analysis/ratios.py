@@ -1,0 +1,475 @@
+"""What one row costs against another of the same run, pair by pair, with its interval.
+
+`speed` takes its rounds in cycles: every cycle runs one round of every row in a fresh
+random order (`measure.suite.execute`), so round i of any two rows was taken within the same
+cycle, moments apart. A ratio of two rows is then a paired comparison: per cycle the log of
+the cost ratio, d_i = ln(cost_numerator,i) - ln(cost_denominator,i), in which the machine's
+drift, shared by both rounds of the cycle, cancels. The cycles, not the rounds, are the
+independent units. As in `ab` (`signedrank`, Hollander, Wolfe & Chicken, *Nonparametric
+Statistical Methods*, 3rd ed., sections 3.1-3.3):
+
+* estimate: exp of the Hodges-Lehmann estimate, the median of the Walsh averages of d;
+* interval: Tukey's distribution-free interval [W_(k), W_(M+1-k)] of the ordered Walsh
+  averages at the level asked (99 %), or, with too few cycles to reach it, the widest
+  finite one, whose true level is what `ci_level` then says (5 cycles reach 93.75 %).
+
+A cost is time per unit: per operation for one row; per exchange or per signature for a
+protocol's sum of operations (`analysis.exchanges`: a KEM's keygen + encaps + decaps against
+an ECDH's two keygens and two derives); per byte for ciphers and hashes at one block size;
+the geometric mean of the per-operation ratios over every operation two implementations
+share, for a binding against its native library. Every ratio is numerator cost over
+denominator cost: above 1 the numerator takes longer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from pqbench import algorithms
+from pqbench.analysis import exchanges, signedrank, verdict
+from pqbench.implementations import BINDINGS
+from pqbench.record.results import Measurement, RowKey, Run
+
+#: Level of every interval when the cycles allow it.
+LEVEL = 0.99
+
+Kind = Literal["exchange", "signature", "key size", "digest size", "binding", "relative"]
+
+METHOD = ("cycles pair the rows (one round of each per cycle, random order): Hodges-Lehmann "
+          "estimate of the per-cycle ln cost ratios with Tukey's signed-rank interval")
+
+#: Per cycle, a side's cost (time per unit), from the rows it is made of.
+Cost = Callable[[int], float | None]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a ratio: what it is called and the rows (with counts) it is made of."""
+
+    label: str
+    rows: tuple[tuple[RowKey, int], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "rows": [
+            {"algorithm": k[0], "implementation": k[1], "operation": k[2],
+             "block_size": k[3], "count": count} for k, count in self.rows]}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """numerator cost / denominator cost over the cycles both were measured in."""
+
+    kind: Kind
+    numerator: Side
+    denominator: Side
+    #: What one unit of cost is: "exchange", "signature", "byte", "operation".
+    per: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    pairs: int
+    time_base: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.numerator.label} against {self.denominator.label}, per {self.per}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "per": self.per,
+                "numerator": self.numerator.as_dict(),
+                "denominator": self.denominator.as_dict(), "estimate": self.estimate,
+                "ci_low": _finite(self.ci_low), "ci_high": _finite(self.ci_high),
+                "ci_level": self.ci_level, "pairs": self.pairs, "method": METHOD,
+                "time_base": self.time_base}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def paired(numerator: Sequence[float], denominator: Sequence[float], level: float = LEVEL
+           ) -> tuple[float, float, float, float] | None:
+    """(estimate, low, high, true level) of numerator/denominator over paired costs; None
+    without a single pair. With too few pairs for `level`, the widest finite interval."""
+    a = np.log(np.asarray(denominator, dtype=np.float64))
+    b = np.log(np.asarray(numerator, dtype=np.float64))
+    if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a))
+                                                 and np.all(np.isfinite(b))):
+        return None
+    walsh = signedrank.walsh_averages(b - a)
+    size = walsh.size
+    estimate = float(np.median(walsh))
+    k, coverage = signedrank.interval_rank(a.size, 1.0 - level)
+    if k == 0:  # too few pairs for the level asked: the widest interval there is
+        k, coverage = 1, 1.0 - 2.0 * signedrank.null_cdf(a.size)[0]
+    if coverage <= 0:
+        return math.exp(estimate), 0.0, math.inf, 0.0
+    return (math.exp(estimate), math.exp(float(walsh[k - 1])),
+            math.exp(float(walsh[size - k])), coverage)
+
+
+def _round_cost(m: Measurement, cycle: int) -> float | None:
+    """Seconds per operation of the row's round `cycle`, in the row's time base."""
+    if cycle >= len(m.rounds):
+        return None
+    r = m.rounds[cycle]
+    return r.elapsed_ns / 1e9 / r.ops if r.ops > 0 and r.elapsed_ns > 0 else None
+
+
+def _cost(parts: Sequence[tuple[Measurement, float]]) -> Cost:
+    """Per cycle: the sum of each part's cost times its weight (None if one is missing)."""
+    def at(cycle: int) -> float | None:
+        total = 0.0
+        for m, weight in parts:
+            cost = _round_cost(m, cycle)
+            if cost is None:
+                return None
+            total += weight * cost
+        return total
+    return at
+
+
+def _geometric(pairs: Sequence[tuple[Measurement, Measurement]]) -> tuple[Cost, Cost]:
+    """Per cycle, the geometric mean over `pairs` of each side's cost: the ratio of the two
+    is the geometric mean of the per-operation ratios (none of them dominates)."""
+    def side(index: int) -> Cost:
+        def at(cycle: int) -> float | None:
+            logs = []
+            for pair in pairs:
+                cost = _round_cost(pair[index], cycle)
+                if cost is None:
+                    return None
+                logs.append(math.log(cost))
+            return math.exp(sum(logs) / len(logs))
+        return at
+    return side(0), side(1)
+
+
+def _ratio(kind: Kind, per: str, numerator: Side, denominator: Side, costs: tuple[Cost, Cost],
+           cycles: int, base: str) -> Ratio | None:
+    found = [(n, d) for n, d in (tuple(cost(c) for cost in costs) for c in range(cycles))
+             if n is not None and d is not None]
+    result = paired([n for n, _ in found], [d for _, d in found])
+    if result is None:
+        return None
+    estimate, low, high, level = result
+    return Ratio(kind, numerator, denominator, per, estimate, low, high, level, len(found),
+                 base)
+
+
+def _label(m: Measurement | exchanges.Exchange) -> str:
+    return f"{m.algorithm} [{m.implementation}]"
+
+
+def _exchange_side(ex: exchanges.Exchange) -> Side:
+    return Side(_label(ex), tuple((m.key, count) for _, count, m in ex.operations))
+
+
+def _exchange_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list[Ratio]:
+    """Every post-quantum exchange (signature) against the classical ones of the matching
+    implementation: the role's baseline (X25519, Ed25519) where it was measured, else every
+    classical scheme measured; through the same implementation, else its counterpart
+    (native against native, binding against binding)."""
+    found = []
+    public = [m for m in rows if m.block_size is None]
+    for role in exchanges.ROLES:
+        every = exchanges.exchanges(role, public)
+        pq = [ex for ex in every if _post_quantum(ex.algorithm)]
+        classical = [ex for ex in every if not _post_quantum(ex.algorithm)]
+        preferred = [ex for ex in classical if ex.algorithm == exchanges.BASELINE[role]]
+        against = preferred or classical
+        for ex in pq:
+            for impl in (ex.implementation, exchanges.COUNTERPART.get(ex.implementation)):
+                matched = [c for c in against if c.implementation == impl]
+                if matched:
+                    break
+            for other in matched:
+                ratio = _ratio(_role_kind(role), role, _exchange_side(ex),
+                               _exchange_side(other),
+                               (_cost([(m, c) for _, c, m in ex.operations]),
+                                _cost([(m, c) for _, c, m in other.operations])),
+                               cycles, base)
+                if ratio is not None:
+                    found.append(ratio)
+    return found
+
+
+def _role_kind(role: str) -> Kind:
+    return "exchange" if role == "exchange" else "signature"
+
+
+def exchange_ratio(role: str, ex: exchanges.Exchange, other: exchanges.Exchange,
+                   cycles: int) -> Ratio | None:
+    """One exchange (signature) against another, paired by cycle; None unpaired."""
+    if not cycles:
+        return None
+    return _ratio(_role_kind(role), role, _exchange_side(ex), _exchange_side(other),
+                  (_cost([(m, c) for _, c, m in ex.operations]),
+                   _cost([(m, c) for _, c, m in other.operations])), cycles,
+                  _base(m for _, _, m in (*ex.operations, *other.operations)))
+
+
+def exchange_cost(ex: exchanges.Exchange, cycles: int
+                  ) -> tuple[float, float, float, float] | None:
+    """Microseconds per exchange (signature) as (median, low, high, level) over the cycles:
+    per cycle the sum of its operations' costs, so the interval is that of the sum, with
+    the true level of the median's distribution-free interval (`stats.summarize`)."""
+    from pqbench.analysis import stats
+
+    cost = _cost([(m, c) for _, c, m in ex.operations])
+    found = [c * 1e6 for c in (cost(i) for i in range(cycles)) if c is not None]
+    if len(found) < 2:
+        return None
+    s = stats.summarize(found)
+    return s.median, s.ci_low, s.ci_high, s.ci_level
+
+
+def row_ratio(m: Measurement, other: Measurement, cycles: int,
+              kind: Kind = "relative") -> Ratio | None:
+    """One row's cost against another's, paired by cycle; None unpaired."""
+    if not cycles:
+        return None
+    return _ratio(kind, _per(m), _row_side(m), _row_side(other),
+                  (_cost([(m, 1.0)]), _cost([(other, 1.0)])), cycles, _base((m, other)))
+
+
+def _post_quantum(name: str) -> bool:
+    try:
+        return algorithms.by_name(name).nist_level is not None
+    except KeyError:  # a liboqs mechanism pqbench's tables do not list
+        return True
+
+
+def _size_pairs(rows: Sequence[Measurement]) -> list[tuple[Kind, Measurement, Measurement]]:
+    """Ciphers of one family and mode with different key lengths (AES-256-XTS's 512-bit key
+    against AES-128-XTS's 256-bit one; the 512-bit AES-256-CTR cascade against AES-256-CTR),
+    and hashes of one family with different digest lengths (SHA-512 against SHA-256), each
+    through one implementation, operation and block size: larger against smaller."""
+    def group(m: Measurement) -> tuple[str, ...] | None:
+        try:
+            alg = algorithms.by_name(m.algorithm)
+        except KeyError:
+            return None
+        if alg.kind == "cipher":
+            return ("cipher", alg.family, str(alg.param("mode")).split("-")[0])
+        if alg.kind == "hash" and alg.param("security_bits"):
+            return ("hash", alg.family)
+        return None
+
+    def size(m: Measurement) -> int:
+        alg = algorithms.by_name(m.algorithm)
+        value = alg.param("key_bits" if alg.kind == "cipher" else "digest_bits")
+        return value if isinstance(value, int) else 0
+
+    by_slot: dict[tuple[Any, ...], list[Measurement]] = {}
+    for m in rows:
+        found = group(m)
+        if found is not None and m.block_size:
+            by_slot.setdefault((*found, m.implementation, m.operation, m.block_size),
+                               []).append(m)
+    pairs: list[tuple[Kind, Measurement, Measurement]] = []
+    for slot, members in by_slot.items():
+        ordered = sorted(members, key=size)
+        for smaller, larger in itertools.pairwise(ordered):
+            if size(larger) > size(smaller):
+                pairs.append(("key size" if slot[0] == "cipher" else "digest size",
+                              larger, smaller))
+    return pairs
+
+
+def _row_side(m: Measurement) -> Side:
+    return Side(_label(m), ((m.key, 1),))
+
+
+def _per(m: Measurement) -> str:
+    """Per what a row's cost is counted: "byte (encrypt @16384B)", "encaps"."""
+    return f"byte ({m.operation} @{m.block_size}B)" if m.block_size else m.operation
+
+
+def _binding_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list[Ratio]:
+    """Each binding against its native library over every row both measured."""
+    index = {m.key: m for m in rows}
+    found = []
+    for binding, native in BINDINGS:
+        pairs = [(m, index[(m.algorithm, native, m.operation, m.block_size)])
+                 for m in rows if m.implementation == binding
+                 and (m.algorithm, native, m.operation, m.block_size) in index]
+        if not pairs:
+            continue
+        count = len(pairs)
+        ratio = _ratio("binding", f"operation (geometric mean over {count} operations)",
+                       Side(binding, tuple((b.key, 1) for b, _ in pairs)),
+                       Side(native, tuple((n.key, 1) for _, n in pairs)),
+                       _geometric(pairs), cycles, base)
+        if ratio is not None:
+            found.append(ratio)
+    return found
+
+
+def cycles_of(run: Run) -> int:
+    """How many cycles paired the rows of a run: 0 unless its rounds were interleaved."""
+    if not run.settings.get("interleaved"):
+        return 0
+    return max((len(m.rounds) for m in run.measurements), default=0)
+
+
+def _timed(run: Run) -> list[Measurement]:
+    return [m for m in run.measurements if m.unit == "op" and m.rounds]
+
+
+def run_ratios(run: Run) -> list[Ratio]:
+    """Every headline ratio the run's rows allow: per exchange and per signature (post-quantum
+    against classical), per byte (larger keys and digests against smaller), per binding.
+    Empty for a run whose rounds were not taken in cycles (no pairs to compare)."""
+    cycles = cycles_of(run)
+    rows = _timed(run)
+    if not cycles or not rows:
+        return []
+    base = _base(rows)
+    found = _exchange_ratios(rows, cycles, base)
+    for kind, larger, smaller in _size_pairs(rows):
+        ratio = _ratio(kind, _per(larger), _row_side(larger), _row_side(smaller),
+                       (_cost([(larger, 1.0)]), _cost([(smaller, 1.0)])), cycles, base)
+        if ratio is not None:
+            found.append(ratio)
+    return found + _binding_ratios(rows, cycles, base)
+
+
+def relative_to(run: Run, reference: str) -> list[Ratio]:
+    """Every row's cost against the reference algorithm's row of the same operation and
+    block size (through the same implementation where the reference has it, else the
+    reference's first), and per exchange or signature where the roles allow."""
+    cycles = cycles_of(run)
+    rows = _timed(run)
+    if not cycles:
+        return []
+    base = _base(rows)
+    refs = [m for m in rows if m.algorithm == reference]
+    found: list[Ratio] = []
+    for m in rows:
+        if m.algorithm == reference:
+            continue
+        same = [r for r in refs if (r.operation, r.block_size) == (m.operation, m.block_size)]
+        ref = next((r for r in same if r.implementation == m.implementation), None) or \
+            (same[0] if same else None)
+        if ref is None:
+            continue
+        ratio = _ratio("relative", _per(m), _row_side(m), _row_side(ref),
+                       (_cost([(m, 1.0)]), _cost([(ref, 1.0)])), cycles, base)
+        if ratio is not None:
+            found.append(ratio)
+    public = [m for m in rows if m.block_size is None]
+    for role in exchanges.ROLES:
+        every = exchanges.exchanges(role, public)
+        refs_ex = [ex for ex in every if ex.algorithm == reference]
+        for ex in every:
+            if ex.algorithm == reference or not refs_ex:
+                continue
+            ref_ex = next((r for r in refs_ex if r.implementation == ex.implementation),
+                          refs_ex[0])
+            ratio = _ratio("relative", role, _exchange_side(ex), _exchange_side(ref_ex),
+                           (_cost([(m, c) for _, c, m in ex.operations]),
+                            _cost([(m, c) for _, c, m in ref_ex.operations])), cycles, base)
+            if ratio is not None:
+                found.append(ratio)
+    return found
+
+
+def _base(rows: Iterable[Measurement]) -> str:
+    bases = {m.time_base for m in rows}
+    return bases.pop() if len(bases) == 1 else "mixed"
+
+
+def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
+    """The few a reader comes for: per exchange and per signature the preferred
+    post-quantum scheme (NIST level 3 first, as TLS deployments pick it) against the
+    baseline through native implementations where measured; each key-size and digest-size
+    ratio at the largest block measured; each binding."""
+    chosen: list[Ratio] = []
+    for role, preferred, _ in exchanges.HEADLINE_PAIRS:
+        of_role = [r for r in ratios if r.kind == role]
+        for name in preferred:
+            mine = [r for r in of_role if r.numerator.rows[0][0][0] == name]
+            if mine:
+                chosen.append(min(mine, key=_native_first))
+                break
+    largest: dict[tuple[str, str, str], Ratio] = {}
+    for r in ratios:
+        if r.kind in ("key size", "digest size"):
+            key = r.numerator.rows[0][0]
+            slot = (r.numerator.label, r.denominator.label, key[2])
+            block = key[3] or 0
+            if slot not in largest or block > (largest[slot].numerator.rows[0][0][3] or 0):
+                largest[slot] = r
+    chosen += list(largest.values())
+    chosen += [r for r in ratios if r.kind == "binding"]
+    return chosen
+
+
+def _native_first(r: Ratio) -> tuple[int, str]:
+    natives = ("liboqs", "libcrypto")
+    impl = r.numerator.rows[0][0][1]
+    return (0 if impl in natives else 1, r.denominator.label)
+
+
+def by_name(ratios: Iterable[Ratio]) -> Mapping[str, Ratio]:
+    return {r.name: r for r in ratios}
+
+
+@dataclass(frozen=True)
+class Across:
+    """One paired ratio followed from one group of runs to another: each run's estimate is
+    one unit (its cycles are within-run detail), compared as `compare` compares runs."""
+
+    name: str
+    before: float
+    after: float
+    outcome: verdict.Outcome
+
+    @property
+    def change(self) -> str:
+        """"rose" or "fell" where the ratio changed beyond the band, else the verdict."""
+        if self.outcome.verdict == verdict.FASTER:
+            return "rose"
+        if self.outcome.verdict == verdict.SLOWER:
+            return "fell"
+        return self.outcome.verdict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "before": self.before, "after": self.after,
+                "change": self.change, **self.outcome.as_dict()}
+
+
+def across(before: Sequence[Run], after: Sequence[Run], threshold: float | None = None,
+           alpha: float = 0.01) -> list[Across]:
+    """Every ratio both groups' runs have, from the estimate of each run: levels as
+    geometric means of run estimates, the run-level interval and exact test of
+    `replicates.compare_replicates` (Kalibera & Jones 2013: the run is the unit)."""
+    from pqbench.analysis import replicates
+
+    def estimates(runs: Sequence[Run]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for run in runs:
+            for r in run_ratios(run):
+                found.setdefault(r.name, []).append(r.estimate)
+        return found
+
+    side_before, side_after = estimates(before), estimates(after)
+    changes = []
+    for name, values in side_before.items():
+        others = side_after.get(name)
+        if not others:
+            continue
+        # A ratio is not a rate, but the run-level comparison of positive values is the
+        # same: the outcome's ratio is after / before of the geometric means.
+        outcome = replicates.compare_replicates([[v] for v in values], [[v] for v in others],
+                                          threshold=threshold, alpha=alpha)
+        changes.append(Across(name, outcome.before, outcome.after, outcome))
+    return changes

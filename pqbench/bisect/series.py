@@ -1,0 +1,135 @@
+"""What `--series` means: an ordered list of builds, each a way to start a pqbench worker.
+
+A build is one or more `ab` side items joined by `` + `` (``pip:cryptography==42.0.8``,
+``userland:debian-trixie``, ``cmd:/opt/old/bin/pqbench``, ``env:OQS_INSTALL_PATH=/opt/0.12 +
+mask:aesni``). A `--series` value is a build with brace lists, expanded in order as a shell
+does (``pip:cryptography=={42.0.8,43.0.3}`` is two builds), or ``@FILE``: a file with one
+build per line (blank lines and ``#`` comments skipped). Values are concatenated in the order
+given. The series' identity (`series_id`) is a hash of its builds, so the runs of two
+bisections over the same series can be told apart from those of another series.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pqbench.errors import UsageError
+
+#: How the items of one build are joined.
+JOIN = " + "
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+#: Fingerprint differences that name a build rather than explain a change in it.
+NAMING = ("python_executable", "ab_env.PQBENCH_BUILD")
+#: The side kinds a build's items may use (`ab.sides`).
+KINDS = ("here", "cmd", "userland", "pip", "mask", "env")
+#: Longest series accepted (a typo in a brace list should not start a thousand builds).
+MAX_BUILDS = 256
+
+
+@dataclass(frozen=True)
+class Build:
+    """One build of the series: its position and the side items that start its worker."""
+
+    position: int
+    items: tuple[str, ...]
+
+    @property
+    def spec(self) -> str:
+        return JOIN.join(self.items)
+
+    @property
+    def name(self) -> str:
+        """A short name for tables: a pip build by its version, else the spec."""
+        if len(self.items) == 1 and self.items[0].startswith("pip:"):
+            return self.items[0].partition("==")[2] or self.spec
+        return self.spec
+
+
+@dataclass(frozen=True)
+class Series:
+    """The builds in order."""
+
+    builds: tuple[Build, ...]
+
+    @property
+    def series_id(self) -> str:
+        blob = json.dumps([b.spec for b in self.builds]).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+    def __len__(self) -> int:
+        return len(self.builds)
+
+    def specs(self) -> list[str]:
+        return [b.spec for b in self.builds]
+
+
+def expand(text: str) -> list[str]:
+    """Brace lists expanded left to right: ``a{1,2}b{x,y}`` -> a1bx a1by a2bx a2by."""
+    found = _BRACES.search(text)
+    if found is None:
+        return [text]
+    head, tail = text[:found.start()], text[found.end():]
+    return [expanded for choice in found.group(1).split(",")
+            for expanded in expand(f"{head}{choice}{tail}")]
+
+
+def parse(values: Sequence[str]) -> Series:
+    """The series from `--series` values; a usage error for fewer than two builds,
+    duplicates, an unreadable file or an empty item."""
+    texts: list[str] = []
+    for value in values:
+        if value.startswith("@"):
+            texts += _read(value[1:])
+        else:
+            texts += expand(value)
+    builds: list[Build] = []
+    seen: dict[str, int] = {}
+    for text in texts:
+        items = tuple(item.strip() for item in text.split(JOIN.strip()))
+        if not all(items):
+            raise UsageError(f"--series: {text!r} has an empty item (items are joined by "
+                             f"{JOIN.strip()!r})")
+        for item in items:
+            _check_kind(item)
+        build = Build(len(builds), items)
+        key = " + ".join(items).lower()
+        if key in seen:
+            raise UsageError(f"--series: {build.spec} is given twice (positions "
+                             f"{seen[key] + 1} and {build.position + 1}); a series lists "
+                             "each build once")
+        seen[key] = build.position
+        builds.append(build)
+    if len(builds) < 2:
+        raise UsageError("--series needs at least two builds to find where something "
+                         f"changed, got {len(builds)}" + (f": {builds[0].spec}" if builds
+                                                          else ""))
+    if len(builds) > MAX_BUILDS:
+        raise UsageError(f"--series has {len(builds)} builds; at most {MAX_BUILDS}")
+    return Series(tuple(builds))
+
+
+def _check_kind(item: str) -> None:
+    kind = item.partition(":")[0].strip().lower()
+    if kind == "liboqs":
+        raise UsageError(f"--series {item}: liboqs:VERSION builds are not made by pqbench "
+                         "yet; build that liboqs and give env:OQS_INSTALL_PATH=PREFIX")
+    if kind not in KINDS:
+        raise UsageError(f"--series {item!r}: a build is made of here, cmd:PREFIX, "
+                         "userland:NAME, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE "
+                         f"items, joined by {JOIN.strip()!r}")
+
+
+def _read(name: str) -> list[str]:
+    path = Path(name).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--series @{name}: cannot read it: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    return [expanded for line in lines if line for expanded in expand(line)]

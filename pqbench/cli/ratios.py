@@ -1,0 +1,82 @@
+"""`pqbench ratios`: a stored run's paired cost ratios, as lines, JSON or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Annotated
+
+import typer
+
+from pqbench.algorithms.base import normalize
+from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
+from pqbench.errors import UsageError
+from pqbench.presentation import console
+
+#: The columns of `--csv`, one line per ratio.
+CSV_COLUMNS = ("name", "kind", "per", "numerator", "denominator", "estimate", "ci_low",
+               "ci_high", "ci_level", "pairs", "time_base")
+
+
+@app.command()
+@handles_errors
+def ratios(
+    run: Annotated[str | None, typer.Argument(
+        help="Run id (or unique prefix); default: the newest speed run.")] = None,
+    relative_to: Annotated[str | None, typer.Option(
+        "--relative-to", help="Every row's paired cost ratio to this algorithm's row of the "
+                              "same operation.")] = None,
+    json_output: JsonOption = False,
+    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")
+                          ] = False,
+    db: DbOption = None,
+) -> None:
+    """What the rows of one run cost against each other, paired by cycle, with intervals."""
+    from pqbench.analysis import ratios as paired
+    from pqbench.store import Store
+
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
+    store = Store.open(db, create=False)
+    if run is None:
+        speed_runs = [info for info in store.list_runs() if info.kind == "speed"]
+        if not speed_runs:
+            console.note(f"no speed run stored in {store.location} yet")
+            return
+        run = speed_runs[-1].run_id
+    loaded = store.load_run(run)
+    if loaded.kind != "speed":
+        raise UsageError(f"run {loaded.run_id} is a {loaded.kind} run; ratios pair the rows "
+                         "of a speed run")
+    found = paired.run_ratios(loaded)
+    if relative_to is not None:
+        names = {normalize(m.algorithm): m.algorithm for m in loaded.measurements}
+        if normalize(relative_to) not in names:
+            raise UsageError(f"--relative-to {relative_to}: run {loaded.run_id} has no rows "
+                             f"of it ({', '.join(sorted(set(names.values())))})")
+        found += paired.relative_to(loaded, names[normalize(relative_to)])
+    if not paired.cycles_of(loaded):
+        console.note(f"run {loaded.run_id} took its rounds one row after another, not in "
+                     "cycles: its rows are not paired, so it has no ratio to show")
+    if json_output:
+        print_json({"run_id": loaded.run_id, "ratios": [r.as_dict() for r in found]})
+    elif csv_output:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for r in found:
+            writer.writerow([*map(_cell, (r.name, r.kind, r.per, r.numerator.label,
+                                          r.denominator.label)),
+                             r.estimate, r.ci_low, r.ci_high, r.ci_level, r.pairs,
+                             r.time_base])
+        print(out.getvalue(), end="")
+    elif found:
+        console.print_table(console.ratio_views.table(
+            found, f"run {loaded.run_id}: paired cost ratios"))
+
+
+def _cell(text: str) -> str:
+    """A text cell a spreadsheet will not run: names come from stored, maybe imported,
+    runs, and a cell starting with = + - @ is a formula there (OWASP, CSV injection)."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,0 +1,281 @@
+"""Paired cost ratios between rows of one run: the statistics, the costs they are made of,
+and `pqbench speed` printing them from real interleaved runs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pqbench.analysis import ratios
+from pqbench.cli import app
+from pqbench.record.results import Measurement, Run
+from pqbench.record.runs import new_run
+from pqbench.timing.contract import LoopResult
+
+# --- the interval -------------------------------------------------------------------------
+
+
+def test_a_worked_case_of_three_pairs() -> None:
+    # d = ln(num) - ln(den) = ln 2, ln 4, ln 8: Walsh averages (6 of them) are
+    # ln 2, ln 4, ln 8, ln sqrt 8, ln sqrt 32, ln sqrt 16 = ln 4; the median of the six
+    # sorted (ln 2, ln 2.83, ln 4, ln 4, ln 5.66, ln 8) is ln 4.
+    estimate, low, high, level = ratios.paired([2.0, 4.0, 8.0], [1.0, 1.0, 1.0])
+    assert estimate == pytest.approx(4.0)
+    # 3 pairs cannot reach 99 %: the widest interval, at 1 - 2 * P(T+ = 0) = 1 - 2/8.
+    assert (low, high) == (pytest.approx(2.0), pytest.approx(8.0))
+    assert level == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize(("pairs", "level"), [(5, 1 - 2 / 32), (8, 1 - 2 / 256),
+                                              (10, 1 - 2 * 5 / 1024)])
+def test_the_level_printed_is_the_level_reached(pairs: int, level: float) -> None:
+    # 5 pairs: at most 93.75 %. 8 pairs: k = 1 (P(T+ = 0) = 1/256 <= 0.005 < 2/256).
+    # 10 pairs: k = 4 (P(T+ <= 3) = 5/1024 <= 0.005), 99.02 %.
+    rng = np.random.default_rng(pairs)
+    found = ratios.paired(list(rng.lognormal(0, 0.1, pairs)), [1.0] * pairs)
+    assert found is not None
+    assert found[3] == pytest.approx(level)
+
+
+def test_no_pairs_no_ratio() -> None:
+    assert ratios.paired([], []) is None
+    assert ratios.paired([1.0, math.nan], [1.0, 1.0]) is None
+
+
+def _machine(rng: np.random.Generator, cycles: int, sigma: float) -> np.ndarray:
+    """A factor per cycle that slows every row of that cycle alike."""
+    return rng.lognormal(0.0, sigma, cycles)
+
+
+def test_paired_intervals_cover_the_truth_where_drift_hits_every_row_of_a_cycle() -> None:
+    """2000 runs of two rows whose true cost ratio is 1.4, on a machine whose speed changes
+    by a lognormal factor per cycle (sigma 0.3), with 1 % noise of each round's own: the
+    99 % paired interval covers 1.4 in at least 98.5 % of them."""
+    rng = np.random.default_rng(2026)
+    truth, covered, trials = 1.4, 0, 2000
+    for _ in range(trials):
+        factor = _machine(rng, 10, 0.3)
+        num = truth * factor * rng.lognormal(0, 0.01, 10)
+        den = factor * rng.lognormal(0, 0.01, 10)
+        found = ratios.paired(list(num), list(den))
+        assert found is not None and found[3] >= 0.99
+        covered += found[1] <= truth <= found[2]
+    assert covered / trials >= 0.985
+
+
+def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
+    """The same machine, the design before cycles: each row's rounds one after the other,
+    so each row sits in its own phase of the machine, and the ratio of the two medians is
+    read with each median's own distribution-free interval. It misses the truth most of
+    the time while looking precise: the drift between phases is in the answer."""
+    from pqbench.analysis import stats
+
+    rng = np.random.default_rng(2027)
+    truth, covered, trials = 1.4, 0, 2000
+    for _ in range(trials):
+        phase = _machine(rng, 2, 0.3)
+        num = truth * phase[0] * rng.lognormal(0, 0.01, 10)
+        den = phase[1] * rng.lognormal(0, 0.01, 10)
+        a, b = stats.summarize(list(1 / num)), stats.summarize(list(1 / den))
+        # Widest combination of the two rows' intervals (costs are 1 / rates).
+        low, high = b.ci_low / a.ci_high, b.ci_high / a.ci_low
+        covered += low <= truth <= high
+    assert covered / trials < 0.5
+
+
+# --- what a ratio is made of ----------------------------------------------------------------
+
+
+def _row(algorithm: str, implementation: str, operation: str, costs_us: list[float],
+         block_size: int | None = None) -> Measurement:
+    """A row whose round i took `costs_us[i]` microseconds per operation (1000 ops)."""
+    return Measurement(algorithm, implementation, operation,
+                       tuple(LoopResult(1000, round(c * 1000 * 1000)) for c in costs_us),
+                       block_size=block_size, attributes={"time_base": "cpu"})
+
+
+def _run(rows: list[Measurement], interleaved: bool = True) -> Run:
+    return new_run("speed", datetime.now(UTC), settings={"interleaved": interleaved},
+                   environment={}, measurements=rows, problems=(), verifications=())
+
+
+def test_an_exchange_is_keygen_encaps_decaps_against_two_keygens_and_two_derives() -> None:
+    drift = [1.0, 2.0, 1.5, 0.7, 1.1, 1.3, 0.9, 1.0]  # shared by every row of a cycle
+    rows = [_row("ML-KEM-768", "liboqs", "keygen", [10 * f for f in drift]),
+            _row("ML-KEM-768", "liboqs", "encaps", [12 * f for f in drift]),
+            _row("ML-KEM-768", "liboqs", "decaps", [14 * f for f in drift]),
+            _row("X25519", "libcrypto", "keygen", [40 * f for f in drift]),
+            _row("X25519", "libcrypto", "derive", [30 * f for f in drift])]
+    (found,) = [r for r in ratios.run_ratios(_run(rows)) if r.kind == "exchange"]
+    # (10 + 12 + 14) / (2 * 40 + 2 * 30) = 36 / 140, in every cycle alike.
+    assert found.estimate == pytest.approx(36 / 140)
+    assert found.ci_low == pytest.approx(36 / 140) and found.ci_high == pytest.approx(36 / 140)
+    assert found.pairs == 8 and found.per == "exchange"
+    assert dict(found.numerator.rows) == {("ML-KEM-768", "liboqs", "keygen", None): 1,
+                                          ("ML-KEM-768", "liboqs", "encaps", None): 1,
+                                          ("ML-KEM-768", "liboqs", "decaps", None): 1}
+    assert dict(found.denominator.rows) == {("X25519", "libcrypto", "keygen", None): 2,
+                                            ("X25519", "libcrypto", "derive", None): 2}
+
+
+def test_key_and_digest_sizes_bindings_and_the_row_asked_for() -> None:
+    drift = [1.0, 1.8, 0.6, 1.2, 1.0, 1.4, 0.8, 1.1, 0.9, 1.0]
+    rows = [_row("AES-128-XTS", "libcrypto", "encrypt", [1.0 * f for f in drift], 16384),
+            _row("AES-256-XTS", "libcrypto", "encrypt", [1.4 * f for f in drift], 16384),
+            _row("SHA-256", "libcrypto", "hash", [2.0 * f for f in drift], 16384),
+            _row("SHA-512", "libcrypto", "hash", [4.2 * f for f in drift], 16384),
+            _row("SHA-256", "cryptography", "hash", [3.0 * f for f in drift], 16384)]
+    found = {(r.kind, r.numerator.label): r for r in ratios.run_ratios(_run(rows))}
+    key = found[("key size", "AES-256-XTS [libcrypto]")]
+    assert key.denominator.label == "AES-128-XTS [libcrypto]"
+    assert key.per == "byte (encrypt @16384B)" and key.estimate == pytest.approx(1.4)
+    assert found[("digest size", "SHA-512 [libcrypto]")].estimate == pytest.approx(2.1)
+    binding = found[("binding", "cryptography")]
+    assert binding.denominator.label == "libcrypto" and binding.estimate == pytest.approx(1.5)
+    asked = {r.numerator.label: r for r in ratios.relative_to(_run(rows), "AES-128-XTS")}
+    assert asked["AES-256-XTS [libcrypto]"].estimate == pytest.approx(1.4)
+    assert "SHA-512 [libcrypto]" not in asked  # another operation: nothing to pair with
+
+
+def test_rows_that_were_not_taken_in_cycles_give_no_ratio() -> None:
+    rows = [_row("AES-128-XTS", "libcrypto", "encrypt", [1.0] * 8, 16384),
+            _row("AES-256-XTS", "libcrypto", "encrypt", [1.4] * 8, 16384)]
+    assert ratios.run_ratios(_run(rows, interleaved=False)) == []
+    assert ratios.run_ratios(_run(rows))[0].estimate == pytest.approx(1.4)
+
+
+def test_an_interrupted_cycle_pairs_only_the_cycles_both_rows_finished() -> None:
+    rows = [_row("AES-128-XTS", "libcrypto", "encrypt", [1.0] * 9, 16384),
+            _row("AES-256-XTS", "libcrypto", "encrypt", [1.4] * 8, 16384)]
+    assert ratios.run_ratios(_run(rows))[0].pairs == 8
+
+
+# --- real runs --------------------------------------------------------------------------------
+
+
+def _speed(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pqbench", "speed", *args],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -> None:
+    db = str(tmp_path / "r.db")
+    common = ("ml-kem-768", "x25519", "aes-128-xts", "aes-256-xts", "-i", "liboqs", "-i",
+              "libcrypto", "-o", "keygen", "-o", "encaps", "-o", "decaps", "-o", "derive",
+              "-o", "encrypt", "--bytes", "1024", "--seconds", "0.08", "--rounds", "8",
+              "--db", db)
+    done = _speed(*common, "--json", "--relative-to", "aes128xts")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["settings"]["time_base"] == "cpu" and doc["settings"]["interleaved"] is True
+    for row in doc["results"]:
+        assert row["time_base"] == "cpu" and len(row["wall_ns"]) == len(row["samples"]) == 8
+    by_kind = {}
+    for r in doc["ratios"]:
+        by_kind.setdefault(r["kind"], []).append(r)
+        assert r["pairs"] == 8 and r["ci_low"] <= r["estimate"] <= r["ci_high"]
+        assert r["ci_level"] == pytest.approx(1 - 2 / 256)
+        assert r["time_base"] == "cpu" and "Hodges-Lehmann" in r["method"]
+    (exchange,) = by_kind["exchange"]
+    assert {(p["algorithm"], p["implementation"], p["operation"], p["count"])
+            for p in exchange["numerator"]["rows"]} == {
+        ("ML-KEM-768", "liboqs", op, 1) for op in ("keygen", "encaps", "decaps")}
+    assert {(p["algorithm"], p["implementation"], p["operation"], p["count"])
+            for p in exchange["denominator"]["rows"]} == {
+        ("X25519", "libcrypto", op, 2) for op in ("keygen", "derive")}
+    (size,) = by_kind["key size"]
+    assert (size["numerator"]["label"], size["denominator"]["label"], size["per"]) == (
+        "AES-256-XTS [libcrypto]", "AES-128-XTS [libcrypto]", "byte (encrypt @1024B)")
+    (asked,) = by_kind["relative"]
+    assert asked["numerator"]["label"] == "AES-256-XTS [libcrypto]"
+    # The document with its ratios is a run document `import` takes (and recomputes them).
+    (tmp_path / "run.json").write_text(done.stdout, encoding="utf-8")
+    imported = CliRunner().invoke(app, ["import", str(tmp_path / "run.json"), "--db",
+                                        str(tmp_path / "other.db")])
+    assert imported.exit_code == 0, imported.stderr
+
+    text = _speed(*common)
+    assert text.returncode == 0, text.stderr
+    flat = " ".join(text.stdout.split())
+    assert "what it costs (paired by cycle):" in flat
+    assert "ML-KEM-768 [liboqs] takes" in flat and "the time of X25519 [libcrypto] per " \
+        "exchange (99.2 % CI" in flat
+    assert "CPU time" in flat
+
+
+def test_elapsed_measures_in_wall_time_and_keeps_the_cpu_time_beside(tmp_path) -> None:
+    done = _speed("x25519", "-i", "libcrypto", "--seconds", "0.05", "--rounds", "3",
+                  "--elapsed", "--json", "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["settings"]["time_base"] == "wall"
+    for row in doc["results"]:
+        assert row["time_base"] == "wall" and len(row["cpu_ns"]) == 3
+        # Wall time is at least the thread's CPU time in every round (one thread).
+        for sample, cpu in zip(row["samples"], row["cpu_ns"], strict=True):
+            assert sample["elapsed_ns"] >= cpu * 0.99
+
+
+def test_relative_to_must_name_an_algorithm_measured(tmp_path) -> None:
+    result = CliRunner().invoke(app, ["speed", "x25519", "--relative-to", "sha256",
+                                      "--db", str(tmp_path / "r.db")])
+    assert result.exit_code == 2
+    assert "--relative-to sha256: not one of the algorithms measured (X25519)" in \
+        " ".join(result.stderr.split())
+
+
+def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
+    db = str(tmp_path / "r.db")
+    runner = CliRunner()
+    missing = runner.invoke(app, ["ratios", "--db", db])
+    assert missing.exit_code == 1 and "no pqbench database at" in missing.stderr
+    done = _speed("aes-128-ctr", "aes-256-ctr", "-i", "libcrypto", "-o", "encrypt",
+                  "--bytes", "4096", "--seconds", "0.05", "--rounds", "10", "--db", db)
+    assert done.returncode == 0, done.stderr
+    as_csv = runner.invoke(app, ["ratios", "--csv", "--db", db])
+    assert as_csv.exit_code == 0, as_csv.stderr
+    header, line = as_csv.stdout.splitlines()
+    assert header.split(",") == ["name", "kind", "per", "numerator", "denominator",
+                                 "estimate", "ci_low", "ci_high", "ci_level", "pairs",
+                                 "time_base"]
+    cells = next(iter(__import__("csv").reader([line])))
+    assert cells[1:5] == ["key size", "byte (encrypt @4096B)", "AES-256-CTR [libcrypto]",
+                          "AES-128-CTR [libcrypto]"]
+    assert float(cells[6]) <= float(cells[5]) <= float(cells[7]) and cells[9] == "10"
+    as_json = json.loads(runner.invoke(app, ["ratios", "--json", "--relative-to",
+                                             "aes256ctr", "--db", db]).stdout)
+    assert [r["kind"] for r in as_json["ratios"]] == ["key size", "relative"]
+    unknown = runner.invoke(app, ["ratios", "--relative-to", "sha256", "--db", db])
+    assert unknown.exit_code == 2 and "has no rows of it" in unknown.stderr
+
+
+def test_a_ratio_followed_across_runs_takes_each_run_as_one_unit() -> None:
+    drift = [1.0, 1.8, 0.6, 1.2, 1.0, 1.4, 0.8, 1.1, 0.9, 1.0]
+
+    def run(cost: float) -> Run:
+        return _run([_row("AES-128-XTS", "libcrypto", "encrypt", drift, 16384),
+                     _row("AES-256-XTS", "libcrypto", "encrypt",
+                          [cost * f for f in drift], 16384)])
+
+    before = [run(c) for c in (1.40, 1.41, 1.39, 1.38, 1.42)]
+    after = [run(c) for c in (1.80, 1.79, 1.81, 1.78, 1.82)]
+    (found,) = ratios.across(before, after)
+    assert found.name == ("AES-256-XTS [libcrypto] against AES-128-XTS [libcrypto], per byte "
+                          "(encrypt @16384B)")
+    # Geometric means of the run estimates on each side.
+    assert found.before == pytest.approx(math.exp(np.mean(np.log([1.40, 1.41, 1.39, 1.38,
+                                                                   1.42]))))
+    assert found.after == pytest.approx(math.exp(np.mean(np.log([1.80, 1.79, 1.81, 1.78,
+                                                                  1.82]))))
+    assert found.change == "rose" and found.outcome.units_before == 5
+    (same,) = ratios.across(before, before)
+    assert same.change != "rose" and same.change != "fell"
