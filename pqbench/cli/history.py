@@ -38,7 +38,7 @@ def history(
                        "(masked and unmasked runs of one build); by default each "
                        "configuration is a point of its own.")] = False,
     series_order: Annotated[bool, typer.Option(
-        "--series-order", help="Points in the order of a `pqbench bisect` series (its "
+        "--series-order", metavar="", help="Points in the order of a `pqbench bisect` series (its "
                                "runs' positions), not by date; e.g. with --by label.")
     ] = False,
     json_output: JsonOption = False,
