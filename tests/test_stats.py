@@ -10,13 +10,9 @@ import pytest
 from scipy import stats as sp_stats
 
 from pqbench.analysis import stats, step_detect
-from pqbench.analysis.stats import (
-    compare_samples,
-    min_samples_for,
-    smallest_p_value,
-    summarize,
-)
+from pqbench.analysis.stats import smallest_p_value, summarize
 from pqbench.analysis.step_detect import detect_steps, weights_from_ci
+from tests.stats_reference import compare_samples, min_samples_for
 
 NOISE = 0.03  # 3 % lognormal noise per round
 
