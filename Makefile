@@ -1,6 +1,7 @@
 # The two commands a newcomer needs (see README.md):
 #   make run    set everything up, run the quick suite, store it, print the table
-#   make test   set everything up, then lint, type-check and run the tests
+#   make test   set everything up, then lint, type-check, build the docs and run the tests
+#   make docs   the documentation site (mkdocs.yml, docs/) built strictly into site/
 # Both are idempotent; the virtual environment lives in .venv/ and liboqs is built once
 # into a per-user cache outside the repository (`python -m pqbench.liboqs --all` for every
 # algorithm, not only the NIST standards and HQC).
@@ -10,7 +11,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test lint reports
+.PHONY: setup run test lint docs reports
 
 $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
 		pqbench/memory/_memhook.c
@@ -39,7 +40,11 @@ lint: setup
 	$(BIN)/ruff check pqbench tests benchmarks
 	$(BIN)/mypy
 
-test: lint
+# Strict: a broken link or anchor fails (tests/test_docs.py builds it too).
+docs: setup
+	$(BIN)/mkdocs build --strict
+
+test: lint docs
 	$(BIN)/python -m pytest
 
 # The example reports under reports/, measured afresh (reports/regenerate.sh says how).

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # pqbench and tests.postgres_server, run from anywhere
+sys.path.insert(0, str(REPO))  # pqbench and tests.helpers.postgres, run from anywhere
 PQBENCH = [sys.executable, "-m", "pqbench"]
 BUILDS = 100
 RUNS_PER_FILE = 500
@@ -183,7 +183,7 @@ def databases(backend: str, work: Path, postgres: str | None) -> Iterator[Callab
     if backend == "sqlite":
         yield lambda: str(work / f"fleet-{next(made)}.db")
         return
-    from tests.postgres_server import fresh_database, running_server
+    from tests.helpers.postgres import fresh_database, running_server
 
     if postgres:
         yield lambda: fresh_database(postgres)

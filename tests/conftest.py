@@ -1,43 +1,30 @@
-"""Shared fixtures: a CLI runner, temporary databases, and one small real run."""
+"""Shared fixtures: a CLI runner, temporary databases, one small real run, a PostgreSQL
+server and a built userland. Helpers that are not fixtures live in `tests.helpers`."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import subprocess
-import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
+from tests.helpers import NAME
+
+if TYPE_CHECKING:
+    from pqbench.userland import Userland
 
 # A suite started in the background of a non-interactive shell (`make test &`, nohup)
 # inherits SIGINT ignored, and so would every process a test starts: the Ctrl-C tests
 # would send a signal nobody receives. A handler, unlike "ignored", is not inherited.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-
-def _cpu_flags() -> frozenset[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            return frozenset(line.split(":", 1)[1].split())
-    return frozenset()
-
-
-#: This CPU's flags: tests assert a capability's effect only where the CPU has it.
-CPU_FLAGS = _cpu_flags()
 
 
 @pytest.fixture(autouse=True)
@@ -59,14 +46,6 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "results.db"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """pqbench as a real subprocess (`python -m pqbench`), as a user would run it."""
-    merged = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "pqbench", *args], capture_output=True,
-                          text=True, env=merged, timeout=timeout, check=False)
-
-
 @pytest.fixture(scope="session")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     """One real `pqbench speed` run over the headline pairs, shared by read-only tests."""
@@ -80,8 +59,8 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 @pytest.fixture(scope="module")
 def postgres_base() -> Iterator[str]:
-    """A real PostgreSQL server (tests/postgres_server.py) for the tests of one module."""
-    from tests.postgres_server import running_server
+    """A real PostgreSQL server (tests/helpers/postgres.py) for the tests of one module."""
+    from tests.helpers.postgres import running_server
 
     with running_server() as url:
         yield url
@@ -93,6 +72,23 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     module's PostgreSQL server."""
     if request.param == "sqlite":
         return str(tmp_path / "fleet.db")
-    from tests.postgres_server import fresh_database
+    from tests.helpers.postgres import fresh_database
 
     return fresh_database(request.getfixturevalue("postgres_base"))
+
+
+@pytest.fixture(scope="session")
+def trixie() -> Userland:
+    """The Debian 13 userland (`tests.helpers.NAME`), built once per session."""
+    from pqbench.userland import ensure
+
+    assert os.geteuid() == 0, "building a userland needs root (CI runs the suite as root)"
+    return ensure(NAME)
+
+
+@pytest.fixture
+def db_inside(trixie: Userland) -> Iterator[str]:
+    """A database path inside the userland, removed afterwards."""
+    name = f"/tmp/pqbench-test-{uuid.uuid4().hex[:8]}.db"
+    yield name
+    (trixie.root / name.lstrip("/")).unlink(missing_ok=True)

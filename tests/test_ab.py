@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from pqbench.store import Store
-from tests.conftest import CPU_FLAGS, run_cli
+from tests.helpers import CPU_FLAGS, run_cli
 
 
 def _ab(db: Path, *args: str, env: dict[str, str] | None = None,

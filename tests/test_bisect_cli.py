@@ -23,7 +23,7 @@ import pytest
 from pqbench import interrupts
 from pqbench.errors import StoreError
 from pqbench.store import Store
-from tests.conftest import REPO, run_cli
+from tests.helpers import REPO, run_cli
 
 SLOW_WORKER = REPO / "tests" / "slow_worker"
 ROW = ("sha256", "-o", "hash", "-i", "libcrypto", "--bytes", "16384")

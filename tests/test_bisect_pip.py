@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pqbench.store import Store
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 VERSIONS = ("43.0.3", "44.0.0", "44.0.1", "44.0.2", "44.0.3",
             "45.0.1", "45.0.2", "45.0.3", "45.0.4", "45.0.5")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pqbench.cli import app
 from pqbench.store import Store
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def _rows(doc: dict, algorithm: str) -> dict[tuple[str, str], dict]:

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 PROJECT_VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 _GROUP = typer.main.get_command(app)

@@ -1,7 +1,7 @@
 """compare_runs and group_runs on synthetic runs with planted effects, and the CLI's errors.
 
 Runs are the unit: a group needs several runs for a verdict, and runs are made on a
-"machine" whose state drifts from run to run (tests_data.make_runs).
+"machine" whose state drifts from run to run (tests.helpers.runs.make_runs).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pqbench.ab.pairing import pair_rates, session_pairs
 from pqbench.analysis.compare import compare_groups, compare_runs, group_runs, without_value
+from pqbench.analysis.pairing import pair_rates, session_pairs
 from pqbench.cli import app
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.measure import mask
@@ -22,8 +22,8 @@ from pqbench.record import exchange
 from pqbench.record.results import Measurement
 from pqbench.store import Store
 from pqbench.timing.contract import LoopResult
-from tests.conftest import run_cli
-from tests.tests_data import environment, make_ab_session, make_run, make_runs
+from tests.helpers import run_cli
+from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 ROW_FIELDS = {"algorithm", "implementation", "operation", "block_size", "before", "after",
               "ratio", "ci_low", "ci_high", "p_value", "verdict", "causes", "runs_before",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pqbench import environment
 from pqbench.analysis.explain import Difference, causes_for, differences
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 CPU = Path("sys/devices/system/cpu")
 

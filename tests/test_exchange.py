@@ -13,8 +13,8 @@ from pqbench.errors import InputFileError
 from pqbench.record import codec as document
 from pqbench.record import exchange
 from pqbench.store import Store
-from tests.conftest import run_cli
-from tests.tests_data import make_run
+from tests.helpers import run_cli
+from tests.helpers.runs import make_run
 
 
 @pytest.fixture

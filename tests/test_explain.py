@@ -7,7 +7,7 @@ import pytest
 from pqbench.analysis import explain
 from pqbench.errors import UsageError
 from pqbench.measure import mask
-from tests.tests_data import environment
+from tests.helpers.runs import environment
 
 DETECTED = "0xfffa3203078bffff:0x405fc6f1bf07ab"  # `openssl version -a` on the dev machine
 
@@ -141,7 +141,7 @@ def test_unrecorded_flags_are_never_known_missing() -> None:
 
 
 def test_a_new_system_libcrypto_is_a_likely_cause_for_liboqs_rows() -> None:
-    # Issue #12, point 3: liboqs built with OQS_USE_OPENSSL reaches the system libcrypto.
+    # liboqs built with OQS_USE_OPENSSL reaches the system libcrypto.
     new = explain.Difference("libraries.system_libcrypto", "OpenSSL 3.0.19", "OpenSSL 3.5.4")
     with_openssl = explain.context_of([{"cpu_flags": ["aes"], "library_details": {
         "liboqs": {"build": {"OQS_USE_OPENSSL": True}}}}])

@@ -20,8 +20,7 @@ from pqbench.cli import app
 from pqbench.errors import UsageError
 from pqbench.files import cache, corpus, hashing, stream
 from pqbench.store import Store
-
-from .conftest import run_cli
+from tests.helpers import run_cli
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from pqbench.analysis.history import history
 from pqbench.errors import ComparisonError
 from pqbench.store import Store
-from tests.conftest import run_cli
-from tests.tests_data import environment, make_run, make_runs
+from tests.helpers import run_cli
+from tests.helpers.runs import environment, make_run, make_runs
 
 BUILDS = ("18A391", "18B75", "18C54", "18D42", "18E226", "18F132", "18G84")
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from pqbench.cli import app
 from pqbench.store import Store
 from pqbench.timing import multi
-from tests.tests_data import make_run
+from tests.helpers.runs import make_run
 
 FAST = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02", "--rounds", "1"]
 

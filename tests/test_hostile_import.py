@@ -1,6 +1,6 @@
 """Imports of hostile files: one schema refuses each cleanly, and nothing is half-stored.
 
-Every probe of issue 10 is here: a valid run followed by one with block_size 10**30, `kind:
+Every hostile probe is here: a valid run followed by one with block_size 10**30, `kind:
 null`, `problems: null`, `verifications: null`, `sizes.public_key: "abc"`, 100000 nested
 `[`, a 5000-digit integer, NaN and infinity in the summary figures. A fuzz test mutates a
 real export (the session's `small_run`) and requires a clean import or a clear error with
@@ -26,7 +26,7 @@ from pqbench.cli import app
 from pqbench.record import exchange
 from pqbench.record.models import json_schema
 from pqbench.store import Store
-from tests.tests_data import json_paths, make_run
+from tests.helpers.runs import json_paths, make_run
 
 REPO = Path(__file__).resolve().parent.parent
 

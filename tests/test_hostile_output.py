@@ -31,7 +31,7 @@ from pqbench.record import exchange
 from pqbench.record.results import Problem
 from pqbench.store import Store
 from pqbench.untrusted import printable
-from tests.tests_data import environment, make_run
+from tests.helpers.runs import environment, make_run
 
 ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x9b31m\u202e"
 MARKUP = "[link=http://evil]x[/link] [/bold] x"

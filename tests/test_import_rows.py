@@ -25,7 +25,7 @@ from sqlalchemy import select
 from pqbench.errors import InputFileError
 from pqbench.record import codec, exchange, models, validation
 from pqbench.store import Store, bulk, schema
-from tests.tests_data import json_paths, make_run
+from tests.helpers.runs import json_paths, make_run
 
 
 def _export(*run_ids: str) -> dict[str, Any]:
@@ -218,7 +218,7 @@ def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
     assert by_documents.save_documents(documents) == ["20260101-a", "20260102-b",
                                                       "20260103-c"]
     if second is None:
-        from tests.postgres_server import fresh_database
+        from tests.helpers.postgres import fresh_database
 
         second = fresh_database(location.rsplit("/", 1)[0])
     by_runs = Store.open(second)

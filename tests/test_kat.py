@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 from pqbench import algorithms
 from pqbench.algorithms.base import Algorithm
 from pqbench.checks.kat import check_vector, checks_for, known_answer_checks, load_for, run_vectors
-from pqbench.checks.vectors import Vector, load_vectors, parse_pqbench_json
 from pqbench.cli import app
 from pqbench.implementations import select
 from pqbench.implementations.base import Implementation
+from pqbench.vectors import Vector, load_vectors, parse_pqbench_json
 
 PYTHON_IMPLEMENTATIONS = ("liboqs-python", "cryptography")
 VERIFIED = [alg for alg in algorithms.all_algorithms()

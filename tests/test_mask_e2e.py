@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from pqbench.measure import mask
-from tests.conftest import CPU_FLAGS, run_cli
+from tests.helpers import CPU_FLAGS, run_cli
 
 SPEED = ("speed", "aes-256-xts", "sha-256", "ml-kem-768", "-o", "encrypt", "-o", "hash",
          "-o", "decaps", "-i", "cryptography", "-i", "python", "-i", "liboqs", "--bytes",

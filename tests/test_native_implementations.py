@@ -15,7 +15,7 @@ from pqbench.cli import app
 from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
 from pqbench.implementations.native import NativeLibcrypto, NativeLiboqs
 from pqbench.implementations.pyca import PycaImplementation
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 

@@ -23,7 +23,7 @@ from pqbench.presentation import news as text
 from pqbench.presentation import news as whatchanged
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.timing.contract import LoopResult
-from tests.tests_data import environment, make_ab_session, make_runs
+from tests.helpers.runs import environment, make_ab_session, make_runs
 
 SHARED = (("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
           ("X25519", "libcrypto", "derive", None, 30_000.0),

@@ -1,4 +1,4 @@
-"""Two real OS builds side by side (issue #12's "Done when"): this host's userland against
+"""Two real OS builds side by side: this host's userland against
 the Debian 13 userland built (or reused) in pqbench's cache, in one short `pqbench ab`
 session, both workers pinned to one CPU.
 
@@ -24,8 +24,7 @@ from markdown_it import MarkdownIt
 from pqbench import environment
 from pqbench.store import Store
 from pqbench.userland import Userland
-from tests.conftest import run_cli
-from tests.test_userland import NAME, trixie  # noqa: F401  (fixture)
+from tests.helpers import NAME, run_cli
 
 NEW_IN_35 = {"ML-KEM-768": ("keygen", "encaps", "decaps"),
              "ML-DSA-65": ("keygen", "sign", "verify")}
@@ -38,7 +37,7 @@ def _openssl(version: str) -> tuple[int, int]:
 
 
 @pytest.fixture(scope="module")
-def session(trixie: Userland, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
+def session(trixie: Userland, tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     db = tmp_path_factory.mktemp("os-builds") / "os.db"
     done = run_cli("ab", "ml-kem-768", "ml-dsa-65", "x25519", "-i", "libcrypto", "-i",

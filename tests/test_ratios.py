@@ -76,7 +76,7 @@ def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
     so each row sits in its own phase of the machine, and the ratio of the two medians is
     read with each median's own distribution-free interval. It misses the truth most of
     the time while looking precise: the drift between phases is in the answer."""
-    from pqbench.analysis import stats
+    from pqbench.record.summary import summarize
 
     rng = np.random.default_rng(2027)
     truth, covered, trials = 1.4, 0, 2000
@@ -84,7 +84,7 @@ def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
         phase = _machine(rng, 2, 0.3)
         num = truth * phase[0] * rng.lognormal(0, 0.01, 10)
         den = phase[1] * rng.lognormal(0, 0.01, 10)
-        a, b = stats.summarize(list(1 / num)), stats.summarize(list(1 / den))
+        a, b = summarize(list(1 / num)), summarize(list(1 / den))
         # Widest combination of the two rows' intervals (costs are 1 / rates).
         low, high = b.ci_low / a.ci_high, b.ci_high / a.ci_low
         covered += low <= truth <= high
@@ -220,9 +220,10 @@ def test_elapsed_measures_in_wall_time_and_keeps_the_cpu_time_beside(tmp_path) -
     assert doc["settings"]["time_base"] == "wall"
     for row in doc["results"]:
         assert row["time_base"] == "wall" and len(row["cpu_ns"]) == 3
-        # Wall time is at least the thread's CPU time in every round (one thread).
+        # Wall time is at least the thread's CPU time in every round: one thread, and the
+        # loop reads both clocks over the same window.
         for sample, cpu in zip(row["samples"], row["cpu_ns"], strict=True):
-            assert sample["elapsed_ns"] >= cpu * 0.99
+            assert sample["elapsed_ns"] + 100_000 >= cpu
 
 
 def test_relative_to_must_name_an_algorithm_measured(tmp_path) -> None:

@@ -19,8 +19,8 @@ from pqbench.record.results import Measurement, Run
 from pqbench.record.runs import new_run
 from pqbench.store import RunFilter, Store, schema
 from pqbench.timing.contract import LoopResult
-from tests import old_schemas
-from tests.tests_data import environment, make_run
+from tests.helpers import old_schemas
+from tests.helpers.runs import environment, make_run
 
 #: A file row as pqbench wrote it before rows had a unit: 2,000,000 bytes in 0.5 s.
 FILE_BYTES, FILE_NS = 2_000_000, 500_000_000

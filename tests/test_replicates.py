@@ -1,6 +1,6 @@
 """The run as the unit: worked estimates, the noise floor, and simulated drifting machines.
 
-The drift model is the one issue #9 measured: each run lands at its own level (a lognormal
+The drift model is that of a shared, drifting machine: each run lands at its own level (a lognormal
 offset with sigma 0.3, shared by all rounds of that run) and rounds scatter 2 % around it.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from pqbench.analysis import replicates
-from tests import stats_reference
+from tests.helpers.samples import compare_samples
 
 DRIFT, WITHIN = 0.3, 0.02
 
@@ -154,7 +154,7 @@ def test_rejects_empty_and_non_positive_runs() -> None:
         replicates.compare_replicates([[1.0, 0.0]], [[1.0]])
 
 
-# --- simulated drift (issue #9) ---------------------------------------------------------
+# --- simulated drift -----------------------------------------------------------------
 
 
 def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
@@ -164,7 +164,7 @@ def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
         before, after = drifting_runs(rng, 3), drifting_runs(rng, 3)
         changed += replicates.compare_replicates(before, after).changed
         # The old method: every round of every run pooled as independent samples.
-        pooled = stats_reference.compare_samples([r for run in before for r in run],
+        pooled = compare_samples([r for run in before for r in run],
                                        [r for run in after for r in run])
         pooled_changed += pooled.verdict in ("faster", "slower")
     assert changed / trials <= 0.01

@@ -269,7 +269,7 @@ def test_a_fold_summary_is_html_text() -> None:
 def _stepped_history() -> list:
     """Nine SHA-256 block sizes over three labels, three runs each, twice as fast in the
     third: more series than a chart's colours tell apart."""
-    from tests.tests_data import make_runs
+    from tests.helpers.runs import make_runs
 
     rows = tuple(("SHA-256", "python", "hash", 2 ** k, 2e6 / k) for k in range(4, 13))
     runs = []

@@ -26,7 +26,7 @@ from pqbench.cli import app
 from pqbench.record.results import Run
 from pqbench.report import charts, fleet
 from pqbench.store import RunFilter, Store
-from tests.tests_data import environment, make_runs
+from tests.helpers.runs import environment, make_runs
 
 BUILDS = 9
 PER_BUILD = 5

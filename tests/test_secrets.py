@@ -1,6 +1,6 @@
 """A PostgreSQL password typed on the command line is used to connect and nowhere else.
 
-A real server (tests/postgres_server.py) with a role that needs its password: every command
+A real server (tests/helpers/postgres.py) with a role that needs its password: every command
 runs as a user runs it (a subprocess), then the password is searched for in everything the
 run left: terminal output, the database's rows, exports, the report and its charts, the
 server log. The redacted form must show up where the location is shown, so the absence of
@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from pqbench.untrusted import command_line, passwords_in, redact
-from tests.conftest import run_cli
-from tests.postgres_server import LOGS, password_role, running_server
+from tests.helpers import run_cli
+from tests.helpers.postgres import LOGS, password_role, running_server
 
 SECRET = "S3cretPW"
 QUICK = ["x25519", "-i", "cryptography", "--seconds", "0.05", "--rounds", "3"]

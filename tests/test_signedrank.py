@@ -1,5 +1,5 @@
 """Paired comparisons: Wilcoxon signed-rank against SciPy and by hand, and drift that the
-pairs cancel (issue #9: a true 2x change with 8 pairs under sigma-0.3 drift)."""
+pairs cancel (a true 2x change with 8 pairs under sigma-0.3 drift between pairs)."""
 
 from __future__ import annotations
 

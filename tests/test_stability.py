@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from pqbench.analysis import stability
 from pqbench.cli import app
 from pqbench.presentation import console
-from tests.tests_data import make_run
+from tests.helpers.runs import make_run
 
 
 def test_steady_rounds_raise_nothing() -> None:

@@ -1,5 +1,6 @@
-"""Tests for analysis.stats and analysis.step_detect: known answers by hand, agreement with
-SciPy, and simulated error rates (seeded) for the verdict rule and step detection."""
+"""Tests for pqbench.analysis.stats, record.summary and the pooled comparison the tests
+keep (tests.helpers.samples): known answers by hand, agreement with SciPy, and simulated error
+rates (seeded) for the verdict rule and step detection."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 from scipy import stats as sp_stats
 
 from pqbench.analysis import stats, step_detect
-from pqbench.analysis.stats import smallest_p_value, summarize
 from pqbench.analysis.step_detect import detect_steps, weights_from_ci
-from tests.stats_reference import compare_samples, min_samples_for
+from pqbench.record.summary import summarize
+from tests.helpers.samples import compare_samples, min_samples_for, smallest_p_value
 
 NOISE = 0.03  # 3 % lognormal noise per round
 

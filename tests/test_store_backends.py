@@ -18,7 +18,7 @@ from pqbench.record import exchange
 from pqbench.record.results import Measurement, Run
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
-from tests.tests_data import make_run, make_runs
+from tests.helpers.runs import make_run, make_runs
 
 WRITERS = 8
 RUNS_PER_WRITER = 4
@@ -102,7 +102,7 @@ def test_newer_schema_is_refused_and_untouched(location: str, tmp_path: Path) ->
 
 
 def test_cli_import_and_compare_on_each_backend(location: str, tmp_path: Path) -> None:
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     # Five runs a side: the run is the unit, and fewer could not show a change.
     before = make_runs("base", 5, seed=5, label="10.14.4")

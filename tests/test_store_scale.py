@@ -23,9 +23,9 @@ from pqbench.record import codec
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import RunFilter, Store, bulk, schema
 from pqbench.timing.contract import LoopResult
-from tests import old_schemas
-from tests.postgres_server import fresh_database
-from tests.tests_data import environment, make_run, make_runs
+from tests.helpers import old_schemas
+from tests.helpers.postgres import fresh_database
+from tests.helpers.runs import environment, make_run, make_runs
 
 
 def _history(builds: int, per_build: int = 5) -> list[Run]:

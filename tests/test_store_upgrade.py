@@ -19,8 +19,8 @@ from pqbench.record import codec
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.store import Store, schema
 from pqbench.timing.contract import LoopResult
-from tests import old_schemas
-from tests.tests_data import environment, make_run, make_runs
+from tests.helpers import old_schemas
+from tests.helpers.runs import environment, make_run, make_runs
 
 
 def _runs() -> list[Run]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pqbench.store import Store
-from tests.conftest import run_cli
-from tests.tests_data import make_runs
+from tests.helpers import run_cli
+from tests.helpers.runs import make_runs
 
 QUICK = ("--seconds", "0.05", "--rounds", "2")
 
@@ -203,7 +203,7 @@ def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Pat
     """Five runs with AES-NI hidden from OpenSSL and five without, all of one OS build:
     two points, not one whose "noise floor" is the mask's effect."""
     from pqbench.measure import mask
-    from tests.tests_data import environment
+    from tests.helpers.runs import environment
 
     db = tmp_path / "masked.db"
     store = Store.open(str(db))
@@ -261,7 +261,7 @@ def test_a_subset_against_a_full_run_leads_with_the_answer(tmp_path: Path, colum
                                                            ) -> None:
     """Rows nobody asked for are one summary line, and a reason every row shares (one run
     a side: too few runs) is said once, not on every row."""
-    from tests.tests_data import ROWS
+    from tests.helpers.runs import ROWS
 
     many = tuple((f"ALG-{i}", "liboqs", op, None, 1000.0 + i) for i in range(30)
                  for op in ("keygen", "sign", "verify"))
@@ -289,7 +289,7 @@ def test_compare_json_follows_its_published_schema(slowed: Path, tmp_path: Path)
     which refuse any field they do not name: runs as the unit, an ab session's pairs,
     one-sided rows, fingerprint differences and several comparisons at once."""
     from pqbench.record.comparison import ComparisonDocument, ComparisonsDocument, schema
-    from tests.tests_data import ROWS, environment, make_ab_session
+    from tests.helpers.runs import ROWS, environment, make_ab_session
 
     published = Path(__file__).parent.parent / "docs" / "compare.schema.json"
     assert json.loads(published.read_text()) == json.loads(json.dumps(schema())), (

@@ -25,7 +25,7 @@ from rich.console import Console
 from pqbench.presentation import console, layout
 from pqbench.presentation.tables import Column, Table
 from pqbench.store import Store
-from tests.tests_data import make_runs
+from tests.helpers.runs import make_runs
 
 # --- the layout rule ------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pqbench.errors import NotOfferedError
-from pqbench.tls import catalog, grid, memory, pyopenssl, records, registry, wire
+from pqbench.tls import catalog, grid, inprocess, pyopenssl, records, registry, wire
 from pqbench.tls.base import ClientSide, MemoryEndpoint, TlsImplementation
 
 QUICK = grid.TlsSettings(seconds=0.05, rounds=5, warmup=0.0, transports=("memory",))
@@ -101,7 +101,7 @@ def test_rounds_count_every_handshake_once_and_charge_both_sides(resumed: bool) 
     credentials = make_credentials(cell.certificate)
     client = _Counting(implementation.client(cell, credentials))
     server = implementation.server(cell, credentials)
-    rounds = memory.run_rounds(client, server, resumed=resumed, rounds=3, round_seconds=0.05,
+    rounds = inprocess.run_rounds(client, server, resumed=resumed, rounds=3, round_seconds=0.05,
                                warmup=0.0)
     # One connection per counted handshake, plus the full one a resumed run starts from.
     assert client.made == sum(r.handshakes for r in rounds) + (1 if resumed else 0)

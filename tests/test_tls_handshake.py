@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, paddin
 from pqbench import algorithms
 from pqbench.algorithms.base import normalize
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.tls import catalog, certs, memory, registry, wire
+from pqbench.tls import catalog, certs, inprocess, registry, wire
 from pqbench.tls.base import TlsImplementation
 
 # IANA "TLS Supported Groups" and "TLS SignatureScheme" code points, typed from the
@@ -49,13 +49,13 @@ def chains() -> dict[str, certs.Credentials]:
 
 def _recorded(implementation: TlsImplementation, cell: catalog.Cell,
               credentials: certs.Credentials, session: object | None = None
-              ) -> tuple[wire.Transcript, wire.Transcript, memory.Handshake]:
+              ) -> tuple[wire.Transcript, wire.Transcript, inprocess.Handshake]:
     client = implementation.client(cell, credentials)
     server = implementation.server(cell, credentials)
     client_view, server_view = wire.Transcript(), wire.Transcript()
     client.record(client_view)
     server.record(server_view)
-    done = memory.handshake(client, server, session)
+    done = inprocess.handshake(client, server, session)
     client.record(None)
     server.record(None)
     return client_view, server_view, done
@@ -181,11 +181,11 @@ def test_resumption_uses_the_ticket_keeps_the_group_and_sends_no_certificate(
                         catalog.resolve_certificates(["ECDSA-P-256"])[0])
     client = implementation.client(cell, chains["ECDSA-P-256"])
     server = implementation.server(cell, chains["ECDSA-P-256"])
-    session = memory.handshake(client, server).client.session()
+    session = inprocess.handshake(client, server).client.session()
     for _ in range(3):  # each resumption hands out the ticket for the next
         transcript = wire.Transcript()
         client.record(transcript)
-        done = memory.handshake(client, server, session)
+        done = inprocess.handshake(client, server, session)
         client.record(None)
         facts = wire.client_view(transcript)
         assert done.client.resumed() and done.server.resumed() and facts.resumed
@@ -205,7 +205,7 @@ def test_a_client_that_trusts_another_root_refuses_the_server(
     client = implementation.client(cell, stranger)  # trusts the other root only
     server = implementation.server(cell, chains["ECDSA-P-256"])
     with pytest.raises(VerificationError, match=r"(?i)certificate verify failed"):
-        memory.handshake(client, server)
+        inprocess.handshake(client, server)
 
 
 def test_ssl_module_and_libssl_share_the_system_library() -> None:

@@ -8,14 +8,14 @@ import json
 
 from pqbench import algorithms
 from pqbench.userland import Userland
-from tests.test_userland import db_inside, inside, trixie  # noqa: F401  (fixtures)
+from tests.helpers import inside
 
 CELLS = ("X25519 + ECDSA-P-256", "X25519 + ML-DSA-65", "X25519MLKEM768 + ECDSA-P-256",
          "X25519MLKEM768 + ML-DSA-65")
 
 
-def test_libssl_on_openssl_35_runs_the_post_quantum_cells(trixie: Userland,  # noqa: F811
-                                                         db_inside: str) -> None:  # noqa: F811
+def test_libssl_on_openssl_35_runs_the_post_quantum_cells(trixie: Userland,
+                                                         db_inside: str) -> None:
     done = inside(trixie, "pqbench", "tls", "-g", "x25519", "-g", "X25519MLKEM768",
                   "-c", "ecdsa-p-256", "-c", "ml-dsa-65", "-i", "libssl", "-i", "python-ssl",
                   "--seconds", "0.05", "--rounds", "5", "--json", "--db", db_inside)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 NAME = "debian-trixie"
 
@@ -143,3 +145,15 @@ def test_an_ab_side_on_an_unbuilt_userland_names_the_build_command(empty_cache: 
     both = run_cli("ab", "x25519", "--a", "here", "--b", f"userland:{NAME}", "--b", "cmd:x",
                    "--db", str(tmp_path / "ab.db"), env={"PQBENCH_CACHE_DIR": str(empty_cache)})
     assert both.returncode == 2 and "at most one of here, userland:NAME" in both.stderr
+
+
+@pytest.mark.parametrize("args", [("status",), ("build", NAME), ()], ids=" ".join)
+def test_the_plumbing_entry_takes_run_only_and_names_the_command_line(
+        args: tuple[str, ...]) -> None:
+    """`python -m pqbench.userland` is what a prefix starts; every other command is
+    `pqbench userland ...`, which it names instead of loading the command line."""
+    done = subprocess.run([sys.executable, "-m", "pqbench.userland", *args],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "pqbench userland build|status|prefix NAME" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from pqbench import algorithms
-from pqbench.checks.vectors import (
+from pqbench.errors import PqbenchError
+from pqbench.vectors import (
     CURATED_DIR,
     VectorsUnavailable,
     find_vector_file,
@@ -17,7 +18,6 @@ from pqbench.checks.vectors import (
     parse_nist_rsp,
     parse_pqbench_json,
 )
-from pqbench.errors import PqbenchError
 
 #: Every built-in algorithm pqbench verifies has a curated file.
 CURATED = [pytest.param(alg.name, id=alg.name) for alg in algorithms.all_algorithms()

@@ -41,9 +41,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.ab import pairing, sequential
+from pqbench.ab import sequential
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.sides import Side
+from pqbench.analysis import pairing
 from pqbench.measure import suite
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.runs import new_run, new_run_id

@@ -58,6 +58,15 @@ class Algorithm:
         return self.operations + self.optional_operations
 
 
+def nist_pq(family: str, kind: Kind, n: int, level: int, aliases: tuple[str, ...],
+            sizes: tuple[tuple[str, int], ...]) -> Algorithm:
+    """One NIST post-quantum parameter set, named `FAMILY-n` as in its FIPS and in liboqs,
+    with its kind's operations, its security category and the sizes its FIPS fixes."""
+    name = f"{family}-{n}"
+    return Algorithm(name=name, kind=kind, family=family, aliases=aliases,
+                     operations=DEFAULT_OPERATIONS[kind], nist_level=level, liboqs_name=name,
+                     standard_sizes=sizes)
+
 def normalize(name: str) -> str:
     """Fold case and punctuation so `ML-KEM-768`, `mlkem768` and `ml_kem_768` agree."""
     return re.sub(r"[^a-z0-9]", "", name.lower())

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from pqbench.algorithms.base import DEFAULT_OPERATIONS, Algorithm
+from pqbench.algorithms.base import nist_pq
 
 # FIPS 204 Table 1: parameter sets and their NIST security categories; Table 2: sizes
 # (public key, private key, signature).
 ALGORITHMS = tuple(
-    Algorithm(
-        name=f"ML-DSA-{n}",
-        kind="signature",
-        family="ML-DSA",
-        aliases=(f"mldsa{n}", f"dilithium{d}"),
-        operations=DEFAULT_OPERATIONS["signature"],
-        nist_level=level,
-        liboqs_name=f"ML-DSA-{n}",
-        standard_sizes=(("public_key", pk), ("secret_key", sk), ("signature", sig)),
-    )
+    nist_pq("ML-DSA", "signature", n, level, (f"mldsa{n}", f"dilithium{d}"),
+            (("public_key", pk), ("secret_key", sk), ("signature", sig)))
     for n, d, level, pk, sk, sig in ((44, 2, 2, 1312, 2560, 2420), (65, 3, 3, 1952, 4032, 3309),
                                      (87, 5, 5, 2592, 4896, 4627))
 )

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pqbench.ab import pairing
-from pqbench.analysis import explain, replicates, signedrank, verdict
+from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError

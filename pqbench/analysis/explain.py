@@ -10,12 +10,12 @@ A cause is ranked by how directly it reaches the row's code path:
   for libcrypto rows).
 * weak: everything else that can move every row a little: OS build, kernel, Python, host.
 
-A cause must be able to act (issue #9): hiding a capability the CPU does not have changes
+A cause must be able to act: hiding a capability the CPU does not have changes
 nothing, so a mask or OPENSSL_ia32cap bit for a missing capability is no cause, and the
 differences list says so ("hides shani; this CPU has no SHA-NI: no effect expected"); the
 same for a CPU flag that no compared row's code uses. liboqs built with OQS_USE_OPENSSL
 takes SHA-2, AES and its random bytes from the system libcrypto, so a change of that
-library is a likely cause for liboqs rows (issue #12, point 3).
+library is a likely cause for liboqs rows.
 """
 
 from __future__ import annotations
@@ -296,10 +296,10 @@ def _liboqs_on_openssl(diff: Difference, var: str, context: Context,
     """liboqs built with OQS_USE_OPENSSL (as pqbench builds it) draws its randomness from
     OpenSSL's AES CTR-DRBG and hashes SHA-2 there: hidden AES-NI reaches the operations
     that draw random bytes (keygen, encaps, sign), hidden SHA-NI those that hash with
-    SHA-2, never the core arithmetic. Measured with `pqbench ab --a mask:aesni,shani --b
-    here` (2026-11-22): ML-KEM-768 liboqs keygen 1.07x (64 random bytes), encaps 1.04x
-    (32), decaps 1.00x; hence *likely* for an operation that draws random bytes, *weak*
-    where only SHA-2 could be involved or the operation is unknown."""
+    SHA-2, never the core arithmetic: a paired session with both hidden moves keygen and
+    encaps, which draw random bytes, and leaves decaps alone (docs: measurements). Hence
+    *likely* for an operation that draws random bytes, *weak* where only SHA-2 could be
+    involved or the operation is unknown."""
     if context.liboqs_openssl is False:
         return None
     hidden = {c for c in _hidden(var, diff.before) ^ _hidden(var, diff.after)
@@ -341,7 +341,7 @@ def _python_under_loop(diff: Difference, implementation: str) -> Cause | None:
 
 def _libcrypto_under_liboqs(diff: Difference, implementation: str,
                             context: Context) -> Cause | None:
-    """A new system libcrypto reaches liboqs rows through OQS_USE_OPENSSL (issue #12)."""
+    """A new system libcrypto reaches liboqs rows through OQS_USE_OPENSSL."""
     if implementation not in LIBOQS_ON_OPENSSL or diff.field not in SYSTEM_LIBCRYPTO \
             or context.liboqs_openssl is False:
         return None

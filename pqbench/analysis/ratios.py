@@ -35,6 +35,7 @@ from pqbench import algorithms
 from pqbench.analysis import exchanges, signedrank, verdict
 from pqbench.implementations import BINDINGS
 from pqbench.record.results import Measurement, RowKey, Run
+from pqbench.record.summary import summarize
 
 #: Level of every interval when the cycles allow it.
 LEVEL = 0.99
@@ -220,14 +221,12 @@ def exchange_cost(ex: exchanges.Exchange, cycles: int
                   ) -> tuple[float, float, float, float] | None:
     """Microseconds per exchange (signature) as (median, low, high, level) over the cycles:
     per cycle the sum of its operations' costs, so the interval is that of the sum, with
-    the true level of the median's distribution-free interval (`stats.summarize`)."""
-    from pqbench.analysis import stats
-
+    the true level of the median's distribution-free interval (`record.summary`)."""
     cost = _cost([(m, c) for _, c, m in ex.operations])
     found = [c * 1e6 for c in (cost(i) for i in range(cycles)) if c is not None]
     if len(found) < 2:
         return None
-    s = stats.summarize(found)
+    s = summarize(found)
     return s.median, s.ci_low, s.ci_high, s.ci_level
 
 

@@ -3,7 +3,7 @@
 Rounds of one run are taken back to back and share that run's phase of a drifting machine
 (clock speed, co-tenants, cache and page placement), so they are not independent evidence:
 pooling every round of every run as independent samples (pseudo-replication) makes
-intervals and p-values far too narrow (issue #9). Following Kalibera & Jones, "Rigorous
+intervals and p-values far too narrow. Following Kalibera & Jones, "Rigorous
 Benchmarking in Reasonable Time" (ISMM 2013), variation is taken at the level where it
 enters, the run:
 
@@ -15,7 +15,7 @@ enters, the run:
   Hinkley, *Bootstrap Methods and their Application*, 1997, section 3.8; Kalibera & Jones
   2013, section 4). With few runs the bootstrap spread of a mean shrinks by a factor
   (R - 1) / R in variance, and a percentile interval from a few clusters is too narrow
-  (measured: 96 % coverage for a nominal 99 % with five runs a side). Hesterberg's
+  (in simulation, 96 % coverage for a nominal 99 % with five runs a side). Hesterberg's
   "expanded percentile" interval (Hesterberg, The American Statistician 69, 2015, section
   5.1) corrects both: each side's resampled levels are expanded about the observed level
   by sqrt(R / (R - 1)), and the resampled log ratios about the observed one by
@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from pqbench.analysis import stats, verdict
+from pqbench.record.summary import summarize
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -260,16 +261,17 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     With the run as the unit, the level is the mean of the runs' ln estimates and its
     interval Student's t interval of that mean, mean ± t(1 - tail, R - 1) · s / √R, the
     analytic interval Kalibera & Jones (2013, section 4) give for the top level of a
-    repeated experiment. It needs no resampling (0.1 ms for 100 runs, where the two-level
-    bootstrap takes 3.5 ms: minutes over a report's 7,900 points), so `history` and every
-    report draw their points the same way. No verdict rests on it: comparisons keep the
-    bootstrap. With a single run the interval is that run's order-statistic median
-    interval (`stats.summarize`): no between-run information exists.
+    repeated experiment. It needs no resampling (a small fraction of a two-level bootstrap's
+    time, which over a large report's thousands of points adds up to minutes; docs:
+    measurements), so `history` and every report draw their points the same way. No verdict
+    rests on it: comparisons keep the bootstrap. With a single run the interval is that
+    run's order-statistic median interval (`record.summary.summarize`): no between-run
+    information exists.
     """
     found = run_estimates(log_runs(runs, "runs"))
     mean = float(found.mean())
     if found.size == 1:
-        summary = stats.summarize(list(runs[0]), confidence=confidence)
+        summary = summarize(list(runs[0]), confidence=confidence)
         return math.exp(mean), summary.ci_low, summary.ci_high
     half = (_t_quantile(0.5 + confidence / 2, found.size - 1)
             * float(np.std(found, ddof=1)) / math.sqrt(found.size))

@@ -2,7 +2,8 @@
 
 No I/O and no formatting. Samples are rates (operations or bytes per second), so effects
 are multiplicative: comparisons and step detection work on natural logarithms and report
-ratios. Every function names its method and the reference it follows.
+ratios. Every function names its method and the reference it follows. One measurement's
+own summary (median and its interval) belongs to the run format: `pqbench.record.summary`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -23,94 +23,9 @@ FloatArray = NDArray[np.float64]
 # its normal approximation (the exact one costs O(n * n * m) big-integer steps).
 _EXACT_MAX_SIDE = 50
 
-@dataclass(frozen=True)
-class Summary:
-    """One measurement's samples, summarised. ``ci_level`` is the interval's actual coverage."""
-
-    n: int
-    median: float
-    mean: float
-    stdev: float
-    cv: float
-    ci_low: float
-    ci_high: float
-    ci_level: float
-    min: float
-    max: float
-
-
-def positive_array(samples: Sequence[float], what: str) -> FloatArray:
-    values = np.asarray(samples, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"{what}: need a non-empty sequence of numbers")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{what}: rates must be finite and positive")
-    return values
-
-
-# --- one measurement -------------------------------------------------------------------
-
-
-def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int, float]:
-    """0-based ranks (lo, hi) of the order statistics bounding a CI for the median.
-
-    Method: distribution-free interval [x_(j), x_(n+1-j)] whose coverage is
-    1 - 2 * P(B <= j - 1) with B ~ Binomial(n, 1/2) (Hollander, Wolfe & Chicken,
-    *Nonparametric Statistical Methods*, 3rd ed., section 3.6). The narrowest such interval
-    with coverage >= ``confidence`` is chosen; when even min..max falls short, min..max is
-    returned with its actual coverage 1 - 2**(1 - n).
-    """
-    if n < 1:
-        raise ValueError("need at least one sample")
-    j = 1
-    while j + 1 <= n + 1 - (j + 1) and _median_coverage(n, j + 1) >= confidence:
-        j += 1
-    return j - 1, n - j, _median_coverage(n, j)
-
-
-def _median_coverage(n: int, j: int) -> float:
-    return float(1.0 - 2.0 * special.bdtr(j - 1, n, 0.5))  # P(Binomial(n, 1/2) <= j - 1)
-
-
-def summarize(samples: Sequence[float], *, confidence: float = 0.95) -> Summary:
-    """Median, mean, spread and a ~95 % order-statistic CI for the median of ``samples``.
-
-    ``stdev`` is the sample standard deviation (n - 1 denominator) and ``cv`` = stdev/mean;
-    both are NaN for a single sample. The CI follows ``median_ci_ranks``.
-    """
-    values = np.sort(np.asarray(samples, dtype=np.float64))
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError("samples: need a non-empty sequence of finite numbers")
-    n = int(values.size)
-    lo, hi, level = median_ci_ranks(n, confidence)
-    mean = float(np.mean(values))
-    stdev = float(np.std(values, ddof=1)) if n > 1 else math.nan
-    return Summary(
-        n=n,
-        median=float(np.median(values)),
-        mean=mean,
-        stdev=stdev,
-        cv=stdev / mean if mean != 0 else math.nan,
-        ci_low=float(values[lo]),
-        ci_high=float(values[hi]),
-        ci_level=level,
-        min=float(values[0]),
-        max=float(values[-1]),
-    )
 
 
 # --- two sample sets -------------------------------------------------------------------
-
-
-def smallest_p_value(n: int, m: int) -> float:
-    """Smallest two-sided p an exact Mann-Whitney U test on n and m samples can give.
-
-    Complete separation has probability 1 / C(n + m, n) under the null, so the two-sided
-    minimum is 2 / C(n + m, n) (Mann & Whitney, Ann. Math. Statist. 18, 1947).
-    """
-    if n < 1 or m < 1:
-        return 1.0
-    return min(1.0, 2.0 / math.comb(n + m, n))
 
 
 @lru_cache(maxsize=256)

@@ -16,7 +16,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from pqbench.analysis.stats import FloatArray, positive_array
+from pqbench.analysis.stats import FloatArray
 
 __all__ = ["Step", "detect_steps", "noise_from_ci", "weights_from_ci"]
 
@@ -40,6 +40,15 @@ class Step:
     after_level: float
     ratio: float
 
+
+
+def _positive_array(samples: Sequence[float], what: str) -> FloatArray:
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{what}: need a non-empty sequence of numbers")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{what}: rates must be finite and positive")
+    return values
 
 
 def weights_from_ci(ci_low: Sequence[float], ci_high: Sequence[float]) -> list[float]:
@@ -66,8 +75,8 @@ def noise_from_ci(ci_low: Sequence[float], ci_high: Sequence[float],
                   level: float = 0.95) -> float:
     """Typical Laplace scale of a point's log value from its confidence intervals: the
     median half-width in log units over the normal quantile of `level`, over sqrt(2)."""
-    low = np.log(positive_array(ci_low, "ci_low"))
-    high = np.log(positive_array(ci_high, "ci_high"))
+    low = np.log(_positive_array(ci_low, "ci_low"))
+    high = np.log(_positive_array(ci_high, "ci_high"))
     z = float(NormalDist().inv_cdf(0.5 + level / 2))
     return float(np.median((high - low) / 2)) / z / math.sqrt(2)
 
@@ -99,7 +108,7 @@ def detect_steps(
     (level: their joint weighted median), and so on until every step is at least
     ``min_step`` in either direction (|ln ratio| >= ln(1 + min_step)).
     """
-    y = np.log(positive_array(values, "values"))
+    y = np.log(_positive_array(values, "values"))
     w = _step_weights(weights, y.size)
     if y.size < 3:
         return []

@@ -1,6 +1,6 @@
 """The verdict rule every comparison shares, and what a verdict is made from.
 
-A comparison of two configurations ends in one of five verdicts (issue #9):
+A comparison of two configurations ends in one of five verdicts:
 
 * ``faster`` / ``slower``: the test rejects "no difference" (p < alpha) AND the whole
   confidence interval of the ratio lies beyond the noise band [1/(1+t), 1+t];
@@ -36,7 +36,7 @@ class Outcome:
     """Before against after, estimated from one consistent model.
 
     ``before`` and ``after`` are the two levels (rates) and ``ratio`` = after / before
-    exactly, so the three never contradict each other (issue #12, point 4). ``units_*`` are
+    exactly, so the three never contradict each other. ``units_*`` are
     the independent replicates each side contributed (runs, or pairs), ``spread_*`` the
     standard deviation of their ln estimates (None with fewer than two), ``floor`` the noise
     floor (None when it cannot be estimated) and ``threshold`` the band actually used.

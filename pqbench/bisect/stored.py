@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.ab import pairing
+from pqbench.analysis import pairing
 from pqbench.analysis.compare import Row, compare_runs
 from pqbench.analysis.explain import Difference
 from pqbench.analysis.verdict import CHANGED
@@ -60,7 +60,7 @@ class Session:
 class Level:
     """A build's level for one row: the median of the rates of all its rounds in the
     sessions that measured it (in CPU time, as the pairs are compared), with the 95 %
-    order-statistic interval of that median (`stats.summarize`)."""
+    order-statistic interval of that median (`record.summary.summarize`)."""
 
     median: float
     ci_low: float
@@ -77,9 +77,9 @@ def _rates(m: Measurement) -> list[float]:
 
 
 def _level(rates: Sequence[float], unit: str) -> Level:
-    from pqbench.analysis import stats
+    from pqbench.record.summary import summarize
 
-    found = stats.summarize(rates)
+    found = summarize(rates)
     return Level(found.median, found.ci_low, found.ci_high, found.n, unit)
 
 

@@ -1,7 +1,7 @@
 """Known-answer tests: each implementation against published vectors, as far as its API allows.
 
 `known_answer_checks(alg, impl)` loads the vectors for `alg` (the full NIST/RFC files from
-cryptography-vectors when installed, else the curated `vectors/` set), runs every vector
+cryptography-vectors when installed, else the curated set in `pqbench.vectors`), runs every vector
 through each check the implementation takes (`Implementation.vector_checks`: each library
 answers for itself, in its own module), and returns one Outcome per check with the vector
 count. `check_vector(alg, impl, vector)` runs one vector, so tests can feed it a copied,
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.checks.outcome import Outcome
-from pqbench.checks.vectors import (
+from pqbench.implementations.base import Implementation, VectorCheck
+from pqbench.vectors import (
     Parser,
     Vector,
     VectorsUnavailable,
@@ -28,7 +29,6 @@ from pqbench.checks.vectors import (
     parse_nist_rsp,
     parse_pqbench_json,
 )
-from pqbench.implementations.base import Implementation, VectorCheck
 
 # --- where the vectors come from -------------------------------------------------------
 

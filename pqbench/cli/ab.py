@@ -40,8 +40,8 @@ def ab(
     algorithm: Annotated[list[str] | None, typer.Argument(
         help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
     side_a: Annotated[list[str] | None, typer.Option(
-        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | mask:NAMES | "
-                    "env:NAME=VALUE; repeatable.")] = None,
+        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | "
+                    "pip:PACKAGE==VERSION | mask:NAMES | env:NAME=VALUE; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", help="Side B (after), as --a.")] = None,
     operation: Annotated[list[str] | None, typer.Option(

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     """The runs named; with none named, all runs for --by, else what was done last: the
     newest run, or both sides of the `pqbench ab` session it is a side of."""
-    from pqbench.ab import pairing
+    from pqbench.analysis import pairing
     from pqbench.store import RunFilter
 
     if run_ids:

@@ -52,8 +52,8 @@ def read_pass(fd: int, chunk: int = CHUNK) -> Pass:
 
 def hash_pass_in_turn(fd: int, hasher: Hasher, chunk: int = CHUNK) -> Pass:
     """Read a chunk, hash it, repeat, in one thread: the better choice when every core is
-    already busy (--jobs >= cores), where a reader thread only competes with the hashers.
-    Measured here with 2 files on 2 cores: 0.99 x N scaling in turn, 0.86 x N overlapped."""
+    already busy (--jobs >= cores), where a reader thread only competes with the hashers
+    and scales worse than this (docs: measurements)."""
     buffer = bytearray(chunk)
     view = memoryview(buffer)
     total = 0

@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.checks.vectors import Vector
 from pqbench.timing.contract import LoopResult
 from pqbench.timing.loop import run_for
+from pqbench.vectors import Vector
 
 
 class TimedOperation(ABC):

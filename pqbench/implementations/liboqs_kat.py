@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from types import ModuleType
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.checks.vectors import Vector, hex_field, signature_of
 from pqbench.implementations.base import VectorCheck
+from pqbench.vectors import Vector, hex_field, signature_of
 
 _RANDOMBYTES = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 

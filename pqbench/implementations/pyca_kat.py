@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.checks.vectors import Vector, hex_field, signature_of
 from pqbench.implementations.base import VectorCheck
 from pqbench.implementations.pyca_keys import CURVES, EDDSA, HASHES, MLDSA, MLKEM, XDH
+from pqbench.vectors import Vector, hex_field, signature_of
 
 # --- ML-KEM (FIPS 203) ------------------------------------------------------------------
 

@@ -125,12 +125,13 @@ def time_base(settings: SpeedSettings) -> TimeBase:
 
 
 def timed_round(prepared: TimedOperation, seconds: float) -> Timed:
-    """One round and the CPU time the measuring thread got during it. Every loop runs in
-    this thread (the native ones release the GIL, not the thread), so the thread's CPU
+    """One round and the CPU time the measuring thread got during it: the loop's own
+    reading (the window of its wall time), else one read around the call. Every loop runs
+    in this thread (the native ones release the GIL, not the thread), so the thread's CPU
     clock sees all of its work and none of another process's."""
     cpu_started = time.thread_time_ns()
     result = prepared.run(seconds)
-    return Timed(result, max(time.thread_time_ns() - cpu_started, 1))
+    return Timed.of(result, time.thread_time_ns() - cpu_started)
 
 
 def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed],

@@ -262,7 +262,7 @@ def _median(values: list[float]) -> float:
 def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row in pqbench_measurements, from a document's result row (validated, or a
     Measurement's `stored_row`), without making its Measurement and LoopResults first (an
-    import writes a fleet's rows: issue #16). The rate columns are a convenience for SQL
+    import writes a fleet's rows). The rate columns are a convenience for SQL
     readers (in the row's unit; 0 for a row without rounds); pqbench derives every figure
     from the samples. The unit rides in the attributes, where format 1 kept it. The
     figures by the definitions the record uses: `measurement`'s unit and block size,

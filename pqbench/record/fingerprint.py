@@ -102,7 +102,7 @@ class Fingerprint(Mapping[str, Any]):
 
     @property
     def libc(self) -> str | None:
-        """The C library ("glibc 2.36"), recorded since issue #12."""
+        """The C library ("glibc 2.36"); None in runs recorded before pqbench collected it."""
         return self._text("platform.libc")
 
     @property

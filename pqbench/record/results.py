@@ -12,13 +12,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.summary import Summary, summarize
 from pqbench.timing.contract import LoopResult
-
-if TYPE_CHECKING:
-    from pqbench.analysis.stats import Summary
 
 RowKey = tuple[str, str, str, int | None]
 
@@ -64,9 +62,7 @@ class Measurement:
 
     @property
     def summary(self) -> Summary:
-        from pqbench.analysis import stats  # numpy and scipy only where figures are made
-
-        return stats.summarize(self.samples)
+        return summarize(self.samples)
 
     @property
     def rate(self) -> float:

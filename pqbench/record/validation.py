@@ -1,8 +1,8 @@
-"""The run format checked in one pass over the file's bytes (issue #16: imports of a fleet).
+"""The run format checked in one pass over the file's bytes, as imports of a fleet need.
 
 `record.models` defines the format once, as pydantic models. Validating a file with them
 builds a model object per result row and per round, and calls Python for every string
-(`models._storable`): about 20 µs a result row, more than the store takes to write it.
+(`models._storable`): more time per result row than the store takes to write it.
 This module derives from the same models a mirror made of TypedDicts, which pydantic-core
 validates straight from the JSON bytes (jiter) into plain dicts, with every type,
 bound and length constraint of the models and none of their Python-level checks on

@@ -56,7 +56,7 @@ def _title(runs: Sequence[Run], fleet: tuple[int, str] | None = None) -> str:
 
 def _one_session(runs: Sequence[Run]) -> bool:
     """Whether `runs` are exactly the two sides of one `pqbench ab` session."""
-    from pqbench.ab import pairing
+    from pqbench.analysis import pairing
 
     return len(runs) == 2 and pairing.session_pairs(*([r] for r in ordered(runs))) is not None
 

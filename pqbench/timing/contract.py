@@ -1,10 +1,10 @@
 """The one timing contract every loop honours.
 
 A loop is given a duration, runs the operation until at least that much monotonic time has
-passed, and reports how many operations it completed, the elapsed nanoseconds, and the
-cycle-counter delta where the CPU offers one. Callers never care which loop ran. The
-caller reads the thread's CPU clock around the loop (`Timed`), so a round has both clocks,
-and a stored row names the one its rates are in (`TimeBase`).
+passed, and reports how many operations it completed, the elapsed nanoseconds, the
+cycle-counter delta where the CPU offers one, and the CPU time its thread got over the same
+window. Callers never care which loop ran. A round thus has both clocks, and a stored row
+names the one its rates are in (`TimeBase`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ class LoopResult:
     ops: int
     elapsed_ns: int
     cycles: int | None = None  # counter ticks over the round, None if no counter
+    #: The measuring thread's CPU time over the same window as `elapsed_ns`, where the loop
+    #: read it (every pqbench loop does; a stored round keeps only its row's time base).
+    cpu_ns: int | None = None
 
     @property
     def ops_per_sec(self) -> float:
@@ -47,10 +50,17 @@ class Timed:
     result: LoopResult
     cpu_ns: int
 
+    @classmethod
+    def of(cls, result: LoopResult, outside_cpu_ns: int) -> Timed:
+        """The loop's own CPU time where it read one (the same window as its wall time),
+        else the thread's CPU time read around the call."""
+        return cls(result, max(result.cpu_ns if result.cpu_ns is not None
+                               else outside_cpu_ns, 1))
+
     def in_base(self, base: TimeBase) -> LoopResult:
         """The round with its time in `base`: what a stored row's rounds hold."""
         if base == "wall":
-            return self.result
+            return LoopResult(self.result.ops, self.result.elapsed_ns, self.result.cycles)
         return LoopResult(self.result.ops, self.cpu_ns, self.result.cycles)
 
 

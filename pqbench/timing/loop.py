@@ -21,6 +21,7 @@ def run_for(operation: Callable[[], object], seconds: float) -> LoopResult:
     clock = time.perf_counter_ns
     ops = 0
     batch = 1
+    cpu_start = time.thread_time_ns()
     start = clock()
     now = start
     while now - start < budget_ns:
@@ -31,4 +32,5 @@ def run_for(operation: Callable[[], object], seconds: float) -> LoopResult:
         now = clock()
         if now - batch_start < _TARGET_BATCH_NS // 2:
             batch *= 2
-    return LoopResult(ops=ops, elapsed_ns=now - start, cycles=None)
+    return LoopResult(ops=ops, elapsed_ns=now - start, cycles=None,
+                      cpu_ns=time.thread_time_ns() - cpu_start)

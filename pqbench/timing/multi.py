@@ -148,7 +148,7 @@ def _serve(preparers: Sequence[Callable[[], Any]], warmup: float, cpu: int | Non
             cpu_started = time.thread_time_ns()
             result = operations[index].run(seconds)
             pipe.send((result.ops, result.elapsed_ns,
-                       max(time.thread_time_ns() - cpu_started, 1)))
+                       Timed.of(result, time.thread_time_ns() - cpu_started).cpu_ns))
     except (EOFError, BrokenPipeError, threading.BrokenBarrierError):
         return
     except Exception as exc:

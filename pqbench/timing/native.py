@@ -22,7 +22,7 @@ from typing import Any
 from pqbench.errors import ImplementationUnavailable
 from pqbench.timing.contract import LoopResult
 
-ABI = 2  # the extension's ABI this facade was written against
+ABI = 3  # the extension's ABI this facade was written against
 
 _NOT_BUILT = (
     "the native extension was not built: no C compiler or no OpenSSL headers when pqbench "
@@ -64,9 +64,9 @@ def _module() -> ModuleType:
     return _ext
 
 
-def _result(raw: tuple[int, int, int | None]) -> LoopResult:
-    ops, elapsed_ns, cycles = raw
-    return LoopResult(ops=ops, elapsed_ns=elapsed_ns, cycles=cycles)
+def _result(raw: tuple[int, int, int | None, int]) -> LoopResult:
+    ops, elapsed_ns, cycles, cpu_ns = raw
+    return LoopResult(ops=ops, elapsed_ns=elapsed_ns, cycles=cycles, cpu_ns=cpu_ns)
 
 
 def counter_name() -> str | None:

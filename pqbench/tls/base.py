@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import socket
 from abc import ABC, abstractmethod
+from typing import ClassVar, Protocol
 
+from pqbench.errors import VerificationError
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import Credentials
 from pqbench.tls.wire import Transcript
@@ -55,17 +57,71 @@ class MemoryEndpoint(ABC):
         return None
 
 
+class SignallingEndpoint(MemoryEndpoint):
+    """An endpoint over a library that says "give me the peer's records first" by raising
+    an exception (pyOpenSSL, Python's ssl module): one handshake call and one read, each
+    asked again once the peer's flight has been fed."""
+
+    #: The library's exceptions: more records needed, the peer closed, any other failure.
+    want_read: ClassVar[type[Exception]]
+    closed: ClassVar[type[Exception]]
+    failure: ClassVar[type[Exception]]
+    #: Who failed, in the message: "the pyOpenSSL handshake failed: ...".
+    library: ClassVar[str]
+
+    @abstractmethod
+    def _handshake(self) -> None:
+        """One handshake call of the library."""
+
+    @abstractmethod
+    def _read(self) -> None:
+        """One read of what arrives after the handshake."""
+
+    def failed(self, exc: Exception) -> VerificationError:
+        return VerificationError(f"{self.library} failed: {exc}")
+
+    def step(self) -> bool:
+        try:
+            self._handshake()
+        except self.want_read:
+            return False
+        except self.failure as exc:
+            raise self.failed(exc) from None
+        return True
+
+    def after_handshake(self) -> None:
+        try:
+            self._read()
+        except (self.want_read, self.closed):
+            pass
+        except self.failure as exc:
+            raise self.failed(exc) from None
+
+
+class Recorder(Protocol):
+    """What watches a context's handshakes: the library's message callback."""
+
+    def record(self, transcript: Transcript | None) -> None: ...
+
+
 class Side(ABC):
     """One role's context for one cell, made once; connections are made from it."""
+
+    #: The context's message callback, set by the library's side when it is built.
+    recorder: Recorder
+
+    @abstractmethod
+    def __init__(self, cell: Cell, credentials: Credentials) -> None:
+        """Build the context for `cell` (raises NotOfferedError when the library refuses)."""
 
     @abstractmethod
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         """A new connection over memory buffers (a client resumes `session` if given)."""
 
-    @abstractmethod
     def record(self, transcript: Transcript | None) -> None:
         """Report every record and handshake message of later connections to `transcript`
         (None: stop; the callback costs time, so it is off while the clock runs)."""
+        self.recorder.record(transcript)
 
 
 class ClientSide(Side):
@@ -88,6 +144,9 @@ class TlsImplementation(ABC):
     description: str
     #: The library the rows run on, in `explain`'s terms (cryptography, libcrypto).
     explain_library: str
+    #: The library's two sides, built per cell by `client` and `server`.
+    client_side: type[ClientSide]
+    server_side: type[ServerSide]
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
@@ -105,10 +164,10 @@ class TlsImplementation(ABC):
     def offers(self, cell: Cell) -> str | None:
         """Why this implementation cannot run the cell, or None when it can."""
 
-    @abstractmethod
     def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
         """The client context: the cell's group only, trusting the credentials' root."""
+        return self.client_side(cell, credentials)
 
-    @abstractmethod
     def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
         """The server context: the cell's group only, serving the credentials' chain."""
+        return self.server_side(cell, credentials)

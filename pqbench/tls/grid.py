@@ -16,7 +16,7 @@ from typing import Any
 
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.record.results import Problem, Verification
-from pqbench.tls import checks, loopback, memory, model
+from pqbench.tls import checks, inprocess, loopback, model
 from pqbench.tls.base import ClientSide, ServerSide, TlsImplementation
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import Credentials, make_credentials
@@ -61,7 +61,7 @@ class TlsResult:
     explain_library: str  # the library in `explain`'s terms
     transport: str
     operation: str
-    rounds: tuple[memory.Round, ...]
+    rounds: tuple[inprocess.Round, ...]
     wire: WireFacts  # from the verified handshake over memory buffers
     trips: model.RoundTrips
 
@@ -88,12 +88,12 @@ def plan_size(cells: Sequence[Cell], implementations: Sequence[TlsImplementation
 def verify(client: ClientSide, server: ServerSide, cell: Cell, credentials: Credentials,
            operation: str) -> tuple[WireFacts, list[str]]:
     """One recorded handshake over memory buffers, checked against the catalog."""
-    session = memory.handshake(client, server).client.session() if operation == "resumed" \
+    session = inprocess.handshake(client, server).client.session() if operation == "resumed" \
         else None
     transcript = Transcript()
     client.record(transcript)
     try:
-        done = memory.handshake(client, server, session)
+        done = inprocess.handshake(client, server, session)
     finally:
         client.record(None)
     facts = client_view(transcript)
@@ -144,10 +144,10 @@ class _Servers:
 
 def _time(client: ClientSide, server: ServerSide, cell: Cell, credentials: Credentials,
           implementation: TlsImplementation, operation: str, transport: str,
-          settings: TlsSettings, servers: _Servers) -> tuple[list[memory.Round], list[str]]:
+          settings: TlsSettings, servers: _Servers) -> tuple[list[inprocess.Round], list[str]]:
     resumed = operation == "resumed"
     if transport == "memory":
-        return memory.run_rounds(client, server, resumed=resumed, rounds=settings.rounds,
+        return inprocess.run_rounds(client, server, resumed=resumed, rounds=settings.rounds,
                                  round_seconds=settings.round_seconds,
                                  warmup=settings.warmup), []
     process = servers.get(implementation.name)

@@ -287,7 +287,7 @@ class _Memory(MemoryEndpoint):
 
 class _Client(ClientSide):
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
-        self.context = _Context(cell)
+        self.context = self.recorder = _Context(cell)
         lib = self.context.lib
         roots = _pem_objects(lib, credentials.root_pem, lib.PEM_read_bio_X509)
         if not roots:
@@ -304,9 +304,6 @@ class _Client(ClientSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=True, session=session)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.context.record(transcript)
-
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         connection = _Connection(self.context, True, session)  # type: ignore[arg-type]
         self.context.lib.SSL_set_fd(connection.pointer, sock.fileno())
@@ -319,7 +316,7 @@ class _Client(ClientSide):
 
 class _Server(ServerSide):
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
-        self.context = _Context(cell)
+        self.context = self.recorder = _Context(cell)
         lib, pointer = self.context.lib, self.context.pointer
         certificates = _pem_objects(lib, credentials.chain_bytes, lib.PEM_read_bio_X509)
         keys = _pem_objects(lib, credentials.key_pem, lib.PEM_read_bio_PrivateKey)
@@ -345,9 +342,6 @@ class _Server(ServerSide):
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         return _Memory(self.context, client=False)
 
-    def record(self, transcript: Transcript | None) -> None:
-        self.context.record(transcript)
-
     def serve(self, sock: socket.socket) -> None:
         connection = _Connection(self.context, False, None)
         self.context.lib.SSL_set_fd(connection.pointer, sock.fileno())
@@ -359,6 +353,7 @@ class SystemLibssl(TlsImplementation):
     name = "libssl"
     description = "the operating system's libssl through ctypes (what `openssl s_time` uses)"
     explain_library = "libcrypto"
+    client_side, server_side = _Client, _Server
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -382,10 +377,4 @@ class SystemLibssl(TlsImplementation):
         if old and cell.certificate.post_quantum:
             return f"the system's {_version_text()} has no ML-DSA (needs OpenSSL 3.5)"
         return None
-
-    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
-        return _Client(cell, credentials)
-
-    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
-        return _Server(cell, credentials)
 

@@ -26,7 +26,7 @@ from pqbench.errors import NotOfferedError, PqbenchError, VerificationError
 from pqbench.tls.base import ClientSide, ServerSide
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import Credentials
-from pqbench.tls.memory import Round
+from pqbench.tls.inprocess import Round
 
 HOST = "127.0.0.1"
 #: A peer that stops answering fails the connection after this long instead of hanging.
@@ -194,7 +194,7 @@ def connect(client: ClientSide, port: int, session: object | None) -> tuple[obje
 def run_rounds(client: ClientSide, server: ServerProcess, port: int, *, resumed: bool,
                rounds: int, round_seconds: float, warmup: float,
                on_round: Callable[[int], None] | None = None) -> list[Round]:
-    """Time full (or resumed) loopback handshakes, as memory.run_rounds does in-process."""
+    """Time full (or resumed) loopback handshakes, as inprocess.run_rounds does in one process."""
     session: object | None = None
     if resumed:
         session, _ = connect(client, port, None)

@@ -19,7 +19,7 @@ from OpenSSL import SSL, crypto
 from OpenSSL._util import ffi, lib
 
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.tls.base import ClientSide, MemoryEndpoint, ServerSide, TlsImplementation
+from pqbench.tls.base import ClientSide, ServerSide, SignallingEndpoint, TlsImplementation
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import SERVER_NAME, Credentials
 from pqbench.tls.wire import Transcript
@@ -63,11 +63,17 @@ def _context(cell: Cell) -> SSL.Context:
     return context
 
 
+_HANDSHAKE = "the pyOpenSSL handshake"
+
+
 def _handshake_error(exc: Exception) -> VerificationError:
-    return VerificationError(f"the pyOpenSSL handshake failed: {exc}")
+    return VerificationError(f"{_HANDSHAKE} failed: {exc}")
 
 
-class _Memory(MemoryEndpoint):
+class _Memory(SignallingEndpoint):
+    want_read, closed, failure, library = (SSL.WantReadError, SSL.ZeroReturnError, SSL.Error,
+                                           _HANDSHAKE)
+
     def __init__(self, context: SSL.Context, client: bool, session: Any = None) -> None:
         self.connection = SSL.Connection(context, None)
         if client:
@@ -78,14 +84,11 @@ class _Memory(MemoryEndpoint):
         else:
             self.connection.set_accept_state()
 
-    def step(self) -> bool:
-        try:
-            self.connection.do_handshake()
-        except SSL.WantReadError:
-            return False
-        except SSL.Error as exc:
-            raise _handshake_error(exc) from None
-        return True
+    def _handshake(self) -> None:
+        self.connection.do_handshake()
+
+    def _read(self) -> None:
+        self.connection.recv(_READ_SIZE)
 
     def pending(self) -> bytes:
         chunks = []
@@ -97,14 +100,6 @@ class _Memory(MemoryEndpoint):
 
     def feed(self, data: bytes) -> None:
         self.connection.bio_write(data)
-
-    def after_handshake(self) -> None:
-        try:
-            self.connection.recv(_READ_SIZE)
-        except (SSL.WantReadError, SSL.ZeroReturnError):
-            pass
-        except SSL.Error as exc:
-            raise _handshake_error(exc) from None
 
     def close(self) -> None:
         # As `openssl s_time` does: a quiet shutdown keeps the session resumable.
@@ -139,11 +134,8 @@ class _Client(ClientSide):
             raise VerificationError("OpenSSL refused the server name to verify")
         self.recorder = _Recorder(self.context)
 
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
+    def memory(self, session: object | None = None) -> _Memory:
         return _Memory(self.context, client=True, session=session)
-
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
 
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         connection = SSL.Connection(self.context, sock)
@@ -185,11 +177,8 @@ class _Server(ServerSide):
                                   f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
 
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
+    def memory(self, session: object | None = None) -> _Memory:
         return _Memory(self.context, client=False)
-
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
 
     def serve(self, sock: socket.socket) -> None:
         connection = SSL.Connection(self.context, sock)
@@ -205,6 +194,7 @@ class PyOpenSSL(TlsImplementation):
     name = "pyopenssl"
     description = "pyOpenSSL on the OpenSSL bundled with pyca/cryptography"
     explain_library = "cryptography"
+    client_side, server_side = _Client, _Server
 
     def unavailable_reason(self) -> str | None:
         return None  # a dependency of pqbench; importing this module proved it is there
@@ -224,9 +214,3 @@ class PyOpenSSL(TlsImplementation):
             lib.ERR_clear_error()
             return f"{_library()} does not know the group {cell.group.name}"
         return None
-
-    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
-        return _Client(cell, credentials)
-
-    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
-        return _Server(cell, credentials)

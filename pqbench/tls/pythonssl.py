@@ -19,7 +19,7 @@ import tempfile
 from typing import Any
 
 from pqbench.errors import NotOfferedError, VerificationError
-from pqbench.tls.base import ClientSide, MemoryEndpoint, ServerSide, TlsImplementation
+from pqbench.tls.base import ClientSide, ServerSide, SignallingEndpoint, TlsImplementation
 from pqbench.tls.catalog import Cell
 from pqbench.tls.certs import SERVER_NAME, Credentials
 from pqbench.tls.wire import Transcript
@@ -69,8 +69,11 @@ def _context(cell: Cell, purpose: int) -> ssl.SSLContext:
     return context
 
 
+_HANDSHAKE = "the ssl module's handshake"
+
+
 def _handshake_error(exc: Exception) -> VerificationError:
-    return VerificationError(f"the ssl module's handshake failed: {exc}")
+    return VerificationError(f"{_HANDSHAKE} failed: {exc}")
 
 
 class _Recorder:
@@ -89,35 +92,27 @@ class _Recorder:
             self._on_message if transcript is not None else None)
 
 
-class _Memory(MemoryEndpoint):
+class _Memory(SignallingEndpoint):
+    want_read, closed, failure, library = (ssl.SSLWantReadError, ssl.SSLZeroReturnError,
+                                           ssl.SSLError, _HANDSHAKE)
+
     def __init__(self, context: ssl.SSLContext, client: bool, session: Any = None) -> None:
         self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self.connection = context.wrap_bio(
             self.incoming, self.outgoing, server_side=not client,
             server_hostname=SERVER_NAME if client else None, session=session)
 
-    def step(self) -> bool:
-        try:
-            self.connection.do_handshake()
-        except ssl.SSLWantReadError:
-            return False
-        except ssl.SSLError as exc:
-            raise _handshake_error(exc) from None
-        return True
+    def _handshake(self) -> None:
+        self.connection.do_handshake()
+
+    def _read(self) -> None:
+        self.connection.read(_READ_SIZE)
 
     def pending(self) -> bytes:
         return self.outgoing.read()
 
     def feed(self, data: bytes) -> None:
         self.incoming.write(data)
-
-    def after_handshake(self) -> None:
-        try:
-            self.connection.read(_READ_SIZE)
-        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
-            pass
-        except ssl.SSLError as exc:
-            raise _handshake_error(exc) from None
 
     def close(self) -> None:
         pass  # CPython keeps a session resumable when its connection is freed
@@ -139,11 +134,8 @@ class _Client(ClientSide):
                                   f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
 
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
+    def memory(self, session: object | None = None) -> _Memory:
         return _Memory(self.context, client=True, session=session)
-
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
 
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         try:
@@ -174,11 +166,8 @@ class _Server(ServerSide):
                                       f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
 
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
+    def memory(self, session: object | None = None) -> _Memory:
         return _Memory(self.context, client=False)
-
-    def record(self, transcript: Transcript | None) -> None:
-        self.recorder.record(transcript)
 
     def serve(self, sock: socket.socket) -> None:
         try:
@@ -196,6 +185,7 @@ class PythonSsl(TlsImplementation):
     name = "python-ssl"
     description = "Python's ssl module on the OpenSSL the interpreter links"
     explain_library = "libcrypto"
+    client_side, server_side = _Client, _Server
 
     def unavailable_reason(self) -> str | None:
         if not ssl.HAS_TLSv1_3:
@@ -210,9 +200,3 @@ class PythonSsl(TlsImplementation):
 
     def offers(self, cell: Cell) -> str | None:
         return _group_reason(cell) or _certificate_reason(cell)
-
-    def client(self, cell: Cell, credentials: Credentials) -> ClientSide:
-        return _Client(cell, credentials)
-
-    def server(self, cell: Cell, credentials: Credentials) -> ServerSide:
-        return _Server(cell, credentials)

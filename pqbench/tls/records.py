@@ -16,6 +16,7 @@ One row per (cell, implementation, transport, operation). The mapping to the rec
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -35,9 +36,7 @@ def implementation_name(implementation: str, transport: str) -> str:
 
 
 def _median(values: Sequence[float]) -> float:
-    from pqbench.analysis import stats  # numpy and scipy only where figures are made
-
-    return stats.summarize(values).median
+    return statistics.median(values)
 
 
 def _per_handshake_us(cpu_ns: Sequence[int], counts: Sequence[int]) -> float | None:

@@ -12,7 +12,8 @@ from the host (the other side through `command_prefix()`).
     pqbench userland run debian-trixie -- /opt/pqbench/.../pqbench speed -i libcrypto
     pqbench ab --a here --b userland:debian-trixie   # the two OS builds, paired
 
-(`python -m pqbench.userland` takes the same commands.)
+(`python -m pqbench.userland run NAME -- CMD` is the same `run`, without loading the command
+line: what a prefix starts.)
 
 Building and entering need root (debootstrap, chroot and mount). A container image would
 serve as well where docker or podman runs; `container_engines()` says which are installed

@@ -1,14 +1,12 @@
-"""`python -m pqbench.userland`: the commands of `pqbench userland`, and the plumbing that
-every command prefix goes through.
+"""`python -m pqbench.userland`: the plumbing every command prefix goes through.
 
-  build NAME          build or reuse NAME, refresh its pqbench; print where it is
-  status [NAME]       what is built, what is inside, which container engines run
-  prefix NAME         the command that starts NAME's pqbench (append `worker`, `speed` ...)
   run NAME -- CMD...  run CMD inside NAME (with /proc, /dev, /sys and the caches mounted)
+  _enter ROOT ...     the far side of `unshare --mount` (internal)
 
-`run` (which every `ab` worker of a userland side starts through) and the internal
-`_enter` (the far side of `unshare --mount`) are handled here without loading the whole
-command line, so entering costs a fraction of a second; the rest is `pqbench userland`.
+`run` (which every `ab` worker of a userland side starts through) and `_enter` are handled
+here without loading the command line, so entering costs a fraction of a second. Building,
+status and prefixes are `pqbench userland build|status|prefix|run`: the command line sits
+above this package and this package never imports it.
 """
 
 from __future__ import annotations
@@ -20,6 +18,9 @@ from pathlib import Path
 from pqbench.errors import PqbenchError, UsageError
 from pqbench.userland import exec_inside, given_command
 
+_USAGE = ("usage: python -m pqbench.userland run NAME -- COMMAND [ARGS...]\n"
+          "(build, status and prefix are `pqbench userland build|status|prefix NAME`)")
+
 
 def _plumbing(argv: list[str]) -> None:
     """`run NAME -- CMD...` and `_enter ROOT --cwd DIR --host-namespace NS -- CMD...`."""
@@ -27,7 +28,7 @@ def _plumbing(argv: list[str]) -> None:
 
     if argv[0] == "run":
         if len(argv) < 2 or argv[1].startswith("-"):
-            raise UsageError("usage: python -m pqbench.userland run NAME -- COMMAND [ARGS...]")
+            raise UsageError(_USAGE)
         exec_inside(argv[1], argv[2:])
     parser = argparse.ArgumentParser(prog="python -m pqbench.userland _enter")
     parser.add_argument("root", type=Path)
@@ -40,22 +41,17 @@ def _plumbing(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["run"], ["_enter"]):
-        try:
-            _plumbing(args)
-        except PqbenchError as exc:
-            print(f"pqbench userland: error: {exc}", file=sys.stderr)
-            return exc.exit_code
-        except KeyboardInterrupt:
-            print("pqbench userland: interrupted", file=sys.stderr)
-            return 130
-        return 0
-    from pqbench.cli.userland import userland_app
-
+    if args[:1] not in (["run"], ["_enter"]):
+        print(f"pqbench userland: error: {_USAGE}", file=sys.stderr)
+        return 2
     try:
-        userland_app(args=args, prog_name="python -m pqbench.userland", standalone_mode=True)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+        _plumbing(args)
+    except PqbenchError as exc:
+        print(f"pqbench userland: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("pqbench userland: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

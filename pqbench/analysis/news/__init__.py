@@ -16,8 +16,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pqbench.ab import pairing
-from pqbench.analysis import explain, verdict
+from pqbench.analysis import explain, pairing, verdict
 from pqbench.analysis.news.record import (
     Availability,
     CauseGroup,

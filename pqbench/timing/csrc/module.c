@@ -26,10 +26,12 @@ static PyObject *raise_error(const bench_error *e)
 static PyObject *result_tuple(const loop_result *r)
 {
     if (HAVE_COUNTER)
-        return Py_BuildValue("(KKK)", (unsigned long long)r->ops,
-                             (unsigned long long)r->elapsed_ns, (unsigned long long)r->ticks);
-    return Py_BuildValue("(KKO)", (unsigned long long)r->ops,
-                         (unsigned long long)r->elapsed_ns, Py_None);
+        return Py_BuildValue("(KKKK)", (unsigned long long)r->ops,
+                             (unsigned long long)r->elapsed_ns, (unsigned long long)r->ticks,
+                             (unsigned long long)r->cpu_ns);
+    return Py_BuildValue("(KKOK)", (unsigned long long)r->ops,
+                         (unsigned long long)r->elapsed_ns, Py_None,
+                         (unsigned long long)r->cpu_ns);
 }
 
 static PyObject *py_counter_name(PyObject *self, PyObject *unused)
@@ -398,23 +400,23 @@ static PyMethodDef native_methods[] = {
     {"oqs_load", py_oqs_load, METH_VARARGS,
      "oqs_load(path) -> str: dlopen liboqs (the library liboqs-python loaded); its version."},
     {"oqs_kem", (PyCFunction)(void (*)(void))py_oqs_kem, METH_VARARGS | METH_KEYWORDS,
-     "oqs_kem(alg, op, seconds, pk_len, sk_len, ct_len, ss_len) -> (ops, elapsed_ns, cycles)"},
+     "oqs_kem(alg, op, seconds, pk_len, sk_len, ct_len, ss_len) -> (ops, elapsed_ns, cycles, cpu_ns)"},
     {"oqs_sig", (PyCFunction)(void (*)(void))py_oqs_sig, METH_VARARGS | METH_KEYWORDS,
      "oqs_sig(alg, op, seconds, pk_len, sk_len, sig_len_max, msg_len=32) -> (ops, elapsed_ns, "
-     "cycles)"},
+     "cycles, cpu_ns)"},
     {"ssl_version", py_ssl_version, METH_NOARGS, "ssl_version() -> str: OpenSSL_version()."},
     {"ssl_library_path", py_ssl_library_path, METH_NOARGS,
      "ssl_library_path() -> str | None: the libcrypto file this module uses."},
     {"ssl_offers", py_ssl_offers, METH_VARARGS,
      "ssl_offers(alg) -> str | None: None if libcrypto offers alg, else the reason."},
     {"ssl_pk", (PyCFunction)(void (*)(void))py_ssl_pk, METH_VARARGS | METH_KEYWORDS,
-     "ssl_pk(alg, op, seconds) -> (ops, elapsed_ns, cycles)"},
+     "ssl_pk(alg, op, seconds) -> (ops, elapsed_ns, cycles, cpu_ns)"},
     {"ssl_cipher", (PyCFunction)(void (*)(void))py_ssl_cipher, METH_VARARGS | METH_KEYWORDS,
-     "ssl_cipher(name, op, block_size, seconds) -> (ops, elapsed_ns, cycles)"},
+     "ssl_cipher(name, op, block_size, seconds) -> (ops, elapsed_ns, cycles, cpu_ns)"},
     {"ssl_digest", (PyCFunction)(void (*)(void))py_ssl_digest, METH_VARARGS | METH_KEYWORDS,
-     "ssl_digest(name, block_size, seconds) -> (ops, elapsed_ns, cycles)"},
+     "ssl_digest(name, block_size, seconds) -> (ops, elapsed_ns, cycles, cpu_ns)"},
     {"_noop", py_noop, METH_VARARGS,
-     "_noop(seconds) -> (ops, elapsed_ns, cycles): the loop around an empty op."},
+     "_noop(seconds) -> (ops, elapsed_ns, cycles, cpu_ns): the loop around an empty op."},
     {"mem_heap_available", py_mem_heap_available, METH_NOARGS,
      "mem_heap_available() -> bool: whether the allocator interposer is in this process."},
     {"mem_oqs_kem", (PyCFunction)(void (*)(void))py_mem_oqs_kem, METH_VARARGS | METH_KEYWORDS,

@@ -10,6 +10,7 @@
  *   oqs.c     liboqs, reached through dlopen of the library liboqs-python loaded
  *   pk.c      libcrypto public-key operations (mirroring OpenSSL 3.x apps/speed.c loops)
  *   pk_pq.c   the one-shot signatures (EdDSA, ML-DSA) and ML-KEM through libcrypto
+ *   pk_ops.c  what both share: a new key, output buffers, the EVP_PKEY sign/verify/keygen
  *   evp.c     libcrypto ciphers and digests (mirroring `openssl speed -evp NAME`)
  *   memory.c  the peak stack and heap of one call of a prepared operation
  *   memtest.c operations with known memory use, for the tests of memory.c only
@@ -30,7 +31,7 @@
 #include <openssl/evp.h>
 
 /* Bumped whenever a function's arguments or results change; native.py checks it. */
-#define NATIVE_ABI 2
+#define NATIVE_ABI 3
 
 /* --- errors (loop.c) ------------------------------------------------------------------ */
 
@@ -56,6 +57,8 @@ typedef struct {
     uint64_t ops;
     uint64_t elapsed_ns;
     uint64_t ticks;
+    /* The calling thread's CPU time over the same window as elapsed_ns. */
+    uint64_t cpu_ns;
 } loop_result;
 
 /* The cycle counter's name, or NULL where there is none (cycles are then None). */
@@ -121,7 +124,7 @@ int oqs_run(const oqs_api *api, int is_kem, const char *alg, const char *op, dou
 int oqs_with(const oqs_api *api, int is_kem, const char *alg, const char *op,
              const size_t lens[4], bench_runner run, void *arg, bench_error *e);
 
-/* --- libcrypto public key (pk.c, pk_pq.c) --------------------------------------------- */
+/* --- libcrypto public key (pk.c, pk_pq.c, pk_ops.c) ---------------------------------- */
 
 typedef enum { FAM_RSA, FAM_ECDH, FAM_ECDSA, FAM_EDDSA, FAM_MLKEM, FAM_MLDSA } pk_family;
 
@@ -157,7 +160,7 @@ int pk_offered(const pk_alg *a, char *reason, size_t n);
 int pk_prepare(pk_bench *b, const char *alg, const char *op, bench_op *fn, bench_error *e);
 void pk_bench_free(pk_bench *b);
 
-/* Shared between pk.c and pk_pq.c. */
+/* Shared by pk.c and pk_pq.c (pk_ops.c). */
 int pk_new_key(pk_bench *b, EVP_PKEY **key, bench_error *e);
 int pk_alloc_out(pk_bench *b, size_t cap, bench_error *e);
 int op_pkey_keygen(void *c);

@@ -1,7 +1,8 @@
 /*
  * libcrypto public-key operations: the algorithm table, what the loaded libcrypto offers,
  * and RSA, ECDH and ECDSA, each mirroring one loop of OpenSSL 3.x apps/speed.c; pk_pq.c
- * holds the one-shot signatures and ML-KEM (see native.h).
+ * holds the one-shot signatures and ML-KEM, which pk_prepare hands on to it; what both
+ * share is in pk_ops.c (see native.h).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -129,16 +130,6 @@ void pk_bench_free(pk_bench *b)
     OPENSSL_clear_free(b->aux2, b->aux2_cap);
 }
 
-int pk_new_key(pk_bench *b, EVP_PKEY **key, bench_error *e)
-{
-    char what[96];
-
-    snprintf(what, sizeof(what), "%s key generation", b->alg->name);
-    if (EVP_PKEY_keygen(b->keygen, key) <= 0)
-        return fail_ssl(e, what);
-    return 1;
-}
-
 static int pk_rsa_key(pk_bench *b, bench_error *e)
 {
     int slot = b->alg->bits == 2048 ? 0 : b->alg->bits == 3072 ? 1 : 2;
@@ -154,21 +145,6 @@ static int pk_rsa_key(pk_bench *b, bench_error *e)
 }
 
 /* --- the timed ops: each mirrors one loop of OpenSSL 3.x apps/speed.c ---------------- */
-
-/* speed's RSA_sign_loop / ECDSA_sign_loop: EVP_PKEY_sign on a sign-initialised ctx. */
-int op_pkey_sign(void *c)
-{
-    pk_bench *b = c;
-    b->out_len = b->out_cap;
-    return EVP_PKEY_sign(b->ctx, b->out, &b->out_len, b->in, b->in_len) > 0;
-}
-
-/* speed's RSA_verify_loop / ECDSA_verify_loop: EVP_PKEY_verify of a prepared signature. */
-int op_pkey_verify(void *c)
-{
-    pk_bench *b = c;
-    return EVP_PKEY_verify(b->ctx, b->aux, b->aux_len, b->in, b->in_len) == 1;
-}
 
 /* speed (3.2+) RSA_encrypt_loop: EVP_PKEY_encrypt of the 36-byte buffer, PKCS#1 v1.5. */
 static int op_pkey_encrypt(void *c)
@@ -194,28 +170,7 @@ static int op_pkey_derive(void *c)
     return EVP_PKEY_derive(b->ctx, b->out, &b->out_len) > 0;
 }
 
-/* speed (3.5+) keygen loops: EVP_PKEY_keygen on a prepared ctx; the key is freed. */
-int op_pkey_keygen(void *c)
-{
-    pk_bench *b = c;
-    EVP_PKEY *k = NULL;
-    int ok = EVP_PKEY_keygen(b->keygen, &k) > 0;
-
-    EVP_PKEY_free(k);
-    return ok;
-}
-
 /* --- preparation and correctness checks, per family ---------------------------------- */
-
-int pk_alloc_out(pk_bench *b, size_t cap, bench_error *e)
-{
-    b->out_cap = cap;
-    b->out = OPENSSL_zalloc(cap);
-    b->aux = OPENSSL_zalloc(cap);
-    if (b->out == NULL || b->aux == NULL)
-        return fail(e, ERR_RUNTIME, "out of memory");
-    return 1;
-}
 
 static int pk_ctx_for(pk_bench *b, EVP_PKEY *key, bench_error *e)
 {

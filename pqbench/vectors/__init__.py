@@ -1,7 +1,8 @@
 """Known-answer vectors: one helper to find and load a file, one parser per file format.
 
-`load_vectors(relpath, parser)` looks for `relpath` in the repository's `vectors/` directory
-(the small curated set, in the project's JSON format) and then in the installed
+`load_vectors(relpath, parser)` looks for `relpath` in this package's own files (the small
+curated set, in the project's JSON format, shipped as package data so that an installed
+wheel verifies what a checkout verifies) and then in the installed
 `cryptography_vectors` package (pyca's copy of the NIST and RFC files, PyPI
 `cryptography-vectors`). Parsers turn text into a list of vectors: each vector is a dict of
 field name to the string found in the file. Hex stays hex here; the checks decode what they
@@ -34,8 +35,9 @@ __all__ = [
 Vector = dict[str, str]
 Parser = Callable[[str], list[Vector]]
 
-#: The curated set shipped in the repository (see vectors/README.md for every value's source).
-CURATED_DIR = Path(__file__).resolve().parents[2] / "vectors"
+#: The curated set: this package's JSON files (README.md beside them gives every value's
+#: source). A wheel installs them as files on disk, as pip and pipx do.
+CURATED_DIR = Path(__file__).resolve().parent
 
 #: The version of the project's own vector format; parse_pqbench_json refuses others.
 PQBENCH_FORMAT = "pqbench-vectors/1"
@@ -77,7 +79,7 @@ def cryptography_vectors_version() -> str | None:
 
 
 def find_vector_file(relpath: str) -> Path:
-    """The file `relpath` in the curated `vectors/` directory, else in cryptography-vectors."""
+    """The file `relpath` in the curated set, else in cryptography-vectors."""
     curated = CURATED_DIR / relpath
     if curated.is_file():
         return curated
@@ -175,7 +177,7 @@ def parse_colon_lines(text: str) -> list[Vector]:
 
 
 def parse_pqbench_json(text: str) -> list[Vector]:
-    """The project's own format (vectors/README.md): JSON with string values only.
+    """The project's own format (README.md in this package): JSON with string values only.
 
         {"format": "pqbench-vectors/1", "algorithm": "ML-KEM-768",
          "source": "...", "vectors": [{"count": "0", "origin": "...", "d": "..."}]}

@@ -4,14 +4,14 @@ A session stores one run per side; settings["ab"] names the session and the side
 round i of one side's row pairs with round i of the other's (the order `ab` took them in).
 Pairs are compared in operations per second of the CPU time each worker's thread got
 (attribute ``ab_cpu_ns``, one entry per round): on a busy machine a worker is descheduled
-for part of a round, which the wall clock counts and the CPU clock does not. Measured on
-this 2-core VM at load 8: the sd of pair log ratios of SHA-256 was 0.31 in wall time and
-0.011 in CPU time.
+for part of a round, which the wall clock counts and the CPU clock does not, so pairs of
+CPU-time rates spread far less on a loaded machine (docs: measurements).
 Sessions that replicate their workers also store, per round, the worker pair that took it
 (attribute ``ab_worker``); `compare` then takes the worker pair as the unit above the round
 pairs (`signedrank.compare_worker_pairs`), and pair by pair (`signedrank.compare_pairs`)
 for rows stored before that, at the per-look alpha the session used either way, so it
-gives the verdict `ab` gave.
+gives the verdict `ab` gave. It reads stored runs only, so it lives with the analysis,
+below `ab`, which writes them.
 """
 
 from __future__ import annotations

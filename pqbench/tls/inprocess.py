@@ -32,6 +32,20 @@ class Handshake:
     flights: tuple[tuple[bool, int], ...]
 
 
+def _turn(side: MemoryEndpoint, incoming: bytes, done: bool, *,
+          reads_on: bool) -> tuple[bool, bytes]:
+    """One side's turn: take the peer's flight, advance the handshake until it is done (then,
+    with `reads_on`, read what still arrives: the client's session tickets), and collect
+    what the side wrote. Returns (done, outgoing)."""
+    if incoming:
+        side.feed(incoming)
+        if done and reads_on:
+            side.after_handshake()
+    if not done:
+        done = side.step()
+    return done, side.pending()
+
+
 def handshake(client_side: ClientSide, server_side: ServerSide,
               session: object | None = None) -> Handshake:
     """One full (or, with `session`, resumed) handshake, until the client holds its tickets."""
@@ -49,28 +63,14 @@ def handshake(client_side: ClientSide, server_side: ServerSide,
     to_client = b""
     flights.append((True, len(to_server)))
     for _ in range(_MAX_TURNS):
-        # Server turn.
-        if to_server:
-            server.feed(to_server)
-        if not server_done:
-            server_done = server.step()
-        to_client = server.pending()
+        server_done, to_client = _turn(server, to_server, server_done, reads_on=False)
         now = clock()
-        server_ns += now - mark
-        mark = now
+        server_ns, mark = server_ns + now - mark, now
         if to_client:
             flights.append((False, len(to_client)))
-        # Client turn.
-        if to_client:
-            client.feed(to_client)
-            if client_done:
-                client.after_handshake()
-        if not client_done:
-            client_done = client.step()
-        to_server = client.pending()
+        client_done, to_server = _turn(client, to_client, client_done, reads_on=True)
         now = clock()
-        client_ns += now - mark
-        mark = now
+        client_ns, mark = client_ns + now - mark, now
         if to_server:
             flights.append((True, len(to_server)))
         if client_done and server_done and not to_server:

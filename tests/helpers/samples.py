@@ -1,10 +1,12 @@
-"""Statistics only the tests use: the two-sample comparison of independent rounds.
+"""Two sets of independent samples compared with each other: the Hodges-Lehmann shift,
+its Moses interval and a Mann-Whitney U test.
 
-`compare_samples` pools rounds as if they were independent: pseudo-replication, which
-pqbench itself never does (runs are compared with the run as the unit,
-`replicates.compare_replicates`; an `ab` session pair by pair, `signedrank`). The tests
-keep it to show that pooling's false-verdict rate, and to check the exact Mann-Whitney
-machinery (`stats._mwu_null_cdf`, `stats._mwu_p_value`) against SciPy.
+pqbench itself never compares rounds this way: rounds of one run share the run's phase of
+a drifting machine, so runs are compared with the run as the unit
+(`pqbench.analysis.replicates`) and paired sessions pair by pair
+(`pqbench.analysis.signedrank`). The tests keep this model of the pooled comparison to
+check the shared verdict rule and the Mann-Whitney p against SciPy, and to show how often
+pooling rounds calls a change that is not there.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ import numpy as np
 from scipy import special
 
 from pqbench.analysis import verdict as verdicts
-from pqbench.analysis.stats import (
-    _EXACT_MAX_SIDE,
-    _mwu_null_cdf,
-    _mwu_p_value,
-    positive_array,
-    smallest_p_value,
-)
+from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, mann_whitney_p
 
-__all__ = ["Comparison", "compare_samples", "min_samples_for"]
+
+def _positive_array(samples: Sequence[float], what: str) -> np.ndarray:
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{what}: need a non-empty sequence of numbers")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{what}: rates must be finite and positive")
+    return values
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,21 @@ class Comparison:
     n_before: int
     n_after: int
     method: str
+
+
+# --- one measurement -------------------------------------------------------------------
+
+
+
+def smallest_p_value(n: int, m: int) -> float:
+    """Smallest two-sided p an exact Mann-Whitney U test on n and m samples can give.
+
+    Complete separation has probability 1 / C(n + m, n) under the null, so the two-sided
+    minimum is 2 / C(n + m, n) (Mann & Whitney, Ann. Math. Statist. 18, 1947).
+    """
+    if n < 1 or m < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n + m, n))
 
 
 def min_samples_for(alpha: float) -> int:
@@ -86,8 +104,8 @@ def compare_samples(
 
     For INDEPENDENT samples only. Rounds of one run are not independent (they share the
     run's phase of a drifting machine), so comparing runs goes through
-    `pqbench.analysis.replicates.compare_replicates`, with the run as the unit; pooling
-    rounds here is pseudo-replication (the tests show its false-verdict rate).
+    `pqbench.analysis.replicates.compare_runs`, with the run as the unit; pooling rounds here is the
+    pseudo-replication the tests measure the false-verdict rate of.
 
     Method, on natural logarithms of the rates (effects are multiplicative):
     the Hodges-Lehmann shift (median of all pairwise differences ln a_j - ln b_i; Hodges &
@@ -105,8 +123,8 @@ def compare_samples(
         raise ValueError("threshold must be >= 0")
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must lie in (0, 1)")
-    log_before = np.log(positive_array(before, "before"))
-    log_after = np.log(positive_array(after, "after"))
+    log_before = np.log(_positive_array(before, "before"))
+    log_after = np.log(_positive_array(after, "after"))
     n, m = int(log_before.size), int(log_after.size)
     diffs = np.sort((log_after[None, :] - log_before[:, None]).ravel())
     has_ties = np.unique(np.concatenate([log_before, log_after])).size < n + m
@@ -117,7 +135,7 @@ def compare_samples(
     k, ci_level = _moses_rank(n, m, alpha, exact_ci)
     log_low = float(diffs[k - 1]) if k > 0 else -math.inf
     log_high = float(diffs[n * m - k]) if k > 0 else math.inf
-    p_value = _mwu_p_value(log_before, log_after, diffs, exact_p)
+    p_value = mann_whitney_p(log_before.tolist(), log_after.tolist())
 
     verdict, reason = _verdict(
         n,

@@ -1,0 +1,53 @@
+"""What several test files share: the repository's root, this CPU's flags, pqbench as a
+subprocess, and a userland's commands. Synthetic runs are in `runs`, test-only statistics
+in `samples`, a throw-away PostgreSQL server in `postgres`, frozen old schemas in
+`old_schemas`. Fixtures live in conftest.py; test files import helpers only from here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pqbench.userland import Userland
+
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+def _cpu_flags() -> frozenset[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
+
+
+#: This CPU's flags: tests assert a capability's effect only where the CPU has it.
+CPU_FLAGS = _cpu_flags()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """pqbench as a real subprocess (`python -m pqbench`), as a user would run it."""
+    merged = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "pqbench", *args], capture_output=True,
+                          text=True, env=merged, timeout=timeout, check=False)
+
+
+#: The userland the OS-build tests build and run inside.
+NAME = "debian-trixie"
+
+
+def inside(userland: Userland, *argv: str, timeout: float = 600,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The userland's pqbench (argv[0] == "pqbench") or any command, through its prefix."""
+    command = (userland.command_prefix() + list(argv[1:]) if argv[0] == "pqbench"
+               else userland.command_prefix()[:-1] + list(argv))
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          check=False, env={**os.environ, **(env or {})})
