@@ -41,7 +41,7 @@ from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
 
 if TYPE_CHECKING:
-    from pqbench.analysis.ratios import Ratio
+    from pqbench.analysis.ratios import Across, Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
            "rich_table", "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
@@ -211,6 +211,14 @@ def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),
             console.print(safe(f"  {line}"))
     if asked:
         print_table(ratio_views.table(asked, "relative to the row asked for"), console)
+
+
+def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> None:
+    """A run's paired cost ratios followed from one side of a comparison to the other."""
+    if found:
+        console.print(safe("paired cost ratios, each run's estimate one unit:", "bold"))
+        for line in ratio_views.followed_lines(found):
+            console.print(safe(f"  {line}"))
 
 
 @contextmanager
