@@ -40,11 +40,17 @@ def ratios(
         raise UsageError("choose one of --json and --csv")
     store = Store.open(db, create=False)
     if run is None:
-        speed_runs = [info for info in store.list_runs() if info.kind == "speed"]
-        if not speed_runs:
-            console.note(f"no speed run stored in {store.location} yet")
+        from pqbench.analysis.compare import run_order
+
+        # Headers only: a run whose rounds were taken in cycles says so in its settings.
+        paired_runs = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)
+                              if r.kind == "speed" and r.settings.get("interleaved")),
+                             key=run_order)
+        if not paired_runs:
+            console.note(f"no speed run with paired rows stored in {store.location} yet; "
+                         "`pqbench speed` makes one")
             return
-        run = speed_runs[-1].run_id
+        run = paired_runs[-1].run_id
     loaded = store.load_run(run)
     if loaded.kind != "speed":
         raise UsageError(f"run {loaded.run_id} is a {loaded.kind} run; ratios pair the rows "
@@ -56,7 +62,11 @@ def ratios(
             raise UsageError(f"--relative-to {relative_to}: run {loaded.run_id} has no rows "
                              f"of it ({', '.join(sorted(set(names.values())))})")
         found += paired.relative_to(loaded, names[normalize(relative_to)])
-    if not paired.cycles_of(loaded):
+    if loaded.settings.get("ab"):
+        console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its rows "
+                     "are paired with the other side's, not with each other (`pqbench "
+                     "compare` shows that session)")
+    elif not paired.cycles_of(loaded):
         console.note(f"run {loaded.run_id} took its rounds one row after another, not in "
                      "cycles: its rows are not paired, so it has no ratio to show")
     if json_output:

@@ -15,6 +15,7 @@ rich never parses as markup.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -207,8 +208,7 @@ def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),
     its interval), and the ratios asked for with --relative-to as a table."""
     if headline:
         console.print(safe("what it costs (paired by cycle):", "bold"))
-        for line in ratio_views.lines(headline):
-            console.print(safe(f"  {line}"))
+        _indented(ratio_views.lines(headline), console)
     if asked:
         print_table(ratio_views.table(asked, "relative to the row asked for"), console)
 
@@ -217,8 +217,17 @@ def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> 
     """A run's paired cost ratios followed from one side of a comparison to the other."""
     if found:
         console.print(safe("paired cost ratios, each run's estimate one unit:", "bold"))
-        for line in ratio_views.followed_lines(found):
-            console.print(safe(f"  {line}"))
+        _indented(ratio_views.followed_lines(found), console)
+
+
+def _indented(lines: Sequence[str], console: Console) -> None:
+    """Each line as an item: wrapped at spaces to the width, continuations indented deeper,
+    so a wrapped item still reads as one."""
+    for line in lines:
+        console.print(safe(textwrap.fill(clean(line), width=max(console.width, 40),
+                                         initial_indent="  ", subsequent_indent="      ",
+                                         break_long_words=False, break_on_hyphens=False)),
+                      soft_wrap=True)
 
 
 @contextmanager
