@@ -224,10 +224,10 @@ def _indented(lines: Sequence[str], console: Console) -> None:
     """Each line as an item: wrapped at spaces to the width, continuations indented deeper,
     so a wrapped item still reads as one."""
     for line in lines:
-        console.print(safe(textwrap.fill(clean(line), width=max(console.width, 40),
-                                         initial_indent="  ", subsequent_indent="      ",
-                                         break_long_words=False, break_on_hyphens=False)),
-                      soft_wrap=True)
+        for part in textwrap.wrap(clean(line), width=max(console.width, 40),
+                                  initial_indent="  ", subsequent_indent="      ",
+                                  break_long_words=False, break_on_hyphens=False):
+            console.print(safe(part), soft_wrap=True)
 
 
 @contextmanager
