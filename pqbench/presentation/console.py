@@ -265,17 +265,17 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
 
 @contextmanager
 def session_status(first: str, budget_seconds: float, console: Console | None = None
-                   ) -> Iterator[Callable[[str], None]]:
+                   ) -> Iterator[Callable[[str, str], None]]:
     """A spinner line on stderr (a terminal only) for a session with a time budget, as
-    `pqbench ab`: what runs, how many rows have started, the time spent (live) against
-    the budget, and the time left of it; yields `show(text)`, called as each step starts
-    (the first call, the workers starting, is not a row)."""
+    `pqbench ab`: what runs, how far it is (the row of how many, the pairs so far), the
+    time spent (live) against the budget; yields `show(text, where)`, called as each step
+    starts and after each pair."""
     console = console or stderr
     if not console.is_terminal:
-        yield lambda _text: None
+        yield lambda _text, _where: None
         return
     budget = max(budget_seconds, 0.0)
-    fixed = 48
+    fixed = 64  # spinner, "row 12 of 79, 384 pairs", elapsed and budget
     line = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
                                                 table_column=RichColumn(
                                                     no_wrap=True, overflow="ellipsis",
@@ -285,11 +285,9 @@ def session_status(first: str, budget_seconds: float, console: Console | None = 
                     console=console, transient=True)
     with line:
         task = line.add_task(first, total=None, rows="")
-        count = [0]
 
-        def show(text: str) -> None:
-            count[0] += 1
-            line.update(task, description=clean(text), rows=f"row {count[0]}")
+        def show(text: str, where: str) -> None:
+            line.update(task, description=clean(text), rows=clean(where))
 
         yield show
 
