@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pqbench.algorithms.base import normalize
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
@@ -23,13 +23,13 @@ CSV_COLUMNS = ("name", "kind", "per", "numerator", "denominator", "estimate", "c
 @handles_errors
 def ratios(
     run: Annotated[str | None, typer.Argument(
-        help="Run id (or unique prefix); default: the newest speed run.")] = None,
+        metavar="RUN", help="Run id (or unique prefix); default: the newest speed run.")] = None,
     relative_to: Annotated[str | None, typer.Option(
-        "--relative-to", help="Every row's paired cost ratio to this algorithm's row of the "
+        "--relative-to", metavar="ALGORITHM",
+        help="Every row's paired cost ratio to this algorithm's row of the "
                               "same operation.")] = None,
     json_output: JsonOption = False,
-    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")
-                          ] = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """What the rows of one run cost against each other, paired by cycle, with intervals."""
