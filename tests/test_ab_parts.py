@@ -147,7 +147,7 @@ class _Budgets(session.Session):
     budgets: list[tuple[session.Row, float]]
 
     def _pairs(self, row: session.Row, ready_a: dict[str, object],
-               ready_b: dict[str, object], budget: float) -> None:
+               ready_b: dict[str, object], budget: float, where: str = "") -> None:
         self.budgets = [*getattr(self, "budgets", []), (row, budget)]
 
 

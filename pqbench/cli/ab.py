@@ -76,14 +76,46 @@ def ab(
 ) -> None:
     """Measure two configurations in alternation on one CPU and say, row by row, whether B
     is faster or slower than A; both sides are stored as runs."""
-    from pqbench.ab import sequential, session
+    from pqbench.ab import session
     from pqbench.store import Store
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
+    settings, band = session_settings(
+        algorithm, implementation, operation, block_bytes, max_seconds=max_seconds,
+        round_seconds=round_seconds, threshold=threshold, cpu=cpu, worker_pairs=worker_pairs,
+        label_a=label_a, label_b=label_b)
+    store = Store.open(db)  # fail before measuring if the database is unusable
+    command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
+    # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
+    # handles_errors): the session stops its workers and keeps the finished pairs.
+    with console.session_status("starting the workers", max_seconds) as show:
+        outcome = session.Session(a, b, settings, command, show).run()
+    runs = (outcome.run_a, outcome.run_b)
+    if any(run.measurements or run.problems for run in runs):
+        # A second signal waits until both runs are stored (or kept in a file).
+        store_or_keep(store, runs, {"runs": [codec.run_document(run) for run in runs]}
+                      if json_output else None)
+    elif outcome.error:  # nothing started: nothing to keep, only the error to say
+        raise WorkerError(outcome.error)
+    elif outcome.status == "complete":
+        raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
+                         f" with these operations and implementations")
+    _report(outcome, band, json_output, store.location)
+
+
+def session_settings(algorithm: list[str] | None, implementation: list[str] | None,
+                     operation: list[str] | None, block_bytes: int | None, *,
+                     max_seconds: float, round_seconds: float, threshold: str, cpu: int | None,
+                     worker_pairs: int | None = None, label_a: str | None = None,
+                     label_b: str | None = None) -> tuple[session.Settings, float | None]:
+    """What a paired session measures and how long it may take, from the options `ab` and
+    `bisect` share, each checked (a usage error names the option), and the band."""
+    from pqbench.ab import sequential, session
+
     if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
         raise UsageError("--max-seconds must be a finite positive number and --round "
                          "between 0 and 10 s")
-    if not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
+    if worker_pairs is not None and not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
         raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
     if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
         multi.parse_cpus(str(cpu))
@@ -102,24 +134,9 @@ def ab(
         operations=tuple(operation or ()),
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
-        label_a=label_a, label_b=label_b, looks=sequential.Looks(), worker_pairs=worker_pairs)
-    store = Store.open(db)  # fail before measuring if the database is unusable
-    command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
-    # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
-    # handles_errors): the session stops its workers and keeps the finished pairs.
-    with console.session_status("starting the workers", max_seconds) as show:
-        outcome = session.Session(a, b, settings, command, show).run()
-    runs = (outcome.run_a, outcome.run_b)
-    if any(run.measurements or run.problems for run in runs):
-        # A second signal waits until both runs are stored (or kept in a file).
-        store_or_keep(store, runs, {"runs": [codec.run_document(run) for run in runs]}
-                      if json_output else None)
-    elif outcome.error:  # nothing started: nothing to keep, only the error to say
-        raise WorkerError(outcome.error)
-    elif outcome.status == "complete":
-        raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
-                         f" with these operations and implementations")
-    _report(outcome, band, json_output, store.location)
+        label_a=label_a, label_b=label_b, looks=sequential.Looks(),
+        **({"worker_pairs": worker_pairs} if worker_pairs is not None else {}))
+    return settings, band
 
 
 def _report(outcome: session.Outcome, band: float | None, json_output: bool,

@@ -8,22 +8,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import algorithms, interrupts
+from pqbench import interrupts
 from pqbench.ab import sides
 from pqbench.bisect.series import NAMING
-from pqbench.cli.ab import IMPLEMENTATION_NAMES
+from pqbench.cli.ab import session_settings
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
     ThresholdOption,
     handles_errors,
-    parse_threshold,
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.implementations import liboqs_mechanisms
-from pqbench.measure import suite
 from pqbench.presentation import console, numbers
 from pqbench.presentation.runs import operation as operation_name
 
@@ -67,30 +63,14 @@ def bisect(
     session, then bisection with paired sessions between builds, for every row whose ends
     differ beyond the band; each change point with its ratio, interval and the fingerprint
     differences that explain it. Every session is stored as two runs."""
-    from pqbench.ab import sequential, session
     from pqbench.bisect import runner
     from pqbench.bisect import series as series_module
     from pqbench.store import Store
 
     chosen_series = series_module.parse(series or [])
-    if max_seconds <= 0 or not 0 < round_seconds <= 10:
-        raise UsageError("--max-seconds must be positive and --round between 0 and 10 s")
-    if block_bytes is not None and block_bytes < 1:
-        raise UsageError("--bytes must be at least 1")
-    band = parse_threshold(threshold)
-    unknown = [name for name in implementation or () if name not in IMPLEMENTATION_NAMES]
-    if unknown:
-        raise UsageError(f"unknown implementation {', '.join(unknown)}; choose from "
-                         f"{', '.join(IMPLEMENTATION_NAMES)}")
-    kems, sigs = liboqs_mechanisms()
-    chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
-    settings = session.Settings(
-        algorithms=tuple(alg.name for alg in chosen),
-        implementations=tuple(implementation) if implementation else None,
-        operations=tuple(operation or ()),
-        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
-        max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
-        looks=sequential.Looks())
+    settings, band = session_settings(algorithm, implementation, operation, block_bytes,
+                                      max_seconds=max_seconds, round_seconds=round_seconds,
+                                      threshold=threshold, cpu=cpu)
     store = Store.open(db)  # fail before measuring if the database is unusable
     command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
     plan = runner.Plan(chosen_series, settings, band, command)
