@@ -11,7 +11,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test lint docs
+.PHONY: setup run test lint docs reports
 
 $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
 		pqbench/memory/_memhook.c
@@ -46,3 +46,7 @@ docs: setup
 
 test: lint docs
 	$(BIN)/python -m pytest
+
+# The example reports under reports/, measured afresh (reports/regenerate.sh says how).
+reports: setup
+	sh reports/regenerate.sh

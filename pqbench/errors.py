@@ -20,7 +20,8 @@ class UnknownAlgorithmError(UsageError):
 
     def __init__(self, name: str, suggestions: list[str]) -> None:
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown algorithm {name!r}.{hint}")
+        super().__init__(f"unknown algorithm {name!r}.{hint} `pqbench list` shows every "
+                         "algorithm and the names it answers to.")
         self.name = name
         self.suggestions = suggestions
 

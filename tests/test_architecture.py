@@ -161,7 +161,7 @@ def test_the_circle_finder_names_every_circle() -> None:
 #: Circles that another change removes: each must still exist (so that the entry goes when
 #: it does) and none other may. The comparison model moves the types `news` needs out of
 #: `compare`; until it lands, `news` imports them back from the module that calls it.
-PENDING_CIRCLES = [["pqbench.analysis.compare", "pqbench.analysis.news"]]
+PENDING_CIRCLES: list[list[str]] = []
 
 
 def test_no_import_circle_between_modules() -> None:

@@ -124,12 +124,15 @@ def test_one_fact_of_the_build_is_named_once_under_its_topic(story) -> None:
 
 
 def test_the_largest_changes_lead_with_their_causes_told_once(story) -> None:
-    found = compare_runs(*story).news
+    result = compare_runs(*story)
+    found = result.news
     assert found is not None
     assert dict(found.verdicts) == {"faster": 2}
     ed, kem = found.changes
-    assert ed.key == ("Ed25519", "libcrypto", "sign", None) and ed.ratio == pytest.approx(
+    assert ed.key == ("Ed25519", "libcrypto", "sign", None) and ed.row.ratio == pytest.approx(
         1.5, rel=0.03)
+    # A highlight refers to the compared row itself: one model, no copied figures.
+    assert ed.row is result.rows[0] and kem.row is result.rows[1]
     assert kem.key == ("ML-KEM-768", "liboqs", "encaps", None)
     # Three fields say "OpenSSL changed": the row names the topic once, weak ones omitted.
     assert ed.causes == (("system libcrypto", "likely"),)
@@ -279,3 +282,21 @@ def test_a_mask_the_cpu_cannot_feel_is_named_with_its_note() -> None:
     line = next(x for x in text.items(found, FORMATS)[0].lines if x.startswith("capability"))
     assert line.endswith("(hides shani; this CPU has no SHA-NI: no effect expected)")
     assert found.changes == () and found.causes == ()
+
+
+def test_news_never_imports_compare_not_even_for_type_hints() -> None:
+    """compare calls news, so news reading compare's types would make a circle; the model
+    both share lives in `analysis.rows`. Every import counts, `if TYPE_CHECKING:` ones too."""
+    import ast
+    from pathlib import Path
+
+    package = Path(news.__file__).parent
+    imported = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    assert "pqbench.analysis.rows" in imported  # the shared model is read from its home
+    assert not {m for m in imported if m.startswith("pqbench.analysis.compare")}

@@ -32,7 +32,7 @@ def test_levels_are_geometric_means_of_run_medians_and_agree_with_the_ratio() ->
     # Run medians 2, 8 (before) and 4, 16, 64 (after): geometric means 4 and 16.
     before = [[1.0, 2.0, 3.0], [8.0, 7.0, 9.0]]
     after = [[4.0], [16.0, 15.0, 17.0], [60.0, 64.0, 70.0]]
-    result = replicates.compare_runs(before, after)
+    result = replicates.compare_replicates(before, after)
     assert result.before == pytest.approx(4.0)
     assert result.after == pytest.approx(16.0)
     assert result.ratio == pytest.approx(4.0)
@@ -53,17 +53,17 @@ def test_threshold_auto_follows_a_noisy_floor() -> None:
     # Runs 20 % apart within each side: the floor is far above 5 %, and the band with it.
     before = [[100.0] * 3, [120.0] * 3, [100.0] * 3, [120.0] * 3, [110.0] * 3]
     after = [[r * 1.1 for r in run] for run in before]
-    result = replicates.compare_runs(before, after)
+    result = replicates.compare_replicates(before, after)
     estimates = np.log([100, 120, 100, 120, 110])
     expected = math.expm1(float(np.std(estimates, ddof=1)))  # both sides spread alike
     assert result.floor == pytest.approx(expected)
     assert result.threshold == pytest.approx(expected)
-    fixed = replicates.compare_runs(before, after, threshold=0.02)
+    fixed = replicates.compare_replicates(before, after, threshold=0.02)
     assert fixed.threshold == 0.02 and fixed.floor == pytest.approx(expected)
 
 
 def test_a_single_run_a_side_has_no_floor_and_no_bounded_interval() -> None:
-    result = replicates.compare_runs([[100.0, 101.0, 99.0]], [[300.0, 301.0, 299.0]])
+    result = replicates.compare_replicates([[100.0, 101.0, 99.0]], [[300.0, 301.0, 299.0]])
     assert result.verdict == "too few runs"
     assert "5 a side, or 4 and 6" in result.reason and "pqbench ab" in result.reason
     assert result.floor is None and result.threshold == 0.05
@@ -73,7 +73,7 @@ def test_a_single_run_a_side_has_no_floor_and_no_bounded_interval() -> None:
 
 def test_three_runs_a_side_are_too_few_even_for_a_huge_change() -> None:
     rng = np.random.default_rng(1)
-    result = replicates.compare_runs(drifting_runs(rng, 3), drifting_runs(rng, 3, level=50e3))
+    result = replicates.compare_replicates(drifting_runs(rng, 3), drifting_runs(rng, 3, level=50e3))
     assert result.verdict == "too few runs"
     assert "p = 0.1 at best" in result.reason
 
@@ -81,7 +81,8 @@ def test_three_runs_a_side_are_too_few_even_for_a_huge_change() -> None:
 def test_the_same_data_give_the_same_interval() -> None:
     rng = np.random.default_rng(2)
     before, after = drifting_runs(rng, 5), drifting_runs(rng, 5)
-    assert replicates.compare_runs(before, after) == replicates.compare_runs(before, after)
+    first = replicates.compare_replicates(before, after)
+    assert first == replicates.compare_replicates(before, after)
 
 
 def test_bootstrap_spread_matches_the_standard_error_of_the_mean() -> None:
@@ -148,9 +149,9 @@ def test_resamples_keep_20_beyond_each_tail() -> None:
 
 def test_rejects_empty_and_non_positive_runs() -> None:
     with pytest.raises(ValueError):
-        replicates.compare_runs([], [[1.0]])
+        replicates.compare_replicates([], [[1.0]])
     with pytest.raises(ValueError):
-        replicates.compare_runs([[1.0, 0.0]], [[1.0]])
+        replicates.compare_replicates([[1.0, 0.0]], [[1.0]])
 
 
 # --- simulated drift -----------------------------------------------------------------
@@ -161,7 +162,7 @@ def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
     trials, changed, pooled_changed = 2000, 0, 0
     for _ in range(trials):
         before, after = drifting_runs(rng, 3), drifting_runs(rng, 3)
-        changed += replicates.compare_runs(before, after).changed
+        changed += replicates.compare_replicates(before, after).changed
         # The old method: every round of every run pooled as independent samples.
         pooled = compare_samples([r for run in before for r in run],
                                        [r for run in after for r in run])
@@ -175,7 +176,7 @@ def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
 def test_a_a_with_five_drifting_runs_a_side_stays_within_alpha() -> None:
     rng = np.random.default_rng(5)
     trials = 2000
-    verdicts = [replicates.compare_runs(drifting_runs(rng, 5), drifting_runs(rng, 5)).verdict
+    verdicts = [replicates.compare_replicates(drifting_runs(rng, 5), drifting_runs(rng, 5)).verdict
                 for _ in range(trials)]
     assert sum(v in ("faster", "slower") for v in verdicts) / trials <= 0.01
     # 30 % run-to-run drift: five runs cannot show "no change" within ±5 % either.
@@ -186,7 +187,7 @@ def test_a_quiet_a_a_with_eight_runs_a_side_is_no_change() -> None:
     rng = np.random.default_rng(6)
     # Run estimates scatter about 1.2 % (0.5 % drift, 2 % rounds, medians of 5): with
     # eight runs a side the 99 % interval is about ±1.8 %, inside the ±5 % band.
-    verdicts = [replicates.compare_runs(drifting_runs(rng, 8, drift=0.005),
+    verdicts = [replicates.compare_replicates(drifting_runs(rng, 8, drift=0.005),
                                         drifting_runs(rng, 8, drift=0.005)).verdict
                 for _ in range(200)]
     assert verdicts.count("no change") / 200 >= 0.95
@@ -196,7 +197,7 @@ def test_interval_covers_a_true_change_under_drift() -> None:
     rng = np.random.default_rng(7)
     covered = 0
     for _ in range(400):
-        result = replicates.compare_runs(drifting_runs(rng, 5, drift=0.1),
+        result = replicates.compare_replicates(drifting_runs(rng, 5, drift=0.1),
                                          drifting_runs(rng, 5, level=1300.0, drift=0.1))
         covered += result.ci_low < 1.3 < result.ci_high
     assert covered / 400 >= 0.97  # nominal 99 %; 98.75 % in this seeded run
@@ -204,7 +205,7 @@ def test_interval_covers_a_true_change_under_drift() -> None:
 
 def test_a_2x_change_with_five_runs_a_side_at_10_percent_drift_is_found() -> None:
     rng = np.random.default_rng(8)
-    results = [replicates.compare_runs(drifting_runs(rng, 5, drift=0.1),
+    results = [replicates.compare_replicates(drifting_runs(rng, 5, drift=0.1),
                                        drifting_runs(rng, 5, level=2000.0, drift=0.1))
                for _ in range(200)]
     assert sum(r.verdict == "faster" for r in results) / 200 >= 0.95

@@ -159,7 +159,7 @@ def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
     tables = _check_structure(path, tokens)
     assert "Comparison" in _headings(tokens)
     assert "unmasked → masked" in _headings(tokens)
-    rows = _table_with(tables, "after / before", "verdict")
+    rows = _table_with(tables, "before → after", "change", "verdict")
     verdict = rows[0].index("verdict")
     assert {r[verdict].strip("*") for r in rows[1:]} == {"too few runs"}  # one run a side
     # One run a side gives no interval: no column that is empty on every row.

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench.analysis import stats
-from pqbench.analysis.stats import detect_steps, weights_from_ci
+from pqbench.analysis import stats, step_detect
+from pqbench.analysis.step_detect import detect_steps, weights_from_ci
 from pqbench.record.summary import summarize
 from tests.helpers.samples import compare_samples, min_samples_for, smallest_p_value
 
@@ -337,9 +337,9 @@ def test_a_regression_and_its_fix_in_five_builds_are_both_found_with_known_noise
     # breaks down and finds nothing; the noise known from the points' CIs finds both.
     values = [18000.0, 18500.0, 250.0, 260.0, 18200.0]
     lows, highs = [v * 0.98 for v in values], [v * 1.02 for v in values]
-    weights = stats.weights_from_ci(lows, highs)
-    assert stats.detect_steps(values, weights) == []
-    found = stats.detect_steps(values, weights, noise=stats.noise_from_ci(lows, highs))
+    weights = step_detect.weights_from_ci(lows, highs)
+    assert step_detect.detect_steps(values, weights) == []
+    found = step_detect.detect_steps(values, weights, noise=step_detect.noise_from_ci(lows, highs))
     assert [s.index for s in found] == [2, 4]
     assert found[0].ratio < 0.02 and found[1].ratio > 50
 
@@ -350,8 +350,8 @@ def test_known_noise_keeps_flat_histories_flat() -> None:
     for _ in range(300):
         values = list(np.exp(rng.normal(0.0, 0.02, 8)) * 1000.0)
         lows, highs = [v * 0.97 for v in values], [v * 1.03 for v in values]
-        found = stats.detect_steps(values, stats.weights_from_ci(lows, highs),
-                                   noise=stats.noise_from_ci(lows, highs))
+        found = step_detect.detect_steps(values, step_detect.weights_from_ci(lows, highs),
+                                   noise=step_detect.noise_from_ci(lows, highs))
         false_steps += bool(found)
     assert false_steps / 300 <= 0.05
 
@@ -360,4 +360,4 @@ def test_noise_from_ci_inverts_a_normal_interval() -> None:
     # ln-interval half-width 1.96 * sigma -> Laplace scale sigma / sqrt(2)
     sigma = 0.05
     low, high = math.exp(-1.959964 * sigma), math.exp(1.959964 * sigma)
-    assert stats.noise_from_ci([low], [high]) == pytest.approx(sigma / math.sqrt(2), rel=1e-4)
+    assert step_detect.noise_from_ci([low], [high]) == pytest.approx(sigma / math.sqrt(2), rel=1e-4)

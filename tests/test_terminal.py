@@ -329,3 +329,65 @@ def test_names_and_values_too_narrow_for_columns_are_name_value_lines() -> None:
     assert "os_build: debian-12/6.18.44-fc-v669\n" in narrow
     assert "label: –\n" in narrow  # as the table shows a missing value
     assert max(map(len, narrow.splitlines())) <= 40 and "…" not in narrow
+
+
+def _in_terminal(*args: str, columns: int, db: Path) -> str:
+    """A command on a pseudo-terminal `columns` wide: everything it drew, escapes and
+    carriage returns removed, as lines (progress lines are redrawn in place)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["PQBENCH_DB"] = str(db)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    done = subprocess.run([sys.executable, "-m", "pqbench", *args], stdin=subprocess.DEVNULL,
+                          stdout=slave, stderr=slave, env=env, timeout=300, check=False)
+    os.close(slave)
+    reader.join(timeout=30)
+    os.close(master)
+    assert done.returncode == 0, b"".join(chunks).decode(errors="replace")
+    text = b"".join(chunks).decode(errors="replace")
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    return re.sub(r"\r(?!\n)", "\n", plain).replace("\r", "")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) -> None:
+    drawn = _in_terminal("ab", "x25519", "-i", "cryptography", "--a", "here", "--b",
+                         "env:PQBENCH_AB_SIDE=b", "--max-seconds", "3", columns=columns,
+                         db=tmp_path / "ab.db")
+    lines = [line for line in drawn.splitlines() if "budget" in line]
+    assert lines, drawn
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    assert any(re.search(r"row [12] +\d:\d\d:\d\d of ~3\.00 s budget", line)
+               for line in lines), lines
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_report_shows_what_it_is_doing(busy_db: Path, tmp_path: Path, columns: int) -> None:
+    drawn = _in_terminal("report", "--out", str(tmp_path / f"r{columns}"), columns=columns,
+                         db=busy_db)
+    assert "drawing" in drawn and "chart(s) and writing" in drawn
+    assert "wrote" in drawn
+
+
+def test_the_progress_bar_keeps_its_times_whole_at_80_columns(tmp_path: Path) -> None:
+    drawn = _in_terminal("speed", "ml-kem-768", "aes-256-gcm", "--seconds", "0.05",
+                         "--rounds", "2", "--bytes", "1024", columns=80, db=tmp_path / "s.db")
+    bars = [line for line in drawn.splitlines() if "ETA" in line]
+    assert bars
+    for line in bars:
+        assert len(line.rstrip()) <= 80
+        assert re.search(r"\d+/\d+ +\d:\d\d:\d\d ETA", line), line  # elapsed never cut

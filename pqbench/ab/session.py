@@ -328,8 +328,11 @@ class Session:
         ids = [new_run_id(self.started) for _ in self.sides]
         while ids[0] == ids[1]:
             ids[1] = new_run_id(self.started)
-        labels = (self.settings.label_a or f"A: {self.sides[0].side.spec}",
-                  self.settings.label_b or f"B: {self.sides[1].side.spec}")
+        # A default label names its session by its start, so that `compare --by label`
+        # never pools the sides of two sessions.
+        at = f"{self.started.astimezone(UTC):%Y-%m-%d %H:%M:%S}"
+        labels = (self.settings.label_a or f"A: {self.sides[0].side.spec}, {at}",
+                  self.settings.label_b or f"B: {self.sides[1].side.spec}, {at}")
         runs = [new_run("speed", self.started, settings=self._settings(side, other, other_id),
                         environment=self._environment(side), measurements=side.measurements,
                         problems=side.problems, verifications=side.verifications.values(),

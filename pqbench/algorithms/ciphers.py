@@ -71,6 +71,11 @@ ALGORITHMS = (
             security=128, quantum=64),
     _cipher("AES-256-CTR", ("aes256ctr",), evp="AES-256-CTR", mode="CTR", key_bits=256,
             security=256, quantum=128),
+    # The cipher `openssl speed` users type first (`openssl speed -evp aes-256-cbc`).
+    _cipher("AES-128-CBC", ("aes128cbc",), evp="AES-128-CBC", mode="CBC", key_bits=128,
+            security=128, quantum=64),
+    _cipher("AES-256-CBC", ("aes256cbc",), evp="AES-256-CBC", mode="CBC", key_bits=256,
+            security=256, quantum=128),
     _cipher("AES-128-XTS", ("aes128xts",), evp="AES-128-XTS", mode="XTS", key_bits=256,
             security=128, quantum=64),
     _cipher("AES-256-XTS", ("aes256xts", "filevault", "apfs"), evp="AES-256-XTS", mode="XTS",
@@ -85,6 +90,22 @@ ALGORITHMS = (
             evp="id-aes256-wrap", mode="KW", key_bits=256, security=256, quantum=128,
             operations=WRAP_OPERATIONS),
 )
+
+
+def size_problem(alg: Algorithm, size: int) -> str | None:
+    """Why a cipher cannot take `size` bytes per operation, or None: CBC works on whole
+    blocks (16 bytes for AES, 8 for 3DES; no padding is timed), XTS needs one AES block per
+    data unit (IEEE 1619), key wrap a multiple of 8 bytes, at least 16 (RFC 3394)."""
+    mode = alg.param("mode")
+    if mode == "XTS" and size < 16:
+        return "XTS needs at least 16 bytes per data unit (IEEE 1619)"
+    if mode == "CBC":
+        block = 8 if alg.name == "DES-EDE3-CBC" else 16
+        if size % block:
+            return f"{alg.name} works on whole {block}-byte blocks (no padding is timed)"
+    if mode == "KW" and (size < 16 or size % 8):
+        return "RFC 3394 wraps a multiple of 8 bytes, at least 16"
+    return None
 
 
 def security_attributes(alg: Algorithm) -> dict[str, object]:

@@ -2,7 +2,7 @@
 
 Pure domain code over frozen Runs (no printing, no storage). Rows are keyed by
 (algorithm, implementation, operation, block size). The run is the unit of replication
-(`replicates.compare_runs`: one estimate per run, a two-level bootstrap interval, an exact
+(`replicates.compare_replicates`: one estimate per run, a two-level bootstrap interval, an exact
 rank test over runs), because rounds of one run share its phase of a drifting machine.
 When the two groups are the two sides of `pqbench ab` sessions, rows are compared pair by
 pair instead (`signedrank.compare_pairs`), at the per-look alpha the session used, so
@@ -14,160 +14,99 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.news import News, summarize
-from pqbench.analysis.verdict import MIN_THRESHOLD
+from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.memory.compare import MemoryChange, compare_memory
-from pqbench.record.results import RowKey, Run
-from pqbench.record.runs import NO_VALUE, RUN_FIELDS, check_field, field_value
+from pqbench.record.results import Run
+from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 
-__all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowKey", "RunComparison", "compare_groups",
-           "compare_runs", "field_value", "group_runs", "run_order", "run_samples",
-           "without_value"]
-
-#: Significance level of every comparison (two-sided); intervals are at 1 - ALPHA.
-ALPHA = 0.01
-
-
-@dataclass(frozen=True)
-class Row:
-    """One (algorithm, implementation, operation, block size) before and after.
-
-    ``before``/``after`` are the two levels (bytes per second for rows with a block size,
-    operations per second otherwise; ``unit`` says which) and ``ratio`` = after / before
-    exactly (greater than 1 is faster): one estimate, see `verdict.Outcome`. ``n_*`` count
-    rounds, ``runs_*`` runs; ``pairs`` is set for a paired (`ab`) row.
-    """
-
-    algorithm: str
-    implementation: str
-    operation: str
-    block_size: int | None
-    unit: str
-    before: float
-    after: float
-    ratio: float
-    ci_low: float
-    ci_high: float
-    ci_level: float
-    p_value: float
-    verdict: str
-    reason: str
-    n_before: int
-    n_after: int
-    runs_before: int = 1
-    runs_after: int = 1
-    spread_before: float | None = None
-    spread_after: float | None = None
-    noise_floor: float | None = None
-    threshold: float = MIN_THRESHOLD
-    pairs: int | None = None
-    seconds: float | None = None
-    causes: tuple[explain.Cause, ...] = ()
-
-    @property
-    def key(self) -> RowKey:
-        return (self.algorithm, self.implementation, self.operation, self.block_size)
-
-    @property
-    def changed(self) -> bool:
-        return self.verdict in verdict.CHANGED
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON row of `pqbench compare --json` (names fixed by issues #5 and #9)."""
-        return {
-            "algorithm": self.algorithm, "implementation": self.implementation,
-            "operation": self.operation, "block_size": self.block_size, "unit": self.unit,
-            "before": self.before, "after": self.after, "ratio": self.ratio,
-            "ci_low": verdict.finite(self.ci_low), "ci_high": verdict.finite(self.ci_high),
-            "ci_level": self.ci_level, "p_value": self.p_value, "verdict": self.verdict,
-            "reason": self.reason, "n_before": self.n_before, "n_after": self.n_after,
-            "runs_before": self.runs_before, "runs_after": self.runs_after,
-            "spread_before": self.spread_before, "spread_after": self.spread_after,
-            "noise_floor": self.noise_floor, "threshold": self.threshold,
-            "design": "pairs" if self.pairs is not None else "runs", "pairs": self.pairs,
-            "seconds": self.seconds,
-            "causes": [c.as_dict() for c in self.causes],
-        }
+__all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowComparison", "RowKey", "RunComparison",
+           "compare_groups", "compare_rows", "compare_runs", "field_value", "group_runs",
+           "run_order", "run_samples", "without_value"]
 
 
 @dataclass(frozen=True)
 class RunComparison:
-    """Everything `pqbench compare` reports for one before/after pair of run groups.
-
-    ``threshold`` is the fixed band, or None for auto (max(5 %, each row's noise floor)).
+    """Everything `pqbench compare` reports for one before/after pair of run groups: the
+    rows (`rows.RowComparison`) and the news told from them (`analysis.news`), each made
+    once. The attributes of the rows are read through, so a reader asks
+    ``comparison.rows`` or ``comparison.news`` alike.
     """
 
-    before_name: str
-    after_name: str
-    before_runs: tuple[str, ...]
-    after_runs: tuple[str, ...]
-    threshold: float | None
-    rows: tuple[Row, ...]
-    differences: tuple[explain.Difference, ...]
-    only_before: tuple[RowKey, ...] = ()
-    only_after: tuple[RowKey, ...] = ()
-    warnings: tuple[str, ...] = ()
-    method: str = field(default="")
-    paired: bool = False
-    #: The level each row was judged at: ALPHA, or an `ab` session's alpha per look.
-    alpha: float = ALPHA
-    #: Memory figures (runs of kind "memory"), compared exactly: pqbench.memory.compare.
-    memory: tuple[MemoryChange, ...] = ()
-    #: What changed, told first (`analysis.news`): set by `compare_runs`.
-    news: News | None = None
+    compared: RowComparison
+    news: News
+
+    @property
+    def before_name(self) -> str:
+        return self.compared.before_name
+
+    @property
+    def after_name(self) -> str:
+        return self.compared.after_name
+
+    @property
+    def before_runs(self) -> tuple[str, ...]:
+        return self.compared.before_runs
+
+    @property
+    def after_runs(self) -> tuple[str, ...]:
+        return self.compared.after_runs
+
+    @property
+    def threshold(self) -> float | None:
+        return self.compared.threshold
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return self.compared.rows
+
+    @property
+    def differences(self) -> tuple[explain.Difference, ...]:
+        return self.compared.differences
+
+    @property
+    def only_before(self) -> tuple[RowKey, ...]:
+        return self.compared.only_before
+
+    @property
+    def only_after(self) -> tuple[RowKey, ...]:
+        return self.compared.only_after
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.compared.warnings
+
+    @property
+    def method(self) -> str:
+        return self.compared.method
+
+    @property
+    def paired(self) -> bool:
+        return self.compared.paired
+
+    @property
+    def alpha(self) -> float:
+        return self.compared.alpha
+
+    @property
+    def memory(self) -> tuple[MemoryChange, ...]:
+        return self.compared.memory
+
+    def only_changed(self) -> RunComparison:
+        """The same comparison showing only the rows judged faster or slower (the news,
+        told from every row, stays as it was)."""
+        return replace(self, compared=replace(
+            self.compared, rows=tuple(r for r in self.rows if r.changed)))
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "news": self.news.as_dict() if self.news is not None else None,
-            "before": {"name": self.before_name, "runs": list(self.before_runs)},
-            "after": {"name": self.after_name, "runs": list(self.after_runs)},
-            "threshold": MIN_THRESHOLD if self.threshold is None else self.threshold,
-            "threshold_mode": "auto" if self.threshold is None else "fixed",
-            "alpha": self.alpha,
-            "design": "pairs" if self.paired else "runs",
-            "method": self.method,
-            "rows": [r.as_dict() for r in self.rows],
-            "differences": [d.as_dict() for d in self.differences],
-            "only_before": [list(k) for k in self.only_before],
-            "only_after": [list(k) for k in self.only_after],
-            "warnings": list(self.warnings),
-            "memory": [m.as_dict() for m in self.memory],
-        }
-
-
-def run_order(run: Run) -> tuple[str, str, str]:
-    """Oldest first; the two sides of an `ab` session (started together) A before B."""
-    return (run.started_at, pairing.side_of(run) or "", run.run_id)
-
-
-def group_runs(runs: Iterable[Run], by: str, *, missing: bool = False
-               ) -> list[tuple[str, list[Run]]]:
-    """Runs grouped by a fingerprint field, groups ordered by their earliest run.
-
-    Runs without a value for the field are left out: unlabelled runs are not one
-    configuration, and comparing them as one would report their mix as a change. With
-    `missing` they form a group named "(none)". A field no run records is a UsageError
-    naming the known ones (`record.runs.check_field`).
-    """
-    runs = sorted(runs, key=run_order)
-    check_field(runs, by)
-    groups: dict[str, list[Run]] = {}
-    for run in runs:
-        value = field_value(run, by)
-        if value is not None or missing:
-            groups.setdefault(NO_VALUE if value is None else value, []).append(run)
-    return list(groups.items())
-
-
-def without_value(runs: Iterable[Run], by: str) -> list[Run]:
-    """The runs `group_runs` leaves out by default: those without a value for `by`."""
-    return [run for run in runs if field_value(run, by) is None]
+        """The document of `pqbench compare --json` (docs/compare.schema.json)."""
+        return {"news": self.news.as_dict(), **self.compared.as_dict()}
 
 
 def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:
@@ -205,7 +144,7 @@ def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     return [message]
 
 
-def compare_runs(
+def compare_rows(
     before: Sequence[Run],
     after: Sequence[Run],
     threshold: float | None = None,
@@ -213,7 +152,7 @@ def compare_runs(
     cross_machine: bool = False,
     before_name: str | None = None,
     after_name: str | None = None,
-) -> RunComparison:
+) -> RowComparison:
     """Compare two groups of runs row by row; rows sorted by |ln ratio|, largest first.
 
     ``threshold`` None is auto: each row is judged against max(5 %, its noise floor).
@@ -233,7 +172,7 @@ def compare_runs(
         method = replicates.METHOD
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
-        methods = sorted({found[0].method for found in outcomes.values()})
+        methods = sorted({row.outcome.method for row in outcomes.values()})
         method = (f"{'; '.join(methods) or signedrank.METHOD}; alpha "
                   f"{pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
@@ -247,10 +186,10 @@ def compare_runs(
         explain.differences([r.environment for r in before], [r.environment for r in after]),
         context, {key[0] for key in outcomes})
     backends = row_libraries([*before, *after])
-    rows = [_row(key, *found, differences, context, backends.get(key))
-            for key, found in outcomes.items()]
+    rows = [_with_causes(row, differences, context, backends.get(key))
+            for key, row in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
-    result = RunComparison(
+    return RowComparison(
         before_name=before_name or _group_name(before),
         after_name=after_name or _group_name(after),
         before_runs=tuple(r.run_id for r in before),
@@ -266,39 +205,51 @@ def compare_runs(
         alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
         memory=memory,
     )
-    return replace(result, news=summarize(result, before, after))
 
 
-#: What a row's analysis produced: the outcome, rounds before and after, pairs, seconds.
-_Found = tuple[verdict.Outcome, int, int, int | None, float | None]
+def compare_runs(
+    before: Sequence[Run],
+    after: Sequence[Run],
+    threshold: float | None = None,
+    *,
+    cross_machine: bool = False,
+    before_name: str | None = None,
+    after_name: str | None = None,
+) -> RunComparison:
+    """Compare two groups of runs (`compare_rows`), then tell the news of it
+    (`news.summarize`): what every command that shows a comparison shows."""
+    compared = compare_rows(before, after, threshold, cross_machine=cross_machine,
+                            before_name=before_name, after_name=after_name)
+    return RunComparison(compared, summarize(compared, before, after))
 
 
 def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None
-             ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
+             ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     samples_before, samples_after = run_samples(before), run_samples(after)
-    found: dict[RowKey, _Found] = {}
+    found: dict[RowKey, Row] = {}
     for key, runs_before in samples_before.items():
         runs_after = samples_after.get(key)
         if runs_after:
-            outcome = replicates.compare_runs(runs_before, runs_after, threshold=threshold,
+            outcome = replicates.compare_replicates(runs_before, runs_after, threshold=threshold,
                                               alpha=ALPHA)
-            found[key] = (outcome, sum(map(len, runs_before)), sum(map(len, runs_after)),
-                          None, None)
+            found[key] = Row(key, outcome, sum(map(len, runs_before)),
+                             sum(map(len, runs_after)))
     return (found, tuple(k for k in samples_before if k not in samples_after),
             tuple(k for k in samples_after if k not in samples_before))
 
 
 def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
-              ) -> tuple[dict[RowKey, _Found], tuple[RowKey, ...], tuple[RowKey, ...]]:
+              ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     alpha = pairing.paired_alpha(pairs)
-    found: dict[RowKey, _Found] = {}
+    found: dict[RowKey, Row] = {}
     for key, (before, after, workers, seconds) in pairing.paired_rows(pairs).items():
         # Sessions that replicated their workers: the worker pair is the unit (as in `ab`).
         outcome = (signedrank.compare_pairs(before, after, threshold=threshold, alpha=alpha)
                    if workers is None else signedrank.compare_worker_pairs(
                        before, after, workers, threshold=threshold, alpha=alpha))
-        found[key] = (replace(outcome, units_before=len(pairs), units_after=len(pairs)),
-                      len(before), len(after), len(before), seconds)
+        found[key] = Row(key, replace(outcome, units_before=len(pairs),
+                                      units_after=len(pairs)),
+                         len(before), len(after), pairs=len(before), seconds=seconds)
     keys_before = {m.key for run, _ in pairs for m in run.measurements if m.samples}
     keys_after = {m.key for _, run in pairs for m in run.measurements if m.samples}
     return (found, tuple(sorted(keys_before - set(found), key=str)),
@@ -322,26 +273,14 @@ def _group_name(runs: Sequence[Run]) -> str:
     return runs[0].run_id if len(runs) == 1 else f"{len(runs)} runs"
 
 
-def _row(key: RowKey, outcome: verdict.Outcome, rounds_before: int, rounds_after: int,
-         pairs: int | None, seconds: float | None, differences: Sequence[explain.Difference],
-         context: explain.Context, library: str | None = None) -> Row:
-    algorithm, implementation, operation, block_size = key
-    scale = block_size or 1
-    causes: tuple[explain.Cause, ...] = ()
-    if outcome.changed:
-        causes = tuple(explain.causes_for(algorithm, implementation, differences,
-                                          library=library, context=context,
-                                          operation=operation))
-    return Row(
-        algorithm=algorithm, implementation=implementation, operation=operation,
-        block_size=block_size, unit="bytes/s" if block_size else "ops/s",
-        before=outcome.before * scale, after=outcome.after * scale, ratio=outcome.ratio,
-        ci_low=outcome.ci_low, ci_high=outcome.ci_high, ci_level=outcome.ci_level,
-        p_value=outcome.p_value, verdict=outcome.verdict, reason=outcome.reason,
-        n_before=rounds_before, n_after=rounds_after, runs_before=outcome.units_before,
-        runs_after=outcome.units_after, spread_before=outcome.spread_before,
-        spread_after=outcome.spread_after, noise_floor=outcome.floor,
-        threshold=outcome.threshold, pairs=pairs, seconds=seconds, causes=causes)
+def _with_causes(row: Row, differences: Sequence[explain.Difference],
+                 context: explain.Context, library: str | None = None) -> Row:
+    """A changed row with the fingerprint differences that can explain it."""
+    if not row.changed:
+        return row
+    return replace(row, causes=tuple(explain.causes_for(
+        row.algorithm, row.implementation, differences, library=library, context=context,
+        operation=row.operation)))
 
 
 def compare_groups(

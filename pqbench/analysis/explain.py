@@ -350,6 +350,36 @@ def _libcrypto_under_liboqs(diff: Difference, implementation: str,
                  "from the system libcrypto")
 
 
+#: How the capability names of `measure.mask` read to a person ("aesni" is "AES-NI").
+CAPABILITY_NAMES = {
+    "pclmulqdq": "PCLMULQDQ", "ssse3": "SSSE3", "aesni": "AES-NI", "avx": "AVX",
+    "avx2": "AVX2", "bmi2": "BMI2", "avx512": "AVX-512", "adx": "ADX", "shani": "SHA-NI",
+    "vaes": "VAES", "vpclmulqdq": "VPCLMULQDQ", "neon": "NEON", "aes": "ARMv8 AES",
+    "sha1": "ARMv8 SHA-1", "sha256": "ARMv8 SHA-256", "pmull": "PMULL",
+    "sha512": "ARMv8 SHA-512", "sha3": "ARMv8 SHA-3",
+}
+
+
+def knob_text(var: str, value: Any) -> str | None:
+    """An OpenSSL capability knob in words: "AES-NI hidden", "AES-NI, SHA-NI hidden"; None
+    when unset; the raw value when it hides nothing pqbench knows."""
+    if value is None or value == "":
+        return None
+    hidden = sorted(CAPABILITY_NAMES.get(c, c) for c in _hidden(var, value))
+    return f"{', '.join(hidden)} hidden" if hidden else f"{var}={value}"
+
+
+def configuration(fingerprint: Any) -> str | None:
+    """What a run's OpenSSL capability knobs change, in words ("AES-NI hidden"), or None
+    for a run with none set: runs that differ here differ by design."""
+    knobs = fingerprint.path("knobs") if hasattr(fingerprint, "path") else None
+    if not isinstance(knobs, Mapping):
+        return None
+    said = [text for var, value in sorted(knobs.items())
+            if (text := knob_text(var, value)) is not None]
+    return "; ".join(said) or None
+
+
 def _hidden(var: str, side: Any) -> frozenset[str]:
     values = side if isinstance(side, list) else [side]
     hidden: frozenset[str] = frozenset()

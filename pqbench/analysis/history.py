@@ -4,7 +4,7 @@ Runs are grouped by the field (default `os_build`) in the order the groups first
 each group is one point, with the run as the unit as in `compare`: the geometric mean of
 its runs' median rates and a 95 % Student t interval over the runs
 (`replicates.level_interval`; one run: that run's median and order-statistic interval).
-Steps come from `stats.detect_steps` (asv-style penalised weighted L1 fit on log levels,
+Steps come from `step_detect.detect_steps` (asv-style penalised weighted L1 fit on log levels,
 weights from the CI widths), and no step is smaller than the series' noise band: max(5 %,
 the pooled between-run spread of the builds that have several runs), the band `compare
 --threshold auto` uses. Each step is pinned to the first build at the new level.
@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.analysis import replicates, stats, verdict
-from pqbench.analysis.compare import ALPHA, RowKey, group_runs, run_samples
+from pqbench.analysis import explain, replicates, step_detect, verdict
+from pqbench.analysis.compare import group_runs, run_samples
+from pqbench.analysis.rows import ALPHA, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
 
@@ -178,13 +179,14 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
     steps: list[HistoryStep] = []
     if len(points) >= 3:
         lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
-        found = stats.detect_steps([p.median for p in points], stats.weights_from_ci(lows, highs),
-                                   noise=stats.noise_from_ci(lows, highs), min_step=band)
+        found = step_detect.detect_steps(
+            [p.median for p in points], step_detect.weights_from_ci(lows, highs),
+            noise=step_detect.noise_from_ci(lows, highs), min_step=band)
         steps = [HistoryStep(s.index, points[s.index].build, s.before_level, s.after_level,
                              s.ratio) for s in found]
     elif len(points) == 2:
         # Too short for a fit; a two-point history is a comparison of the two builds.
-        result = replicates.compare_runs(measured[0].samples, measured[1].samples,
+        result = replicates.compare_replicates(measured[0].samples, measured[1].samples,
                                          alpha=ALPHA)
         if result.changed:
             steps = [HistoryStep(1, points[1].build, points[0].median, points[1].median,
@@ -196,6 +198,25 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
 
 #: A row key's per-round rates of each of the runs named (`store.rates.RowRates.runs`:
 #: 1-D float arrays, read as sequences of floats).
+def by_configuration(groups: Sequence[tuple[str, Sequence[Run]]]
+                     ) -> list[tuple[str, list[Run]]]:
+    """Each group whose runs differ in their OpenSSL capability knobs (masked and unmasked
+    runs of one OS build) split into one group per configuration, named "build (AES-NI
+    hidden)"; runs that differ by design are not one point, whose spread would be the
+    mask's effect. Groups of one configuration keep their name (and their notes)."""
+    split: list[tuple[str, list[Run]]] = []
+    for name, runs in groups:
+        configurations: dict[str | None, list[Run]] = {}
+        for run in runs:
+            configurations.setdefault(explain.configuration(run.environment), []).append(run)
+        if len(configurations) == 1:
+            split.append((name, list(runs)))
+            continue
+        split += [(name if config is None else f"{name} ({config})", members)
+                  for config, members in configurations.items()]
+    return split
+
+
 RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
 
 

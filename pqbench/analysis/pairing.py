@@ -19,12 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pqbench.record.results import Measurement, Run
-
-RowKey = tuple[str, str, str, int | None]
-
-#: Significance level of a whole session when its settings do not say (`compare.ALPHA`).
-ALPHA = 0.01
+from pqbench.analysis.rows import ALPHA
+from pqbench.record.results import Measurement, RowKey, Run
 
 
 def ab_session(run: Run) -> Mapping[str, Any] | None:

@@ -450,7 +450,7 @@ def across(before: Sequence[Run], after: Sequence[Run], threshold: float | None 
            alpha: float = 0.01) -> list[Across]:
     """Every ratio both groups' runs have, from the estimate of each run: levels as
     geometric means of run estimates, the run-level interval and exact test of
-    `replicates.compare_runs` (Kalibera & Jones 2013: the run is the unit)."""
+    `replicates.compare_replicates` (Kalibera & Jones 2013: the run is the unit)."""
     from pqbench.analysis import replicates
 
     def estimates(runs: Sequence[Run]) -> dict[str, list[float]]:
@@ -468,7 +468,7 @@ def across(before: Sequence[Run], after: Sequence[Run], threshold: float | None 
             continue
         # A ratio is not a rate, but the run-level comparison of positive values is the
         # same: the outcome's ratio is after / before of the geometric means.
-        outcome = replicates.compare_runs([[v] for v in values], [[v] for v in others],
+        outcome = replicates.compare_replicates([[v] for v in values], [[v] for v in others],
                                           threshold=threshold, alpha=alpha)
         changes.append(Across(name, outcome.before, outcome.after, outcome))
     return changes

@@ -209,7 +209,7 @@ def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], al
     return float(low), float(high)
 
 
-def compare_runs(before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *,
+def compare_replicates(before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *,
                  threshold: float | None = None, alpha: float = 0.01,
                  draws: int | None = None) -> verdict.Outcome:
     """Is ``after`` faster or slower than ``before``, with the run as the unit?

@@ -11,6 +11,7 @@ from pqbench.cli import (  # noqa: F401
     files,
     history,
     info,
+    list,
     memory,
     ratios,
     report,

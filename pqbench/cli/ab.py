@@ -44,8 +44,8 @@ def ab(
     algorithm: Annotated[list[str] | None, typer.Argument(
         help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
     side_a: Annotated[list[str] | None, typer.Option(
-        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | mask:NAMES | "
-                    "env:NAME=VALUE; repeatable.")] = None,
+        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | "
+                    "pip:PACKAGE==VERSION | mask:NAMES | env:NAME=VALUE; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", help="Side B (after), as --a.")] = None,
     operation: Annotated[list[str] | None, typer.Option(
@@ -107,7 +107,7 @@ def ab(
     command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
     # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
     # handles_errors): the session stops its workers and keeps the finished pairs.
-    with console.status("starting the workers") as show:
+    with console.session_status("starting the workers", max_seconds) as show:
         outcome = session.Session(a, b, settings, command, show).run()
     runs = (outcome.run_a, outcome.run_b)
     if any(run.measurements or run.problems for run in runs):

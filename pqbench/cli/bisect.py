@@ -58,7 +58,7 @@ def bisect(
         "--every-pair", help="Measure every neighbouring pair instead of bisecting "
                              "(N - 1 sessions; sees changes that are later undone).")] = False,
     cpu: Annotated[int | None, typer.Option(
-        "--cpu", help="The CPU both workers are pinned to (default: the highest allowed).")
+        "--cpu", help="The CPU all workers are pinned to (default: the highest allowed).")
     ] = None,
     json_output: JsonOption = False,
     db: DbOption = None,

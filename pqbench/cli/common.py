@@ -29,10 +29,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 DbOption = Annotated[
     str | None,
     typer.Option("--db", envvar=ENV_VAR, show_envvar=True,
+                 metavar="DB",
                  help="Results database: a file path or postgresql://... URL "
                       "(default: a per-user file, see `pqbench env`)."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+JsonOption = Annotated[bool, typer.Option("--json", metavar="",
+    help="Print one JSON document on stdout.")]
+CsvOption = Annotated[bool, typer.Option(
+    "--csv", metavar="",
+        help="Print CSV on stdout: a header line, then one line per row, raw values.")]
 
 
 def finite_float(low: float, high: float, *, low_open: bool = False
@@ -74,6 +79,7 @@ def _label(value: str | None) -> str | None:
 
 
 LabelOption = Annotated[str | None, typer.Option(
+    metavar="TEXT",
     help=f"Free label stored with the run (up to {LABEL_CHARS} characters).",
     callback=_label)]
 
@@ -129,6 +135,7 @@ def print_json(document: Any) -> None:
 
 
 ThresholdOption = Annotated[str, typer.Option(
+    metavar="BAND",
     help="Noise band: a verdict needs the whole CI of the ratio beyond 1 ± this (a fraction, "
          "e.g. 0.05), or 'auto': max(0.05, each row's noise floor measured from replicate "
          "runs).")]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,6 +9,7 @@ import typer
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
+    CsvOption,
     DbOption,
     JsonOption,
     ThresholdOption,
@@ -20,8 +19,9 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, UsageError
+from pqbench.errors import UsageError
 from pqbench.presentation import comparisons, console
+from pqbench.presentation.delimited import csv_text
 from pqbench.untrusted import printable
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
@@ -36,30 +36,37 @@ if TYPE_CHECKING:
 @handles_errors
 def compare(
     runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
         help="Two run ids (or unique prefixes): before, then after. None: the newest run "
              "against the one before it. With --by: the two group values to compare "
              "(default: the newest group against the one before it).")] = None,
     by: Annotated[str | None, typer.Option(
+        metavar="FIELD",
         help="Group the stored runs by a fingerprint field: label, os_build, "
              "libraries.cryptography, knobs.OPENSSL_ia32cap, date ...")] = None,
     every: Annotated[bool, typer.Option(
-        "--all", help="With --by: every group against the next, not only the newest two.")
+        "--all", metavar="",
+            help="With --by: every group against the next, not only the newest two.")
     ] = False,
     missing: Annotated[bool, typer.Option(
-        "--include-missing", help="With --by: compare the runs without the field too, as a "
+        "--include-missing", metavar="",
+            help="With --by: compare the runs without the field too, as a "
                                   "group named '(none)'.")] = False,
     only_changed: Annotated[bool, typer.Option(
-        "--only-changed", help="Show only the rows that are faster or slower.")] = False,
+        "--only-changed", metavar="",
+            help="Show only the rows that are faster or slower.")] = False,
     threshold: ThresholdOption = "auto",
     cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", help="Allow runs from different testbeds (CPU model, flags, "
+        "--cross-machine", metavar="", help="Allow runs from different testbeds (CPU model, flags, "
                                 "architecture), with a warning.")] = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")
+    markdown: Annotated[bool, typer.Option("--markdown", metavar="", help="Print Markdown tables.")
     ] = False,
     fail_on: Annotated[str | None, typer.Option(
-        "--fail-on", help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
+        "--fail-on", metavar="VERDICT",
+            help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
                           "faster, or either (any): a gate for CI jobs and fleets.")] = None,
     json_output: JsonOption = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare runs row by row: before, after, ratio, CI, p-value, verdict and causes.
@@ -70,8 +77,8 @@ def compare(
     """
     from pqbench.store import Store
 
-    if json_output and markdown:
-        raise UsageError("choose one of --json and --markdown")
+    if sum((json_output, markdown, csv_output)) > 1:
+        raise UsageError("choose one of --json, --csv and --markdown")
     band = parse_threshold(threshold)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -90,10 +97,12 @@ def compare(
     # --fail-on judges every row, whatever --only-changed shows.
     failing = [r for result in results for r in result.rows
                if fail_on is not None and r.verdict in FAIL_ON[fail_on]]
-    shown = [_changed_only(r) for r in results] if only_changed else results
+    shown = [r.only_changed() for r in results] if only_changed else results
     if json_output:
         document = [r.as_dict() for r in shown]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
+    elif csv_output:
+        print(csv_text(comparisons.COMPARE_CSV, comparisons.compare_csv_rows(shown)), end="")
     elif markdown:
         print(comparisons.markdown(shown), end="")
     else:
@@ -105,34 +114,29 @@ def compare(
         raise typer.Exit(FAIL_ON_EXIT)
 
 
-def _changed_only(result: RunComparison) -> RunComparison:
-    return replace(result, rows=tuple(r for r in result.rows if r.changed))
-
-
 def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
-    """The two runs named, or with none named the newest run and the one before it of the
-    same kind (the sides of an `ab` session, when the newest is its B side)."""
+    """The two runs named, or with none named the newest run and the newest earlier run
+    of its kind that shares a row with it (the sides of an `ab` session, when the newest
+    is its B side)."""
     from pqbench.store import RunFilter
+    from pqbench.store.selection import select
 
     if ids and len(ids) != 2:
         raise UsageError("give two runs (before, after), none to compare the newest run with "
                          "the one before it, or --by FIELD")
     if not ids:
-        from pqbench.analysis.compare import run_order
-
-        # Headers only: kind, start time and the ab side are columns, not fingerprint.
-        stored = sorted(store.load_runs(rows_too=False, fingerprints=False), key=run_order)
-        if not stored:
-            raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` "
-                                  "makes one")
-        newest = stored[-1]
-        earlier = [r for r in stored[:-1] if r.kind == newest.kind]
-        if not earlier:
-            raise ComparisonError(f"the newest run {newest.run_id} is the only {newest.kind} "
-                                  "run stored: nothing to compare it with yet")
-        ids = [earlier[-1].run_id, newest.run_id]
-        console.note(f"comparing the newest run {ids[1]} with the one before it, {ids[0]} "
-                     "(name two runs, or --by FIELD, to compare others)")
+        # Headers only, then whole runs one at a time, newest first, until rows are shared.
+        selection = select(store)
+        before, after, newest = selection.newest_with_shared_rows()
+        if not newest:
+            latest = selection.headers[-1]
+            console.note(f"the newest run {latest.run_id} shares no row with an earlier "
+                         "run; comparing the newest two runs that do")
+        which = "the newest run" if newest else "run"
+        console.note(f"comparing {which} {after.run_id} ({_what(after)}) with {before.run_id} "
+                     f"({_what(before)}), the newest earlier run sharing rows with it (name "
+                     "two runs, or --by FIELD, to compare others)")
+        return before, after
     found = store.load_runs(RunFilter(ids=tuple(ids)))
     if len(found) != 2 or found[0].run_id == found[1].run_id:  # one run named twice
         raise UsageError(f"{printable(ids[0])!r} and {printable(ids[1])!r} are the same run "
@@ -141,60 +145,43 @@ def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
     return before, after
 
 
+def _what(run: Run) -> str:
+    """A run's label, else the algorithms it measured: enough to tell two runs apart."""
+    if run.label:
+        return str(run.label)
+    names = list(dict.fromkeys(m.algorithm for m in run.measurements))
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
                cross_machine: bool, *, every: bool, missing: bool) -> list[RunComparison]:
     """The newest group against the one before it (every group against the next with
     `every`), or the two groups named; only their runs are loaded whole."""
-    from pqbench.analysis.compare import compare_groups, group_runs, run_order, without_value
-    from pqbench.store import LIGHT_FIELDS, RunFilter
+    from pqbench.analysis.compare import compare_groups, compare_runs, run_order
+    from pqbench.store.selection import select
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
-    # Groups are chosen from run headers (without rows; without fingerprints when the
-    # field is a column); only the groups compared are then loaded whole.
-    light = by in LIGHT_FIELDS
-    if not values:
-        stored = store.load_runs(rows_too=False, fingerprints=not light)
-        if not stored:
-            raise ComparisonError(f"no runs stored in {store.location}")
-        groups = group_runs(stored, by, missing=missing)
-        left_out = without_value(stored, by)
-        if left_out and not missing:
-            console.note(f"{len(left_out)} run(s) without a value for {by} left out "
-                         "(--include-missing compares them as a group '(none)')")
-        if len(groups) > 2 and not every:
-            newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
-            groups = [group for group in groups if group in newest]  # in group_runs' order
-        if len(groups) < 2:
-            return compare_groups(groups, threshold, cross_machine=cross_machine)
-        return list(_each_against_the_next(store, groups, threshold, cross_machine))
-    found = dict(group_runs(store.load_runs(RunFilter(by=by, values=tuple(values))), by,
-                            missing=True))
-    missing_values = [v for v in values if v not in found]
-    if missing_values:
-        known = [name for name, _ in group_runs(
-            store.load_runs(rows_too=False, fingerprints=not light), by, missing=True)]
-        raise ComparisonError(f"no runs with {by} = {', '.join(map(repr, missing_values))}; "
-                              f"found: {', '.join(map(repr, known))}")
-    return compare_groups([(v, found[v]) for v in values], threshold,
-                          cross_machine=cross_machine)
-
-
-def _each_against_the_next(store: Store, groups: list[tuple[str, list[Run]]],
-                           threshold: float | None, cross_machine: bool
-                           ) -> Iterator[RunComparison]:
-    """`compare_groups` over the groups of run headers, loading two groups whole at a
-    time: memory grows with the largest groups, not with the database."""
-    from pqbench.analysis.compare import compare_runs
-    from pqbench.store import RunFilter
-
-    def whole(members: list[Run]) -> list[Run]:
-        return store.load_runs(RunFilter(ids=tuple(r.run_id for r in members)))
-
+    selection = select(store, by, missing=missing or bool(values))
+    if values:
+        named = [(v, selection.whole(selection.group(v))) for v in values]
+        return compare_groups(named, threshold, cross_machine=cross_machine)
+    groups = selection.groups
+    if selection.left_out:
+        console.note(f"{len(selection.left_out)} run(s) without a value for {by} left out "
+                     "(--include-missing compares them as a group '(none)')")
+    if len(groups) > 2 and not every:
+        newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
+        groups = [group for group in groups if group in newest]  # in group_runs' order
+    if len(groups) < 2:
+        return compare_groups(groups, threshold, cross_machine=cross_machine)
+    # Two groups whole at a time: memory grows with the largest groups, not the database.
+    results = []
     (before_name, before_headers), *rest = groups
-    before = whole(before_headers)
+    before = selection.whole(before_headers)
     for after_name, after_headers in rest:
-        after = whole(after_headers)
-        yield compare_runs(before, after, threshold, cross_machine=cross_machine,
-                           before_name=before_name, after_name=after_name)
+        after = selection.whole(after_headers)
+        results.append(compare_runs(before, after, threshold, cross_machine=cross_machine,
+                                    before_name=before_name, after_name=after_name))
         before, before_name = after, after_name
+    return results

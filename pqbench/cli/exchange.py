@@ -19,14 +19,20 @@ from pqbench.presentation import console
 @app.command()
 @handles_errors
 def export(
-    runs: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes).")],
+    runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
+        help="Run ids (or unique prefixes); or --last N, or --all.")] = None,
+    last: Annotated[int | None, typer.Option(
+        "--last", "-n", min=1, metavar="N", help="The N newest runs.")] = None,
+    every: Annotated[bool, typer.Option("--all", metavar="", help="Every stored run.")] = False,
     fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="json (pqbench, re-importable) or pytest-benchmark.")
+        "--format", "-f", metavar="FORMAT",
+            help="json (pqbench, re-importable) or pytest-benchmark.")
     ] = "json",
     output: Annotated[Path | None, typer.Option(
-        "--output", "-O", help="Write here instead of stdout.")] = None,
+        "--output", "-O", metavar="PATH", help="Write here instead of stdout.")] = None,
     force: Annotated[bool, typer.Option(
-        "--force", help="Replace an existing --output file.")] = False,
+        "--force", metavar="", help="Replace an existing --output file.")] = False,
     db: DbOption = None,
 ) -> None:
     """Write runs to a file that `pqbench import` or `pytest-benchmark compare` reads."""
@@ -47,7 +53,16 @@ def export(
     if output is not None and not force and output.exists():
         raise InputFileError(f"{output} already exists; pass --force to replace it, or "
                              "choose another --output")
+    chosen = [bool(runs), last is not None, every]
+    if sum(chosen) != 1:
+        raise UsageError("name the runs to export, or give --last N or --all (one of them)")
     store = Store.open(db, create=False)
+    if not runs:
+        from pqbench.store.selection import newest_ids
+
+        runs = newest_ids(store, None if every else last)
+        if not runs:
+            raise UsageError(f"no runs stored in {store.location}; nothing to export")
     loaded = store.load_runs(RunFilter(ids=tuple(runs)))
     text = exchange.export(loaded, fmt)
     if output is None:
@@ -76,7 +91,7 @@ def _write_whole(output: Path, text: str) -> None:
 @app.command(name="import")
 @handles_errors
 def import_(
-    files: Annotated[list[Path], typer.Argument(help="pqbench export files.")],
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="pqbench export files.")],
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:

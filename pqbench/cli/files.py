@@ -71,15 +71,25 @@ def _storage(paths: list[str]) -> list[dict[str, object]]:
 @files_app.command("hash")
 @handles_errors
 def hash_command(
-    paths: Annotated[list[str], typer.Argument(help="Files to hash.")],
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help=(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Files to hash.")],
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", metavar="NAME", help=(
         "sha256, sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, crc32c, "
         "fletcher64."))] = "sha256",
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
+                                      metavar="N",
                                       help="Files measured in parallel (processes).")] = 1,
-    cache_mode: Annotated[str, typer.Option("--cache", help=(
+    cache_mode: Annotated[str, typer.Option("--cache", metavar="MODE", help=(
         "cold: drop the file from the page cache before each pass; warm: read it once "
         "first; as-is: measure as found."))] = "cold",
+    runs_wanted: Annotated[int, typer.Option(
+        "--runs", "-r", min=1, max=1000,
+        metavar="N",
+        help="Timed passes per file, alternating a plain read and a hash (as hyperfine's "
+             "--runs): mean and spread, and from two up hashing against reading it, pair "
+             "by pair.")] = 1,
+    warmup: Annotated[int, typer.Option(
+        "--warmup", "-w", min=0, max=100, metavar="N",
+            help="Untimed read and hash passes first.")] = 0,
     label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
@@ -95,31 +105,46 @@ def hash_command(
     outcomes: list[hashing.FileOutcome] = []
     interrupted: KeyboardInterrupt | None = None
     try:
-        for outcome in hashing.iter_hashes(paths, name, cache_mode, jobs):  # type: ignore[arg-type]
+        for outcome in hashing.iter_hashes(paths, name, cache_mode, jobs,  # type: ignore[arg-type]
+                                           runs_wanted, warmup):
             outcomes.append(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
         interrupted = exc
     measurements, problems = runs.hash_measurements(outcomes)
     env = environment.collect(extra={"storage": _storage(paths)})
     settings = {"algorithm": name, "jobs": jobs, "cache": cache_mode, "label": label,
+                "runs": runs_wanted, "warmup": warmup,
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
     run = runs.files_run(started, settings, env, measurements, problems,
                          status="interrupted" if interrupted else "complete")
     rows = [o.as_row() for o in outcomes]
+    for row, outcome in zip(rows, outcomes, strict=True):
+        row["hash_vs_read"] = _hash_vs_read(outcome)
     store_or_keep(store, [run], {**codec.run_document(run), "files": rows}
                   if json_output else None)
     if json_output:
         print_json({**codec.run_document(run), "files": rows})
     else:
+        repeated = runs_wanted > 1
         console.print_table(Table(
-            f"pqbench files hash ({name}, cache {cache_mode})",
+            f"pqbench files hash ({name}, cache {cache_mode}"
+            + (f", mean of {runs_wanted} passes" if repeated else "") + ")",
             (Column("path", wrap=True), Column("size", "si", "B", priority=1),
-             Column("read", "rate", "bytes/s"), Column("hash", "rate", "bytes/s"),
-             Column("cached", priority=2), Column("digest", priority=3),
-             Column("flags / error", wrap=True)),
-            tuple((r["path"], r["size"], r["read_bytes_per_sec"], r["hash_bytes_per_sec"],
+             Column("read", "rate", "bytes/s"),
+             *((Column("read ±", "plus_minus", priority=2),) if repeated else ()),
+             Column("hash", "rate", "bytes/s"),
+             *((Column("hash ±", "plus_minus", priority=2),) if repeated else ()),
+             Column("cached", priority=3), Column("digest"),
+             Column("flags / error", wrap=True, priority=1)),
+            tuple((r["path"], r["size"], r["read_bytes_per_sec"],
+                   *((r.get("read_spread"),) if repeated else ()), r["hash_bytes_per_sec"],
+                   *((r.get("hash_spread"),) if repeated else ()),
                    r["cached"], r["digest"], r["error"] or "; ".join(r["flags"]) or r["note"])
                   for r in rows)))
+        for row in rows:
+            if row["hash_vs_read"] is not None:
+                console.stdout.print(console.safe(
+                    f"{row['path']}: {_time_ratio_text(row['hash_vs_read'])}"))
         console.note(f"stored as run {run.run_id} in {store.location}")
     if interrupted is not None:
         console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "
@@ -133,15 +158,52 @@ def hash_command(
         raise typer.Exit(1)
 
 
+def _hash_vs_read(outcome: object) -> dict[str, float | int | None] | None:
+    """Hashing a file against reading the same file, pair by pair (each hash pass with the
+    read pass before it): the time ratio hash / read and its interval
+    (`signedrank.compare_pairs`: Hodges-Lehmann and Wilcoxon's signed-rank test); None
+    with fewer than two pairs."""
+    from pqbench.analysis import signedrank
+    from pqbench.analysis.rows import ALPHA
+    from pqbench.files import hashing
+
+    if not isinstance(outcome, hashing.FileHash) or len(outcome.hash_passes) < 2:
+        return None
+    reads = [p.bytes_per_sec for p in outcome.read_passes]
+    hashes = [p.bytes_per_sec for p in outcome.hash_passes]
+    if min(reads + hashes) <= 0:
+        return None
+    found = signedrank.compare_pairs(reads, hashes, alpha=ALPHA)
+    # found.ratio is the hash rate over the read rate: the time a hash takes against a read
+    # is its inverse, and so are the interval's ends, swapped. An end the pairs cannot bound
+    # yet (too few of them) is None.
+    bounded = numbers.finite(found.ci_low) and numbers.finite(found.ci_high) \
+        and found.ci_low > 0
+    return {"time_ratio": 1 / found.ratio,
+            "ci_low": 1 / found.ci_high if bounded else None,
+            "ci_high": 1 / found.ci_low if bounded else None,
+            "ci_level": found.ci_level, "pairs": len(reads), "p_value": found.p_value}
+
+
+def _time_ratio_text(found: dict[str, float | int | None]) -> str:
+    """"hashing takes 1.80x the time of reading it (99 % CI 1.70–1.90, 10 pairs)"."""
+    low, high, level = found["ci_low"], found["ci_high"], found["ci_level"]
+    interval = (f"{numbers.share(level)} CI {numbers.interval(low, high)}"
+                if low is not None and high is not None else "too few pairs for an interval")
+    return (f"hashing takes {numbers.number(found['time_ratio'])}x the time of reading it "
+            f"({interval}, {found['pairs']} pairs)")
+
+
 @files_app.command("corpus")
 @handles_errors
 def corpus_command(
-    total: Annotated[str, typer.Option(help="Total corpus size: 256M or 1G are decimal (10^6, 10^9 "
+    total: Annotated[str, typer.Option(metavar="SIZE",
+        help="Total corpus size: 256M or 1G are decimal (10^6, 10^9 "
                                          "bytes), 1GiB binary (2^30).")] = "256M",
     directory: Annotated[str | None, typer.Option(
-        "--dir", help="Where to write (default: the temporary directory).")] = None,
+        "--dir", metavar="PATH", help="Where to write (default: the temporary directory).")] = None,
     seed: Annotated[int | None, typer.Option(
-        min=0, max=2**63 - 1, help="Random seed for sizes and order.")] = None,
+        min=0, max=2**63 - 1, metavar="N", help="Random seed for sizes and order.")] = None,
     label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,

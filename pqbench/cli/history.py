@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from pqbench.cli.common import (
+    CsvOption,
     DbOption,
     JsonOption,
     check_text,
@@ -15,33 +16,47 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, UsageError
+from pqbench.errors import UsageError
 from pqbench.presentation import console
 
 
 @app.command()
 @handles_errors
 def history(
-    algorithm: Annotated[str, typer.Argument(help="Algorithm name, e.g. ML-KEM-768.")],
+    algorithm: Annotated[str, typer.Argument(metavar="NAME",
+        help="Algorithm name, e.g. ML-KEM-768.")],
     implementation: Annotated[str | None, typer.Option(
-        "--implementation", "-i", help="Only this implementation.")] = None,
+        "--implementation", "-i", metavar="NAME", help="Only this implementation.")] = None,
     operation: Annotated[str | None, typer.Option(
-        "--operation", "-o", help="Only this operation.")] = None,
+        "--operation", "-o", metavar="NAME", help="Only this operation.")] = None,
     by: Annotated[str, typer.Option(
+        metavar="FIELD",
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
+    pool: Annotated[bool, typer.Option(
+        "--pool", metavar="", help="Pool the runs of a group whose OpenSSL capability knobs differ "
+                       "(masked and unmasked runs of one build); by default each "
+                       "configuration is a point of its own.")] = False,
     series_order: Annotated[bool, typer.Option(
-        "--series-order", help="Points in the order of a `pqbench bisect` series (its "
+        "--series-order", metavar="", help="Points in the order of a `pqbench bisect` series (its "
                                "runs' positions), not by date; e.g. with --by label.")
     ] = False,
     json_output: JsonOption = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
-    from pqbench.analysis.compare import group_runs
-    from pqbench.analysis.history import names_algorithm, not_measured, series_from_rates
-    from pqbench.store import LIGHT_FIELDS, RunFilter, Store
+    from pqbench.analysis.history import (
+        by_configuration,
+        names_algorithm,
+        not_measured,
+        series_from_rates,
+    )
+    from pqbench.store import RunFilter, Store
+    from pqbench.store.selection import select
 
     store = Store.open(db, create=False)
     # Every run's header (a point lists its group's runs; no fingerprints when the groups
@@ -49,10 +64,10 @@ def history(
     # index: one row across ten thousand runs.
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
-        if not headers:
-            raise ComparisonError(f"no runs stored in {store.location}")
-        groups = group_runs(headers, by)
+        # Telling masked from unmasked runs needs their fingerprints' knobs.
+        selection = select(store, by, fingerprints=not pool)
+        headers = selection.headers
+        groups = selection.groups if pool else by_configuration(selection.groups)
         if series_order:
             from pqbench.bisect.stored import in_series_order
 
@@ -73,6 +88,12 @@ def history(
     if json_output:
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
         return
+    if csv_output:
+        from pqbench.presentation import comparisons
+        from pqbench.presentation.delimited import csv_text
+
+        print(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(series)), end="")
+        return
     for one in series:
         console.stdout.print(console.history_table(one))
 
@@ -80,8 +101,10 @@ def history(
 @app.command()
 @handles_errors
 def annotate(
-    build: Annotated[str, typer.Argument(help="The build (or label) the note belongs to.")],
-    text: Annotated[str, typer.Argument(help="The explanation, e.g. 'AES-NI enabled'.")],
+    build: Annotated[str, typer.Argument(metavar="BUILD",
+        help="The build (or label) the note belongs to.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT",
+        help="The explanation, e.g. 'AES-NI enabled'.")],
     db: DbOption = None,
 ) -> None:
     """Attach an explanation to a build; `history` and reports show it."""

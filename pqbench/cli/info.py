@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from pqbench import environment
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
+from pqbench.errors import UsageError
 from pqbench.implementations import all_implementations
 from pqbench.presentation import console
 from pqbench.presentation import runs as views
+from pqbench.presentation.delimited import csv_text
 from pqbench.store import resolve_location
 from pqbench.store.location import is_url
 from pqbench.untrusted import redact
@@ -27,6 +31,42 @@ def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
+#: `pqbench env` sections: a title and the fingerprint's top-level keys it shows, in order.
+ENV_SECTIONS = (
+    ("machine", ("hostname", "testbed", "arch", "cpu", "platform")),
+    ("operating system", ("os", "os_build")),
+    ("libraries", ("libraries", "library_details")),
+    ("OpenSSL capability knobs", ("knobs",)),
+    ("implementations", ("implementations",)),
+    ("pqbench", ("python_executable", "database")),
+)
+
+
+def env_sections(fingerprint: dict[str, Any]) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """The fingerprint in sections, each field once: a top-level copy of a nested field
+    (`cpu_flags` of `cpu.flags`) is left out, and unset knobs are said in one line. Keys
+    no section names go last, under "other"."""
+    flat = {key: value for key, value in _flatten("", fingerprint)}
+    duplicates = {key for key in flat if "." not in key and any(
+        other != key and other.replace(".", "_") == key and flat[other] == flat[key]
+        for other in flat)}
+    placed: set[str] = set()
+    sections = []
+    for title, keys in (*ENV_SECTIONS, ("other", tuple(fingerprint))):
+        rows = []
+        for top in keys:
+            if top in placed or top not in fingerprint:
+                continue
+            placed.add(top)
+            rows += [(k, v) for k, v in _flatten(top, fingerprint[top])
+                     if k not in duplicates and not (top == "knobs" and v is None)]
+        if title == "OpenSSL capability knobs" and not rows:
+            rows = [("knobs", "none set: OpenSSL uses every capability it detects")]
+        if rows:
+            sections.append((title, rows))
+    return sections
+
+
 @app.command()
 @handles_errors
 def env(json_output: JsonOption = False, db: DbOption = None) -> None:
@@ -38,16 +78,32 @@ def env(json_output: JsonOption = False, db: DbOption = None) -> None:
     if json_output:
         print_json(fingerprint)
         return
-    console.stdout.print(console.key_value_table("pqbench environment", _flatten("", fingerprint)))
+    for title, rows in env_sections(fingerprint):
+        console.stdout.print(console.key_value_table(title, rows))
+
+
+#: Runs `pqbench runs` shows by default, newest first (as `git log` pages).
+RUNS_SHOWN = 20
+
+LastOption = Annotated[int | None, typer.Option(
+    "--last", "-n", min=1, metavar="N", help=f"Only the N newest runs (default {RUNS_SHOWN}).")]
+AllOption = Annotated[bool, typer.Option("--all", metavar="", help="Every stored run.")]
 
 
 @app.command()
 @handles_errors
-def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
-    """List the stored runs, oldest first."""
+def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOption = False,
+         json_output: JsonOption = False, db: DbOption = None) -> None:
+    """List the stored runs, newest first: the newest 20 unless --last N or --all, then how
+    many older ones there are. --json and --csv list every run, oldest first."""
     from pqbench.store import Store
 
+    if last is not None and every:
+        raise UsageError("choose one of --last N and --all")
+    if json_output and csv_output:
+        raise UsageError("choose one of --json and --csv")
     location = resolve_location(db)
+    store = None
     if not is_url(location) and not Path(location).expanduser().exists():
         # No database yet is the first-day state, not an error: nothing is stored.
         listed, shown = [], redact(location)
@@ -57,8 +113,25 @@ def runs(json_output: JsonOption = False, db: DbOption = None) -> None:
     if json_output:
         print_json({"database": shown, "runs": [info.__dict__ for info in listed]})
         return
+    if csv_output:
+        from pqbench.store.selection import run_algorithms
+
+        found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
+        print(csv_text(views.RUNS_CSV, [views.runs_csv_row(r, found.get(r.run_id, []))
+                                        for r in listed]), end="")
+        return
     if not listed:
         console.stdout.print(console.safe(
             f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
         return
-    console.print_table(views.runs_table(listed, shown))
+    assert store is not None
+    from pqbench.store.selection import run_algorithms
+
+    count = len(listed) if every else (last or RUNS_SHOWN)
+    newest = listed[::-1][:count]
+    algorithms = run_algorithms(store, [r.run_id for r in newest])
+    console.print_table(views.runs_table(newest, shown, algorithms,
+                                         older=len(listed) - len(newest)))
+    if len(newest) < len(listed):
+        console.note(f"{len(listed) - len(newest)} older run(s) not shown; `pqbench runs "
+                     "--all` lists every run, `--last N` the N newest")

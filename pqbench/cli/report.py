@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,7 +15,7 @@ from pqbench.cli.common import (
     parse_threshold,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
+from pqbench.errors import ComparisonError, UsageError
 from pqbench.presentation import console
 from pqbench.record.results import Run
 
@@ -26,7 +25,9 @@ if TYPE_CHECKING:
 
 
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
-    """The runs named; with none named, all runs for --by, else the newest run."""
+    """The runs named; with none named, all runs for --by, else what was done last: the
+    newest run, or both sides of the `pqbench ab` session it is a side of."""
+    from pqbench.analysis import pairing
     from pqbench.store import RunFilter
 
     if run_ids:
@@ -34,6 +35,13 @@ def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     found = store.load_runs(RunFilter(newest=None if by else 1))
     if not found:
         raise UsageError(f"no runs stored in {store.location}; `pqbench speed` makes one")
+    session = pairing.ab_session(found[0]) if not by else None
+    other = session.get("other_run") if session else None
+    if isinstance(other, str) and store.has_run(other):
+        both = store.load_runs(RunFilter(ids=(found[0].run_id, other)))
+        console.note(f"reporting the newest `pqbench ab` session: runs {both[0].run_id} and "
+                     f"{both[1].run_id}")
+        return both
     return found
 
 
@@ -41,21 +49,26 @@ def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
 @handles_errors
 def report_command(
     run: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN",
         help="Run ids or unique prefixes (`pqbench runs` lists them). None: the newest run, "
              "or every run with --by.")] = None,
     by: Annotated[str | None, typer.Option(
+        metavar="FIELD",
         help="Compare runs grouped by this field (os_build, label, testbed, a library such "
              "as libraries.system_libcrypto); adds the history chart.")] = None,
     out: Annotated[Path | None, typer.Option(
+        metavar="PATH",
         help="Markdown file to write (charts go beside it), or a directory for report.md. "
-             "Default: reports/<run id or group>/report.md under the current directory.")]
+             "Default: reports/RUN-OR-GROUP/report.md under the current directory.")]
     = None,
     threshold: ThresholdOption = "auto",
     force: Annotated[bool, typer.Option(
-        "--force", help="Replace an existing report (and its charts) at the same place.")
+        "--force", metavar="",
+            help="Replace an existing report (and its charts) at the same place.")
     ] = False,
     cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", help="Compare runs from different testbeds (CPU model, flags, "
+        "--cross-machine", metavar="",
+            help="Compare runs from different testbeds (CPU model, flags, "
                                 "arch) anyway, with a warning.")] = False,
     db: DbOption = None,
 ) -> None:
@@ -78,11 +91,14 @@ def report_command(
                 _write(made[0], report.resolve_out(out, made[1], by, Path.cwd()), force)
                 return
         runs = _runs(store, run, by)
-        comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
+        with console.status(f"comparing {len(runs)} run(s)"):
+            comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
         if by and not comparison:
             values = sorted({name for name, _ in compare.group_runs(runs, by)})
-            console.warning(f"every run has the same --by {by} ({', '.join(values)}); "
-                            "the report has no comparison")
+            console.warning(
+                f"every run has the same --by {by} ({', '.join(values)}); the report has no "
+                "comparison" if values else
+                f"no run has a value for --by {by}; the report has no comparison")
         built = report.build(runs, comparison)
     _write(built, report.resolve_out(out, runs, by, Path.cwd()), force)
 
@@ -90,7 +106,8 @@ def report_command(
 def _write(built: Report, path: Path, force: bool) -> None:
     from pqbench import report
 
-    written = report.write(built, path, overwrite=force)
+    with console.status(f"drawing {len(built.charts)} chart(s) and writing {path}"):
+        written = report.write(built, path, overwrite=force)
     console.note(f"wrote {path} and {len(written) - 1} chart(s) beside it")
 
 
@@ -103,16 +120,18 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     from pqbench import report
     from pqbench.analysis.compare import run_order
     from pqbench.report import fleet, memory, series
-    from pqbench.store import LIGHT_FIELDS, RunFilter
+    from pqbench.store import RunFilter
+    from pqbench.store.selection import select
 
-    headers = store.load_runs(rows_too=False, fingerprints=by not in LIGHT_FIELDS)
+    try:
+        selection = select(store, by)
+    except ComparisonError:  # nothing stored: `_runs` says so, with how to make a run
+        return None
+    headers = selection.headers
     if not fleet.many_groups(headers, by):
         return None
     newest = {run.kind: run.run_id for run in sorted(headers, key=run_order)}
-
-    def whole(ids: Sequence[str]) -> list[Run]:
-        return store.load_runs(RunFilter(ids=tuple(ids)))
-
+    whole = selection.whole
     shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
                    if kind in newest])
     sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes)

@@ -17,6 +17,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Docstrings are wrapped at 90 in the source: markdown mode joins their lines into
+    # paragraphs, so `--help` wraps sentences at the terminal width, not mid-sentence.
+    rich_markup_mode="markdown",
     # Click passes these on to every subcommand's context: `pqbench speed -h` works too.
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -31,7 +34,9 @@ def _print_version(requested: bool) -> None:
 @app.callback()
 def _options(
     version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True,
+        "--version", "-V", callback=_print_version, is_eager=True,
+        metavar="",
         help="Print pqbench's version and exit.")] = False,
 ) -> None:
     """Options that apply before any command (--version)."""
+

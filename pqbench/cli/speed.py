@@ -74,7 +74,8 @@ def speed(
         help="Run N worker processes at once per operation, as `openssl speed -multi`; "
              "rows show the aggregate, JSON also each worker.")] = 1,
     cpu: Annotated[str | None, typer.Option(
-        "--cpu", help="Pin the worker(s) to these CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
+        "--cpu", help="Pin the measurement (with --multi, its workers in turn) to these "
+                      "CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
     elapsed: Annotated[bool, typer.Option(
         "--elapsed", help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
                           "the measuring thread's CPU time).")] = False,

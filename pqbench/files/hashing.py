@@ -45,6 +45,18 @@ class FileHash:
     hash_resident: float | None
     cache_note: str | None = None  # why residency is unknown, or how dropping went
     flags: tuple[str, ...] = ()
+    #: With repeats, every timed pass in order: read, hash, read, hash ... (`read` and
+    #: `hashed` are the first of each); empty for one pass each.
+    reads: tuple[stream.Pass, ...] = ()
+    hashes: tuple[stream.Pass, ...] = ()
+
+    @property
+    def read_passes(self) -> tuple[stream.Pass, ...]:
+        return self.reads or (self.read,)
+
+    @property
+    def hash_passes(self) -> tuple[stream.Pass, ...]:
+        return self.hashes or (self.hashed,)
 
     @property
     def cached(self) -> bool | None:
@@ -55,8 +67,11 @@ class FileHash:
         empty = self.read.nbytes == 0 or self.hashed.nbytes == 0
         return {"path": self.path, "size": self.size, "algorithm": self.algorithm,
                 "library": self.library,
-                "read_bytes_per_sec": None if empty else self.read.bytes_per_sec,
-                "hash_bytes_per_sec": None if empty else self.hashed.bytes_per_sec,
+                "read_bytes_per_sec": None if empty else _mean_rate(self.read_passes),
+                "hash_bytes_per_sec": None if empty else _mean_rate(self.hash_passes),
+                "runs": len(self.hash_passes),
+                "read_spread": None if empty else _spread(self.read_passes),
+                "hash_spread": None if empty else _spread(self.hash_passes),
                 "note": "empty file: no rate (bytes per second over 0 bytes is not defined)"
                 if empty else None,
                 "read_seconds": self.read.elapsed_ns / 1e9,
@@ -84,6 +99,20 @@ class FileFailure:
 
 
 FileOutcome = FileHash | FileFailure
+
+
+def _mean_rate(passes: Sequence[stream.Pass]) -> float:
+    """The mean of the passes' rates (bytes per second), as hyperfine reports a mean."""
+    return sum(p.bytes_per_sec for p in passes) / len(passes)
+
+
+def _spread(passes: Sequence[stream.Pass]) -> float | None:
+    """The passes' rates' sample standard deviation over their mean (None for one pass)."""
+    if len(passes) < 2:
+        return None
+    rates = [p.bytes_per_sec for p in passes]
+    mean = sum(rates) / len(rates)
+    return (sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) ** 0.5 / mean
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
@@ -118,11 +147,14 @@ def _prepare_cache(fd: int, mode: CacheMode) -> tuple[cache.Residency, str | Non
 
 
 def hash_file(path: str, algorithm: str, mode: CacheMode = "cold",
-              overlap: bool = True) -> FileOutcome:
+              overlap: bool = True, runs: int = 1, warmup: int = 0) -> FileOutcome:
     """Measure one file; never raises for a bad file, returns a FileFailure instead.
 
     `overlap` reads on a second thread while hashing; without a spare core it only adds
-    contention, so parallel jobs filling every core hash in turn instead.
+    contention, so parallel jobs filling every core hash in turn instead. `warmup` untimed
+    read and hash passes first, then `runs` timed passes that alternate a plain read and a
+    hash, each after bringing the file to `mode`'s cache state: a read and the hash after it
+    form a pair, which drift on the machine hits alike.
     """
     try:
         fd = inputs.open_regular(path)
@@ -131,25 +163,36 @@ def hash_file(path: str, algorithm: str, mode: CacheMode = "cold",
     try:
         before = _identity(fd)
         as_found = cache.residency(fd)
-        read_state, note = _prepare_cache(fd, mode)
-        read = stream.read_pass(fd)
-        hash_state, _ = _prepare_cache(fd, mode if mode == "cold" else "as-is")
-        hasher = new_hasher(algorithm)
-        hashed = (stream.hash_pass if overlap else stream.hash_pass_in_turn)(fd, hasher)
+        hash_pass = stream.hash_pass if overlap else stream.hash_pass_in_turn
+        for _ in range(warmup):
+            _prepare_cache(fd, mode)
+            stream.read_pass(fd)
+            hash_pass(fd, new_hasher(algorithm))
+        reads, hashes, states = [], [], []
+        for _ in range(runs):
+            read_state, note = _prepare_cache(fd, mode)
+            reads.append(stream.read_pass(fd))
+            hash_state, _ = _prepare_cache(fd, mode if mode == "cold" else "as-is")
+            hasher = new_hasher(algorithm)
+            hashes.append(hash_pass(fd, hasher))
+            states.append((read_state, hash_state))
         after = _identity(fd)
     except OSError as exc:
         return FileFailure(path, algorithm, f"{path}: read failed: {exc.strerror or exc}")
     finally:
         os.close(fd)
+    read_state, hash_state = states[0]
+    changes = {flag: None for r, h in zip(reads, hashes, strict=True)
+               for flag in _changes(before, after, (r, h))}
     return FileHash(
         path=path, size=before[0], algorithm=algorithm, library=LIBRARIES[algorithm].library,
-        digest=hasher.hexdigest(), read=read, hashed=hashed, cache_mode=mode,
+        digest=hasher.hexdigest(), read=reads[0], hashed=hashes[0], cache_mode=mode,
         resident_before=as_found.fraction, read_resident=read_state.fraction,
-        hash_resident=hash_state.fraction, cache_note=note,
-        flags=tuple(_changes(before, after, (read, hashed))))
+        hash_resident=hash_state.fraction, cache_note=note, flags=tuple(changes),
+        reads=tuple(reads) if runs > 1 else (), hashes=tuple(hashes) if runs > 1 else ())
 
 
-def _hash_file_args(args: tuple[str, str, CacheMode, bool]) -> FileOutcome:
+def _hash_file_args(args: tuple[str, str, CacheMode, bool, int, int]) -> FileOutcome:
     return hash_file(*args)
 
 
@@ -159,13 +202,13 @@ def _usable_cpus() -> int:
 
 
 def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
-               jobs: int = 1) -> list[FileOutcome]:
+               jobs: int = 1, runs: int = 1, warmup: int = 0) -> list[FileOutcome]:
     """Measure every path, `jobs` at a time (processes), results in the order given."""
-    return list(iter_hashes(paths, algorithm, mode, jobs))
+    return list(iter_hashes(paths, algorithm, mode, jobs, runs, warmup))
 
 
 def iter_hashes(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
-                jobs: int = 1) -> Iterator[FileOutcome]:
+                jobs: int = 1, runs: int = 1, warmup: int = 0) -> Iterator[FileOutcome]:
     """`hash_files` one outcome at a time, so an interrupted caller keeps those done."""
     if algorithm not in LIBRARIES:
         raise UsageError(f"{algorithm} cannot hash files; choose from {', '.join(LIBRARIES)}")
@@ -175,7 +218,10 @@ def iter_hashes(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
         raise UsageError(f"--cache must be one of {', '.join(CACHE_MODES)}")
     workers = min(jobs, len(paths))
     overlap = workers < _usable_cpus()  # a reader thread needs a core of its own
-    work = [(os.fspath(p), algorithm, mode, overlap or workers == 1) for p in paths]
+    if runs < 1 or warmup < 0:
+        raise UsageError("--runs must be at least 1 and --warmup at least 0")
+    work = [(os.fspath(p), algorithm, mode, overlap or workers == 1, runs, warmup)
+            for p in paths]
     if workers <= 1:
         yield from (_hash_file_args(w) for w in work)
         return

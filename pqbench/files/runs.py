@@ -1,9 +1,9 @@
 """File results as stored runs of kind "files": one Measurement per file and operation.
 
-A file row counts bytes (`unit` "byte"): one round, the file's bytes over the pass's time,
-so its rate is bytes per second. Per-file facts (path, size, digest, cached, flags) go in
-the attributes; the file system and device the files lived on go in the environment,
-under "storage".
+A file row counts bytes (`unit` "byte"): one round per timed pass (`files hash --runs`),
+the file's bytes over the pass's time, so its rate is bytes per second. Per-file facts
+(path, size, digest, cached, flags) go in the attributes; the file system and device the
+files lived on go in the environment, under "storage".
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
+from pqbench.files.stream import Pass
 from pqbench.record.results import Measurement, Problem, Run
 from pqbench.record.runs import new_run
 from pqbench.timing.contract import LoopResult
@@ -24,6 +25,14 @@ def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,
     return Measurement(algorithm=algorithm, implementation=implementation, operation=operation,
                        rounds=(LoopResult(nbytes, max(elapsed_ns, 1)),), unit="byte",
                        attributes=attributes)
+
+
+def _passes_row(algorithm: str, implementation: str, operation: str,
+                passes: Sequence[Pass], attributes: dict[str, Any]) -> Measurement:
+    """A row with one round per timed pass over the file (bytes, nanoseconds)."""
+    return Measurement(algorithm=algorithm, implementation=implementation, operation=operation,
+                       rounds=tuple(LoopResult(p.nbytes, max(p.elapsed_ns, 1)) for p in passes),
+                       unit="byte", attributes=attributes)
 
 
 def stored_path(path: str) -> str:
@@ -51,12 +60,11 @@ def hash_measurements(outcomes: Sequence[FileOutcome]) -> tuple[list[Measurement
             continue
         common = {"path": stored_path(o.path), "size": o.size, "cache_mode": o.cache_mode,
                   "flags": list(o.flags)}
-        measurements.append(_bytes_row("read", "os", "read", o.read.nbytes, o.read.elapsed_ns,
-                                       {**common, "resident": o.read_resident}))
-        measurements.append(_bytes_row(o.algorithm, o.library, "hash", o.hashed.nbytes,
-                                       o.hashed.elapsed_ns,
-                                       {**common, "resident": o.hash_resident,
-                                        "digest": o.digest, "cached": o.cached}))
+        measurements.append(_passes_row("read", "os", "read", o.read_passes,
+                                        {**common, "resident": o.read_resident}))
+        measurements.append(_passes_row(o.algorithm, o.library, "hash", o.hash_passes,
+                                        {**common, "resident": o.hash_resident,
+                                         "digest": o.digest, "cached": o.cached}))
     return measurements, problems
 
 

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from pqbench.algorithms.base import Algorithm
+from pqbench.algorithms.ciphers import size_problem
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Check, Implementation, TimedOperation, VectorCheck
 from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
@@ -221,6 +222,9 @@ class NativeLibcrypto(Implementation):
             return lambda s: native.ssl_digest(evp, size, s)
         if alg.kind == "cipher":
             evp, size = str(alg.param("evp")), block_size or 16384
+            problem = size_problem(alg, size)
+            if problem:
+                raise NotOfferedError(problem)
             return lambda s: native.ssl_cipher(evp, operation, size, s)
         name = _PK_NAMES.get(alg.name, alg.name)
         return lambda s: native.ssl_pk(name, operation, s)

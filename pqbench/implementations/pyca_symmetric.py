@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.algorithms.ciphers import security_attributes
+from pqbench.algorithms.ciphers import security_attributes, size_problem
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Check, PythonOperation, TimedOperation
 
@@ -69,8 +69,10 @@ def _contexts(alg: Algorithm, key: bytes, encrypt: bool) -> list[CipherContext]:
         cipher = Cipher(algorithms.AES(key), modes.CTR(bytes(16)))
     elif mode == "XTS":
         cipher = Cipher(algorithms.AES(key), modes.XTS(bytes(16)))
-    elif mode == "CBC":
+    elif mode == "CBC" and alg.name == "DES-EDE3-CBC":
         cipher = Cipher(TripleDES(key), modes.CBC(bytes(8)))
+    elif mode == "CBC":
+        cipher = Cipher(algorithms.AES(key), modes.CBC(bytes(16)))
     else:
         raise NotOfferedError(f"cryptography has no streaming interface for {alg.name}")
     return [cipher.encryptor() if encrypt else cipher.decryptor()]
@@ -176,10 +178,6 @@ def _update_into(ctxs: list[CipherContext], data: bytes) -> Callable[[], object]
 
 
 def _check_size(alg: Algorithm, size: int) -> None:
-    mode = alg.param("mode")
-    if mode == "XTS" and size < 16:
-        raise NotOfferedError("XTS needs at least 16 bytes per data unit (IEEE 1619)")
-    if mode == "CBC" and size % 8:
-        raise NotOfferedError("3DES-CBC works on whole 8-byte blocks")
-    if mode == "KW" and (size < 16 or size % 8):
-        raise NotOfferedError("RFC 3394 wraps a multiple of 8 bytes, at least 16")
+    problem = size_problem(alg, size)
+    if problem:
+        raise NotOfferedError(problem)

@@ -66,27 +66,55 @@ def causes(row: Row) -> str:
     return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
 
 
+def change(row: Row) -> str:
+    """A row's change in the words users know: "13.8x slower", "1.24x faster", "no change
+    (within ±5 %)"; a row without a verdict says why before its estimate ("too few runs:
+    1.97x faster")."""
+    if row.verdict == "no change":
+        return numbers.no_change(row.threshold)
+    moved = numbers.speed_change(row.ratio)
+    return moved if row.changed else f"{row.verdict}: {moved}"
+
+
+def shared_reason(rows: Sequence[Row]) -> str | None:
+    """The reason of every row, when there are several, none changed, and all give the
+    same one; else None (each row says its own)."""
+    reasons = {row.reason for row in rows}
+    if len(rows) < 2 or len(reasons) != 1 or any(row.changed for row in rows):
+        return None
+    return reasons.pop()
+
+
+def levels(row: Row) -> str:
+    """Before → after in one cell: "60.1 → 4.34 kops/s", "1.65 GB/s → 850 MB/s"."""
+    return numbers.levels(row.before, row.after, row.unit)
+
+
 def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
     """One line per (algorithm, implementation, operation, block size), largest change
     first; `rows` (default all) picks which."""
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
-    # Where room is short the verdict and its evidence (ratio, interval) stay; the levels,
-    # then the test's detail go first (each cause is told in full in the news above).
+    # A reason every row shares ("too few runs": one run a side) is said once, in the title.
+    shared = shared_reason(shown)
+    heading = title(result) + (f". Every row: {shared}" if shared else "")
+    # Where room is short the change in words and the levels it is between stay (80
+    # columns); the interval, the verdict's own column, then the test's detail go first
+    # (each cause is told in full in the news above).
     columns = (Column("algorithm"), Column("implementation", short="impl."),
-               Column("operation"), Column("before", "rate", priority=2, group="levels"),
-               Column("after", "rate", priority=2, group="levels"),
-               Column("after / before", "ratio", short="ratio"),
+               Column("operation"), Column("before → after", align="right"),
+               Column("change", wrap=True),
                Column(f"{numbers.share(ci_level(result))} CI", priority=1),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
-               Column("noise floor", align="right", priority=4), Column("verdict"),
+               Column("noise floor", align="right", priority=4),
+               Column("verdict", priority=2),
                Column("explanation", priority=3, wrap=True),
                *((Column("s", "number", priority=5),) if timed else ()))
-    return Table(title(result), columns, tuple(
+    return Table(heading, columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
-         Cell(row.before, unit=row.unit), Cell(row.after, unit=row.unit), row.ratio,
-         numbers.interval(row.ci_low, row.ci_high), row.p_value, units(row), floor(row),
-         Cell(row.verdict, strong=row.changed), causes(row),
+         levels(row), Cell(change(row), strong=row.changed),
+         numbers.change_interval(row.ci_low, row.ci_high), row.p_value, units(row),
+         floor(row), Cell(row.verdict, strong=row.changed), None if shared else causes(row),
          *((row.seconds,) if timed else ()))
         for row in shown), tuple(row.verdict for row in shown))
 
@@ -151,7 +179,7 @@ def history_table(series: Series) -> Table:
         step = steps.get(i)
         rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
                      level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
-                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.ratio(step.ratio)}"
+                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.speed_change(step.ratio)}"
                      if step else "", "; ".join(p.notes)))
         tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
     return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "
@@ -190,3 +218,40 @@ def markdown(results: Sequence[RunComparison]) -> str:
         if result.differences:
             blocks.append(md.render(differences_table(result)[0]))
     return "\n\n".join(blocks) + "\n"
+
+
+#: `compare --csv`: one line per row of every comparison, raw values.
+COMPARE_CSV = ("before_name", "after_name", "algorithm", "implementation", "operation",
+               "block_size", "unit", "before", "after", "ratio", "ci_low", "ci_high",
+               "ci_level", "p_value", "verdict", "reason", "n_before", "n_after",
+               "runs_before", "runs_after", "noise_floor", "threshold", "design", "pairs",
+               "causes")
+
+
+def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
+    """The rows of `COMPARE_CSV`; causes as "topic (strength)" joined by "; "."""
+    found = []
+    for result in results:
+        for row in result.rows:
+            fields = row.as_dict()
+            fields["causes"] = "; ".join(f"{t} ({s})" for t, s in cause_topics(row))
+            fields.update(before_name=result.before_name, after_name=result.after_name)
+            found.append(tuple(fields[name] for name in COMPARE_CSV))
+    return found
+
+
+#: `history --csv`: one line per point of every series.
+HISTORY_CSV = ("algorithm", "implementation", "operation", "block_size", "unit", "build",
+               "started_at", "runs", "level", "ci_low", "ci_high", "step_ratio", "notes")
+
+
+def history_csv_rows(series: Sequence[Series]) -> list[tuple[Any, ...]]:
+    """The rows of `HISTORY_CSV`; `step_ratio` where a step starts (its first build)."""
+    found = []
+    for one in series:
+        steps = {s.index: s.ratio for s in one.steps}
+        for i, p in enumerate(one.points):
+            found.append((one.algorithm, one.implementation, one.operation, one.block_size,
+                          one.unit, p.build, p.started_at, len(p.runs), p.median, p.ci_low,
+                          p.ci_high, steps.get(i), "; ".join(p.notes)))
+    return found

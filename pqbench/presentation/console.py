@@ -25,10 +25,12 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column as RichColumn
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -221,7 +223,13 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
     if not enabled or not console.is_terminal:
         yield lambda _description: None
         return
-    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(bar_width=20),
+    # The description gives way (cut with "…") before the counts and times: at 80 columns
+    # a long row title cut the elapsed time to "0:00:…".
+    fixed = 20 + 2 * len(str(total)) + 1 + 7 + 3 + 7 + 5 * 2
+    bar = Progress(TextColumn("{task.description}", markup=False, table_column=RichColumn(
+                       no_wrap=True, overflow="ellipsis",
+                       max_width=max(10, console.width - fixed))),
+                   BarColumn(bar_width=20),
                    MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn(), console=console, transient=True)
     with bar:
@@ -236,6 +244,37 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
 
         yield advance
         bar.advance(task)
+
+
+@contextmanager
+def session_status(first: str, budget_seconds: float, console: Console | None = None
+                   ) -> Iterator[Callable[[str], None]]:
+    """A spinner line on stderr (a terminal only) for a session with a time budget, as
+    `pqbench ab`: what runs, how many rows have started, the time spent (live) against
+    the budget, and the time left of it; yields `show(text)`, called as each step starts
+    (the first call, the workers starting, is not a row)."""
+    console = console or stderr
+    if not console.is_terminal:
+        yield lambda _text: None
+        return
+    budget = max(budget_seconds, 0.0)
+    fixed = 48
+    line = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
+                                                table_column=RichColumn(
+                                                    no_wrap=True, overflow="ellipsis",
+                                                    max_width=max(10, console.width - fixed))),
+                    TextColumn("{task.fields[rows]}"), TimeElapsedColumn(),
+                    TextColumn(f"of ~{numbers.duration_us(budget * 1e6)} budget"),
+                    console=console, transient=True)
+    with line:
+        task = line.add_task(first, total=None, rows="")
+        count = [0]
+
+        def show(text: str) -> None:
+            count[0] += 1
+            line.update(task, description=clean(text), rows=f"row {count[0]}")
+
+        yield show
 
 
 @contextmanager

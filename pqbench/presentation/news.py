@@ -13,7 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.analysis.news import Availability, CauseGroup, Highlight, News, Reason, RowKey
+from pqbench.analysis import explain
+from pqbench.analysis.news import (
+    NO_REASON,
+    Availability,
+    CauseGroup,
+    Highlight,
+    News,
+    Reason,
+    RowKey,
+)
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.presentation.runs import operation
@@ -25,14 +34,16 @@ ROWS_NAMED = 4
 
 @dataclass(frozen=True)
 class Formats:
-    """How the caller prints a rate (value, "ops/s" or "bytes/s") and a ratio."""
+    """How the caller prints a rate (value, "ops/s" or "bytes/s"), a ratio of two rates
+    ("0.5x" of a peer) and a change of speed ("2.00x slower")."""
 
     rate: Callable[[float, str], str]
     ratio: Callable[[float], str]
+    change: Callable[[float], str] = numbers.speed_change
 
 
 #: The one formatter's rates and ratios, as every table shows them.
-FORMATS = Formats(rate=numbers.rate, ratio=numbers.ratio)
+FORMATS = Formats(rate=numbers.rate, ratio=numbers.ratio, change=numbers.speed_change)
 
 
 @dataclass(frozen=True)
@@ -64,11 +75,10 @@ def items(news: News, formats: Formats = FORMATS) -> list[Item]:
     found = [Item("builds", _builds(news))]
     if news.appeared:
         found.append(Item(f"appeared on {news.after_name}",
-                          tuple(_one_sided(a, news.before_name, formats) for a in news.appeared)))
+                          _one_sided_lines(news.appeared, news.before_name, formats)))
     if news.disappeared:
         found.append(Item(f"gone on {news.after_name}",
-                          tuple(_one_sided(a, news.after_name, formats)
-                                for a in news.disappeared)))
+                          _one_sided_lines(news.disappeared, news.after_name, formats)))
     if news.failed:
         names = {"before": news.before_name, "after": news.after_name}
         found.append(Item("failed its checks", tuple(
@@ -82,7 +92,7 @@ def items(news: News, formats: Formats = FORMATS) -> list[Item]:
 
 
 def _builds(news: News) -> tuple[str, ...]:
-    lines = [f"{c.topic}: {value(c.before)} → {value(c.after)}"
+    lines = [f"{c.topic}: {_told(c.field, c.before)} → {_told(c.field, c.after)}"
              + (f" ({c.note})" if c.note else "") for c in news.builds]
     if not lines:
         lines.append("the fingerprints do not differ (apart from labels)")
@@ -92,6 +102,33 @@ def _builds(news: News) -> tuple[str, ...]:
         lines.append(f"{news.other_fields} minor field(s) differ too (paths, other "
                      "packages): see the differences")
     return tuple(lines)
+
+
+def _told(field: str, found: Any) -> str:
+    """A build's value; an OpenSSL capability knob in words ("AES-NI hidden")."""
+    if field.startswith("knobs.") and isinstance(found, str):
+        return explain.knob_text(field.removeprefix("knobs."), found) or "none"
+    return value(found)
+
+
+#: Rows measured on one side only without a reason, named before the rest are counted.
+UNASKED_NAMED = 6
+
+
+def _one_sided_lines(entries: Sequence[Availability], other_side: str, formats: Formats
+                     ) -> tuple[str, ...]:
+    """Rows the other side gave a reason for, one line each; rows it simply did not
+    measure (a subset compared with a full run: nobody asked for them) in one line."""
+    told = [_one_sided(e, other_side, formats) for e in entries if e.reason != NO_REASON]
+    unasked = [e for e in entries if e.reason == NO_REASON]
+    if unasked:
+        names = list(dict.fromkeys(e.algorithm for e in unasked))
+        more = len(names) - UNASKED_NAMED
+        listed = ", ".join(names[:UNASKED_NAMED]) + (f" and {more} more" if more > 0 else "")
+        rows = sum(len(e.rows) for e in unasked)
+        told.append(f"{rows} row(s) of {listed}: not measured on {other_side}, which stored "
+                    "no reason (not asked for there)")
+    return tuple(told)
 
 
 def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
@@ -123,8 +160,9 @@ def _changes(news: News, formats: Formats) -> tuple[str, ...]:
 def _highlight(h: Highlight, formats: Formats) -> str:
     causes = ", ".join(f"{topic} ({strength})" for topic, strength in h.causes) \
         or "no fingerprint difference explains it"
-    return (f"{h.verdict}: {row_name(h.key)} {formats.ratio(h.ratio)} "
-            f"({formats.rate(h.before, h.unit)} → {formats.rate(h.after, h.unit)}); "
+    row = h.row
+    return (f"{row.verdict}: {row_name(row.key)} {formats.change(row.ratio)} "
+            f"({formats.rate(row.before, row.unit)} → {formats.rate(row.after, row.unit)}); "
             f"causes: {causes}")
 
 
@@ -157,7 +195,8 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
     headline, told after the two sides' names) and the points under it (what appeared or
     went, how many rows moved, the largest change with its causes, failures)."""
     shown = [c for c in news.builds if c.topic != "host"]
-    builds = "; ".join(f"{c.topic} {value(c.before)} → {value(c.after)}" for c in shown)
+    builds = "; ".join(f"{c.topic} {_told(c.field, c.before)} → {_told(c.field, c.after)}"
+                       for c in shown)
     if news.unchanged:
         builds += f"{'; ' if builds else ''}the same {', '.join(news.unchanged)}"
     headline = builds or "the same fingerprint"
@@ -178,7 +217,8 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
         if news.changes:
             top = news.changes[0]
             causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
-            point += f"; the largest: {row_name(top.key)} {formats.ratio(top.ratio)} ({causes})"
+            point += (f"; the largest: {row_name(top.key)} {formats.change(top.row.ratio)} "
+                      f"({causes})")
         points.append(point)
     if news.failed:
         points.append(f"{len(news.failed)} implementation(s) failed their checks")

@@ -75,6 +75,16 @@ def rate(value: float | None, unit: str) -> str:
     return byte_rate(value) if unit == "bytes/s" else si(value, unit)
 
 
+def levels(before: float | None, after: float | None, unit: str) -> str:
+    """Two rates of one row, the unit said once where both share it: "60.1 → 4.34
+    kops/s", "1.65 → 3.25 GB/s"; "850 MB/s → 1.65 GB/s" where the prefixes differ."""
+    first, second = rate(before, unit), rate(after, unit)
+    head, _, shared = first.partition(" ")
+    if shared and second.endswith(" " + shared):
+        return f"{head} → {second}"
+    return f"{first} → {second}"
+
+
 def duration_us(value: float | None) -> str:
     """Microseconds, in ms or s where that reads better: "12.3 µs", "1.52 ms"."""
     if not finite(value):
@@ -115,6 +125,36 @@ def size(n: float | None) -> str:
 def ratio(value: float | None) -> str:
     """A ratio of two speeds or sizes: "2.41x", "0.873x", "1x"."""
     return MISSING if not finite(value) else f"{number(value, trim=True)}x"
+
+
+def speed_change(value: float | None) -> str:
+    """A speed ratio (after / before) in the words pyperf and hyperfine print: 2.0 ->
+    "2.00x faster", 0.0725 -> "13.8x slower" (the inverse, never "0.0725x"), and "same
+    speed" where three significant digits cannot tell the two apart."""
+    if not finite(value) or value is None or value <= 0:
+        return MISSING
+    factor = number(value if value >= 1 else 1 / value)
+    if factor == "1.00":
+        return "same speed"
+    return f"{factor}x {'faster' if value > 1 else 'slower'}"
+
+
+def change_interval(low: float | None, high: float | None) -> str:
+    """A confidence interval of a speed ratio in the words of `speed_change`: "1.91–2.04x
+    faster", "13.4–14.4x slower"; an interval that straddles 1 as the two ends
+    ("0.962x slower to 1.05x faster" reads worse than "1.04x slower – 1.05x faster")."""
+    if not (finite(low) and finite(high)) or low is None or high is None or low <= 0:
+        return MISSING
+    if low >= 1:
+        return f"{number(low)}–{number(high)}x faster"
+    if high <= 1:
+        return f"{number(1 / high)}–{number(1 / low)}x slower"
+    return f"{speed_change(low)} – {speed_change(high)}"
+
+
+def no_change(band: float | None) -> str:
+    """The verdict "no change" with its band: "no change (within ±5 %)"."""
+    return "no change" if not finite(band) else f"no change (within ±{share(band)})"
 
 
 def interval(low: float | None, high: float | None) -> str:

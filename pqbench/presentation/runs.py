@@ -200,17 +200,43 @@ def tls_table(run: Run) -> Table:
                   Column("RTT (segs)", align="right", priority=4)), tuple(rows))
 
 
-def runs_table(listed: Sequence[Any], location: str) -> Table:
-    """`pqbench runs`: one line per stored run (`store.RunInfo`), oldest first. The run id
-    (which users copy) always shows whole; its start is in it, so the start column goes
-    first where room is short."""
-    return Table(f"runs in {location}",
+#: `pqbench runs --csv`: one line per stored run, oldest first.
+RUNS_CSV = ("run_id", "kind", "started_at", "status", "label", "os_build", "hostname",
+            "rows", "algorithms")
+
+
+def runs_csv_row(info: Any, algorithms: Sequence[str]) -> tuple[Any, ...]:
+    return (info.run_id, info.kind, info.started_at, info.status, info.label, info.os_build,
+            info.hostname, info.measurements, list(algorithms))
+
+
+def runs_table(listed: Sequence[Any], location: str,
+               algorithms: dict[str, list[str]] | None = None, older: int = 0) -> Table:
+    """`pqbench runs`: one line per stored run (`store.RunInfo`) in the order given (the
+    newest first), with its label and the algorithms it measured, so that two runs of one
+    kind can be told apart; `older` runs are not listed. The run id (which users copy)
+    always shows whole; its start is in it, so the start column goes first where room is
+    short."""
+    algorithms = algorithms or {}
+    title = f"runs in {location}" + (f", newest {len(listed)} ({older} older)" if older
+                                     else "")
+    return Table(title,
                  (Column("run id"), Column("kind", priority=2),
                   Column("started (UTC)", priority=4), Column("status", priority=3),
-                  Column("label", wrap=True), Column("OS build", priority=1),
+                  Column("label", wrap=True), Column("algorithms", wrap=True, priority=1),
+                  Column("OS build", priority=1),
                   Column("host", priority=4), Column("rows", "count", priority=2)),
                  tuple((r.run_id, r.kind, utc_time(r.started_at), r.status, r.label,
-                        r.os_build, r.hostname, r.measurements) for r in listed))
+                        _names(algorithms.get(r.run_id, [])), r.os_build, r.hostname,
+                        r.measurements) for r in listed))
+
+
+def _names(algorithms: Sequence[str], shown: int = 4) -> str | None:
+    """"X25519, ML-KEM-768", "SHA-256, ... (9 more)"."""
+    if not algorithms:
+        return None
+    more = len(algorithms) - shown
+    return ", ".join(algorithms[:shown]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def utc_time(stamp: str) -> str:

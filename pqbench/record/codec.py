@@ -215,15 +215,24 @@ def _is_collection(annotation: Any) -> bool:
 
 
 def run_csv(run: Run) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=csv_columns(), extrasaction="ignore",
-                            lineterminator="\n")
-    writer.writeheader()
+    """One tidy table per run (a run has one kind): the key, the summary and the sizes of
+    `csv_columns` always, the typed attributes only where some row of this run fills them,
+    so a speed run carries no TLS, memory or file columns."""
+    rows = []
     for m in run.measurements:
         row = result_row(m)
         row.update(row.pop("sizes"))
         row["run_id"] = run.run_id
-        writer.writerow(row)
+        rows.append(row)
+    every = csv_columns()
+    core = every.index(CSV_SIZES[-1]) + 1
+    columns = [*every[:core], *(name for name in every[core:]
+                                if any(row.get(name) not in (None, "") for row in rows))]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
     return out.getvalue()
 
 

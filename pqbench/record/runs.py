@@ -124,7 +124,8 @@ def check_field(runs: Iterable[Run], name: str) -> None:
     listing the fields there are and the closest ones. A group of fields (`libraries`)
     passes here and is refused by `field_value`, which names its members."""
     runs = list(runs)
-    if name in RUN_FIELDS or any(run.environment.has(name) for run in runs):
+    # No runs (a report's part for a kind nobody measured) record nothing to refuse.
+    if not runs or name in RUN_FIELDS or any(run.environment.has(name) for run in runs):
         return
     known = known_fields(runs)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
@@ -133,3 +134,41 @@ def check_field(runs: Iterable[Run], name: str) -> None:
     raise UsageError(f"unknown --by field {name!r}.{hint} Known fields: "
                      f"{', '.join(listed)}; or a deeper dotted path into the fingerprint "
                      "(`pqbench env --json` shows it)")
+
+
+def ab_side(run: Run) -> str | None:
+    """"a" or "b" for a side of a `pqbench ab` session (its settings["ab"]), else None."""
+    info = run.settings.get("ab") if isinstance(run.settings, Mapping) else None
+    if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
+            and info.get("side") in ("a", "b"):
+        return str(info["side"])
+    return None
+
+
+def run_order(run: Run) -> tuple[str, str, str]:
+    """Oldest first; the two sides of an `ab` session (started together) A before B."""
+    return (run.started_at, ab_side(run) or "", run.run_id)
+
+
+def group_runs(runs: Iterable[Run], by: str, *, missing: bool = False
+               ) -> list[tuple[str, list[Run]]]:
+    """Runs grouped by a fingerprint field, groups ordered by their earliest run.
+
+    Runs without a value for the field are left out: unlabelled runs are not one
+    configuration, and comparing them as one would report their mix as a change. With
+    `missing` they form a group named "(none)". A field no run records is a UsageError
+    naming the known ones (`record.runs.check_field`).
+    """
+    runs = sorted(runs, key=run_order)
+    check_field(runs, by)
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        value = field_value(run, by)
+        if value is not None or missing:
+            groups.setdefault(NO_VALUE if value is None else value, []).append(run)
+    return list(groups.items())
+
+
+def without_value(runs: Iterable[Run], by: str) -> list[Run]:
+    """The runs `group_runs` leaves out by default: those without a value for `by`."""
+    return [run for run in runs if field_value(run, by) is None]

@@ -52,7 +52,17 @@ def _title(runs: Sequence[Run], fleet: tuple[int, str] | None = None) -> str:
     if len(runs) == 1:
         run = runs[0]
         return f"pqbench report: {run.label or run.run_id}"
+    if _one_session(runs):
+        a, b = ordered(runs)
+        return f"pqbench report: {a.label or a.run_id} → {b.label or b.run_id}"
     return f"pqbench report: {len(runs)} runs"
+
+
+def _one_session(runs: Sequence[Run]) -> bool:
+    """Whether `runs` are exactly the two sides of one `pqbench ab` session."""
+    from pqbench.analysis import pairing
+
+    return len(runs) == 2 and pairing.session_pairs(*([r] for r in ordered(runs))) is not None
 
 
 def _introduction(runs: Sequence[Run], shown: Sequence[Run],
@@ -69,6 +79,14 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
                 f"{md.text(runs[0].started_at)} UTC.")
     ids = ", ".join(md.inline_code(r.run_id) for r in shown)
+    if _one_session(runs):
+        a, b = ordered(runs)
+        return (f"The two sides of one `pqbench ab` session on {machine}: A "
+                f"({md.text(a.label or a.run_id)}, run {md.inline_code(a.run_id)}) against B "
+                f"({md.text(b.label or b.run_id)}, run {md.inline_code(b.run_id)}), measured "
+                "in alternation and compared pair by pair; the comparison below gives each "
+                "row's verdict. The result tables are from run "
+                f"{ids}.")
     return (f"{len(runs)} runs, the newest on {machine}. The result tables are from run "
             f"{ids}; the comparison covers all of them.")
 
@@ -90,7 +108,10 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     tls_rows = list(tls_run.measurements) if tls_run else []
     speed_rows = list(speed_run.measurements) if speed_run else []
     cycles = ratios.cycles_of(speed_run) if speed_run else 0
+    # A session's report is its comparison: told first, the tables of side B after it.
+    session = _one_session(runs)
     sections: list[Section | None] = [
+        *(comparison if session else ()),
         publickey.headline(speed_rows, "", cycles),
         publickey.ratios_section(speed_run),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles),
@@ -98,7 +119,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
         bulk.symmetric(speed_rows, ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
-        *comparison,
+        *(() if session else comparison),
         series.section(runs),
         context.environment(runs),
         context.not_measured(runs),

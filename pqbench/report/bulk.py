@@ -50,10 +50,13 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBar
         chunks = [names[i:i + len(LINE_COLOURS)] for i in range(0, len(names), len(LINE_COLOURS))]
         for number, chunk in enumerate(chunks, 1):
             grouped: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            spans: dict[tuple[float, str, str], tuple[float, float] | None] = {}
             for m in mine:
                 if m.algorithm in chunk and m.operation == _charted_operation(mine, m.algorithm):
                     grouped.setdefault((m.algorithm, m.implementation), []).append(
                         (float(m.block_size or 0), m.bytes_per_sec or 0.0))
+                    spans[(float(m.block_size or 0), m.algorithm, m.implementation)] = \
+                        _byte_interval(m)
             part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
             filename = f"{prefix}{kind}-throughput-{number}.png"
             sizes = {x for points in grouped.values() for x, _ in points}
@@ -63,10 +66,21 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBar
                 continue
             series = tuple((alg, impl, tuple(sorted(points)))
                            for (alg, impl), points in sorted(grouped.items()))
-            charts.append(Lines(filename, f"{title} throughput by block size{part}",
+            errors = tuple(tuple(spans.get((x, alg, impl)) for x, _ in points)
+                           for alg, impl, points in series)
+            charts.append(Lines(filename, f"{title} throughput by block size{part} "
+                                          "(bars: the median's interval)",
                                 "bytes per operation (log scale)", "throughput (log scale)",
-                                series, "B/s"))
+                                series, "B/s", errors=errors))
     return charts
+
+
+def _byte_interval(m: Measurement) -> tuple[float, float] | None:
+    """The interval of a bulk row's median rate, in bytes per second."""
+    if len(m.samples) < 2 or not m.block_size:
+        return None
+    s = m.summary
+    return (s.ci_low * m.block_size, s.ci_high * m.block_size)
 
 
 def _bars(filename: str, title: str, grouped: dict[tuple[str, str], list[tuple[float, float]]]

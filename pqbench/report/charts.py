@@ -90,6 +90,9 @@ class Lines:
     series: tuple[tuple[str, str, tuple[tuple[float, float], ...]], ...]
     #: The unit the y tick labels carry ("B/s").
     yunit: str = ""
+    #: Per series (in `series`' order), per point, its interval (low, high), drawn as an
+    #: error bar; empty, or None for a point, where there is none.
+    errors: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,14 +258,20 @@ def _lines(chart: Lines) -> Figure:
     figure = Figure(figsize=(9, 5.2), layout="constrained")
     ax = figure.add_subplot()
     markers = "osD^v<>ph*"
-    for name, impl, points in chart.series:
+    for number, (name, impl, points) in enumerate(chart.series):
         i = names.index(name)
         _, _, style = implementation_style(impl, impls.index(impl))
         xs = [x for x, _ in points]
         ys = [y for _, y in points]
+        colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         ax.plot(xs, ys, linestyle=style, marker=markers[i % len(markers)], markersize=4,
-                linewidth=1.4, color=LINE_COLOURS[i % len(LINE_COLOURS)],
-                label=f"{name} ({impl})")
+                linewidth=1.4, color=colour, label=f"{name} ({impl})")
+        errors = chart.errors[number] if number < len(chart.errors) else ()
+        for (x, y), interval in zip(points, errors, strict=False):
+            if interval is not None:
+                ax.errorbar([x], [y], yerr=[[max(y - interval[0], 0.0)],
+                                            [max(interval[1] - y, 0.0)]],
+                            fmt="none", ecolor=colour, elinewidth=0.8, capsize=2)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     xs_all = sorted({x for _, _, points in chart.series for x, _ in points})

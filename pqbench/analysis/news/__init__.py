@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pqbench.analysis import explain, pairing, verdict
 from pqbench.analysis.news.record import (
@@ -26,13 +26,10 @@ from pqbench.analysis.news.record import (
     News,
     OneSided,
     Reason,
-    RowKey,
 )
 from pqbench.analysis.news.topics import KEY_TOPICS, TOPICS, preference, representative, topic_of
+from pqbench.analysis.rows import Row, RowComparison, RowKey
 from pqbench.record.results import Measurement, Run
-
-if TYPE_CHECKING:
-    from pqbench.analysis.compare import Row, RunComparison
 
 __all__ = ["Availability", "CauseGroup", "Change", "Failure", "Highlight", "News", "OneSided",
            "Reason", "RowKey", "cause_topics", "summarize"]
@@ -47,26 +44,27 @@ FAILED_KINDS = ("failed verification", "error")
 NO_REASON = "no row there, and no reason stored (not asked for)"
 
 
-def summarize(result: RunComparison, before: Sequence[Run], after: Sequence[Run]) -> News:
-    """The news of one comparison: `result` and the two groups of runs it was made from."""
-    builds, other = build_changes(result.differences)
-    changed = [row for row in result.rows if row.changed]
-    rows_after = {r.key: r.after for r in result.rows}
-    rows_before = {r.key: r.before for r in result.rows}
+def summarize(sides: RowComparison, before: Sequence[Run], after: Sequence[Run]) -> News:
+    """The news of one comparison: its rows and sides (`sides`), and the two groups of runs
+    they were made from."""
+    builds, other = build_changes(sides.differences)
+    changed = [row for row in sides.rows if row.changed]
+    rows_after = {r.key: r.after for r in sides.rows}
+    rows_before = {r.key: r.before for r in sides.rows}
     return News(
-        before_name=result.before_name, after_name=result.after_name,
+        before_name=sides.before_name, after_name=sides.after_name,
         builds=builds, unchanged=unchanged_topics(builds, before, after), other_fields=other,
-        appeared=availability(result.only_after, after, before, rows_after, result.paired),
-        disappeared=availability(result.only_before, before, after, rows_before,
-                                 result.paired),
+        appeared=availability(sides.only_after, after, before, rows_after, sides.paired),
+        disappeared=availability(sides.only_before, before, after, rows_before,
+                                 sides.paired),
         failed=failures(before, after),
         changes=tuple(highlight(row) for row in changed[:HIGHLIGHTS]),
         more_changes=max(0, len(changed) - HIGHLIGHTS),
         causes=cause_groups(changed, builds),
         unexplained=tuple(row.key for row in changed if not row.causes),
         verdicts=tuple((v, n) for v in verdict.VERDICTS
-                       if (n := sum(1 for r in result.rows if r.verdict == v))),
-        paired=result.paired,
+                       if (n := sum(1 for r in sides.rows if r.verdict == v))),
+        paired=sides.paired,
     )
 
 
@@ -245,8 +243,7 @@ def _told(causes: Iterable[explain.Cause]) -> dict[tuple[str, str], explain.Caus
 
 
 def highlight(row: Row) -> Highlight:
-    return Highlight(row.key, row.unit, row.before, row.after, row.ratio, row.ci_low,
-                     row.ci_high, row.verdict, cause_topics(row))
+    return Highlight(row, cause_topics(row))
 
 
 def cause_groups(changed: Sequence[Row], builds: Sequence[Change]) -> tuple[CauseGroup, ...]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.analysis import verdict
+from pqbench.analysis.rows import Row, RowKey
+from pqbench.analysis.verdict import finite
 
-RowKey = tuple[str, str, str, int | None]
+__all__ = ["Availability", "CauseGroup", "Change", "Failure", "Highlight", "News", "OneSided",
+           "Reason", "RowKey"]
 
 
 @dataclass(frozen=True)
@@ -80,25 +82,23 @@ class Failure:
 
 @dataclass(frozen=True)
 class Highlight:
-    """A row judged faster or slower, with the topics of its causes, strongest first."""
+    """A row judged faster or slower (the compared Row itself, not a copy of its figures),
+    with the topics of its causes, strongest first."""
 
-    key: RowKey
-    unit: str
-    before: float
-    after: float
-    ratio: float
-    ci_low: float
-    ci_high: float
-    verdict: str
+    row: Row
     causes: tuple[tuple[str, str], ...]  # (topic, strength)
 
+    @property
+    def key(self) -> RowKey:
+        return self.row.key
+
     def as_dict(self) -> dict[str, Any]:
-        algorithm, implementation, operation, block_size = self.key
-        return {"algorithm": algorithm, "implementation": implementation,
-                "operation": operation, "block_size": block_size, "unit": self.unit,
-                "before": self.before, "after": self.after, "ratio": self.ratio,
-                "ci_low": verdict.finite(self.ci_low), "ci_high": verdict.finite(self.ci_high),
-                "verdict": self.verdict,
+        row = self.row
+        return {"algorithm": row.algorithm, "implementation": row.implementation,
+                "operation": row.operation, "block_size": row.block_size, "unit": row.unit,
+                "before": row.before, "after": row.after, "ratio": row.ratio,
+                "ci_low": finite(row.ci_low), "ci_high": finite(row.ci_high),
+                "verdict": row.verdict,
                 "causes": [{"topic": t, "strength": s} for t, s in self.causes]}
 
 

@@ -8,30 +8,27 @@ both ways are timed on cached builds; then the two ways alternate, `--repeat` ti
 so a shared machine's phases hit both. Each attempt reports its sessions, its seconds of
 wall time, its change points, and whether the two ways found the same ones.
 
+Named bisect_series.py, not bisect.py: a script's directory comes first on sys.path, and a
+bisect.py there would shadow the standard library's `bisect` for every script beside it.
+
 A benchmark script, not a test (it asserts no timing):
 
-    python benchmarks/bisect.py [--repeat 2] [--series SPEC ...] [--max-seconds 60]
+    python benchmarks/bisect_series.py [--repeat 2] [--series SPEC ...] [--max-seconds 60]
         [--json]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
-
-# Run as a script, this file's directory comes first on sys.path, where its name would
-# shadow the standard library's `bisect` (which `random`, and so `tempfile`, imports).
-sys.path[:] = [p for p in sys.path
-               if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
 RELEASES = ("39.0.2", "40.0.2", "41.0.7", "42.0.8", "43.0.3", "44.0.3", "45.0.7", "46.0.7",
             "47.0.0", "48.0.1", "49.0.0", "50.0.2")

@@ -1,0 +1,58 @@
+"""`pqbench list`: what can be measured, and the names it answers to."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pqbench.cli.common import JsonOption, handles_errors, print_json
+from pqbench.cli.root import app
+from pqbench.presentation import console
+from pqbench.presentation.tables import Column, Table
+
+
+@app.command("list")
+@handles_errors
+def list_command(
+    kind: Annotated[str | None, typer.Argument(
+        metavar="KIND",
+        help="Only this kind: kem, signature, key-agreement, rsa, cipher or hash.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List the algorithms `speed` and `ab` measure: kind, operations, the implementations
+    that offer them here, and every spelling they answer to (openssl speed's among them:
+    rsa2048, ecdhx25519, aes-256-cbc, sha256)."""
+    from pqbench.algorithms import all_algorithms
+    from pqbench.errors import UsageError
+    from pqbench.implementations import all_implementations
+
+    algorithms = [a for a in all_algorithms() if kind is None or a.kind == kind]
+    if not algorithms:
+        kinds = sorted({a.kind for a in all_algorithms()})
+        raise UsageError(f"unknown kind {kind!r}; choose from {', '.join(kinds)}")
+    usable = [impl for impl in all_implementations() if impl.unavailable_reason() is None]
+    listed = []
+    for alg in algorithms:
+        offered = [impl.name for impl in usable if impl.in_scope(alg)
+                   and any(impl.offers(alg, op) is None for op in alg.operations)]
+        listed.append({"algorithm": alg.name, "kind": alg.kind,
+                       "operations": list(alg.operations),
+                       "on_request": list(alg.optional_operations),
+                       "implementations": offered, "spellings": list(alg.aliases)})
+    if json_output:
+        print_json({"algorithms": listed})
+        return
+    table = Table("algorithms (any other liboqs KEM or signature: by its liboqs name)",
+                  (Column("algorithm"), Column("kind", priority=2),
+                   Column("operations", wrap=True), Column("implementations", wrap=True,
+                                                           priority=1),
+                   Column("also spelled", wrap=True)),
+                  tuple((a["algorithm"], a["kind"],
+                         " ".join([*a["operations"], *(f"({op})" for op in a["on_request"])]),
+                         ", ".join(a["implementations"]) or None,
+                         ", ".join(a["spellings"]) or None) for a in listed))
+    console.print_table(table)
+    unusable = [impl.name for impl in all_implementations() if impl not in usable]
+    if unusable:
+        console.note(f"not usable here: {', '.join(unusable)} (`pqbench env` says why)")
