@@ -280,3 +280,29 @@ def test_a_ratio_followed_across_runs_takes_each_run_as_one_unit() -> None:
     assert found.change == "rose" and found.outcome.units_before == 5
     (same,) = ratios.across(before, before)
     assert same.change != "rose" and same.change != "fell"
+
+
+def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -> None:
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        done = _speed("aes-128-ctr", "aes-256-ctr", "-i", "libcrypto", "-o", "encrypt",
+                      "--bytes", "4096", "--seconds", "0.05", "--rounds", "10", "--db", db)
+        assert done.returncode == 0, done.stderr
+    found = CliRunner().invoke(app, ["compare", "--json", "--db", db])
+    assert found.exit_code == 0, found.stderr
+    (followed,) = json.loads(found.stdout)["ratios"]
+    assert followed["name"] == ("AES-256-CTR [libcrypto] against AES-128-CTR [libcrypto], per "
+                                "byte (encrypt @4096B)")
+    # One run a side: the levels are those runs' own estimates, and no verdict can be had.
+    stored = [json.loads(CliRunner().invoke(app, ["ratios", run, "--json", "--db", db]).stdout)
+              for run in _run_ids(db)]
+    assert followed["before"] == pytest.approx(stored[0]["ratios"][0]["estimate"])
+    assert followed["after"] == pytest.approx(stored[1]["ratios"][0]["estimate"])
+    assert followed["verdict"] == "too few runs"
+    text = CliRunner().invoke(app, ["compare", "--db", db])
+    assert "paired cost ratios, each run's estimate one unit:" in text.stdout
+
+
+def _run_ids(db: str) -> list[str]:
+    listed = json.loads(CliRunner().invoke(app, ["runs", "--json", "--all", "--db", db]).stdout)
+    return sorted(r["run_id"] for r in listed["runs"])

@@ -371,8 +371,11 @@ def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) ->
     lines = [line for line in drawn.splitlines() if "budget" in line]
     assert lines, drawn
     assert max(len(line.rstrip()) for line in lines) <= columns
-    assert any(re.search(r"row [12] +\d:\d\d:\d\d of ~3\.00 s budget", line)
+    # The row of how many (X25519's keygen and derive), and the pairs taken of it so far.
+    assert any(re.search(r"row [12] of 2 +\d:\d\d:\d\d of ~3\.00 s budget", line)
                for line in lines), lines
+    assert any(re.search(r"row [12] of 2, \d+ pairs? +\d:\d\d:\d\d of ~3\.00 s budget",
+                         line) for line in lines), lines
 
 
 @pytest.mark.parametrize("columns", [80, 120])

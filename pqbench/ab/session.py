@@ -109,7 +109,8 @@ class Outcome:
     notes: tuple[str, ...]
 
 
-Progress = Callable[[str], None]
+#: Told what a session does: the row's title, and how far it is ("row 2 of 5, 24 pairs").
+Progress = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class Session:
                  progress: Progress | None = None) -> None:
         self.settings = settings
         self.command = command
-        self.progress = progress or (lambda _title: None)
+        self.progress = progress or (lambda _title, _detail: None)
         self.sides = (_Side("a", side_a), _Side("b", side_b))
         self.session_id = secrets.token_hex(6)
         self.rng = random.Random(secrets.randbits(64))
@@ -225,13 +226,14 @@ class Session:
         rows = self._plan()
         started = time.monotonic()
         for index, (row, in_a, in_b) in enumerate(rows):
-            self.progress(_title(row))
+            where = f"row {index + 1} of {len(rows)}"
+            self.progress(_title(row), where)
             left = len([r for r in rows[index:] if r[1] and r[2]]) or 1
             budget = max(0.0, self.settings.max_seconds - (time.monotonic() - started)) / left
             prepared = [self._prepare(side, row) if present else None
                         for side, present in zip(self.sides, (in_a, in_b), strict=True)]
             if prepared[0] is not None and prepared[1] is not None:
-                self._pairs(row, prepared[0], prepared[1], budget)
+                self._pairs(row, prepared[0], prepared[1], budget, where)
             else:
                 for side, ready in zip(self.sides, prepared, strict=True):
                     if ready is not None:
@@ -263,7 +265,7 @@ class Session:
                      cpu if isinstance(cpu, int) and cpu > 0 else None, pair)
 
     def _pairs(self, row: Row, ready_a: dict[str, Any], ready_b: dict[str, Any],
-               budget: float) -> None:
+               budget: float, where: str = "") -> None:
         s, looks = self.settings, self.settings.looks
         started = time.monotonic()
         a, b = self.sides
@@ -283,6 +285,7 @@ class Session:
                     rounds[name].append(got[name])
                 order.append(first.name.upper() + second.name.upper())
                 count = len(order)
+                self.progress(_title(row), f"{where}, {count} pair{'s' if count > 1 else ''}")
                 spent = time.monotonic() - started >= budget
                 if not (looks.due(count) or spent):
                     continue

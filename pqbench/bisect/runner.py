@@ -80,7 +80,7 @@ class Runner:
                            label_b=builds[j].spec)
         started = time.monotonic()
         outcome = Session(side_a, side_b, settings, self.plan.command,
-                          lambda title: self._say(i, j, title)).run()
+                          lambda title, _where: self._say(i, j, title)).run()
         seconds = time.monotonic() - started
         a, b = (self._tagged(outcome.run_a, i, j), self._tagged(outcome.run_b, j, i))
         kept = [run for run in (a, b) if run.measurements or run.problems]

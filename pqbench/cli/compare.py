@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -84,30 +85,38 @@ def compare(
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     if by is None and (every or missing):
         raise UsageError("--all and --include-missing group runs: give --by FIELD too")
+    from pqbench.analysis import ratios
     from pqbench.analysis.compare import compare_runs
 
     store = Store.open(db, create=False)
+    sides: list[tuple[Sequence[Run], Sequence[Run]]] = []
     with many_records():
         if by is None:
             before, after = _two_runs(store, runs or [])
             results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
+            sides.append(([before], [after]))
         else:
             results = _by_groups(store, by, runs or [], band, cross_machine, every=every,
-                                 missing=missing)
+                                 missing=missing, sides=sides)
+    # Each run's paired cost ratios (PQ against classical, ...) followed across the sides.
+    followed = [ratios.across(b, a, band) for b, a in sides] if len(sides) == len(results) \
+        else [[] for _ in results]
     # --fail-on judges every row, whatever --only-changed shows.
     failing = [r for result in results for r in result.rows
                if fail_on is not None and r.verdict in FAIL_ON[fail_on]]
     shown = [r.only_changed() for r in results] if only_changed else results
     if json_output:
-        document = [r.as_dict() for r in shown]
+        document = [{**r.as_dict(), "ratios": [f.as_dict() for f in found]}
+                    for r, found in zip(shown, followed, strict=True)]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
     elif csv_output:
         print(csv_text(comparisons.COMPARE_CSV, comparisons.compare_csv_rows(shown)), end="")
     elif markdown:
         print(comparisons.markdown(shown), end="")
     else:
-        for result, full in zip(shown, results, strict=True):
+        for result, full, found in zip(shown, results, followed, strict=True):
             console.show_comparison(result, hidden=len(full.rows) - len(result.rows))
+            console.show_followed_ratios(found)
     if failing:
         console.error(f"--fail-on {fail_on}: {len(failing)} row(s) "
                       f"{' or '.join(FAIL_ON[fail_on or 'any'])}")
@@ -154,9 +163,11 @@ def _what(run: Run) -> str:
 
 
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
-               cross_machine: bool, *, every: bool, missing: bool) -> list[RunComparison]:
+               cross_machine: bool, *, every: bool, missing: bool,
+               sides: list[tuple[Sequence[Run], Sequence[Run]]]) -> list[RunComparison]:
     """The newest group against the one before it (every group against the next with
-    `every`), or the two groups named; only their runs are loaded whole."""
+    `every`), or the two groups named; only their runs are loaded whole. `sides` gets
+    each comparison's two groups of runs, in order."""
     from pqbench.analysis.compare import compare_groups, compare_runs, run_order
     from pqbench.store.selection import select
 
@@ -165,6 +176,7 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
     selection = select(store, by, missing=missing or bool(values))
     if values:
         named = [(v, selection.whole(selection.group(v))) for v in values]
+        sides.append((named[0][1], named[1][1]))
         return compare_groups(named, threshold, cross_machine=cross_machine)
     groups = selection.groups
     if selection.left_out:
@@ -183,5 +195,6 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
         after = selection.whole(after_headers)
         results.append(compare_runs(before, after, threshold, cross_machine=cross_machine,
                                     before_name=before_name, after_name=after_name))
+        sides.append((before, after))
         before, before_name = after, after_name
     return results

@@ -160,11 +160,10 @@ def hash_command(
 
 def _hash_vs_read(outcome: object) -> dict[str, float | int | None] | None:
     """Hashing a file against reading the same file, pair by pair (each hash pass with the
-    read pass before it): the time ratio hash / read and its interval
-    (`signedrank.compare_pairs`: Hodges-Lehmann and Wilcoxon's signed-rank test); None
-    with fewer than two pairs."""
-    from pqbench.analysis import signedrank
-    from pqbench.analysis.rows import ALPHA
+    read pass before it): the time ratio hash / read, with its interval as every paired
+    ratio has it (`ratios.paired`: Hodges-Lehmann and Tukey's signed-rank interval at 99 %,
+    or the widest the pairs allow, at its true level); None with fewer than two pairs."""
+    from pqbench.analysis import ratios
     from pqbench.files import hashing
 
     if not isinstance(outcome, hashing.FileHash) or len(outcome.hash_passes) < 2:
@@ -173,16 +172,12 @@ def _hash_vs_read(outcome: object) -> dict[str, float | int | None] | None:
     hashes = [p.bytes_per_sec for p in outcome.hash_passes]
     if min(reads + hashes) <= 0:
         return None
-    found = signedrank.compare_pairs(reads, hashes, alpha=ALPHA)
-    # found.ratio is the hash rate over the read rate: the time a hash takes against a read
-    # is its inverse, and so are the interval's ends, swapped. An end the pairs cannot bound
-    # yet (too few of them) is None.
-    bounded = numbers.finite(found.ci_low) and numbers.finite(found.ci_high) \
-        and found.ci_low > 0
-    return {"time_ratio": 1 / found.ratio,
-            "ci_low": 1 / found.ci_high if bounded else None,
-            "ci_high": 1 / found.ci_low if bounded else None,
-            "ci_level": found.ci_level, "pairs": len(reads), "p_value": found.p_value}
+    found = ratios.paired([1 / rate for rate in hashes], [1 / rate for rate in reads])
+    if found is None:
+        return None
+    estimate, low, high, level = found
+    return {"time_ratio": estimate, "ci_low": low, "ci_high": high if numbers.finite(high)
+            else None, "ci_level": level, "pairs": len(reads)}
 
 
 def _time_ratio_text(found: dict[str, float | int | None]) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pqbench.algorithms.base import normalize
-from pqbench.cli.common import DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
@@ -23,13 +23,13 @@ CSV_COLUMNS = ("name", "kind", "per", "numerator", "denominator", "estimate", "c
 @handles_errors
 def ratios(
     run: Annotated[str | None, typer.Argument(
-        help="Run id (or unique prefix); default: the newest speed run.")] = None,
+        metavar="RUN", help="Run id (or unique prefix); default: the newest speed run.")] = None,
     relative_to: Annotated[str | None, typer.Option(
-        "--relative-to", help="Every row's paired cost ratio to this algorithm's row of the "
+        "--relative-to", metavar="ALGORITHM",
+        help="Every row's paired cost ratio to this algorithm's row of the "
                               "same operation.")] = None,
     json_output: JsonOption = False,
-    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")
-                          ] = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """What the rows of one run cost against each other, paired by cycle, with intervals."""
@@ -40,11 +40,17 @@ def ratios(
         raise UsageError("choose one of --json and --csv")
     store = Store.open(db, create=False)
     if run is None:
-        speed_runs = [info for info in store.list_runs() if info.kind == "speed"]
-        if not speed_runs:
-            console.note(f"no speed run stored in {store.location} yet")
+        from pqbench.analysis.compare import run_order
+
+        # Headers only: a run whose rounds were taken in cycles says so in its settings.
+        paired_runs = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)
+                              if r.kind == "speed" and r.settings.get("interleaved")),
+                             key=run_order)
+        if not paired_runs:
+            console.note(f"no speed run with paired rows stored in {store.location} yet; "
+                         "`pqbench speed` makes one")
             return
-        run = speed_runs[-1].run_id
+        run = paired_runs[-1].run_id
     loaded = store.load_run(run)
     if loaded.kind != "speed":
         raise UsageError(f"run {loaded.run_id} is a {loaded.kind} run; ratios pair the rows "
@@ -56,7 +62,11 @@ def ratios(
             raise UsageError(f"--relative-to {relative_to}: run {loaded.run_id} has no rows "
                              f"of it ({', '.join(sorted(set(names.values())))})")
         found += paired.relative_to(loaded, names[normalize(relative_to)])
-    if not paired.cycles_of(loaded):
+    if loaded.settings.get("ab"):
+        console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its rows "
+                     "are paired with the other side's, not with each other (`pqbench "
+                     "compare` shows that session)")
+    elif not paired.cycles_of(loaded):
         console.note(f"run {loaded.run_id} took its rounds one row after another, not in "
                      "cycles: its rows are not paired, so it has no ratio to show")
     if json_output:

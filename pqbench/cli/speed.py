@@ -10,6 +10,7 @@ import typer
 from pqbench import algorithms, environment, interrupts
 from pqbench.algorithms.base import Algorithm, normalize
 from pqbench.cli.common import (
+    CsvOption,
     DbOption,
     JsonOption,
     LabelOption,
@@ -45,45 +46,52 @@ MAX_PROCESSES = 1024
 @handles_errors
 def speed(
     algorithm: Annotated[list[str] | None, typer.Argument(
+        metavar="ALGORITHM...",
         help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
              "liboqs name). None: the quick headline suite.")] = None,
     seconds: Annotated[float | None, typer.Option(
-        parser=finite_float(0, MAX_SECONDS, low_open=True),
+        metavar="SECONDS", parser=finite_float(0, MAX_SECONDS, low_open=True),
         help="Timed seconds per operation, split over the rounds "
              f"(default 1; quick suite {QUICK_SECONDS}; at most {MAX_SECONDS:g}).")] = None,
     rounds: Annotated[int | None, typer.Option(
-        min=1, max=MAX_ROUNDS,
+        min=1, max=MAX_ROUNDS, metavar="N",
         help=f"Timed rounds per operation, taken in cycles of one round of every row "
              f"(default {DEFAULT_ROUNDS}; at most {MAX_ROUNDS}).")] = None,
     implementation: Annotated[list[str] | None, typer.Option(
-        "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
+        "--implementation", "-i", metavar="IMPL",
+        help="Only these implementations (repeatable).")] = None,
     operation: Annotated[list[str] | None, typer.Option(
-        "--operation", "-o", help="Only these operations (repeatable); `-o keygen` adds RSA "
+        "--operation", "-o", metavar="OP",
+        help="Only these operations (repeatable); `-o keygen` adds RSA "
                                   "key generation.")] = None,
     block_bytes: Annotated[int | None, typer.Option(
-        "--bytes", min=1, max=MAX_BLOCK_BYTES,
+        "--bytes", min=1, max=MAX_BLOCK_BYTES, metavar="BYTES",
         help="Ciphers and hashes: only this many bytes per operation, at most 64 MiB "
              "(default: the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
     label: LabelOption = None,
     mask: Annotated[str | None, typer.Option(
-        "--mask", help="Hide CPU capabilities from OpenSSL for this run, e.g. aesni,shani "
+        "--mask", metavar="NAMES",
+        help="Hide CPU capabilities from OpenSSL for this run, e.g. aesni,shani "
                        "(OPENSSL_ia32cap; OPENSSL_armcap on ARM); recorded in the "
                        "fingerprint.")] = None,
     processes: Annotated[int, typer.Option(
-        "--multi", min=1, max=MAX_PROCESSES,
+        "--multi", min=1, max=MAX_PROCESSES, metavar="N",
         help="Run N worker processes at once per operation, as `openssl speed -multi`; "
              "rows show the aggregate, JSON also each worker.")] = 1,
     cpu: Annotated[str | None, typer.Option(
-        "--cpu", help="Pin the measurement (with --multi, its workers in turn) to these "
+        "--cpu", metavar="LIST",
+        help="Pin the measurement (with --multi, its workers in turn) to these "
                       "CPUs, e.g. 0 or 0,2-3 (Linux).")] = None,
     elapsed: Annotated[bool, typer.Option(
-        "--elapsed", help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
+        "--elapsed", metavar="",
+        help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
                           "the measuring thread's CPU time).")] = False,
     relative_to: Annotated[str | None, typer.Option(
-        "--relative-to", help="Also every row's paired cost ratio to this algorithm's row "
+        "--relative-to", metavar="ALGORITHM",
+        help="Also every row's paired cost ratio to this algorithm's row "
                               "of the same operation, with its interval.")] = None,
     json_output: JsonOption = False,
-    csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Measure ops/s, µs/op, spread and sizes per algorithm, implementation and operation."""

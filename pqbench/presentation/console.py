@@ -15,6 +15,7 @@ rich never parses as markup.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
 
 if TYPE_CHECKING:
-    from pqbench.analysis.ratios import Ratio
+    from pqbench.analysis.ratios import Across, Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
            "rich_table", "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
@@ -207,10 +208,26 @@ def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),
     its interval), and the ratios asked for with --relative-to as a table."""
     if headline:
         console.print(safe("what it costs (paired by cycle):", "bold"))
-        for line in ratio_views.lines(headline):
-            console.print(safe(f"  {line}"))
+        _indented(ratio_views.lines(headline), console)
     if asked:
         print_table(ratio_views.table(asked, "relative to the row asked for"), console)
+
+
+def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> None:
+    """A run's paired cost ratios followed from one side of a comparison to the other."""
+    if found:
+        console.print(safe("paired cost ratios, each run's estimate one unit:", "bold"))
+        _indented(ratio_views.followed_lines(found), console)
+
+
+def _indented(lines: Sequence[str], console: Console) -> None:
+    """Each line as an item: wrapped at spaces to the width, continuations indented deeper,
+    so a wrapped item still reads as one."""
+    for line in lines:
+        for part in textwrap.wrap(clean(line), width=max(console.width, 40),
+                                  initial_indent="  ", subsequent_indent="      ",
+                                  break_long_words=False, break_on_hyphens=False):
+            console.print(safe(part), soft_wrap=True)
 
 
 @contextmanager
@@ -248,17 +265,17 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
 
 @contextmanager
 def session_status(first: str, budget_seconds: float, console: Console | None = None
-                   ) -> Iterator[Callable[[str], None]]:
+                   ) -> Iterator[Callable[[str, str], None]]:
     """A spinner line on stderr (a terminal only) for a session with a time budget, as
-    `pqbench ab`: what runs, how many rows have started, the time spent (live) against
-    the budget, and the time left of it; yields `show(text)`, called as each step starts
-    (the first call, the workers starting, is not a row)."""
+    `pqbench ab`: what runs, how far it is (the row of how many, the pairs so far), the
+    time spent (live) against the budget; yields `show(text, where)`, called as each step
+    starts and after each pair."""
     console = console or stderr
     if not console.is_terminal:
-        yield lambda _text: None
+        yield lambda _text, _where: None
         return
     budget = max(budget_seconds, 0.0)
-    fixed = 48
+    fixed = 64  # spinner, "row 12 of 79, 384 pairs", elapsed and budget
     line = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
                                                 table_column=RichColumn(
                                                     no_wrap=True, overflow="ellipsis",
@@ -268,11 +285,9 @@ def session_status(first: str, budget_seconds: float, console: Console | None = 
                     console=console, transient=True)
     with line:
         task = line.add_task(first, total=None, rows="")
-        count = [0]
 
-        def show(text: str) -> None:
-            count[0] += 1
-            line.update(task, description=clean(text), rows=f"row {count[0]}")
+        def show(text: str, where: str) -> None:
+            line.update(task, description=clean(text), rows=clean(where))
 
         yield show
 

@@ -10,7 +10,7 @@ from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
 
 if TYPE_CHECKING:  # the analysis loads numpy; showing a ratio does not need it
-    from pqbench.analysis.ratios import Ratio
+    from pqbench.analysis.ratios import Across, Ratio
 
 #: How a time base is named wherever a figure in it is shown.
 TIME_BASES = {"cpu": "CPU time", "wall": "wall time", "mixed": "mixed time bases"}
@@ -45,3 +45,12 @@ def table(ratios: Sequence[Ratio], title: str = "what it costs: paired ratios") 
         (r.numerator.label, r.denominator.label, r.per, r.estimate,
          numbers.interval(r.ci_low, r.ci_high), numbers.share(r.ci_level), r.pairs,
          TIME_BASES.get(r.time_base, r.time_base)) for r in ratios))
+
+
+def followed_lines(found: Sequence[Across]) -> list[str]:
+    """"ML-KEM-768 [liboqs] against X25519 [libcrypto], per exchange: 0.27x -> 0.31x
+    (1.15x, 99 % CI 1.10–1.20; rose)"."""
+    return [f"{a.name}: {numbers.ratio(a.before)} -> {numbers.ratio(a.after)} "
+            f"({numbers.ratio(a.outcome.ratio)}, {level(a.outcome.ci_level)} "
+            f"{numbers.interval(a.outcome.ci_low, a.outcome.ci_high)}; {a.change}, "
+            f"{a.outcome.units_before} and {a.outcome.units_after} runs)" for a in found]
