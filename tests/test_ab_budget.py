@@ -24,7 +24,8 @@ def test_the_first_of_three_shared_rows_gets_a_third_of_the_budget(
     still to come, 1/2 and then all of it."""
     budgets: list[tuple[Any, float]] = []
 
-    def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float) -> None:
+    def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float,
+               *_rest: Any) -> None:
         budgets.append((row, budget))
 
     monkeypatch.setattr(Session, "_pairs", record)
@@ -48,7 +49,8 @@ def test_a_row_one_side_lacks_takes_no_share(tmp_path: Path,
     two shared rows split it in halves."""
     budgets: list[float] = []
 
-    def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float) -> None:
+    def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float,
+               *_rest: Any) -> None:
         budgets.append(budget)
 
     def alone(self: Session, side: Any, row: Any, ready: Any) -> None:
