@@ -65,9 +65,8 @@ def first_only() -> Iterator[None]:
     while the first one's KeyboardInterrupt is being handled, before the clean-up starts,
     or one held and delivered right after it, would cut the clean-up or the storing
     short (a corpus of hundreds of MB left behind, or the run lost). Here every signal
-    after the first is noted and dropped for the whole block; its kind still sets the
-    exit status (143 once a SIGTERM came). After the first signal the handlers stay
-    absorbing when the block ends: what follows is the report of the interruption."""
+    after the first is ignored for the whole block, and after it: what follows the block
+    is the report of the interruption. The first one's kind sets the exit status."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -79,6 +78,11 @@ def first_only() -> Iterator[None]:
         if fired:
             return
         fired.append(signum)
+        # Ignored from here on, by the kernel: a Python handler would be reset to the
+        # default action at interpreter exit, where a late signal would still kill the
+        # process (-2) after the run was stored and the interruption reported.
+        for each in _SIGNALS:
+            signal.signal(each, signal.SIG_IGN)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
@@ -88,8 +92,8 @@ def first_only() -> Iterator[None]:
         yield
     finally:
         # Once interrupted, the command only reports and exits: later signals stay
-        # absorbed to the end, so none cuts the report short or ends the process by
-        # the signal (exit -2) instead of with 130 or 143.
+        # ignored to the end, so none cuts the report short or ends the process by the
+        # signal (exit -2) instead of with 130 or 143.
         if not fired:
             for signum, action in previous.items():
                 signal.signal(signum, action)

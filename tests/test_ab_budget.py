@@ -25,7 +25,7 @@ def test_the_first_of_three_shared_rows_gets_a_third_of_the_budget(
     budgets: list[tuple[Any, float]] = []
 
     def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float,
-               where: str = "") -> None:
+               *_rest: Any) -> None:
         budgets.append((row, budget))
 
     monkeypatch.setattr(Session, "_pairs", record)
@@ -50,7 +50,7 @@ def test_a_row_one_side_lacks_takes_no_share(tmp_path: Path,
     budgets: list[float] = []
 
     def record(self: Session, row: Any, ready_a: Any, ready_b: Any, budget: float,
-               where: str = "") -> None:
+               *_rest: Any) -> None:
         budgets.append(budget)
 
     def alone(self: Session, side: Any, row: Any, ready: Any) -> None:

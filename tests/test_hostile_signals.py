@@ -55,7 +55,9 @@ def test_repeated_ctrl_c_during_files_corpus_removes_it_and_keeps_the_run(
 
 def test_sigterm_during_memory_exits_143_and_keeps_the_rows(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
-    proc = _start("memory", "--calls", "3", "--db", str(db))
+    # 200 calls a row: the suite takes well over a minute (RSA key generation alone
+    # seconds), so the signal lands mid-suite however fast the machine.
+    proc = _start("memory", "--calls", "200", "--db", str(db))
     time.sleep(6)  # start-up, then a few rows (each in a worker process of its own)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)

@@ -61,7 +61,7 @@ def read_line(stream: IO[str]) -> str:
     line = stream.readline(MAX_LINE + 1)
     if len(line) > MAX_LINE:
         raise ProtocolError(f"a line longer than {MAX_LINE} characters: "
-                            f"{_excerpt(line[:200])}")
+                            f"{_excerpt(line[:40])}")
     return line
 
 
