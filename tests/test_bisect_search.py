@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pqbench.analysis.compare import Row
+from pqbench.analysis.rows import Row
+from pqbench.analysis.verdict import Outcome
 from pqbench.bisect import series
 from pqbench.bisect.search import Bisection, Measured, change_points, exhaustive, positions
 from pqbench.errors import UsageError
@@ -25,9 +26,11 @@ OTHER: RowKey = ("SHA-256", "libcrypto", "hash", 16384)
 def _row(key: RowKey, before: float, after: float) -> Row:
     ratio = after / before
     verdict = "faster" if ratio > 1.05 else "slower" if ratio < 1 / 1.05 else "no change"
-    return Row(*key, unit="bytes/s", before=before, after=after, ratio=ratio,
-               ci_low=ratio * 0.99, ci_high=ratio * 1.01, ci_level=0.998, p_value=0.001,
-               verdict=verdict, reason="", n_before=12, n_after=12)
+    outcome = Outcome(before=before, after=after, ratio=ratio, ci_low=ratio * 0.99,
+                      ci_high=ratio * 1.01, ci_level=0.998, p_value=0.001, verdict=verdict,
+                      reason="", units_before=12, units_after=12, spread_before=None,
+                      spread_after=None, floor=None, threshold=0.05, method="")
+    return Row(key, outcome, n_before=12, n_after=12)
 
 
 class Levels:

@@ -127,10 +127,12 @@ def test_ctrl_c_keeps_completed_measurements_and_exits_130(tmp_path: Path) -> No
     db = tmp_path / "r.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pqbench", "speed", "x25519", "ecdh-p-256", "ml-kem-768",
-         "ml-dsa-65", "rsa2048", "-i", "cryptography", "--seconds", "1.5", "--rounds", "3",
+         "ml-dsa-65", "rsa2048", "-i", "cryptography", "--seconds", "3", "--rounds", "3",
          "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)  # start-up (up to ~3 s on a busy machine) plus a few 1.5 s operations
+    # Start-up and checks (up to ~5 s on a busy machine), then rounds of 1 s in cycles of
+    # the 13 rows: at 9 s the first cycle is under way, some rows timed and some not yet.
+    time.sleep(9)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr

@@ -153,8 +153,10 @@ def _start(*args: str) -> subprocess.Popen[str]:
 def test_sigterm_stores_completed_measurements_and_exits_143(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     proc = _start("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
-                  "-i", "cryptography", "--seconds", "1.5", "--rounds", "3", "--db", str(db))
-    time.sleep(8)  # start-up (up to ~3 s on a busy machine) plus a few 1.5 s operations
+                  "-i", "cryptography", "--seconds", "3", "--rounds", "3", "--db", str(db))
+    # Start-up and checks (up to ~5 s on a busy machine), then rounds of 1 s in cycles of
+    # the 13 rows: at 9 s the first cycle is under way, some rows timed and some not yet.
+    time.sleep(9)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 143, stderr
