@@ -50,5 +50,12 @@ class ComparisonError(PqbenchError):
     """Runs cannot be compared: none found, no common rows, or different machines."""
 
 
+class NothingStored(ComparisonError):
+    """The store holds no run yet: not a failure of the command, so it is said as a note
+    and the exit status is 0, as `pqbench runs` says it."""
+
+    exit_code = 0
+
+
 class UserlandError(PqbenchError):
     """Another OS userland cannot be built, refreshed or entered; the message says why."""

@@ -19,19 +19,22 @@ from pqbench.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 
-READERS = [["history", "ML-KEM-768"], ["compare", "20260101-a", "20260102-b"],
-           ["report", "20260101-a", "--out", "REPORT"], ["report", "--by", "label", "--out",
-                                                         "REPORT"],
+#: Commands that name runs: there is no such run, a clear error.
+READERS = [["compare", "20260101-a", "20260102-b"], ["report", "20260101-a", "--out", "REPORT"],
            ["export", "20260101-a"]]
+#: Commands over whatever is stored: nothing is, which is said as `runs` says it, exit 0.
+BROWSERS = [["history", "ML-KEM-768"], ["compare"], ["report", "--out", "REPORT"],
+            ["report", "--by", "label", "--out", "REPORT"]]
 
 
 def _clean(done: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
 
 
-def _readers(location: str, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
+def _readers(location: str, tmp_path: Path, commands: list[list[str]] = READERS
+             ) -> list[subprocess.CompletedProcess[str]]:
     return [run_cli(*[str(tmp_path / "r") if a == "REPORT" else a for a in args],
-                    "--db", location) for args in READERS]
+                    "--db", location) for args in commands]
 
 
 def _no_pqbench_tables(tmp_path: Path) -> list[str]:
@@ -63,6 +66,10 @@ def test_a_database_without_tables_has_no_runs_stored_yet(backend: str, tmp_path
             _clean(done)
             assert done.returncode in (1, 2) and "error:" in done.stderr, done.stderr
             assert "no run" in done.stderr, done.stderr
+        for done in _readers(location, tmp_path, BROWSERS):
+            _clean(done)
+            assert done.returncode == 0, done.stderr
+            assert "no runs stored yet in" in done.stderr and "error" not in done.stderr
         if backend == "sqlite":
             assert Path(location).read_bytes() == before  # read, never written
         assert not (tmp_path / "r").exists()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from pqbench import interrupts
-from pqbench.errors import PqbenchError, StoreError, UsageError
+from pqbench.errors import NothingStored, PqbenchError, StoreError, UsageError
 from pqbench.presentation import console
 from pqbench.record.format import LABEL_CHARS
 from pqbench.store import ENV_VAR
@@ -93,6 +93,9 @@ def handles_errors(command: F) -> F:
         interrupts.install()
         try:
             return command(*args, **kwargs)
+        except NothingStored as exc:
+            console.note(str(exc))
+            raise typer.Exit(exc.exit_code) from None
         except PqbenchError as exc:
             console.error(str(exc))
             raise typer.Exit(exc.exit_code) from None

@@ -15,7 +15,7 @@ from pqbench.cli.common import (
     parse_threshold,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, UsageError
+from pqbench.errors import ComparisonError, NothingStored
 from pqbench.presentation import console
 from pqbench.record.results import Run
 
@@ -34,7 +34,8 @@ def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
         return store.load_runs(RunFilter(ids=tuple(run_ids)))
     found = store.load_runs(RunFilter(newest=None if by else 1))
     if not found:
-        raise UsageError(f"no runs stored in {store.location}; `pqbench speed` makes one")
+        raise NothingStored(f"no runs stored yet in {store.location}; `pqbench speed` "
+                            "measures and stores one")
     session = pairing.ab_session(found[0]) if not by else None
     other = session.get("other_run") if session else None
     if isinstance(other, str) and store.has_run(other):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pqbench.errors import ComparisonError
+from pqbench.errors import ComparisonError, NothingStored
 from pqbench.record.results import RowKey, Run
 from pqbench.record.runs import group_runs, run_order, without_value
 from pqbench.store import schema
@@ -101,7 +101,8 @@ def select(store: Store, by: str | None = None, *, missing: bool = False,
     headers = sorted(store.load_runs(RunFilter(kinds=kinds), rows_too=False,
                                      fingerprints=fingerprints), key=run_order)
     if not headers:
-        raise ComparisonError(f"no runs stored in {store.location}; `pqbench speed` makes one")
+        raise NothingStored(f"no runs stored yet in {store.location}; `pqbench speed` "
+                            "measures and stores one")
     return Selection(store, by, headers, missing)
 
 
