@@ -15,6 +15,11 @@ from pqbench.ab.client import WorkerError
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
+    SessionAlgorithms,
+    SessionBytes,
+    SessionCpu,
+    SessionImplementations,
+    SessionOperations,
     ThresholdOption,
     handles_errors,
     parse_threshold,
@@ -41,19 +46,15 @@ IMPLEMENTATION_NAMES = (*ORDER, "python")
 @app.command()
 @handles_errors
 def ab(
-    algorithm: Annotated[list[str] | None, typer.Argument(
-        help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
+    algorithm: SessionAlgorithms = None,
     side_a: Annotated[list[str] | None, typer.Option(
         "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | "
                     "pip:PACKAGE==VERSION | mask:NAMES | env:NAME=VALUE; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", help="Side B (after), as --a.")] = None,
-    operation: Annotated[list[str] | None, typer.Option(
-        "--operation", "-o", help="Only these operations (repeatable).")] = None,
-    implementation: Annotated[list[str] | None, typer.Option(
-        "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
-    block_bytes: Annotated[int | None, typer.Option(
-        "--bytes", help="Ciphers and hashes: only this many bytes per operation.")] = None,
+    operation: SessionOperations = None,
+    implementation: SessionImplementations = None,
+    block_bytes: SessionBytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of the whole session; each row gets what is left "
                               "over the rows still to come.")] = 300.0,
@@ -61,9 +62,7 @@ def ab(
         "--round", help="Seconds per round (each pair is one round of A and one of B).")
     ] = 0.05,
     threshold: ThresholdOption = "auto",
-    cpu: Annotated[int | None, typer.Option(
-        "--cpu", help="The CPU all workers are pinned to (default: the highest allowed).")
-    ] = None,
+    cpu: SessionCpu = None,
     worker_pairs: Annotated[int, typer.Option(
         "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
                                "over; at least 3.")] = 6,

@@ -15,6 +15,11 @@ from pqbench.cli.ab import session_settings
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
+    SessionAlgorithms,
+    SessionBytes,
+    SessionCpu,
+    SessionImplementations,
+    SessionOperations,
     ThresholdOption,
     handles_errors,
     print_json,
@@ -31,19 +36,15 @@ if TYPE_CHECKING:
 @app.command()
 @handles_errors
 def bisect(
-    algorithm: Annotated[list[str] | None, typer.Argument(
-        help="Algorithms by name, as for speed. None: the quick headline suite.")] = None,
+    algorithm: SessionAlgorithms = None,
     series: Annotated[list[str] | None, typer.Option(
         "--series", help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
                          "cmd:PREFIX, env:NAME=VALUE, mask:NAMES; items joined by ' + ') "
                          "with brace lists, e.g. 'pip:cryptography=={42.0.8,43.0.3}', or "
                          "@FILE with one build per line; repeatable, in order.")] = None,
-    operation: Annotated[list[str] | None, typer.Option(
-        "--operation", "-o", help="Only these operations (repeatable).")] = None,
-    implementation: Annotated[list[str] | None, typer.Option(
-        "--implementation", "-i", help="Only these implementations (repeatable).")] = None,
-    block_bytes: Annotated[int | None, typer.Option(
-        "--bytes", help="Ciphers and hashes: only this many bytes per operation.")] = None,
+    operation: SessionOperations = None,
+    implementation: SessionImplementations = None,
+    block_bytes: SessionBytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of each session (as `ab --max-seconds`).")
     ] = 120.0,
@@ -53,9 +54,7 @@ def bisect(
     every_pair: Annotated[bool, typer.Option(
         "--every-pair", help="Measure every neighbouring pair instead of bisecting "
                              "(N - 1 sessions; sees changes that are later undone).")] = False,
-    cpu: Annotated[int | None, typer.Option(
-        "--cpu", help="The CPU all workers are pinned to (default: the highest allowed).")
-    ] = None,
+    cpu: SessionCpu = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:

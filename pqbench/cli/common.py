@@ -35,6 +35,47 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", metavar="",
     help="Print one JSON document on stdout.")]
+def exit_for(run: Run, stored_what: str, failed_what: str) -> None:
+    """A measuring command's exit status once its run is shown: 130 or 143 when it was
+    interrupted (saying what was kept), 1 when a pair failed its checks, else 0."""
+    if run.status == "interrupted":
+        console.error(f"interrupted; the {len(run.measurements)} completed {stored_what} were "
+                      f"stored as run {run.run_id}")
+        raise typer.Exit(interrupts.exit_code())
+    if any(p.kind == "failed verification" for p in run.problems):
+        console.error(f"{failed_what} failed its checks and was not timed (see above)")
+        raise typer.Exit(1)
+
+
+def one_output(**chosen: bool) -> None:
+    """At most one output format: `one_output(json=json_output, csv=csv_output)`."""
+    if sum(chosen.values()) > 1:
+        names = [f"--{name}" for name in chosen]
+        raise UsageError(f"choose one of {', '.join(names[:-1])} and {names[-1]}")
+
+
+#: The algorithms a paired session (`ab`, `bisect`) measures.
+SessionAlgorithms = Annotated[list[str] | None, typer.Argument(
+    metavar="ALGORITHM...",
+    help="Algorithms by name, as for speed. None: the quick headline suite.")]
+
+#: What else narrows a paired session's rows, and which CPU its workers share.
+SessionOperations = Annotated[list[str] | None, typer.Option(
+    "--operation", "-o", metavar="OP", help="Only these operations (repeatable).")]
+SessionImplementations = Annotated[list[str] | None, typer.Option(
+    "--implementation", "-i", metavar="IMPL", help="Only these implementations (repeatable).")]
+SessionBytes = Annotated[int | None, typer.Option(
+    "--bytes", metavar="BYTES", help="Ciphers and hashes: only this many bytes per operation.")]
+SessionCpu = Annotated[int | None, typer.Option(
+    "--cpu", metavar="CPU",
+    help="The CPU all workers are pinned to (default: the highest allowed).")]
+
+#: The algorithm whose row every other row's paired cost ratio is taken against.
+RelativeToOption = Annotated[str | None, typer.Option(
+    "--relative-to", metavar="ALGORITHM",
+    help="Every row's paired cost ratio to this algorithm's row of the same operation, "
+         "with its interval.")]
+
 CsvOption = Annotated[bool, typer.Option(
     "--csv", metavar="",
         help="Print CSV on stdout: a header line, then one line per row, raw values.")]

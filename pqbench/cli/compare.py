@@ -16,6 +16,7 @@ from pqbench.cli.common import (
     ThresholdOption,
     handles_errors,
     many_records,
+    one_output,
     parse_threshold,
     print_json,
 )
@@ -78,8 +79,7 @@ def compare(
     """
     from pqbench.store import Store
 
-    if sum((json_output, markdown, csv_output)) > 1:
-        raise UsageError("choose one of --json, --csv and --markdown")
+    one_output(json=json_output, csv=csv_output, markdown=markdown)
     band = parse_threshold(threshold)
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")

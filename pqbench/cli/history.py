@@ -13,6 +13,7 @@ from pqbench.cli.common import (
     check_text,
     handles_errors,
     many_records,
+    one_output,
     print_json,
 )
 from pqbench.cli.root import app
@@ -46,8 +47,7 @@ def history(
     db: DbOption = None,
 ) -> None:
     """Rate per build, oldest first, with detected steps and annotations."""
-    if json_output and csv_output:
-        raise UsageError("choose one of --json and --csv")
+    one_output(json=json_output, csv=csv_output)
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
     from pqbench.analysis.history import (
         by_configuration,

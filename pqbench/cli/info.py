@@ -8,7 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from pqbench import environment
-from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import (
+    CsvOption,
+    DbOption,
+    JsonOption,
+    handles_errors,
+    one_output,
+    print_json,
+)
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import all_implementations
@@ -100,8 +107,7 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
 
     if last is not None and every:
         raise UsageError("choose one of --last N and --all")
-    if json_output and csv_output:
-        raise UsageError("choose one of --json and --csv")
+    one_output(json=json_output, csv=csv_output)
     location = resolve_location(db)
     store = None
     if not is_url(location) and not Path(location).expanduser().exists():

@@ -12,6 +12,7 @@ from pqbench.cli.common import (
     DbOption,
     JsonOption,
     handles_errors,
+    one_output,
     print_json,
     store_or_keep,
 )
@@ -93,8 +94,7 @@ def memory(
     through liboqs and the system libcrypto (stored as a run of kind memory)."""
     from pqbench.store import Store
 
-    if json_output and csv_output:
-        raise UsageError("choose one of --json and --csv")
+    one_output(json=json_output, csv=csv_output)
     if not 1 <= calls <= _MAX_CALLS:
         raise UsageError(f"--calls must be between 1 and {_MAX_CALLS}")
     wrong = [n for n in implementation or () if n not in runner.IMPLEMENTATIONS]

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from pqbench.algorithms.base import normalize
-from pqbench.cli.common import CsvOption, DbOption, JsonOption, handles_errors, print_json
+from pqbench.cli.common import (
+    CsvOption,
+    DbOption,
+    JsonOption,
+    RelativeToOption,
+    handles_errors,
+    one_output,
+    print_json,
+)
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
@@ -24,10 +32,7 @@ CSV_COLUMNS = ("name", "kind", "per", "numerator", "denominator", "estimate", "c
 def ratios(
     run: Annotated[str | None, typer.Argument(
         metavar="RUN", help="Run id (or unique prefix); default: the newest speed run.")] = None,
-    relative_to: Annotated[str | None, typer.Option(
-        "--relative-to", metavar="ALGORITHM",
-        help="Every row's paired cost ratio to this algorithm's row of the "
-                              "same operation.")] = None,
+    relative_to: RelativeToOption = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
@@ -36,8 +41,7 @@ def ratios(
     from pqbench.analysis import ratios as paired
     from pqbench.store import Store
 
-    if json_output and csv_output:
-        raise UsageError("choose one of --json and --csv")
+    one_output(json=json_output, csv=csv_output)
     store = Store.open(db, create=False)
     if run is None:
         from pqbench.analysis.compare import run_order

@@ -7,15 +7,18 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, environment, interrupts
+from pqbench import algorithms, environment
 from pqbench.algorithms.base import Algorithm, normalize
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
     JsonOption,
     LabelOption,
+    RelativeToOption,
+    exit_for,
     finite_float,
     handles_errors,
+    one_output,
     print_json,
     store_or_keep,
 )
@@ -86,10 +89,7 @@ def speed(
         "--elapsed", metavar="",
         help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
                           "the measuring thread's CPU time).")] = False,
-    relative_to: Annotated[str | None, typer.Option(
-        "--relative-to", metavar="ALGORITHM",
-        help="Also every row's paired cost ratio to this algorithm's row "
-                              "of the same operation, with its interval.")] = None,
+    relative_to: RelativeToOption = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
@@ -97,8 +97,7 @@ def speed(
     """Measure ops/s, µs/op, spread and sizes per algorithm, implementation and operation."""
     from pqbench.store import Store
 
-    if json_output and csv_output:
-        raise UsageError("choose one of --json and --csv")
+    one_output(json=json_output, csv=csv_output)
     capability_mask = capmask.build(mask) if mask is not None else None
     if capability_mask is not None:
         # OpenSSL reads the mask when it initialises: measure in a child that starts with it.
@@ -155,13 +154,7 @@ def speed(
         console.show_run(run)
         console.show_ratios(ratios.headline(found), asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
-    if run.status == "interrupted":
-        console.error(f"interrupted; the {len(run.measurements)} completed measurements were "
-                      f"stored as run {run.run_id}")
-        raise typer.Exit(interrupts.exit_code())
-    if any(p.kind == "failed verification" for p in run.problems):
-        console.error("an implementation failed its checks and was not timed (see above)")
-        raise typer.Exit(1)
+    exit_for(run, "measurements", "an implementation")
 
 
 def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:

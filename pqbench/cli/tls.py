@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import environment, interrupts
+from pqbench import environment
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
     LabelOption,
+    exit_for,
     finite_float,
     handles_errors,
     print_json,
@@ -143,10 +144,4 @@ def tls(
         print_json(codec.run_document(run))
     else:
         _show(run, store)
-    if status == "interrupted":
-        console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
-                      f"as run {run.run_id}")
-        raise typer.Exit(interrupts.exit_code())
-    if any(p.kind == "failed verification" for p in run.problems):
-        console.error("a handshake failed its verification and was not timed (see above)")
-        raise typer.Exit(1)
+    exit_for(run, "rows", "a handshake")
