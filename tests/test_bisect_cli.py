@@ -184,7 +184,7 @@ def test_a_build_that_cannot_be_installed_is_named_and_skipped(tmp_path: Path) -
     assert done.returncode == 1, done.stderr
     assert "build 1 (pip:cryptography==1.0.99) is unusable" in done.stderr
     assert "cryptography==1.0.99" in done.stderr and "Traceback" not in done.stderr
-    assert "1 sessions" in done.stderr
+    assert "1 session," in done.stderr
 
 
 @pytest.mark.parametrize(("values", "message"), [

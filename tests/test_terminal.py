@@ -379,6 +379,19 @@ def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) ->
 
 
 @pytest.mark.parametrize("columns", [80, 120])
+def test_bisect_progress_shows_the_session_its_builds_and_what_runs(tmp_path: Path,
+                                                                   columns: int) -> None:
+    drawn = _in_terminal("bisect", "x25519", "-i", "cryptography", "-o", "derive", "--series",
+                         "here", "--series", "env:PQBENCH_AB_SIDE=b", "--max-seconds", "3",
+                         columns=columns, db=tmp_path / "bisect.db")
+    assert max(len(line.rstrip()) for line in drawn.splitlines()) <= columns
+    # The session of how many are done, the builds it compares and their positions.
+    assert re.search(r"session 1 \(0 done\): builds here \.\. env:PQBENCH_AB_SIDE=b "
+                     r"\(positions 1-2 of 2\)", drawn), drawn
+    assert "1 session, 2 runs stored in" in " ".join(drawn.split())
+
+
+@pytest.mark.parametrize("columns", [80, 120])
 def test_report_shows_what_it_is_doing(busy_db: Path, tmp_path: Path, columns: int) -> None:
     drawn = _in_terminal("report", "--out", str(tmp_path / f"r{columns}"), columns=columns,
                          db=busy_db)

@@ -80,8 +80,9 @@ def bisect(
         print_json(document(result, chosen_series, store.location))
     else:
         _show(result, chosen_series)
-        console.note(f"{len(result.sessions)} sessions, {numbers.count(len(measuring.stored))} "
-                     f"runs stored in {store.location}")
+        sessions = len(result.sessions)
+        console.note(f"{sessions} session{'s' if sessions != 1 else ''}, "
+                     f"{numbers.count(len(measuring.stored))} runs stored in {store.location}")
     if result.status == "interrupted":
         console.error("interrupted; the sessions done so far were stored, the builds made "
                       "so far stay cached")
