@@ -290,6 +290,10 @@ def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -
         assert done.returncode == 0, done.stderr
     found = CliRunner().invoke(app, ["compare", "--json", "--db", db])
     assert found.exit_code == 0, found.stderr
+    # The published schema of compare --json covers the ratios followed.
+    from pqbench.record.comparison import ComparisonDocument
+
+    assert len(ComparisonDocument.model_validate_json(found.stdout).ratios) == 1
     (followed,) = json.loads(found.stdout)["ratios"]
     assert followed["name"] == ("AES-256-CTR [libcrypto] against AES-128-CTR [libcrypto], per "
                                 "byte (encrypt @4096B)")
@@ -299,6 +303,7 @@ def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -
     assert followed["before"] == pytest.approx(stored[0]["ratios"][0]["estimate"])
     assert followed["after"] == pytest.approx(stored[1]["ratios"][0]["estimate"])
     assert followed["verdict"] == "too few runs"
+    assert (followed["runs_before"], followed["runs_after"]) == (1, 1)
     text = CliRunner().invoke(app, ["compare", "--db", db])
     assert "paired cost ratios, each run's estimate one unit:" in text.stdout
 

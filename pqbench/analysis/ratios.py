@@ -442,8 +442,9 @@ class Across:
         return self.outcome.verdict
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "before": self.before, "after": self.after,
-                "change": self.change, **self.outcome.as_dict()}
+        return {**self.outcome.as_dict(), "name": self.name, "change": self.change,
+                "runs_before": self.outcome.units_before,
+                "runs_after": self.outcome.units_after}
 
 
 def across(before: Sequence[Run], after: Sequence[Run], threshold: float | None = None,

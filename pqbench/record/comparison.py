@@ -187,6 +187,25 @@ class News(_Closed):
     compared: int
 
 
+class FollowedRatio(_Closed):
+    """A run's paired cost ratio (`pqbench ratios`) followed from one side to the other:
+    each run's estimate one unit, compared as rows are compared over runs."""
+
+    name: str
+    before: float = Field(description="geometric mean of the before runs' estimates")
+    after: float = Field(description="geometric mean of the after runs' estimates")
+    ratio: float = Field(description="after / before")
+    ci_low: float | None
+    ci_high: float | None
+    ci_level: float
+    p_value: float
+    verdict: Verdict
+    reason: str
+    change: str = Field(description="rose, fell, or the verdict")
+    runs_before: int
+    runs_after: int
+
+
 class ComparisonDocument(_Closed):
     """One before/after comparison: `pqbench compare --json` of two runs or two groups.
     `pqbench ab --json` adds the session's settings under `session`."""
@@ -205,6 +224,7 @@ class ComparisonDocument(_Closed):
     only_after: list[Key]
     warnings: list[str]
     memory: list[MemoryChange]
+    ratios: list[FollowedRatio] = Field(default_factory=list)
     session: dict[str, Any] | None = None
 
 
