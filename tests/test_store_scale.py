@@ -181,6 +181,13 @@ def test_a_format_1_label_in_the_fingerprint_moves_to_its_column(location: str) 
 # --- results as a whole load gives them -----------------------------------------------------
 
 
+def _with_ratios(document: dict, before: list, after: list) -> dict:
+    """A comparison as `compare --json` prints it: with each run's ratios followed."""
+    from pqbench.analysis import ratios
+
+    return {**document, "ratios": [f.as_dict() for f in ratios.across(before, after)]}
+
+
 def test_compare_and_history_answer_as_a_whole_load_does(location: str) -> None:
     store = Store.open(location)
     store.save_runs(_history(4))
@@ -192,20 +199,23 @@ def test_compare_and_history_answer_as_a_whole_load_does(location: str) -> None:
     assert two.exit_code == 0, two.output
     groups = dict(group_runs(everything, "label"))
     expected = compare_groups([("b01", groups["b01"]), ("b02", groups["b02"])])
-    assert json.loads(two.stdout) == json.loads(json.dumps(expected[0].as_dict(), default=str))
+    assert json.loads(two.stdout) == json.loads(json.dumps(
+        _with_ratios(expected[0].as_dict(), groups["b01"], groups["b02"]), default=str))
 
     every = runner.invoke(app, ["compare", "--by", "os_build", "--all", "--json",
                                 "--db", location])
     assert every.exit_code == 0, every.output
-    expected = compare_groups(group_runs(everything, "os_build"))
+    by_build = group_runs(everything, "os_build")
+    expected = compare_groups(by_build)
     assert len(expected) == 3
-    assert json.loads(every.stdout) == json.loads(json.dumps(
-        {"comparisons": [c.as_dict() for c in expected]}, default=str))
+    followed = [_with_ratios(c.as_dict(), before, after) for c, (_, before), (_, after)
+                in zip(expected, by_build[:-1], by_build[1:], strict=True)]
+    assert json.loads(every.stdout) == json.loads(json.dumps({"comparisons": followed},
+                                                             default=str))
 
     newest = runner.invoke(app, ["compare", "--by", "os_build", "--json", "--db", location])
     assert newest.exit_code == 0, newest.output  # by default the newest two groups only
-    assert json.loads(newest.stdout) == json.loads(json.dumps(expected[-1].as_dict(),
-                                                              default=str))
+    assert json.loads(newest.stdout) == json.loads(json.dumps(followed[-1], default=str))
 
     for by in ("os_build", "libraries.cryptography"):  # a column, and a fingerprint path
         shown = runner.invoke(app, ["history", "ml-kem-768", "--by", by, "--json",
