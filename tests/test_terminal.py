@@ -228,32 +228,7 @@ def test_columns_is_honoured_when_piped_and_nothing_is_cut_without_it(busy_db: P
 
 def test_the_real_terminal_width_is_used(busy_db: Path) -> None:
     """On a terminal 90 columns wide (a pseudo-terminal, COLUMNS unset)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 90, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    env["PQBENCH_DB"] = str(busy_db)
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
-    done = subprocess.run([sys.executable, "-m", "pqbench", "runs"], stdin=subprocess.DEVNULL,
-                          stdout=slave, stderr=slave, env=env, timeout=120, check=False)
-    os.close(slave)
-    reader.join(timeout=30)
-    os.close(master)
-    assert done.returncode == 0
-    text = b"".join(chunks).decode()
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
+    plain = _in_terminal("runs", columns=90, db=busy_db)
     lines = [line for line in plain.splitlines() if line.strip()]
     assert lines and max(len(line) for line in lines) <= 90
     for i in range(5):
