@@ -92,3 +92,17 @@ def db_inside(trixie: Userland) -> Iterator[str]:
     name = f"/tmp/pqbench-test-{uuid.uuid4().hex[:8]}.db"
     yield name
     (trixie.root / name.lstrip("/")).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> Path:
+    """A database of two small runs, "a" and "b" (b twice as fast), for hostile outputs."""
+    from pqbench.store import Store
+    from tests.helpers.runs import make_run
+
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1, label="a"))
+    store.save_run(make_run("20260102-b", seed=2, label="b", factor=2.0))
+    store.close()
+    return db

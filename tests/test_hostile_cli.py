@@ -23,7 +23,6 @@ from typer.testing import CliRunner
 from pqbench.cli import app
 from pqbench.store import Store
 from pqbench.timing import multi
-from tests.helpers.runs import make_run
 
 FAST = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02", "--rounds", "1"]
 
@@ -86,36 +85,26 @@ def test_more_workers_than_cpus_warns(tmp_path: Path) -> None:
         result.stderr.split())
 
 
-@pytest.fixture
-def stored(tmp_path: Path) -> Path:
-    db = tmp_path / "runs.db"
-    store = Store.open(str(db))
-    store.save_run(make_run("20260101-a", seed=1, label="a"))
-    store.save_run(make_run("20260102-b", seed=2, label="b", factor=2.0))
-    store.close()
-    return db
-
-
-def test_report_out_under_a_file_or_uncreatable_is_a_clear_error(stored: Path,
+def test_report_out_under_a_file_or_uncreatable_is_a_clear_error(two_runs: Path,
                                                                  tmp_path: Path) -> None:
     blocker = tmp_path / "afile"
     blocker.write_text("x")
     for out in (blocker / "report", Path("/proc/pqbench-cannot/report")):
-        result = _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out))
+        result = _invoke("report", "20260101-a", "--db", str(two_runs), "--out", str(out))
         assert result.exit_code == 1 and "cannot write the report" in result.stderr, \
             result.output
 
 
-def test_an_existing_report_needs_force(stored: Path, tmp_path: Path) -> None:
+def test_an_existing_report_needs_force(two_runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
-    assert _invoke("report", "20260101-a", "--db", str(stored), "--out",
+    assert _invoke("report", "20260101-a", "--db", str(two_runs), "--out",
                    str(out)).exit_code == 0
     report = out / "report.md"
     report.write_text("edited by hand")
-    result = _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out))
+    result = _invoke("report", "20260101-a", "--db", str(two_runs), "--out", str(out))
     assert result.exit_code == 1 and "--force" in result.stderr
     assert report.read_text() == "edited by hand"
-    assert _invoke("report", "20260101-a", "--db", str(stored), "--out", str(out),
+    assert _invoke("report", "20260101-a", "--db", str(two_runs), "--out", str(out),
                    "--force").exit_code == 0
     assert report.read_text().startswith("# pqbench report")
 
@@ -233,15 +222,15 @@ def _base(path: list[str], data: Path, db: Path) -> list[str]:
     }.get(path[-1], [])
 
 
-def test_every_command_survives_hostile_values(tmp_path: Path, stored: Path,
+def test_every_command_survives_hostile_values(tmp_path: Path, two_runs: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     data = tmp_path / "export.json"
-    assert _invoke("export", "20260101-a", "-O", str(data), "--db", str(stored)).exit_code == 0
-    env = {"PQBENCH_DB": str(stored)}
+    assert _invoke("export", "20260101-a", "-O", str(data), "--db", str(two_runs)).exit_code == 0
+    env = {"PQBENCH_DB": str(two_runs)}
     checked = 0
     for path, names in _commands():
-        base = _base(path, data, stored)
+        base = _base(path, data, two_runs)
         for name in names:
             for value in BAD:
                 if name.startswith("ARG:"):
@@ -249,7 +238,7 @@ def test_every_command_survives_hostile_values(tmp_path: Path, stored: Path,
                 else:
                     args = [*path, *base, name, value]
                 if name != "--db":
-                    args += ["--db", str(stored)]
+                    args += ["--db", str(two_runs)]
                 result = _invoke(*args, env=env)
                 assert result.exit_code in (0, 1, 2), (args, result.output)
                 assert "Traceback" not in result.output

@@ -131,17 +131,7 @@ def test_import_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()
 
 
-@pytest.fixture
-def stored(tmp_path: Path) -> Path:
-    db = tmp_path / "runs.db"
-    store = Store.open(str(db))
-    store.save_run(make_run("20260101-a", seed=1, label="a"))
-    store.save_run(make_run("20260102-b", seed=2, label="b", factor=2.0))
-    store.close()
-    return db
-
-
-def test_export_and_report_never_replace_what_is_not_a_regular_file(stored: Path,
+def test_export_and_report_never_replace_what_is_not_a_regular_file(two_runs: Path,
                                                                       tmp_path: Path) -> None:
     link = tmp_path / "stdout-link"
     link.symlink_to("/proc/self/fd/1")
@@ -153,7 +143,7 @@ def test_export_and_report_never_replace_what_is_not_a_regular_file(stored: Path
     for target in targets:
         for force in ([], ["--force"]):
             done = run_cli("export", "20260101-a", "-O", str(target), *force,
-                           "--db", str(stored), timeout=60)
+                           "--db", str(two_runs), timeout=60)
             _clean(done)
             assert done.returncode == 1 and "not a regular file" in done.stderr, done.stderr
     assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
@@ -162,7 +152,7 @@ def test_export_and_report_never_replace_what_is_not_a_regular_file(stored: Path
     out = tmp_path / "rep"
     out.mkdir()
     (out / "report.md").symlink_to("/proc/self/fd/1")
-    done = run_cli("report", "20260101-a", "--out", str(out), "--force", "--db", str(stored))
+    done = run_cli("report", "20260101-a", "--out", str(out), "--force", "--db", str(two_runs))
     _clean(done)
     assert done.returncode == 1 and "not a regular file" in done.stderr, done.stderr
     assert (out / "report.md").is_symlink()
