@@ -42,7 +42,9 @@ class Step:
 
 
 
-def _positive_array(samples: Sequence[float], what: str) -> FloatArray:
+def positive_array(samples: Sequence[float], what: str) -> FloatArray:
+    """`samples` as a 1-D array of finite positive numbers (rates, interval ends), or a
+    ValueError naming `what`."""
     values = np.asarray(samples, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"{what}: need a non-empty sequence of numbers")
@@ -75,8 +77,8 @@ def noise_from_ci(ci_low: Sequence[float], ci_high: Sequence[float],
                   level: float = 0.95) -> float:
     """Typical Laplace scale of a point's log value from its confidence intervals: the
     median half-width in log units over the normal quantile of `level`, over sqrt(2)."""
-    low = np.log(_positive_array(ci_low, "ci_low"))
-    high = np.log(_positive_array(ci_high, "ci_high"))
+    low = np.log(positive_array(ci_low, "ci_low"))
+    high = np.log(positive_array(ci_high, "ci_high"))
     z = float(NormalDist().inv_cdf(0.5 + level / 2))
     return float(np.median((high - low) / 2)) / z / math.sqrt(2)
 
@@ -108,7 +110,7 @@ def detect_steps(
     (level: their joint weighted median), and so on until every step is at least
     ``min_step`` in either direction (|ln ratio| >= ln(1 + min_step)).
     """
-    y = np.log(_positive_array(values, "values"))
+    y = np.log(positive_array(values, "values"))
     w = _step_weights(weights, y.size)
     if y.size < 3:
         return []

@@ -20,15 +20,7 @@ from scipy import special
 
 from pqbench.analysis import verdict as verdicts
 from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, mann_whitney_p
-
-
-def _positive_array(samples: Sequence[float], what: str) -> np.ndarray:
-    values = np.asarray(samples, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"{what}: need a non-empty sequence of numbers")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{what}: rates must be finite and positive")
-    return values
+from pqbench.analysis.step_detect import positive_array
 
 
 @dataclass(frozen=True)
@@ -123,8 +115,8 @@ def compare_samples(
         raise ValueError("threshold must be >= 0")
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must lie in (0, 1)")
-    log_before = np.log(_positive_array(before, "before"))
-    log_after = np.log(_positive_array(after, "after"))
+    log_before = np.log(positive_array(before, "before"))
+    log_after = np.log(positive_array(after, "after"))
     n, m = int(log_before.size), int(log_after.size)
     diffs = np.sort((log_after[None, :] - log_before[:, None]).ravel())
     has_ties = np.unique(np.concatenate([log_before, log_after])).size < n + m
