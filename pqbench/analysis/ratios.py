@@ -104,16 +104,10 @@ def paired(numerator: Sequence[float], denominator: Sequence[float], level: floa
     if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a))
                                                  and np.all(np.isfinite(b))):
         return None
-    walsh = signedrank.walsh_averages(b - a)
-    size = walsh.size
-    estimate = float(np.median(walsh))
-    k, coverage = signedrank.interval_rank(a.size, 1.0 - level)
-    if k == 0:  # too few pairs for the level asked: the widest interval there is
-        k, coverage = 1, 1.0 - 2.0 * signedrank.null_cdf(a.size)[0]
-    if coverage <= 0:
-        return math.exp(estimate), 0.0, math.inf, 0.0
-    return (math.exp(estimate), math.exp(float(walsh[k - 1])),
-            math.exp(float(walsh[size - k])), coverage)
+    shift, low, high, coverage = signedrank.shift_interval(b - a, 1.0 - level, widest=True)
+    if coverage <= 0:  # a single pair bounds nothing
+        return math.exp(shift), 0.0, math.inf, 0.0
+    return math.exp(shift), math.exp(low), math.exp(high), coverage
 
 
 def _round_cost(m: Measurement, cycle: int) -> float | None:

@@ -100,6 +100,26 @@ def interval_rank(n: int, alpha: float) -> tuple[int, float]:
     return k, 1.0 - alpha if k > 0 else 0.0
 
 
+def shift_interval(d: FloatArray, alpha: float, *, widest: bool = False
+                   ) -> tuple[float, float, float, float]:
+    """(Hodges-Lehmann estimate, interval low, interval high, true level) of the shift of
+    the differences ``d``: Tukey's interval [W_(k), W_(M+1-k)] at 1 - alpha. With too few
+    differences to reach it, (-inf, inf) at level 0, or with ``widest`` the widest finite
+    interval there is, [W_(1), W_(M)], at its own level 1 - 2 / 2**n."""
+    n = d.size
+    walsh = _walsh(d)
+    size = walsh.size
+    k, level = interval_rank(n, alpha)
+    if k == 0 and widest:
+        k, level = 1, 1.0 - 2.0 * null_cdf(n)[0]
+    middle = [(size - 1) // 2, size // 2]
+    found = _order_statistics(walsh, [*middle, *([k - 1, size - k] if k > 0 else [])])
+    shift = (found[middle[0]] + found[middle[1]]) / 2
+    if k == 0:
+        return shift, -math.inf, math.inf, level
+    return shift, found[k - 1], found[size - k], level
+
+
 def p_value(d: FloatArray) -> float:
     """Two-sided Wilcoxon signed-rank p of the differences ``d`` against zero."""
     n = d.size
@@ -145,14 +165,7 @@ def compare_pairs(before: Sequence[float], after: Sequence[float], *,
         raise ValueError("pairs: rates must be finite and positive")
     d = b - a
     n = d.size
-    walsh = _walsh(d)
-    size = walsh.size
-    k, level = interval_rank(n, alpha)
-    middle = [(size - 1) // 2, size // 2]
-    found = _order_statistics(walsh, [*middle, *([k - 1, size - k] if k > 0 else [])])
-    shift = (found[middle[0]] + found[middle[1]]) / 2
-    log_low = found[k - 1] if k > 0 else -math.inf
-    log_high = found[size - k] if k > 0 else math.inf
+    shift, log_low, log_high, level = shift_interval(d, alpha)
     band = verdict.threshold_for(None, threshold)
     p = p_value(d)
     attainable = verdict.smallest_signed_rank_p(n)
