@@ -40,7 +40,7 @@ lint: setup
 	$(BIN)/ruff check pqbench tests benchmarks
 	$(BIN)/mypy
 
-# Strict: a broken link or anchor fails (tests/test_docs.py builds it too).
+# Strict: a broken link or anchor fails (tests/project/test_docs.py builds it too).
 docs: setup
 	$(BIN)/mkdocs build --strict
 

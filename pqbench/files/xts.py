@@ -5,7 +5,7 @@ first_unit + i, little-endian in 16 bytes. The extension `pqbench.files._xts` ke
 libcrypto context for all units, as a kernel does; it is optional (built only where a C
 compiler and the OpenSSL headers exist), and without it every unit gets its own
 cryptography context, whose Python cost (not AES) then bounds the figures (about 0.4 GB/s
-here). Both give the same bytes; tests/test_files.py checks it unit by unit.
+here). Both give the same bytes; tests/files/test_files.py checks it unit by unit.
 """
 
 from __future__ import annotations

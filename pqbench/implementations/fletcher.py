@@ -12,7 +12,7 @@ System Reference, "Object Checksums"; the Linux driver's ``apfs_fletcher64``)::
 Folding the check value's two words in after the data brings both sums to 0; that is how
 a reader verifies an object (apfs-fuse folds o_cksum last the same way).
 
-Worked example (the test value of tests/test_hashes.py): words [1, 2] give
+Worked example (the test value of tests/implementations/test_hashes.py): words [1, 2] give
 sum1 = 3, sum2 = 4, c1 = 0xFFFFFFF8, c2 = 4, check value 0x00000004FFFFFFF8.
 
 sum2 is sum over i of (n - i) * w[i]; numpy evaluates that per chunk of words and the

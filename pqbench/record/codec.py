@@ -267,7 +267,7 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     from the samples. The unit rides in the attributes, where format 1 kept it. The
     figures by the definitions the record uses: `measurement`'s unit and block size,
     `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
-    and `.cycles_per_op`; tests/test_import_rows.py holds the two to the same rows."""
+    and `.cycles_per_op`; tests/record/test_import_rows.py holds the two to the same rows."""
     extra = row.keys() - _not_attributes()
     attributes = {k: v for k, v in row.items() if k in extra} if extra else {}
     unit = row.get("unit") or "op"

@@ -3,7 +3,7 @@
 The search is driven here by a table of true levels per build: a session between builds i
 and j says `faster`/`slower` when their levels differ, `no change` otherwise, as a session
 with an interval far narrower than the band would. The sessions themselves (real workers)
-are tested in test_bisect_cli.py and test_bisect_pip.py.
+are tested in bisect/test_cli.py and bisect/test_pip.py.
 """
 
 from __future__ import annotations

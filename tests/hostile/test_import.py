@@ -26,9 +26,8 @@ from pqbench.cli import app
 from pqbench.record import exchange
 from pqbench.record.models import json_schema
 from pqbench.store import Store
+from tests.helpers import REPO
 from tests.helpers.runs import json_paths, make_run
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.liboqs import build, locate, recipes
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
 
 
 def run_python(

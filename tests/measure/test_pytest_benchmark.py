@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from pqbench import environment
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
 
 
 def _pytest(*args: str, cwd: Path = REPO,

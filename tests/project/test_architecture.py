@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "pqbench"
-TESTS = Path(__file__).resolve().parent
+from tests.helpers import REPO
+
+PACKAGE = REPO / "pqbench"
+TESTS = REPO / "tests"
 
 
 def _module_name(path: Path, root: Path = PACKAGE.parent) -> str:

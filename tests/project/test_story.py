@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.store import Store
-from tests.helpers import run_cli
+from tests.helpers import REPO, run_cli
 from tests.helpers.runs import make_runs
 
 QUICK = ("--seconds", "0.05", "--rounds", "2")
@@ -291,7 +291,7 @@ def test_compare_json_follows_its_published_schema(slowed: Path, tmp_path: Path)
     from pqbench.record.comparison import ComparisonDocument, ComparisonsDocument, schema
     from tests.helpers.runs import ROWS, environment, make_ab_session
 
-    published = Path(__file__).parent.parent / "docs" / "compare.schema.json"
+    published = REPO / "docs" / "compare.schema.json"
     assert json.loads(published.read_text()) == json.loads(json.dumps(schema())), (
         "regenerate: python -m pqbench.record compare > docs/compare.schema.json")
     db = tmp_path / "doc.db"

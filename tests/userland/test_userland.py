@@ -67,8 +67,9 @@ def test_speed_inside_measures_the_userlands_own_openssl_35(trixie: Userland,
 
 def test_the_native_tests_pass_against_openssl_35_inside(trixie: Userland) -> None:
     done = inside(trixie, "sh", "-c", f"cd {trixie.install_dir} && .venv/bin/python -m pytest -q "
-                  "-p no:cacheprovider tests/test_native.py tests/test_native_implementations.py "
-                  "tests/test_files.py -k 'native or ssl or oqs or xts'", timeout=900)
+                  "-p no:cacheprovider tests/timing/test_native.py "
+                  "tests/implementations/test_native.py tests/files/test_files.py "
+                  "-k 'native or ssl or oqs or xts'", timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary
