@@ -274,8 +274,40 @@ def test_test_files_share_helpers_only_through_tests_helpers() -> None:
                    for target in imports_of(module, path.read_text("utf-8"), modules)
                    if target.rpartition(".")[2].startswith("test_")
                    or target.rpartition(".")[2] == "conftest")
+    assert {"tests.tls.test_grid", "tests.project.test_architecture"} <= set(modules)
     assert len(modules) > 50
     assert not wrong, "\n".join(wrong)
+
+
+#: Folders of tests/ that test no single room: attacks on several rooms at once, and checks
+#: of the whole project (the house, the docs site, the wheel, a new user's story).
+CROSS_CUTTING = {"hostile", "project"}
+#: Folders of tests/ that hold no test file.
+NOT_TESTS = {"helpers", "slow_worker"}
+#: Test files allowed flat at the top of tests/: none (conftest.py serves every folder).
+TOP_LEVEL: set[str] = set()
+
+
+def test_test_files_are_grouped_the_way_the_package_is() -> None:
+    """Each test file sits one level down, in a folder named for the pqbench room it tests
+    (tests/tls/ for pqbench/tls/) or for a declared cross-cutting group; each folder is a
+    package, so two folders may each hold a test_cli.py."""
+    rooms = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    files = sorted(TESTS.rglob("test_*.py"))
+    misplaced = [str(p.relative_to(TESTS)) for p in files
+                 if (p.parent == TESTS and p.name not in TOP_LEVEL)
+                 or (p.parent != TESTS and (p.parent.parent != TESTS
+                                            or p.parent.name not in rooms | CROSS_CUTTING))]
+    folders = {p.parent for p in files if p.parent != TESTS}
+    not_packages = sorted(str(f.relative_to(TESTS)) for f in folders
+                          if not (f / "__init__.py").is_file())
+    assert {"tls", "store", "analysis", "cli"} <= rooms
+    assert len(files) > 50
+    assert not misplaced, f"not in a room's folder or a declared group: {misplaced}"
+    assert not not_packages, f"test folders without __init__.py: {not_packages}"
+    unknown = sorted(p.name for p in TESTS.iterdir() if p.is_dir() and p.name[0] not in "._"
+                     and p.name not in rooms | CROSS_CUTTING | NOT_TESTS | {"__pycache__"})
+    assert not unknown, f"folders of tests/ that name no room or group: {unknown}"
 
 
 def test_at_most_eight_modules_loose_at_the_root() -> None:
