@@ -15,14 +15,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
-from pqbench.memory.compare import MemoryChange, compare_memory
+from pqbench.memory.compare import compare_memory
 from pqbench.record.results import Run
 from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 
@@ -31,82 +31,28 @@ __all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowComparison", "RowKey", "RunComparis
            "run_order", "run_samples", "without_value"]
 
 
-@dataclass(frozen=True)
-class RunComparison:
+@dataclass(frozen=True, kw_only=True)
+class RunComparison(RowComparison):
     """Everything `pqbench compare` reports for one before/after pair of run groups: the
     rows (`rows.RowComparison`) and the news told from them (`analysis.news`), each made
-    once. The attributes of the rows are read through, so a reader asks
-    ``comparison.rows`` or ``comparison.news`` alike.
+    once, so a reader asks ``comparison.rows`` or ``comparison.news`` alike.
     """
 
-    compared: RowComparison
     news: News
 
-    @property
-    def before_name(self) -> str:
-        return self.compared.before_name
-
-    @property
-    def after_name(self) -> str:
-        return self.compared.after_name
-
-    @property
-    def before_runs(self) -> tuple[str, ...]:
-        return self.compared.before_runs
-
-    @property
-    def after_runs(self) -> tuple[str, ...]:
-        return self.compared.after_runs
-
-    @property
-    def threshold(self) -> float | None:
-        return self.compared.threshold
-
-    @property
-    def rows(self) -> tuple[Row, ...]:
-        return self.compared.rows
-
-    @property
-    def differences(self) -> tuple[explain.Difference, ...]:
-        return self.compared.differences
-
-    @property
-    def only_before(self) -> tuple[RowKey, ...]:
-        return self.compared.only_before
-
-    @property
-    def only_after(self) -> tuple[RowKey, ...]:
-        return self.compared.only_after
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        return self.compared.warnings
-
-    @property
-    def method(self) -> str:
-        return self.compared.method
-
-    @property
-    def paired(self) -> bool:
-        return self.compared.paired
-
-    @property
-    def alpha(self) -> float:
-        return self.compared.alpha
-
-    @property
-    def memory(self) -> tuple[MemoryChange, ...]:
-        return self.compared.memory
+    @classmethod
+    def told(cls, compared: RowComparison, news: News) -> RunComparison:
+        """The rows of `compared` with the news told from them."""
+        return cls(**{f.name: getattr(compared, f.name) for f in fields(compared)}, news=news)
 
     def only_changed(self) -> RunComparison:
         """The same comparison showing only the rows judged faster or slower (the news,
         told from every row, stays as it was)."""
-        return replace(self, compared=replace(
-            self.compared, rows=tuple(r for r in self.rows if r.changed)))
+        return replace(self, rows=tuple(r for r in self.rows if r.changed))
 
     def as_dict(self) -> dict[str, Any]:
         """The document of `pqbench compare --json` (docs/compare.schema.json)."""
-        return {"news": self.news.as_dict(), **self.compared.as_dict()}
+        return {"news": self.news.as_dict(), **super().as_dict()}
 
 
 def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:
@@ -220,7 +166,7 @@ def compare_runs(
     (`news.summarize`): what every command that shows a comparison shows."""
     compared = compare_rows(before, after, threshold, cross_machine=cross_machine,
                             before_name=before_name, after_name=after_name)
-    return RunComparison(compared, summarize(compared, before, after))
+    return RunComparison.told(compared, summarize(compared, before, after))
 
 
 def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None

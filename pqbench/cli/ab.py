@@ -2,59 +2,46 @@
 
 from __future__ import annotations
 
-import math
 import shlex
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import algorithms, interrupts
+from pqbench import interrupts
 from pqbench.ab import sides
 from pqbench.ab.client import WorkerError
+from pqbench.cli import paired
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
-    SessionAlgorithms,
-    SessionBytes,
-    SessionCpu,
-    SessionImplementations,
-    SessionOperations,
     ThresholdOption,
     handles_errors,
-    parse_threshold,
     print_json,
     store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
-from pqbench.implementations import ORDER, liboqs_mechanisms
-from pqbench.measure import suite
 from pqbench.presentation import console
 from pqbench.record import codec
-from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
 if TYPE_CHECKING:
     from pqbench.ab import session
 
-#: Every implementation name a pqbench worker can offer (a side may lack some of them).
-IMPLEMENTATION_NAMES = (*ORDER, "python")
-
-
 @app.command()
 @handles_errors
 def ab(
-    algorithm: SessionAlgorithms = None,
+    algorithm: paired.Algorithms = None,
     side_a: Annotated[list[str] | None, typer.Option(
         "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | "
                     "pip:PACKAGE==VERSION | mask:NAMES | env:NAME=VALUE; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", help="Side B (after), as --a.")] = None,
-    operation: SessionOperations = None,
-    implementation: SessionImplementations = None,
-    block_bytes: SessionBytes = None,
+    operation: paired.Operations = None,
+    implementation: paired.Implementations = None,
+    block_bytes: paired.Bytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of the whole session; each row gets what is left "
                               "over the rows still to come.")] = 300.0,
@@ -62,7 +49,7 @@ def ab(
         "--round", help="Seconds per round (each pair is one round of A and one of B).")
     ] = 0.05,
     threshold: ThresholdOption = "auto",
-    cpu: SessionCpu = None,
+    cpu: paired.Cpu = None,
     worker_pairs: Annotated[int, typer.Option(
         "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
                                "over; at least 3.")] = 6,
@@ -79,7 +66,7 @@ def ab(
     from pqbench.store import Store
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
-    settings, band = session_settings(
+    settings, band = paired.settings(
         algorithm, implementation, operation, block_bytes, max_seconds=max_seconds,
         round_seconds=round_seconds, threshold=threshold, cpu=cpu, worker_pairs=worker_pairs,
         label_a=label_a, label_b=label_b)
@@ -100,42 +87,6 @@ def ab(
         raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
                          f" with these operations and implementations")
     _report(outcome, band, json_output, store.location)
-
-
-def session_settings(algorithm: list[str] | None, implementation: list[str] | None,
-                     operation: list[str] | None, block_bytes: int | None, *,
-                     max_seconds: float, round_seconds: float, threshold: str, cpu: int | None,
-                     worker_pairs: int | None = None, label_a: str | None = None,
-                     label_b: str | None = None) -> tuple[session.Settings, float | None]:
-    """What a paired session measures and how long it may take, from the options `ab` and
-    `bisect` share, each checked (a usage error names the option), and the band."""
-    from pqbench.ab import sequential, session
-
-    if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
-        raise UsageError("--max-seconds must be a finite positive number and --round "
-                         "between 0 and 10 s")
-    if worker_pairs is not None and not session.MIN_WORKER_PAIRS <= worker_pairs <= 64:
-        raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
-    if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
-        multi.parse_cpus(str(cpu))
-    if block_bytes is not None and block_bytes < 1:
-        raise UsageError("--bytes must be at least 1")
-    band = parse_threshold(threshold)
-    unknown = [name for name in implementation or () if name not in IMPLEMENTATION_NAMES]
-    if unknown:
-        raise UsageError(f"unknown implementation {', '.join(unknown)}; choose from "
-                         f"{', '.join(IMPLEMENTATION_NAMES)}")
-    kems, sigs = liboqs_mechanisms()
-    chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
-    settings = session.Settings(
-        algorithms=tuple(alg.name for alg in chosen),
-        implementations=tuple(implementation) if implementation else None,
-        operations=tuple(operation or ()),
-        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
-        max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
-        label_a=label_a, label_b=label_b, looks=sequential.Looks(),
-        **({"worker_pairs": worker_pairs} if worker_pairs is not None else {}))
-    return settings, band
 
 
 def _report(outcome: session.Outcome, band: float | None, json_output: bool,

@@ -11,15 +11,10 @@ import typer
 from pqbench import interrupts
 from pqbench.ab import sides
 from pqbench.bisect.series import NAMING
-from pqbench.cli.ab import session_settings
+from pqbench.cli import paired
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
-    SessionAlgorithms,
-    SessionBytes,
-    SessionCpu,
-    SessionImplementations,
-    SessionOperations,
     ThresholdOption,
     handles_errors,
     print_json,
@@ -36,15 +31,15 @@ if TYPE_CHECKING:
 @app.command()
 @handles_errors
 def bisect(
-    algorithm: SessionAlgorithms = None,
+    algorithm: paired.Algorithms = None,
     series: Annotated[list[str] | None, typer.Option(
         "--series", help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
                          "cmd:PREFIX, env:NAME=VALUE, mask:NAMES; items joined by ' + ') "
                          "with brace lists, e.g. 'pip:cryptography=={42.0.8,43.0.3}', or "
                          "@FILE with one build per line; repeatable, in order.")] = None,
-    operation: SessionOperations = None,
-    implementation: SessionImplementations = None,
-    block_bytes: SessionBytes = None,
+    operation: paired.Operations = None,
+    implementation: paired.Implementations = None,
+    block_bytes: paired.Bytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of each session (as `ab --max-seconds`).")
     ] = 120.0,
@@ -54,7 +49,7 @@ def bisect(
     every_pair: Annotated[bool, typer.Option(
         "--every-pair", help="Measure every neighbouring pair instead of bisecting "
                              "(N - 1 sessions; sees changes that are later undone).")] = False,
-    cpu: SessionCpu = None,
+    cpu: paired.Cpu = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -67,7 +62,7 @@ def bisect(
     from pqbench.store import Store
 
     chosen_series = series_module.parse(series or [])
-    settings, band = session_settings(algorithm, implementation, operation, block_bytes,
+    settings, band = paired.settings(algorithm, implementation, operation, block_bytes,
                                       max_seconds=max_seconds, round_seconds=round_seconds,
                                       threshold=threshold, cpu=cpu)
     store = Store.open(db)  # fail before measuring if the database is unusable

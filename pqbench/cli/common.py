@@ -54,22 +54,6 @@ def one_output(**chosen: bool) -> None:
         raise UsageError(f"choose one of {', '.join(names[:-1])} and {names[-1]}")
 
 
-#: The algorithms a paired session (`ab`, `bisect`) measures.
-SessionAlgorithms = Annotated[list[str] | None, typer.Argument(
-    metavar="ALGORITHM...",
-    help="Algorithms by name, as for speed. None: the quick headline suite.")]
-
-#: What else narrows a paired session's rows, and which CPU its workers share.
-SessionOperations = Annotated[list[str] | None, typer.Option(
-    "--operation", "-o", metavar="OP", help="Only these operations (repeatable).")]
-SessionImplementations = Annotated[list[str] | None, typer.Option(
-    "--implementation", "-i", metavar="IMPL", help="Only these implementations (repeatable).")]
-SessionBytes = Annotated[int | None, typer.Option(
-    "--bytes", metavar="BYTES", help="Ciphers and hashes: only this many bytes per operation.")]
-SessionCpu = Annotated[int | None, typer.Option(
-    "--cpu", metavar="CPU",
-    help="The CPU all workers are pinned to (default: the highest allowed).")]
-
 #: The algorithm whose row every other row's paired cost ratio is taken against.
 RelativeToOption = Annotated[str | None, typer.Option(
     "--relative-to", metavar="ALGORITHM",
