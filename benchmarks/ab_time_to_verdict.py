@@ -1,6 +1,6 @@
 """How long `pqbench ab` needs for a verdict on this machine, against separate runs.
 
-Three questions (issue #9), each asked `--repeat` times so a shared machine's phases show
+Three questions, each asked `--repeat` times so a shared machine's phases show
 as a range rather than as one lucky figure:
 
 1. the masked AES-NI jump: `ab aes-256-xts --a mask:aesni --b here` (16 KiB blocks, both

@@ -1,6 +1,6 @@
 """How pqbench's hashing compares with the reference tools, in one run (not a test).
 
-Prints three ratios against the targets of issue #4, each as the median of interleaved
+Prints three ratios against their targets, each as the median of interleaved
 pairs (A, B, A, B ...) so a neighbour's load hits both sides alike:
 
 1. in-memory SHA-256 at 16 KiB (the native libcrypto loop when built, else hashlib) versus

@@ -1,4 +1,4 @@
-"""`pqbench import` against a plain importer of the same files, paired (issue #16).
+"""`pqbench import` against a plain importer of the same files, paired.
 
 The target is 20,000 result rows a second into a store that holds 10,000 runs. This VM
 changes speed by up to 2x within a minute, so a rate alone says little; each replicate

@@ -1,4 +1,4 @@
-"""The store at fleet scale (issue #16): import, `runs`, `compare`, `history` and `report`
+"""The store at fleet scale: import, `runs`, `compare`, `history` and `report`
 over a synthetic history of thousands of runs, on SQLite and on a real PostgreSQL server.
 
 The history is made from one real run (`pqbench speed --json`, the quick suite: 79 rows of

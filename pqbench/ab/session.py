@@ -187,8 +187,8 @@ class Session:
                               for worker, cpus in zip(side.workers, side.pinned, strict=True))
             self.notes.append(
                 f"the workers could not all be pinned to one CPU ({found}); pairs may then "
-                "run on different CPUs, which biased A/A pairs by up to 8 % in the issue #9 "
-                "measurements")
+                "run on different CPUs, which biased A/A pairs by up to 8 % when this "
+                "was measured (docs/measurements.md)")
 
     def _pinned(self, side: _Side) -> bool:
         return self.cpu is not None and all(p == [self.cpu] for p in side.pinned)

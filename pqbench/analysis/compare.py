@@ -27,7 +27,7 @@ from pqbench.record.results import Run
 from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 
 __all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowComparison", "RowKey", "RunComparison",
-           "compare_groups", "compare_rows", "compare_runs", "field_value", "group_runs",
+           "compare_groups", "compare_runs", "field_value", "group_runs",
            "run_order", "run_samples", "without_value"]
 
 
@@ -90,7 +90,7 @@ def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
     return [message]
 
 
-def compare_rows(
+def compare_runs(
     before: Sequence[Run],
     after: Sequence[Run],
     threshold: float | None = None,
@@ -98,8 +98,9 @@ def compare_rows(
     cross_machine: bool = False,
     before_name: str | None = None,
     after_name: str | None = None,
-) -> RowComparison:
-    """Compare two groups of runs row by row; rows sorted by |ln ratio|, largest first.
+) -> RunComparison:
+    """Compare two groups of runs row by row, rows sorted by |ln ratio|, largest first, and
+    tell the news of it (`news.summarize`): what every command that shows a comparison shows.
 
     ``threshold`` None is auto: each row is judged against max(5 %, its noise floor).
     Raises ComparisonError when a group is empty, when the runs come from different
@@ -135,7 +136,7 @@ def compare_rows(
     rows = [_with_causes(row, differences, context, backends.get(key))
             for key, row in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
-    return RowComparison(
+    compared = RowComparison(
         before_name=before_name or _group_name(before),
         after_name=after_name or _group_name(after),
         before_runs=tuple(r.run_id for r in before),
@@ -151,21 +152,6 @@ def compare_rows(
         alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
         memory=memory,
     )
-
-
-def compare_runs(
-    before: Sequence[Run],
-    after: Sequence[Run],
-    threshold: float | None = None,
-    *,
-    cross_machine: bool = False,
-    before_name: str | None = None,
-    after_name: str | None = None,
-) -> RunComparison:
-    """Compare two groups of runs (`compare_rows`), then tell the news of it
-    (`news.summarize`): what every command that shows a comparison shows."""
-    compared = compare_rows(before, after, threshold, cross_machine=cross_machine,
-                            before_name=before_name, after_name=after_name)
     return RunComparison.told(compared, summarize(compared, before, after))
 
 

@@ -162,6 +162,12 @@ def print_json(document: Any) -> None:
     sys.stdout.flush()
 
 
+#: Comparing runs measured on different testbeds is refused unless asked for.
+CrossMachineOption = Annotated[bool, typer.Option(
+    "--cross-machine", metavar="",
+    help="Allow runs from different testbeds (CPU model, flags, architecture), with a "
+         "warning.")]
+
 ThresholdOption = Annotated[str, typer.Option(
     metavar="BAND",
     help="Noise band: a verdict needs the whole CI of the ratio beyond 1 ± this (a fraction, "
@@ -194,7 +200,7 @@ def many_records() -> Iterator[None]:
 
     Every collection of the oldest generation walks every live object, and building the
     records of thousands of runs (several objects per result row and round) sets off
-    many: they took three quarters of an import's time (issue #16). Records hold no
+    many: they took three quarters of an import's time. Records hold no
     reference cycles, so nothing waits for a collection; reference counting frees them.
     """
     enabled = gc.isenabled()

@@ -10,6 +10,7 @@ import typer
 from pqbench.cli.common import (
     FAIL_ON,
     FAIL_ON_EXIT,
+    CrossMachineOption,
     CsvOption,
     DbOption,
     JsonOption,
@@ -48,25 +49,22 @@ def compare(
              "libraries.cryptography, knobs.OPENSSL_ia32cap, date ...")] = None,
     every: Annotated[bool, typer.Option(
         "--all", metavar="",
-            help="With --by: every group against the next, not only the newest two.")
-    ] = False,
+        help="With --by: every group against the next, not only the newest two.")] = False,
     missing: Annotated[bool, typer.Option(
         "--include-missing", metavar="",
-            help="With --by: compare the runs without the field too, as a "
-                                  "group named '(none)'.")] = False,
+        help="With --by: compare the runs without the field too, as a group named "
+             "'(none)'.")] = False,
     only_changed: Annotated[bool, typer.Option(
         "--only-changed", metavar="",
-            help="Show only the rows that are faster or slower.")] = False,
+        help="Show only the rows that are faster or slower.")] = False,
     threshold: ThresholdOption = "auto",
-    cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", metavar="", help="Allow runs from different testbeds (CPU model, flags, "
-                                "architecture), with a warning.")] = False,
+    cross_machine: CrossMachineOption = False,
     markdown: Annotated[bool, typer.Option("--markdown", metavar="", help="Print Markdown tables.")
     ] = False,
     fail_on: Annotated[str | None, typer.Option(
         "--fail-on", metavar="VERDICT",
-            help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, "
-                          "faster, or either (any): a gate for CI jobs and fleets.")] = None,
+        help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, faster, or "
+             "either (any): a gate for CI jobs and fleets.")] = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,

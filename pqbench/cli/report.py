@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pqbench.cli.common import (
+    CrossMachineOption,
     DbOption,
     ThresholdOption,
     handles_errors,
@@ -65,12 +66,8 @@ def report_command(
     threshold: ThresholdOption = "auto",
     force: Annotated[bool, typer.Option(
         "--force", metavar="",
-            help="Replace an existing report (and its charts) at the same place.")
-    ] = False,
-    cross_machine: Annotated[bool, typer.Option(
-        "--cross-machine", metavar="",
-            help="Compare runs from different testbeds (CPU model, flags, "
-                                "arch) anyway, with a warning.")] = False,
+        help="Replace an existing report (and its charts) at the same place.")] = False,
+    cross_machine: CrossMachineOption = False,
     db: DbOption = None,
 ) -> None:
     """Write a Markdown report with charts: PQ against classical, the implementation gap,

@@ -23,6 +23,18 @@ class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class _Judged(_Closed):
+    """A ratio after / before with its interval, the level it holds at, and the verdict."""
+
+    ratio: float = Field(description="after / before")
+    ci_low: float | None
+    ci_high: float | None
+    ci_level: float
+    p_value: float
+    verdict: Verdict
+    reason: str
+
+
 class Cause(_Closed):
     """A fingerprint difference that can explain a changed row, and how strongly."""
 
@@ -33,7 +45,7 @@ class Cause(_Closed):
     why: str
 
 
-class Row(_Closed):
+class Row(_Judged):
     """One (algorithm, implementation, operation, block size): before, after, ratio =
     after / before (above 1 is faster), its interval and verdict."""
 
@@ -44,13 +56,6 @@ class Row(_Closed):
     unit: Literal["ops/s", "bytes/s"]
     before: float
     after: float
-    ratio: float
-    ci_low: float | None
-    ci_high: float | None
-    ci_level: float
-    p_value: float
-    verdict: Verdict
-    reason: str
     n_before: int
     n_after: int
     runs_before: int
@@ -187,20 +192,13 @@ class News(_Closed):
     compared: int
 
 
-class FollowedRatio(_Closed):
+class FollowedRatio(_Judged):
     """A run's paired cost ratio (`pqbench ratios`) followed from one side to the other:
     each run's estimate one unit, compared as rows are compared over runs."""
 
     name: str
     before: float = Field(description="geometric mean of the before runs' estimates")
     after: float = Field(description="geometric mean of the after runs' estimates")
-    ratio: float = Field(description="after / before")
-    ci_low: float | None
-    ci_high: float | None
-    ci_level: float
-    p_value: float
-    verdict: Verdict
-    reason: str
     change: str = Field(description="rose, fell, or the verdict")
     runs_before: int
     runs_after: int

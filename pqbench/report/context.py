@@ -42,7 +42,7 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
         ("capability knobs", lambda r: ", ".join(r.environment.knobs_set) or "none"),
         ("testbed", lambda r: r.environment.testbed),
     ]
-    if any(r.environment.libc for r in runs):  # recorded since issue #12
+    if any(r.environment.libc for r in runs):  # older runs did not record it
         fields.insert(7, ("C library", lambda r: r.environment.libc))
     fields += [(f"{lib}", lambda r, lib=lib: r.environment.library(lib)) for lib in libraries]
     if any(r.environment.tls for r in runs):

@@ -1,4 +1,4 @@
-"""The comparison part of a report over many groups (a fleet's OS builds, issue #16).
+"""The comparison part of a report over many groups (a fleet's OS builds).
 
 Each group against the next does not scale: a hundred builds make 99 comparisons (each a
 bootstrap of every row), 99 ratio charts nobody reads, and every run held whole. Over more

@@ -1,4 +1,4 @@
-"""Writing many runs at once: each table in a few statements, not one per row (issue #16).
+"""Writing many runs at once: each table in a few statements, not one per row.
 
 Every table is written straight through the driver, the statements built from the
 table definitions in store/schema.py, rows made as they are sent (`_write`): on SQLite

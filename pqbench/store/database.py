@@ -324,7 +324,7 @@ class Store:
 
     def save_documents(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
         """As save_runs, for run documents `record.exchange.read_documents` validated: the
-        rows are written straight from them (an import of a fleet's runs, issue #16)."""
+        rows are written straight from them (an import of a fleet's runs)."""
         return self._save(lambda conn: bulk.insert_documents(conn, documents),
                           [doc["run_id"] for doc in documents])
 

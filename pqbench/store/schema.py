@@ -4,11 +4,11 @@ The schema carries a version; a database written by a newer pqbench is refused, 
 altered. History of versions:
 
 1. runs, measurements with their per-round samples, problems, verifications, annotations.
-2. indexes for the questions commands ask at fleet scale (issue #16): runs by kind, start,
+2. indexes for the questions commands ask at fleet scale: runs by kind, start,
    label, OS build and testbed (the `--by` fields that are columns), result rows by their
    key (history: one row across every run). No column changed, so a version 1 database
    reads the same; `store.migrate` adds the indexes in place.
-3. fewer rows for the server to write and check (issue #16): a result row's rounds in the
+3. fewer rows for the server to write and check: a result row's rounds in the
    row itself, as three arrays (`ROUND_COLUMNS`), instead of one pqbench_samples row per
    round; and a run's problems and checks in its own row, as JSON lists the way its
    document holds them, instead of a row each in pqbench_problems and

@@ -1,7 +1,7 @@
 """What changed between two builds, as one plain record that compare and report lead with.
 
 A comparison table answers "how did each row move"; a reader of an OS upgrade first wants
-the news (issue #12, points 2 and 5): which facts of the build changed (the userland, the
+the news: which facts of the build changed (the userland, the
 system OpenSSL, the C library, with the kernel and CPU kept), which rows appeared or
 disappeared and why (Debian 12's libcrypto: "not offered: ML-KEM-768 needs OpenSSL >= 3.5"),
 which rows changed most with their causes, and each cause once with the rows it explains,

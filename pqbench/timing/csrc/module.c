@@ -68,57 +68,6 @@ static int lens_ok(const Py_ssize_t *in, size_t *out, int n, const char *const *
     return 1;
 }
 
-/* Shared by oqs_kem and oqs_sig: prepare + check + time + free, without the GIL. */
-static PyObject *run_oqs(int is_kem, const char *alg, const char *op, double seconds,
-                         const Py_ssize_t lens_in[4], const char *const names[4])
-{
-    oqs_api api;
-    bench_error e = {0};
-    loop_result r = {0};
-    size_t lens[4];
-    int ok;
-
-    if (!oqs_snapshot(&api, &e) || !seconds_ok(seconds, &e) ||
-        !lens_ok(lens_in, lens, 4, names, &e))
-        return raise_error(&e);
-    Py_BEGIN_ALLOW_THREADS
-    ok = oqs_run(&api, is_kem, alg, op, seconds, lens, &r, &e);
-    Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return result_tuple(&r);
-}
-
-static PyObject *py_oqs_kem(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"alg", "op", "seconds", "pk_len", "sk_len", "ct_len", "ss_len",
-                             NULL};
-    static const char *const names[4] = {"pk_len", "sk_len", "ct_len", "ss_len"};
-    const char *alg, *op;
-    double seconds;
-    Py_ssize_t lens[4];
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssdnnnn:oqs_kem", kwlist, &alg, &op, &seconds,
-                                     &lens[0], &lens[1], &lens[2], &lens[3]))
-        return NULL;
-    return run_oqs(1, alg, op, seconds, lens, names);
-}
-
-static PyObject *py_oqs_sig(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"alg", "op", "seconds", "pk_len", "sk_len", "sig_len_max",
-                             "msg_len", NULL};
-    static const char *const names[4] = {"pk_len", "sk_len", "sig_len_max", "msg_len"};
-    const char *alg, *op;
-    double seconds;
-    Py_ssize_t lens[4] = {0, 0, 0, 32};
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssdnnn|n:oqs_sig", kwlist, &alg, &op, &seconds,
-                                     &lens[0], &lens[1], &lens[2], &lens[3]))
-        return NULL;
-    return run_oqs(0, alg, op, seconds, lens, names);
-}
-
 static PyObject *py_ssl_version(PyObject *self, PyObject *unused)
 {
     return PyUnicode_FromString(OpenSSL_version(OPENSSL_VERSION));
@@ -151,92 +100,6 @@ static PyObject *py_ssl_offers(PyObject *self, PyObject *args)
     if (offered)
         Py_RETURN_NONE;
     return PyUnicode_FromString(reason);
-}
-
-static PyObject *py_ssl_pk(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"alg", "op", "seconds", NULL};
-    const char *alg, *op;
-    double seconds;
-    pk_bench b = {0};
-    bench_error e = {0};
-    loop_result r = {0};
-    bench_op fn = NULL;
-    int ok;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssd:ssl_pk", kwlist, &alg, &op, &seconds))
-        return NULL;
-    if (!seconds_ok(seconds, &e))
-        return raise_error(&e);
-    Py_BEGIN_ALLOW_THREADS
-    ERR_clear_error();
-    ok = pk_prepare(&b, alg, op, &fn, &e) && run_timed(fn, &b, seconds, &r, &e, alg);
-    pk_bench_free(&b);
-    ERR_clear_error();
-    Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return result_tuple(&r);
-}
-
-static PyObject *py_ssl_cipher(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"name", "op", "block_size", "seconds", NULL};
-    const char *name, *op;
-    Py_ssize_t block;
-    double seconds;
-    cipher_bench b = {0};
-    bench_error e = {0};
-    loop_result r = {0};
-    int ok;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssnd:ssl_cipher", kwlist, &name, &op, &block,
-                                     &seconds))
-        return NULL;
-    if (!seconds_ok(seconds, &e))
-        return raise_error(&e);
-    if (block <= 0)
-        return PyErr_Format(PyExc_ValueError, "block_size must be > 0, got %zd", block);
-    Py_BEGIN_ALLOW_THREADS
-    ERR_clear_error();
-    ok = cipher_prepare(&b, name, op, (size_t)block, &e) &&
-         run_timed(cipher_op(&b), &b, seconds, &r, &e, name);
-    cipher_bench_free(&b);
-    ERR_clear_error();
-    Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return result_tuple(&r);
-}
-
-static PyObject *py_ssl_digest(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"name", "block_size", "seconds", NULL};
-    const char *name;
-    Py_ssize_t block;
-    double seconds;
-    digest_bench b = {0};
-    bench_error e = {0};
-    loop_result r = {0};
-    int ok;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "snd:ssl_digest", kwlist, &name, &block,
-                                     &seconds))
-        return NULL;
-    if (!seconds_ok(seconds, &e))
-        return raise_error(&e);
-    if (block <= 0)
-        return PyErr_Format(PyExc_ValueError, "block_size must be > 0, got %zd", block);
-    Py_BEGIN_ALLOW_THREADS
-    ERR_clear_error();
-    ok = digest_prepare(&b, name, (size_t)block, &e) &&
-         run_timed(op_digest, &b, seconds, &r, &e, name);
-    digest_bench_free(&b);
-    ERR_clear_error();
-    Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return result_tuple(&r);
 }
 
 static PyObject *py_noop(PyObject *self, PyObject *args)
@@ -285,85 +148,166 @@ static PyObject *py_mem_heap_available(PyObject *self, PyObject *unused)
     return PyBool_FromLong(mem_heap_available());
 }
 
-static PyObject *mem_oqs(int is_kem, const char *alg, const char *op, Py_ssize_t calls,
-                         const Py_ssize_t lens_in[4], const char *const names[4])
+/* How much of an operation to run: timed for `seconds`, or `calls` single calls measured for
+ * memory (memory.c), each on fresh keys and inputs. */
+typedef struct {
+    int timed;
+    double seconds;
+    Py_ssize_t calls;
+} budget;
+
+static int budget_ok(const budget *how, bench_error *e)
 {
+    return how->timed ? seconds_ok(how->seconds, e) : calls_ok(how->calls, e);
+}
+
+static PyObject *budget_result(int ok, const budget *how, const loop_result *r,
+                               const mem_result *m, const bench_error *e)
+{
+    if (!ok)
+        return raise_error(e);
+    return how->timed ? result_tuple(r) : mem_dict(m);
+}
+
+/* --- liboqs (oqs.c): oqs_kem, oqs_sig, mem_oqs_kem and mem_oqs_sig -------------------- */
+
+static const char *const KEM_LENS[4] = {"pk_len", "sk_len", "ct_len", "ss_len"};
+static const char *const SIG_LENS[4] = {"pk_len", "sk_len", "sig_len_max", "msg_len"};
+
+/* (alg, op, seconds or calls, then the four lengths liboqs-python's object gave; a
+ * signature's msg_len defaults to 32): check, then run without the GIL. */
+static PyObject *oqs_entry(PyObject *args, PyObject *kw, const char *fname, int is_kem,
+                           int timed)
+{
+    const char *const *names = is_kem ? KEM_LENS : SIG_LENS;
+    char *kwlist[] = {"alg", "op", timed ? "seconds" : "calls", (char *)names[0],
+                      (char *)names[1], (char *)names[2], (char *)names[3], NULL};
+    char format[48];
+    const char *alg, *op;
+    budget how = {timed, 0, 0};
+    Py_ssize_t lens_in[4] = {0, 0, 0, 32};
+    size_t lens[4];
     oqs_api api;
     bench_error e = {0};
+    loop_result r = {0};
     mem_result m = {0};
-    size_t lens[4];
     int ok;
 
-    if (!oqs_snapshot(&api, &e) || !lens_ok(lens_in, lens, 4, names, &e) ||
-        !calls_ok(calls, &e))
+    snprintf(format, sizeof(format), "ss%cnnn%sn:%s", timed ? 'd' : 'n', is_kem ? "" : "|",
+             fname);
+    ok = timed ? PyArg_ParseTupleAndKeywords(args, kw, format, kwlist, &alg, &op, &how.seconds,
+                                             &lens_in[0], &lens_in[1], &lens_in[2], &lens_in[3])
+               : PyArg_ParseTupleAndKeywords(args, kw, format, kwlist, &alg, &op, &how.calls,
+                                             &lens_in[0], &lens_in[1], &lens_in[2], &lens_in[3]);
+    if (!ok)
+        return NULL;
+    if (!oqs_snapshot(&api, &e) || !budget_ok(&how, &e) || !lens_ok(lens_in, lens, 4, names, &e))
         return raise_error(&e);
     Py_BEGIN_ALLOW_THREADS
-    ok = 1;
-    for (Py_ssize_t i = 0; ok && i < calls; i++) /* each call on fresh keys and inputs */
+    if (timed)
+        ok = oqs_run(&api, is_kem, alg, op, how.seconds, lens, &r, &e);
+    for (Py_ssize_t i = 0; !timed && ok && i < how.calls; i++)
         ok = oqs_with(&api, is_kem, alg, op, lens, mem_runner, &m, &e);
     Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return mem_dict(&m);
+    return budget_result(ok, &how, &r, &m, &e);
 }
 
-static PyObject *py_mem_oqs_kem(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"alg", "op", "calls", "pk_len", "sk_len", "ct_len", "ss_len",
-                             NULL};
-    static const char *const names[4] = {"pk_len", "sk_len", "ct_len", "ss_len"};
-    const char *alg, *op;
-    Py_ssize_t calls, lens[4];
+static PyObject *py_oqs_kem(PyObject *s, PyObject *a, PyObject *k) { return oqs_entry(a, k, "oqs_kem", 1, 1); }
+static PyObject *py_oqs_sig(PyObject *s, PyObject *a, PyObject *k) { return oqs_entry(a, k, "oqs_sig", 0, 1); }
+static PyObject *py_mem_oqs_kem(PyObject *s, PyObject *a, PyObject *k) { return oqs_entry(a, k, "mem_oqs_kem", 1, 0); }
+static PyObject *py_mem_oqs_sig(PyObject *s, PyObject *a, PyObject *k) { return oqs_entry(a, k, "mem_oqs_sig", 0, 0); }
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssnnnnn:mem_oqs_kem", kwlist, &alg, &op,
-                                     &calls, &lens[0], &lens[1], &lens[2], &lens[3]))
-        return NULL;
-    return mem_oqs(1, alg, op, calls, lens, names);
+/* --- the system libcrypto (pk.c, evp.c): ssl_pk, ssl_cipher, ssl_digest, mem_ssl_pk ----- */
+
+enum ssl_kind { SSL_PK, SSL_CIPHER, SSL_DIGEST };
+
+typedef union {
+    pk_bench pk;
+    cipher_bench cipher;
+    digest_bench digest;
+} ssl_bench;
+
+static int ssl_prepare(ssl_bench *b, enum ssl_kind kind, const char *name, const char *op,
+                       size_t block, bench_op *fn, bench_error *e)
+{
+    switch (kind) {
+    case SSL_PK:
+        return pk_prepare(&b->pk, name, op, fn, e);
+    case SSL_CIPHER:
+        if (!cipher_prepare(&b->cipher, name, op, block, e))
+            return 0;
+        *fn = cipher_op(&b->cipher);
+        return 1;
+    default:
+        if (!digest_prepare(&b->digest, name, block, e))
+            return 0;
+        *fn = op_digest;
+        return 1;
+    }
 }
 
-static PyObject *py_mem_oqs_sig(PyObject *self, PyObject *args, PyObject *kw)
+static void ssl_free(ssl_bench *b, enum ssl_kind kind)
 {
-    static char *kwlist[] = {"alg", "op", "calls", "pk_len", "sk_len", "sig_len_max",
-                             "msg_len", NULL};
-    static const char *const names[4] = {"pk_len", "sk_len", "sig_len_max", "msg_len"};
-    const char *alg, *op;
-    Py_ssize_t calls, lens[4] = {0, 0, 0, 32};
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssnnnn|n:mem_oqs_sig", kwlist, &alg, &op,
-                                     &calls, &lens[0], &lens[1], &lens[2], &lens[3]))
-        return NULL;
-    return mem_oqs(0, alg, op, calls, lens, names);
+    if (kind == SSL_PK)
+        pk_bench_free(&b->pk);
+    else if (kind == SSL_CIPHER)
+        cipher_bench_free(&b->cipher);
+    else
+        digest_bench_free(&b->digest);
 }
 
-static PyObject *py_mem_ssl_pk(PyObject *self, PyObject *args, PyObject *kw)
+/* ssl_pk(alg, op, seconds), ssl_cipher(name, op, block_size, seconds),
+ * ssl_digest(name, block_size, seconds) and mem_ssl_pk(alg, op, calls): check, then prepare
+ * and run without the GIL (for memory, each call on fresh keys and inputs). */
+static PyObject *ssl_entry(PyObject *args, PyObject *kw, enum ssl_kind kind, int timed)
 {
-    static char *kwlist[] = {"alg", "op", "calls", NULL};
-    const char *alg, *op;
-    Py_ssize_t calls;
+    static char *pk_kw[] = {"alg", "op", "seconds", NULL};
+    static char *mem_kw[] = {"alg", "op", "calls", NULL};
+    static char *cipher_kw[] = {"name", "op", "block_size", "seconds", NULL};
+    static char *digest_kw[] = {"name", "block_size", "seconds", NULL};
+    const char *name, *op = "";
+    Py_ssize_t block = 1;
+    budget how = {timed, 0, 0};
     bench_error e = {0};
+    loop_result r = {0};
     mem_result m = {0};
-    bench_op fn = NULL;
     int ok;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssn:mem_ssl_pk", kwlist, &alg, &op, &calls))
+    ok = !timed ? PyArg_ParseTupleAndKeywords(args, kw, "ssn:mem_ssl_pk", mem_kw, &name, &op,
+                                              &how.calls)
+       : kind == SSL_PK ? PyArg_ParseTupleAndKeywords(args, kw, "ssd:ssl_pk", pk_kw, &name, &op,
+                                                      &how.seconds)
+       : kind == SSL_CIPHER
+           ? PyArg_ParseTupleAndKeywords(args, kw, "ssnd:ssl_cipher", cipher_kw, &name, &op,
+                                         &block, &how.seconds)
+           : PyArg_ParseTupleAndKeywords(args, kw, "snd:ssl_digest", digest_kw, &name, &block,
+                                         &how.seconds);
+    if (!ok)
         return NULL;
-    if (!calls_ok(calls, &e))
+    if (!budget_ok(&how, &e))
         return raise_error(&e);
+    if (block <= 0)
+        return PyErr_Format(PyExc_ValueError, "block_size must be > 0, got %zd", block);
     Py_BEGIN_ALLOW_THREADS
-    ok = 1;
-    for (Py_ssize_t i = 0; ok && i < calls; i++) { /* each call on fresh keys and inputs */
-        pk_bench b = {0};
+    for (Py_ssize_t i = 0; ok && i < (timed ? 1 : how.calls); i++) {
+        ssl_bench b;
+        bench_op fn = NULL;
 
+        memset(&b, 0, sizeof(b));
         ERR_clear_error();
-        ok = pk_prepare(&b, alg, op, &fn, &e) && mem_measure(fn, &b, &m, &e);
-        pk_bench_free(&b);
+        ok = ssl_prepare(&b, kind, name, op, (size_t)block, &fn, &e) &&
+             (timed ? run_timed(fn, &b, how.seconds, &r, &e, name) : mem_measure(fn, &b, &m, &e));
+        ssl_free(&b, kind);
     }
     ERR_clear_error();
     Py_END_ALLOW_THREADS
-    if (!ok)
-        return raise_error(&e);
-    return mem_dict(&m);
+    return budget_result(ok, &how, &r, &m, &e);
 }
+
+static PyObject *py_ssl_pk(PyObject *s, PyObject *a, PyObject *k) { return ssl_entry(a, k, SSL_PK, 1); }
+static PyObject *py_ssl_cipher(PyObject *s, PyObject *a, PyObject *k) { return ssl_entry(a, k, SSL_CIPHER, 1); }
+static PyObject *py_ssl_digest(PyObject *s, PyObject *a, PyObject *k) { return ssl_entry(a, k, SSL_DIGEST, 1); }
+static PyObject *py_mem_ssl_pk(PyObject *s, PyObject *a, PyObject *k) { return ssl_entry(a, k, SSL_PK, 0); }
 
 static PyObject *py_mem_test(PyObject *self, PyObject *args)
 {
