@@ -143,6 +143,21 @@ def p_value(d: FloatArray) -> float:
     return float(result.pvalue)
 
 
+def _log_pairs(before: Sequence[float], after: Sequence[float]
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each side's ln rates, pair by pair: the same non-zero number of rates on each side,
+    each finite and positive (checked before the logarithm, so a zero is refused with the
+    reason rather than turned into -inf)."""
+    a = np.asarray(before, dtype=np.float64)
+    b = np.asarray(after, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("pairs: need the same, non-zero number of rates on each side")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or np.any(a <= 0) or \
+            np.any(b <= 0):
+        raise ValueError("pairs: rates must be finite and positive")
+    return np.log(a), np.log(b)
+
+
 def compare_pairs(before: Sequence[float], after: Sequence[float], *,
                   threshold: float | None = None, alpha: float = 0.01) -> verdict.Outcome:
     """Is B (``after``) faster or slower than A (``before``), pair by pair?
@@ -157,12 +172,7 @@ def compare_pairs(before: Sequence[float], after: Sequence[float], *,
     rates, which show the drift the pairs cancelled. ``too few runs`` when n pairs cannot
     reach p < alpha (2 / 2**n >= alpha).
     """
-    a = np.log(np.asarray(before, dtype=np.float64))
-    b = np.log(np.asarray(after, dtype=np.float64))
-    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
-        raise ValueError("pairs: need the same, non-zero number of rates on each side")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("pairs: rates must be finite and positive")
+    a, b = _log_pairs(before, after)
     d = b - a
     n = d.size
     shift, log_low, log_high, level = shift_interval(d, alpha)
@@ -233,13 +243,9 @@ def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
     runs``. The band, ``floor`` (None) and ``spread_*`` (each side's sd of ln round rates)
     are as in `compare_pairs`; ``units_*`` count the worker pairs.
     """
-    a = np.log(np.asarray(before, dtype=np.float64))
-    b = np.log(np.asarray(after, dtype=np.float64))
-    if a.shape != b.shape or a.ndim != 1 or a.size == 0 or len(workers) != a.size:
-        raise ValueError("pairs: need the same, non-zero number of rates on each side and "
-                         "a worker pair for every pair")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("pairs: rates must be finite and positive")
+    a, b = _log_pairs(before, after)
+    if len(workers) != a.size:
+        raise ValueError("pairs: need a worker pair for every pair")
     d = b - a
     groups: dict[object, list[int]] = {}
     for index, worker in enumerate(workers):
