@@ -184,3 +184,18 @@ def password_role(base_url: str, role: str, password: str) -> str:
             sql.Identifier(name), sql.Identifier(role)))
     host = base_url.split("@", 1)[1]
     return f"postgresql://{role}@{host}/{name}"
+
+
+def database_text(base_url: str, location: str) -> str:
+    """Every row of every pqbench table of the database at `location` (its URL, with or
+    without a password), as JSON text, read as the superuser: where tests look for a
+    secret that must never be stored."""
+    import psycopg
+
+    name = location.rsplit("/", 1)[1]
+    with psycopg.connect(f"{base_url}/{name}") as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'pqbench_%'")]
+        assert "pqbench_runs" in tables
+        return "\n".join(str(row[0]) for table in tables for row in conn.execute(
+            f"SELECT row_to_json(t)::text FROM {table} t"))  # our own table names

@@ -15,12 +15,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from pqbench.untrusted import passwords_in, redact
 from tests.helpers import run_cli
-from tests.helpers.postgres import password_role, running_server
+from tests.helpers.postgres import database_text, password_role, running_server
 
 QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "--rounds", "2"]
 
@@ -65,17 +64,6 @@ class Probe:
         return [where for where, text in found.items() if secret in text]
 
 
-def _database_text(base_url: str, plain: str) -> str:
-    """Every row of every pqbench table, as JSON text, read as the superuser."""
-    name = plain.rsplit("/", 1)[1]
-    with psycopg.connect(f"{base_url}/{name}") as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'pqbench_%'")]
-        assert "pqbench_runs" in tables
-        return "\n".join(str(row[0]) for table in tables for row in conn.execute(
-            f"SELECT row_to_json(t)::text FROM {table} t"))  # our own table names
-
-
 def _store_export_report(probe: Probe, url: str, shown: str) -> None:
     """A run stored, listed, exported and reported through `url`; `shown` is where the
     redacted location must appear."""
@@ -103,7 +91,7 @@ def test_a_password_with_a_space_at_or_colon_in_a_url_is_used_and_never_shown(
     text = probe.cli("runs", "--db", wrong, code=1)
     assert "error:" in text and "***" in text, text
     for secret in (password, "Wrong@Tail9X", "Tail9X"):
-        assert probe.leaks(secret, _database_text(server, plain)) == [], secret
+        assert probe.leaks(secret, database_text(server, plain)) == [], secret
 
 
 def test_sslpassword_and_password_parameters_are_both_hidden(server: str,
@@ -112,7 +100,7 @@ def test_sslpassword_and_password_parameters_are_both_hidden(server: str,
     url = f"{plain}?sslpassword=SslPw8Zq&password=Qry5Pw"
     probe = Probe(tmp_path)
     _store_export_report(probe, url, "sslpassword=***&password=***")
-    database = _database_text(server, plain)
+    database = database_text(server, plain)
     assert probe.leaks("SslPw8Zq", database) == []
     assert probe.leaks("Qry5Pw", database) == []
 
@@ -127,7 +115,7 @@ def test_a_libpq_keyword_string_is_a_postgresql_location(server: str, tmp_path: 
     monkeypatch.chdir(tmp_path)
     probe = Probe(tmp_path)
     _store_export_report(probe, dsn, "password=***")
-    database = _database_text(server, plain)  # the run went to PostgreSQL, not a file
+    database = database_text(server, plain)  # the run went to PostgreSQL, not a file
     assert "pqbench speed" in database
     # An unbalanced quote: a clear error, nothing created, the password not printed.
     text = probe.cli("runs", "--db", f"host={host} user=pqk password='Hunt Me7Xy", code=1)

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from matplotlib import image as mpimg
 from typer.testing import CliRunner
@@ -18,6 +17,7 @@ from pqbench import report
 from pqbench.cli import app
 from pqbench.presentation import markdown as md
 from pqbench.store import Store
+from tests.helpers import markdown
 
 QUICK = ["--seconds", "0.05", "--rounds", "5"]
 VERDICTS = {"faster", "slower", "no change", "inconclusive", "too few runs"}
@@ -48,35 +48,7 @@ def _report(db: Path, out: Path, *args: str) -> tuple[Path, list[Token]]:
     result = CliRunner().invoke(app, ["report", *args, "--db", str(db), "--out", str(out)])
     assert result.exit_code == 0, result.stderr
     path = out / "report.md"
-    return path, MarkdownIt("commonmark").enable("table").parse(path.read_text("utf-8"))
-
-
-def _plain(inline: Token) -> str:
-    """What an inline token shows: its text and code children, escapes resolved."""
-    return "".join(child.content for child in inline.children or []
-                   if child.type in ("text", "code_inline"))
-
-
-def _tables(tokens: list[Token]) -> list[list[list[str]]]:
-    """Each table as rows of cell texts (header row first)."""
-    tables: list[list[list[str]]] = []
-    row: list[str] | None = None
-    for i, token in enumerate(tokens):
-        if token.type == "table_open":
-            tables.append([])
-        elif token.type == "tr_open":
-            row = []
-        elif token.type in ("th_open", "td_open"):
-            assert row is not None
-            row.append(_plain(tokens[i + 1]) if tokens[i + 1].type == "inline" else "")
-        elif token.type == "tr_close":
-            assert row is not None
-            tables[-1].append(row)
-    return tables
-
-
-def _headings(tokens: list[Token]) -> list[str]:
-    return [_plain(tokens[i + 1]) for i, t in enumerate(tokens) if t.type == "heading_open"]
+    return path, markdown.parse(path.read_text("utf-8"))
 
 
 def _images(tokens: list[Token]) -> list[str]:
@@ -85,7 +57,7 @@ def _images(tokens: list[Token]) -> list[str]:
 
 
 def _check_structure(path: Path, tokens: list[Token]) -> list[list[list[str]]]:
-    tables = _tables(tokens)
+    tables = markdown.tables(tokens)
     assert tables
     for rows in tables:
         assert len(rows) >= 2  # a header and at least one body row
@@ -112,7 +84,7 @@ def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path)
     db, ids = stored
     path, tokens = _report(db, tmp_path / "single", ids[0])
     tables = _check_structure(path, tokens)
-    headings = _headings(tokens)
+    headings = markdown.headings(tokens)
     for wanted in ("Post-quantum against classical", "Key exchange", "Signatures",
                    "Implementation gap", "Symmetric ciphers and hashes", "Environment",
                    "How this was measured", "All measurements"):
@@ -157,8 +129,8 @@ def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
     db, ids = stored
     path, tokens = _report(db, tmp_path / "pair", ids[0], ids[1])
     tables = _check_structure(path, tokens)
-    assert "Comparison" in _headings(tokens)
-    assert "unmasked → masked" in _headings(tokens)
+    assert "Comparison" in markdown.headings(tokens)
+    assert "unmasked → masked" in markdown.headings(tokens)
     rows = _table_with(tables, "before → after", "change", "verdict")
     verdict = rows[0].index("verdict")
     assert {r[verdict].strip("*") for r in rows[1:]} == {"too few runs"}  # one run a side
@@ -173,7 +145,7 @@ def test_by_label_adds_history(stored, tmp_path: Path) -> None:
     db, _ = stored
     path, tokens = _report(db, tmp_path / "history", "--by", "label")
     _check_structure(path, tokens)
-    headings = _headings(tokens)
+    headings = markdown.headings(tokens)
     assert "History by label" in headings
     assert any(src.startswith("history-") for src in _images(tokens))
 
@@ -199,7 +171,7 @@ def test_build_is_pure_and_chart_names_are_unique(stored) -> None:
 
 def test_cells_with_pipes_keep_the_column_count() -> None:
     text = md.table(["library", "version"], [["openssl", "3.0 | patched"], ["a\nb", "-"]])
-    rows = _tables(MarkdownIt("commonmark").enable("table").parse(text))[0]
+    rows = markdown.tables(markdown.parse(text))[0]
     assert [len(r) for r in rows] == [2, 2, 2]
     assert rows[1][1] == "3.0 | patched"
 
@@ -230,7 +202,7 @@ def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     path, tokens = _report(db, tmp_path / "files-report")
     tables = _check_structure(path, tokens)
-    assert "File benchmarks" in _headings(tokens)
+    assert "File benchmarks" in markdown.headings(tokens)
     rows = _table_with(tables, "file", "size", "MB/s")
     assert {r[0] for r in rows[1:]} == {"small.bin", "large.bin"}
     assert "files-throughput.png" in _images(tokens)
@@ -239,7 +211,7 @@ def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
 def _fold_after(tokens: list[Token], heading: str) -> list[str]:
     """The token types from the heading to the next one, for checking what is folded."""
     start = next(i for i, t in enumerate(tokens)
-                 if t.type == "heading_open" and _plain(tokens[i + 1]) == heading)
+                 if t.type == "heading_open" and markdown.plain(tokens[i + 1]) == heading)
     end = next((i for i in range(start + 3, len(tokens)) if tokens[i].type == "heading_open"),
                len(tokens))
     return [t.content if t.type == "html_block" else t.type for t in tokens[start + 3:end]]
@@ -261,7 +233,7 @@ def test_environment_and_all_measurements_are_folded(stored, tmp_path: Path) -> 
 
 def test_a_fold_summary_is_html_text() -> None:
     folded = md.details("<b>1 & 2</b>", "| a |\n| --- |\n| 1 |")
-    tokens = MarkdownIt("commonmark").enable("table").parse(folded)
+    tokens = markdown.parse(folded)
     assert tokens[0].content == "<details>\n<summary>&lt;b&gt;1 &amp; 2&lt;/b&gt;</summary>\n"
     assert [t.type for t in tokens[1:3]] == ["table_open", "thead_open"]
 

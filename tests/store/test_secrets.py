@@ -13,12 +13,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from pqbench.untrusted import command_line, passwords_in, redact
 from tests.helpers import run_cli
-from tests.helpers.postgres import LOGS, password_role, running_server
+from tests.helpers.postgres import LOGS, database_text, password_role, running_server
 
 SECRET = "S3cretPW"
 QUICK = ["x25519", "-i", "cryptography", "--seconds", "0.05", "--rounds", "3"]
@@ -34,17 +33,6 @@ def _with_password(url: str, password: str = SECRET) -> str:
     scheme, rest = url.split("://", 1)
     role, host = rest.split("@", 1)
     return f"{scheme}://{role}:{password}@{host}"
-
-
-def _database_text(base_url: str, location: str) -> str:
-    """Every row of every pqbench table, as JSON text, read as the superuser."""
-    name = location.rsplit("/", 1)[1]
-    with psycopg.connect(f"{base_url}/{name}") as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'pqbench_%'")]
-        assert "pqbench_runs" in tables
-        return "\n".join(str(row[0]) for table in tables for row in conn.execute(
-            f"SELECT row_to_json(t)::text FROM {table} t"))  # our own table names
 
 
 def test_a_password_is_never_printed_stored_exported_or_reported(server: str,
@@ -110,7 +98,7 @@ def test_a_password_is_never_printed_stored_exported_or_reported(server: str,
                          env={"PGSERVICEFILE": str(service), "PGPASSFILE": str(pgpass)})
 
     found = {"terminal output": "\n".join(outputs),
-             "database": _database_text(server, plain),
+             "database": database_text(server, plain),
              "sqlite copy": (tmp_path / "copy.db").read_bytes().decode("latin-1")}
     for path in tmp_path.rglob("*"):
         if path.is_file() and path.name not in ("pgpass",):

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
 from matplotlib import image as mpimg
 from typer.testing import CliRunner
 
 from pqbench.analysis.verdict import TOO_FEW
 from pqbench.cli import app
 from pqbench.store import Store
+from tests.helpers import markdown
 
 GRID = ["-g", "x25519", "-g", "X25519MLKEM768", "-c", "ecdsa-p-256", "-c", "mldsa65"]
 QUICK = ["--seconds", "0.1", "--rounds", "5"]
@@ -161,20 +161,8 @@ def test_history_follows_one_cell_over_runs(two_runs) -> None:
 
 
 def _headings_and_tables(text: str) -> tuple[list[str], list[list[list[str]]]]:
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
-    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    tables: list[list[list[str]]] = []
-    row: list[str] | None = None
-    for i, token in enumerate(tokens):
-        if token.type == "table_open":
-            tables.append([])
-        elif token.type == "tr_open":
-            row = []
-        elif token.type in ("th_open", "td_open") and row is not None:
-            row.append(tokens[i + 1].content)
-        elif token.type == "tr_close" and row is not None:
-            tables[-1].append(row)
-    return headings, tables
+    tokens = markdown.parse(text)
+    return markdown.headings(tokens), markdown.tables(tokens)
 
 
 def test_the_report_has_a_tls_section_with_its_charts(two_runs, tmp_path: Path) -> None:
