@@ -96,7 +96,7 @@ def db_inside(trixie: Userland) -> Iterator[str]:
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> Path:
-    """A database of two small runs, "a" and "b" (b twice as fast), for hostile outputs."""
+    """A database of two small runs, "a" and "b" (b twice as fast)."""
     from pqbench.store import Store
     from tests.helpers.runs import make_run
 

@@ -17,37 +17,27 @@ from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 
 
-@pytest.fixture
-def stored(tmp_path: Path) -> Path:
-    db = tmp_path / "src.db"
-    store = Store.open(str(db))
-    store.save_run(make_run("20260101-a", seed=1, label="10.14.4"))
-    store.save_run(make_run("20260102-b", seed=2, label="10.14.5", factor=2.0))
-    store.close()
-    return db
-
-
-def test_export_import_round_trip_is_lossless_and_idempotent(stored: Path,
+def test_export_import_round_trip_is_lossless_and_idempotent(two_runs: Path,
                                                              tmp_path: Path) -> None:
     out = tmp_path / "runs.json"
-    done = run_cli("export", "20260101", "20260102", "-O", str(out), "--db", str(stored))
+    done = run_cli("export", "20260101", "20260102", "-O", str(out), "--db", str(two_runs))
     assert done.returncode == 0, done.stderr
     target = tmp_path / "dst.db"
     first = run_cli("import", str(out), "--json", "--db", str(target))
     second = run_cli("import", str(out), "--json", "--db", str(target))
     assert json.loads(first.stdout)["imported"] == ["20260101-a", "20260102-b"]
     assert json.loads(second.stdout)["imported"] == []
-    src, dst = Store.open(str(stored)), Store.open(str(target))
+    src, dst = Store.open(str(two_runs)), Store.open(str(target))
     for run_id in ("20260101-a", "20260102-b"):
         assert (document.run_document(dst.load_run(run_id))
                 == document.run_document(src.load_run(run_id)))
 
 
-def test_pytest_benchmark_export_loads_in_pytest_benchmark_compare(stored: Path,
+def test_pytest_benchmark_export_loads_in_pytest_benchmark_compare(two_runs: Path,
                                                                    tmp_path: Path) -> None:
     out = tmp_path / "0001_pqbench.json"
     done = run_cli("export", "20260101", "--format", "pytest-benchmark", "-O", str(out),
-                   "--db", str(stored))
+                   "--db", str(two_runs))
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert {"machine_info", "commit_info", "benchmarks", "datetime", "version"} <= set(data)
@@ -105,7 +95,7 @@ def test_bad_files_are_refused_and_nothing_is_written(tmp_path: Path, content: o
     db = tmp_path / "dst.db"
     done = run_cli("import", str(good), str(bad), "--db", str(db))
     assert done.returncode == 1 and message in done.stderr, done.stderr
-    assert not db.exists()  # the good file was not stored either
+    assert not db.exists()  # the good file was not two_runs either
 
 
 def test_oversized_files_are_refused_before_reading(tmp_path: Path) -> None:
@@ -120,21 +110,21 @@ def test_oversized_files_are_refused_before_reading(tmp_path: Path) -> None:
         exchange.read_file(small, max_bytes=100)
 
 
-def test_export_of_unknown_run_or_format_fails(stored: Path) -> None:
-    assert run_cli("export", "nope", "--db", str(stored)).returncode == 1
-    done = run_cli("export", "20260101", "--format", "csv", "--db", str(stored))
+def test_export_of_unknown_run_or_format_fails(two_runs: Path) -> None:
+    assert run_cli("export", "nope", "--db", str(two_runs)).returncode == 1
+    done = run_cli("export", "20260101", "--format", "csv", "--db", str(two_runs))
     assert done.returncode == 2 and "pytest-benchmark" in done.stderr
 
 
-def test_export_never_replaces_a_file_unless_forced(stored: Path, tmp_path: Path) -> None:
+def test_export_never_replaces_a_file_unless_forced(two_runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs.json"
     out.write_text("runs from another machine\n")
-    refused = run_cli("export", "20260101", "-O", str(out), "--db", str(stored))
+    refused = run_cli("export", "20260101", "-O", str(out), "--db", str(two_runs))
     assert refused.returncode == 1
     assert "already exists" in refused.stderr and "--force" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert out.read_text() == "runs from another machine\n"
-    forced = run_cli("export", "20260101", "-O", str(out), "--force", "--db", str(stored))
+    forced = run_cli("export", "20260101", "-O", str(out), "--force", "--db", str(two_runs))
     assert forced.returncode == 0, forced.stderr
     assert [run["run_id"] for run in json.loads(out.read_text())["runs"]] == ["20260101-a"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".runs.json")] == []
