@@ -5,11 +5,18 @@ the spot: no run stored, temporary files left behind. While a command runs, SIGT
 `Terminated`, a KeyboardInterrupt, so every place that already keeps completed work on
 Ctrl-C (the speed suite, `files hash`, `files corpus`) does the same for SIGTERM. The exit
 status follows the shell convention 128 + signal number.
+
+A signal's exception can land where Python cannot raise it: in a finalizer or a weakref
+callback that the garbage collector runs, where the interpreter prints "Exception ignored"
+with a traceback and drops it, and the command runs on as if never interrupted. While a
+command runs, such a dropped interruption is delivered again, as the same signal, as soon
+as ordinary code runs (`install`).
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,9 +37,46 @@ def _raise_terminated(_signum: int, _frame: object) -> None:
 
 
 def install() -> None:
-    """Make SIGTERM raise Terminated in the main thread (a no-op elsewhere)."""
+    """Make SIGTERM raise Terminated in the main thread (a no-op elsewhere), and deliver
+    again an interruption that a finalizer dropped."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
+        if sys.unraisablehook is not _unraisable:
+            global _next_hook
+            _next_hook = sys.unraisablehook
+            sys.unraisablehook = _unraisable
+
+
+_next_hook = sys.unraisablehook
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C or SIGTERM a finalizer dropped is delivered again (`_deliver_again`);
+    every other unraisable exception goes to the hook that was there before."""
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt) and \
+            threading.current_thread() is threading.main_thread():
+        _deliver_again(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        return
+    _next_hook(unraisable)
+
+
+def _deliver_again(signum: int) -> None:
+    """The interruption once more, a moment later (SIGALRM after 10 ms), when the collector
+    and this hook have returned to ordinary code: a handler that ran inside this hook
+    would land where it is dropped again. Where it lands in a finalizer once more, the
+    same happens again. `deferred` holds the alarm back as it holds the signals."""
+    previous = signal.getsignal(signal.SIGALRM)
+
+    def once(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        if signum == signal.SIGTERM:
+            _terminated.set()
+            raise Terminated()
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGALRM, once)
+    signal.setitimer(signal.ITIMER_REAL, 0.01)
 
 
 def exit_code(exc: BaseException | None = None) -> int:
@@ -49,7 +93,7 @@ def deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS | {signal.SIGALRM})
     try:
         yield
     finally:
