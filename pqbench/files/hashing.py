@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pqbench.errors import InputFileError, UsageError
 from pqbench.files import cache, inputs, stream
 from pqbench.implementations.digests import LIBRARIES, new_hasher
+from pqbench.record.summary import summarize
 
 CacheMode = Literal["cold", "warm", "as-is"]
 CACHE_MODES: tuple[CacheMode, ...] = ("cold", "warm", "as-is")
@@ -65,13 +66,13 @@ class FileHash:
 
     def as_row(self) -> dict[str, Any]:
         empty = self.read.nbytes == 0 or self.hashed.nbytes == 0
+        read, read_spread = (None, None) if empty else _rates(self.read_passes)
+        hashed, hash_spread = (None, None) if empty else _rates(self.hash_passes)
         return {"path": self.path, "size": self.size, "algorithm": self.algorithm,
                 "library": self.library,
-                "read_bytes_per_sec": None if empty else _mean_rate(self.read_passes),
-                "hash_bytes_per_sec": None if empty else _mean_rate(self.hash_passes),
+                "read_bytes_per_sec": read, "hash_bytes_per_sec": hashed,
                 "runs": len(self.hash_passes),
-                "read_spread": None if empty else _spread(self.read_passes),
-                "hash_spread": None if empty else _spread(self.hash_passes),
+                "read_spread": read_spread, "hash_spread": hash_spread,
                 "note": "empty file: no rate (bytes per second over 0 bytes is not defined)"
                 if empty else None,
                 "read_seconds": self.read.elapsed_ns / 1e9,
@@ -101,18 +102,11 @@ class FileFailure:
 FileOutcome = FileHash | FileFailure
 
 
-def _mean_rate(passes: Sequence[stream.Pass]) -> float:
-    """The mean of the passes' rates (bytes per second), as hyperfine reports a mean."""
-    return sum(p.bytes_per_sec for p in passes) / len(passes)
-
-
-def _spread(passes: Sequence[stream.Pass]) -> float | None:
-    """The passes' rates' sample standard deviation over their mean (None for one pass)."""
-    if len(passes) < 2:
-        return None
-    rates = [p.bytes_per_sec for p in passes]
-    mean = sum(rates) / len(rates)
-    return (sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) ** 0.5 / mean
+def _rates(passes: Sequence[stream.Pass]) -> tuple[float, float | None]:
+    """The passes' mean rate (bytes per second, as hyperfine reports a mean) and its
+    coefficient of variation (None for one pass), from the run record's one summary."""
+    found = summarize([p.bytes_per_sec for p in passes])
+    return found.mean, found.cv if found.n > 1 else None
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
