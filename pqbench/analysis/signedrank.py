@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from pqbench.analysis import verdict
+from pqbench.analysis.stats import positive_array
 
 FloatArray = NDArray[np.float64]
 
@@ -145,16 +146,11 @@ def p_value(d: FloatArray) -> float:
 
 def _log_pairs(before: Sequence[float], after: Sequence[float]
                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Each side's ln rates, pair by pair: the same non-zero number of rates on each side,
-    each finite and positive (checked before the logarithm, so a zero is refused with the
-    reason rather than turned into -inf)."""
-    a = np.asarray(before, dtype=np.float64)
-    b = np.asarray(after, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
-        raise ValueError("pairs: need the same, non-zero number of rates on each side")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or np.any(a <= 0) or \
-            np.any(b <= 0):
-        raise ValueError("pairs: rates must be finite and positive")
+    """Each side's ln rates, pair by pair: the same number of finite, positive rates on
+    each side (checked before the logarithm, so a zero is refused, not turned into -inf)."""
+    a, b = positive_array(before, "pairs"), positive_array(after, "pairs")
+    if a.shape != b.shape:
+        raise ValueError("pairs: need the same number of rates on each side")
     return np.log(a), np.log(b)
 
 

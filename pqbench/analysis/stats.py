@@ -24,6 +24,16 @@ FloatArray = NDArray[np.float64]
 _EXACT_MAX_SIDE = 50
 
 
+def positive_array(samples: Sequence[float], what: str) -> FloatArray:
+    """`samples` as a 1-D array of finite positive numbers (rates, interval ends), or a
+    ValueError naming `what`."""
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{what}: need a non-empty sequence of numbers")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{what}: rates must be finite and positive")
+    return values
+
 
 # --- two sample sets -------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from pqbench.analysis.stats import FloatArray
+from pqbench.analysis.stats import FloatArray, positive_array
 
 __all__ = ["Step", "detect_steps", "noise_from_ci", "weights_from_ci"]
 
@@ -39,18 +39,6 @@ class Step:
     before_level: float
     after_level: float
     ratio: float
-
-
-
-def positive_array(samples: Sequence[float], what: str) -> FloatArray:
-    """`samples` as a 1-D array of finite positive numbers (rates, interval ends), or a
-    ValueError naming `what`."""
-    values = np.asarray(samples, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"{what}: need a non-empty sequence of numbers")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{what}: rates must be finite and positive")
-    return values
 
 
 def weights_from_ci(ci_low: Sequence[float], ci_high: Sequence[float]) -> list[float]:

@@ -19,8 +19,7 @@ import numpy as np
 from scipy import special
 
 from pqbench.analysis import verdict as verdicts
-from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, mann_whitney_p
-from pqbench.analysis.step_detect import positive_array
+from pqbench.analysis.stats import _EXACT_MAX_SIDE, _mwu_null_cdf, mann_whitney_p, positive_array
 
 
 @dataclass(frozen=True)
