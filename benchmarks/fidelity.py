@@ -35,8 +35,8 @@ from pathlib import Path
 
 from pqbench import algorithms
 from pqbench.algorithms.base import Algorithm
+from pqbench.record.rounds import LoopResult
 from pqbench.timing import native
-from pqbench.timing.contract import LoopResult
 
 TARGET_RATIO = 0.97
 WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored

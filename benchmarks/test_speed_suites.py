@@ -28,7 +28,7 @@ from pqbench import algorithms
 from pqbench.algorithms.base import Algorithm
 from pqbench.implementations import all_implementations
 from pqbench.implementations.base import Implementation, PythonOperation, TimedOperation
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from pqbench.files.corpus import CorpusResult
 from pqbench.files.hashing import FileFailure, FileHash, FileOutcome
 from pqbench.files.stream import Pass
 from pqbench.record.results import Measurement, Problem, Run
+from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run
-from pqbench.timing.contract import LoopResult
 
 
 def _bytes_row(algorithm: str, implementation: str, operation: str, nbytes: int,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 from pqbench.timing.loop import run_for
 from pqbench.vectors import Vector
 

@@ -19,8 +19,8 @@ from pqbench.algorithms.ciphers import size_problem
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Check, Implementation, TimedOperation, VectorCheck
 from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
+from pqbench.record.rounds import LoopResult
 from pqbench.timing import native
-from pqbench.timing.contract import LoopResult
 
 #: Long enough for the C check plus at least one timed operation.
 _CHECK_SECONDS = 1e-6

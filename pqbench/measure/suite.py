@@ -24,9 +24,9 @@ from pqbench.checks.pair import check_pair as pair_check
 from pqbench.errors import NotOfferedError, VerificationError
 from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.rounds import TimeBase, Timed, other_clock
 from pqbench.record.runs import new_run
 from pqbench.timing import multi
-from pqbench.timing.contract import TimeBase, Timed, other_clock
 
 #: `openssl speed -evp` block sizes.
 BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)

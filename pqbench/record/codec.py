@@ -24,7 +24,7 @@ from typing import Any, get_args, get_origin
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Problem, Run, Verification
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 from pqbench.untrusted import redact_command_line
 
 FORMAT = RUN_FORMAT

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.rounds import LoopResult
 from pqbench.record.summary import Summary, summarize
-from pqbench.timing.contract import LoopResult
 
 RowKey = tuple[str, str, str, int | None]
 

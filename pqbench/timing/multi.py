@@ -19,7 +19,7 @@ from multiprocessing.synchronize import Barrier
 from typing import Any
 
 from pqbench.errors import UsageError
-from pqbench.timing.contract import LoopResult, Timed
+from pqbench.record.rounds import LoopResult, Timed
 
 
 def parse_cpus(text: str) -> tuple[int, ...]:

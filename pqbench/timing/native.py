@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from pqbench.errors import ImplementationUnavailable
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 
 ABI = 3  # the extension's ABI this facade was written against
 

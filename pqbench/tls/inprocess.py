@@ -4,7 +4,7 @@ Client and server take turns: each turn feeds a side the peer's records, advance
 collects what it wrote. The calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) is read at
 every change of turn, so each side is charged exactly its own calls, connection set-up
 included; no network, kernel or scheduler time is in the figure. The wall clock bounds each
-round, as in every pqbench loop (see timing/contract.py).
+round, as in every pqbench loop (see record/rounds.py).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run
-from pqbench.timing.contract import LoopResult
 from pqbench.tls.catalog import SCHEME_NAMES
 from pqbench.tls.grid import TlsResult, TlsSettings
 

@@ -20,8 +20,8 @@ from pqbench.errors import ComparisonError, UsageError
 from pqbench.measure import mask
 from pqbench.record import exchange
 from pqbench.record.results import Measurement
+from pqbench.record.rounds import LoopResult
 from pqbench.store import Store
-from pqbench.timing.contract import LoopResult
 from tests.helpers import run_cli
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 

@@ -22,7 +22,7 @@ from pqbench.analysis.compare import compare_runs
 from pqbench.presentation import news as text
 from pqbench.presentation import news as whatchanged
 from pqbench.record.results import Measurement, Problem, Run, Verification
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 from tests.helpers.runs import environment, make_ab_session, make_runs
 
 SHARED = (("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),

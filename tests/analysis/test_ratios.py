@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from pqbench.analysis import ratios
 from pqbench.cli import app
 from pqbench.record.results import Measurement, Run
+from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run
-from pqbench.timing.contract import LoopResult
 
 # --- the interval -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from pqbench.record.results import Measurement, Run
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 
 #: (algorithm, implementation, operation, block size, ops/s)
 ROWS: tuple[tuple[str, str, str, int | None, float], ...] = (

@@ -226,8 +226,6 @@ PENDING_DOORS: set[str] = {
     "pqbench.analysis.compare -> pqbench.memory.compare",
     "pqbench.analysis.rows -> pqbench.memory.compare",
     "pqbench.analysis.explain -> pqbench.measure.mask",
-    "pqbench.record.codec -> pqbench.timing.contract",
-    "pqbench.record.results -> pqbench.timing.contract",
 }
 
 

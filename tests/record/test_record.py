@@ -16,9 +16,9 @@ from sqlalchemy import create_engine
 from pqbench.record import codec, exchange
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.results import Measurement, Run
+from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run
 from pqbench.store import RunFilter, Store, schema
-from pqbench.timing.contract import LoopResult
 from tests.helpers import old_schemas
 from tests.helpers.runs import environment, make_run
 

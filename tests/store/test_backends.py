@@ -16,8 +16,8 @@ from sqlalchemy import create_engine, func, select, update
 from pqbench.record import codec as document
 from pqbench.record import exchange
 from pqbench.record.results import Measurement, Run
+from pqbench.record.rounds import LoopResult
 from pqbench.store import Store, schema
-from pqbench.timing.contract import LoopResult
 from tests.helpers.runs import make_run, make_runs
 
 WRITERS = 8

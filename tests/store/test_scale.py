@@ -21,8 +21,8 @@ from pqbench.cli import app
 from pqbench.errors import StoreError
 from pqbench.record import codec
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.rounds import LoopResult
 from pqbench.store import RunFilter, Store, bulk, schema
-from pqbench.timing.contract import LoopResult
 from tests.helpers import old_schemas
 from tests.helpers.postgres import fresh_database
 from tests.helpers.runs import environment, make_run, make_runs

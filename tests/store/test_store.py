@@ -13,8 +13,8 @@ import pytest
 
 from pqbench.errors import StoreError
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.rounds import LoopResult
 from pqbench.store import Store, schema
-from pqbench.timing.contract import LoopResult
 
 
 def make_run(run_id: str = "20261122T000000Z-abcdef", label: str | None = "test") -> Run:

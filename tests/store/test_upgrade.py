@@ -17,8 +17,8 @@ from sqlalchemy import create_engine, text
 from pqbench.errors import StoreError
 from pqbench.record import codec
 from pqbench.record.results import Measurement, Problem, Run, Verification
+from pqbench.record.rounds import LoopResult
 from pqbench.store import Store, schema
-from pqbench.timing.contract import LoopResult
 from tests.helpers import old_schemas
 from tests.helpers.runs import environment, make_run, make_runs
 

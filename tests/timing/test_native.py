@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from pqbench import algorithms
+from pqbench.record.rounds import LoopResult
 from pqbench.timing import native
-from pqbench.timing.contract import LoopResult
 
 SECONDS = 0.02
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pqbench.timing.contract import LoopResult
+from pqbench.record.rounds import LoopResult
 from pqbench.timing.loop import run_for
 
 

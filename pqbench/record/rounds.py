@@ -1,10 +1,11 @@
-"""The one timing contract every loop honours.
+"""The round: the one timing contract every loop honours, and what a stored row keeps.
 
 A loop is given a duration, runs the operation until at least that much monotonic time has
 passed, and reports how many operations it completed, the elapsed nanoseconds, the
 cycle-counter delta where the CPU offers one, and the CPU time its thread got over the same
 window. Callers never care which loop ran. A round thus has both clocks, and a stored row
-names the one its rates are in (`TimeBase`).
+names the one its rates are in (`TimeBase`). The loops (`timing/`) produce rounds and the
+run format (`record/`) stores them, so the round lives here, below both.
 """
 
 from __future__ import annotations
