@@ -19,10 +19,10 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
+from pqbench.analysis.memory import compare_memory
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
-from pqbench.memory.compare import compare_memory
 from pqbench.record.results import Run
 from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import explain, verdict
+from pqbench.analysis.memory import MemoryChange
 from pqbench.analysis.verdict import MIN_THRESHOLD
-from pqbench.memory.compare import MemoryChange
 from pqbench.record.results import RowKey
 
 __all__ = ["ALPHA", "Row", "RowComparison", "RowKey"]
@@ -165,7 +165,7 @@ class RowComparison:
     paired: bool = False
     #: The level each row was judged at: ALPHA, or an `ab` session's alpha per look.
     alpha: float = ALPHA
-    #: Memory figures (runs of kind "memory"), compared exactly: pqbench.memory.compare.
+    #: Memory figures (runs of kind "memory"), compared exactly: pqbench.analysis.memory.
     memory: tuple[MemoryChange, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:

@@ -19,11 +19,12 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.memory import records, runner
-from pqbench.memory.records import MemoryFigure
+from pqbench.memory import runner
 from pqbench.presentation import comparisons, console
 from pqbench.presentation.tables import Column, Table
 from pqbench.record import codec
+from pqbench.record import memory as memory_runs
+from pqbench.record.memory import MemoryFigure
 from pqbench.record.results import Run
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def _varies(fig: MemoryFigure) -> str:
 
 
 def show(run: Run, store: Store) -> None:
-    found = records.figures([run])
+    found = memory_runs.figures([run])
     console.print_table(Table(
         f"pqbench memory run {run.run_id} ({run.status}): one call per operation",
         (Column("algorithm"), Column("implementation", short="impl."),
@@ -125,7 +126,7 @@ def memory(
                 "harness_stack_bytes": record.harness_stack_bytes,
                 "heap_counted": record.heap_counted,
                 "heap": "counted" if record.heap_counted else missing}
-    run = records.memory_run(started, settings, env, record.figures, record.problems,
+    run = memory_runs.memory_run(started, settings, env, record.figures, record.problems,
                              record.verifications, status)
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:

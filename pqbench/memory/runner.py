@@ -25,7 +25,7 @@ from pqbench.algorithms.base import Algorithm
 from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
 from pqbench.implementations.native import MEMORY_ONLY_OPERATIONS
-from pqbench.memory.records import MemoryFigure
+from pqbench.record.memory import MemoryFigure
 from pqbench.record.results import Problem, Verification
 
 INTERPOSER_MODULE = "pqbench.memory._memhook"

@@ -1,7 +1,7 @@
 """Comparisons and histories as tables, defined once for the terminal, `--markdown` and the
 report (`presentation.tables`; each medium's adapter draws and escapes them).
 
-The figures are `analysis.compare`'s, `analysis.history`'s and `memory.compare`'s; this
+The figures are `analysis.compare`'s, `analysis.history`'s and `analysis.memory`'s; this
 module only lays them out.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pqbench.analysis import verdict
+from pqbench.analysis.memory import MemoryChange
 from pqbench.analysis.news import cause_topics
-from pqbench.memory.compare import METRIC_NAMES, MemoryChange
 from pqbench.presentation import numbers
 from pqbench.presentation import runs as runs_view
 from pqbench.presentation.runs import operation
@@ -21,6 +21,10 @@ from pqbench.presentation.tables import Cell, Column, Table
 if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
     from pqbench.analysis.compare import Row, RunComparison
     from pqbench.analysis.history import Series
+
+#: How each memory figure is named in tables.
+METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
+                "allocations": "allocations"}
 
 
 def title(result: RunComparison) -> str:
@@ -150,7 +154,7 @@ _MEMORY_TONES = {"larger": "slower", "smaller": "faster", "varies": "inconclusiv
 
 
 def memory_table(changes: Sequence[MemoryChange], title_text: str | None = None) -> Table:
-    """Memory figures before and after (`memory.compare`), changes first."""
+    """Memory figures before and after (`analysis.memory`), changes first."""
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"), Column("figure"), Column("before", align="right"),
                Column("after", align="right"), Column("ratio", "ratio", priority=1),

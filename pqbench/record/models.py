@@ -229,7 +229,7 @@ class TlsFacts(_Open):
 
 
 class MemoryFacts(_Open):
-    """`pqbench memory` rows (pqbench/memory/records.py): counts, as the store keeps them."""
+    """`pqbench memory` rows (pqbench/record/memory.py): counts, as the store keeps them."""
 
     stack_bytes: Count | None = None
     heap_bytes: Count | None = None

@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from pqbench.memory import compare as memory_compare
-from pqbench.memory.records import MemoryFigure, figures
+from pqbench.analysis import memory as memory_compare
 from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
+from pqbench.record.memory import MemoryFigure, figures
 from pqbench.record.results import Measurement, Run
 from pqbench.report.base import Section
 from pqbench.report.comparison import groups_for

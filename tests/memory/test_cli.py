@@ -15,9 +15,9 @@ from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.memory import records
 from pqbench.record import codec as document
 from pqbench.record import exchange
+from pqbench.record import memory as memory_runs
 from pqbench.store import Store
 from pqbench.timing import native
 
@@ -82,7 +82,7 @@ def test_the_run_is_stored_and_exported_losslessly(memory_run, tmp_path: Path) -
     result = CliRunner().invoke(app, ["import", str(export), "--db", str(other)])
     assert result.exit_code == 0, result.stderr
     again = Store.open(str(other), create=False).load_run(doc["run_id"])
-    assert records.figures([again]) == records.figures([stored])
+    assert memory_runs.figures([again]) == memory_runs.figures([stored])
 
 
 def test_a_malformed_memory_row_is_refused_on_import(memory_run, tmp_path: Path) -> None:
@@ -122,8 +122,8 @@ def test_compare_shows_bytes_before_and_after_with_a_verdict(memory_run) -> None
                                      f.ranges["stack_bytes"][0] + 4096,
                                      f.ranges["stack_bytes"][1] + 4096)})
              if f.key == ("ML-KEM-768", "liboqs", "decaps") else f
-             for f in records.figures([base])]
-    planted = records.memory_run(datetime.now(UTC), {**base.settings, "label": "grown"},
+             for f in memory_runs.figures([base])]
+    planted = memory_runs.memory_run(datetime.now(UTC), {**base.settings, "label": "grown"},
                                  base.environment, grown, ())
     assert store.save_run(planted)
     result = CliRunner().invoke(app, ["compare", doc["run_id"], json.loads(again.stdout)
@@ -228,12 +228,12 @@ def test_the_report_compares_memory_runs(memory_run) -> None:
 
     db, doc = memory_run
     base = Store.open(str(db), create=False).load_run(doc["run_id"])
-    figures = records.figures([base])
+    figures = memory_runs.figures([base])
     shrunk = [dataclasses.replace(f, heap_bytes=f.heap_bytes - 64, ranges={
         **f.ranges, "heap_bytes": (f.ranges["heap_bytes"][0] - 64,
                                    f.ranges["heap_bytes"][1] - 64)})
               if f.key == ("X25519", "libcrypto", "keygen") else f for f in figures]
-    later = records.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
+    later = memory_runs.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
                                {**base.settings, "label": "later"}, base.environment, shrunk,
                                ())
     sections = report.comparison_sections([base, later], None)
@@ -253,12 +253,12 @@ def test_names_from_an_imported_file_stay_literal_in_the_report() -> None:
     from pqbench import report
 
     hostile = "ML-KEM-768 **x** | <img src=y> [z](http://e)"
-    figure = records.MemoryFigure(
+    figure = memory_runs.MemoryFigure(
         hostile, "liboqs", "decaps", stack_bytes=200_000, heap_bytes=864, allocations=8,
         method="painted stack (high-water mark, harness subtracted); heap not counted",
         calls=1, ranges={"stack_bytes": (200_000, 200_000), "heap_bytes": (864, 864),
                          "allocations": (8, 8)})
-    run = records.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
+    run = memory_runs.memory_run(datetime(2030, 1, 1, tzinfo=UTC),
                              {"calls": "<b>5</b>", "harness_stack_bytes": 40},
                              {"os_build": "x"}, [figure], ())
     built = report.build([run])

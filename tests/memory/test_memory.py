@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from pqbench.memory import compare as memory_compare
-from pqbench.memory import records, runner
+from pqbench.analysis import memory as memory_compare
+from pqbench.memory import runner
+from pqbench.record import memory as memory_runs
 from pqbench.record.results import Measurement
 from pqbench.timing import native
 
@@ -221,8 +222,8 @@ def test_an_unoffered_operation_is_a_problem_not_a_crash(worker: runner.Worker) 
 # --- records and verdicts -----------------------------------------------------------------
 
 
-def _figure(stack_span: tuple[int, int], heap: int | None = 864) -> records.MemoryFigure:
-    return records.MemoryFigure(
+def _figure(stack_span: tuple[int, int], heap: int | None = 864) -> memory_runs.MemoryFigure:
+    return memory_runs.MemoryFigure(
         "ML-KEM-768", "liboqs", "decaps", stack_bytes=stack_span[1], heap_bytes=heap,
         allocations=None if heap is None else 8, method=runner.method(heap is not None),
         calls=3, ranges={"stack_bytes": stack_span,
@@ -233,11 +234,11 @@ def _figure(stack_span: tuple[int, int], heap: int | None = 864) -> records.Memo
 
 def test_a_figure_survives_the_record_both_ways() -> None:
     for fig in (_figure((18000, 18488)), _figure((100, 100), heap=None)):
-        m = records.measurement(fig)
+        m = memory_runs.measurement(fig)
         assert isinstance(m, Measurement) and m.rounds == ()
-        assert records.figure(m) == fig
+        assert memory_runs.figure(m) == fig
     speed_row = Measurement("ML-KEM-768", "liboqs", "decaps", rounds=())
-    assert records.figure(speed_row) is None
+    assert memory_runs.figure(speed_row) is None
 
 
 @pytest.mark.parametrize(("before", "after", "verdict"), [

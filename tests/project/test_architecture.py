@@ -223,8 +223,6 @@ HOUSE: tuple[tuple[str, ...], ...] = (
 #: Doors that another change removes: each must still be reported (so that the entry goes
 #: when it does) and no other may be.
 PENDING_DOORS: set[str] = {
-    "pqbench.analysis.compare -> pqbench.memory.compare",
-    "pqbench.analysis.rows -> pqbench.memory.compare",
     "pqbench.analysis.explain -> pqbench.measure.mask",
 }
 

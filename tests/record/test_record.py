@@ -119,7 +119,7 @@ def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pqbench.files.runs import files_run
     from pqbench.measure.suite import SpeedSettings, run_suite
-    from pqbench.memory.records import memory_run
+    from pqbench.record.memory import memory_run
     from pqbench.tls.grid import TlsSettings
     from pqbench.tls.records import tls_run
 

@@ -123,19 +123,19 @@ def test_a_memory_run_round_trips_on_each_backend(location: str) -> None:
     """Rows without rounds (pqbench memory) store their figures and no samples."""
     from datetime import UTC, datetime
 
-    from pqbench.memory import records
+    from pqbench.record import memory as memory_runs
 
-    figure = records.MemoryFigure(
+    figure = memory_runs.MemoryFigure(
         "ML-DSA-87", "liboqs", "sign", stack_bytes=112920, heap_bytes=1120, allocations=30,
         method="painted stack (high-water mark, harness subtracted); LD_PRELOAD malloc "
                "interposer (bytes requested)", calls=5,
         ranges={"stack_bytes": (112920, 112920), "heap_bytes": (1120, 1120),
                 "allocations": (18, 30)}, sizes={"signature": 4627})
-    run = records.memory_run(datetime(2026, 1, 1, tzinfo=UTC), {"calls": 5},
+    run = memory_runs.memory_run(datetime(2026, 1, 1, tzinfo=UTC), {"calls": 5},
                              make_run("env", seed=1).environment, [figure], ())
     store = Store.open(location)
     assert store.save_run(run)
     loaded = store.load_run(run.run_id)
     assert loaded.kind == "memory" and loaded.measurements[0].rounds == ()
-    assert records.figures([loaded]) == [figure]
+    assert memory_runs.figures([loaded]) == [figure]
     assert document.run_document(loaded) == document.run_document(run)

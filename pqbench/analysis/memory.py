@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.memory.records import METRICS, figures
+from pqbench.record.memory import METRICS, figures
 from pqbench.record.results import Run
 
 VERDICTS = ("larger", "smaller", "same", "varies")
@@ -92,8 +92,3 @@ def compare_memory(before: Sequence[Run], after: Sequence[Run]) -> list[MemoryCh
     return sorted(rows, key=lambda r: (not r.changed, -abs((r.ratio or 2.0) - 1.0),
                                        r.algorithm, r.implementation, r.operation,
                                        METRICS.index(r.metric)))
-
-
-#: How each metric is named in tables.
-METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
-                "allocations": "allocations"}
