@@ -21,11 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-#: CPU features that change what crypto code paths run (AES-NI, carry-less multiply,
-#: SHA extensions, vector units; ADX/BMI2 speed up the bignum arithmetic RSA and ECC use).
-X86_CRYPTO_FLAGS = ("aes", "pclmulqdq", "sha_ni", "avx2", "avx512f", "vaes", "vpclmulqdq",
-                    "adx", "bmi2")
-ARM_CRYPTO_FLAGS = ("aes", "pmull", "sha1", "sha2", "sha3", "sha512")
+from pqbench.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
+
 #: Environment variables that make OpenSSL ignore CPU capabilities.
 KNOBS = ("OPENSSL_ia32cap", "OPENSSL_armcap", "OPENSSL_ppccap", "OPENSSL_sparcv9cap")
 

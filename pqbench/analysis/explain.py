@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pqbench.environment import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
-from pqbench.measure import mask
+from pqbench.algorithms import capabilities
+from pqbench.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
 from pqbench.record.fingerprint import (
     INERT_FIELDS,
     KNOB_FIELDS,
@@ -113,7 +113,7 @@ class Context:
         """
         if self.cpu_flags is None:
             return False
-        for table in (mask.X86, mask.ARM):
+        for table in (capabilities.X86, capabilities.ARM):
             cap = table.get(capability)
             if cap is not None and cap.cpu_flag in (*X86_CRYPTO_FLAGS, *ARM_CRYPTO_FLAGS):
                 return cap.cpu_flag not in self.cpu_flags
@@ -271,7 +271,7 @@ def _capability_cause(diff: Difference, algorithm: str, implementation: str,
         general = f"{hides}; the rows' OpenSSL uses {pronoun}"
         return Cause(diff.field, diff.before, diff.after, "strong", why, general)
     if diff.field == "cpu_flags":
-        flags = {mask.capability_of_flag(f) or f for f in _flag_change(diff)} & used
+        flags = {capabilities.capability_of_flag(f) or f for f in _flag_change(diff)} & used
         if not flags:
             return None
         named = ", ".join(sorted(flags))
@@ -350,7 +350,7 @@ def _libcrypto_under_liboqs(diff: Difference, implementation: str,
                  "from the system libcrypto")
 
 
-#: How the capability names of `measure.mask` read to a person ("aesni" is "AES-NI").
+#: How the capability names of `algorithms.capabilities` read to a person ("aesni" is "AES-NI").
 CAPABILITY_NAMES = {
     "pclmulqdq": "PCLMULQDQ", "ssse3": "SSSE3", "aesni": "AES-NI", "avx": "AVX",
     "avx2": "AVX2", "bmi2": "BMI2", "avx512": "AVX-512", "adx": "ADX", "shani": "SHA-NI",
@@ -384,7 +384,7 @@ def _hidden(var: str, side: Any) -> frozenset[str]:
     values = side if isinstance(side, list) else [side]
     hidden: frozenset[str] = frozenset()
     for value in values:
-        hidden |= mask.hidden_capabilities(var, value)
+        hidden |= capabilities.hidden_capabilities(var, value)
     return hidden
 
 
@@ -444,7 +444,7 @@ def annotate(found: Sequence[Difference], context: Context,
         if hidden is not None:
             note = _mask_note(hidden, context)
         elif diff.field == "cpu_flags":
-            unused = sorted({mask.capability_of_flag(f) or f for f in _flag_change(diff)}
+            unused = sorted({capabilities.capability_of_flag(f) or f for f in _flag_change(diff)}
                             - used)
             if unused and len(unused) == len(_flag_change(diff)):
                 note = f"no compared row uses {', '.join(unused)}: no effect expected"

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from pqbench.ab import protocol, sequential, session, sides
+from pqbench.algorithms import capabilities
 from pqbench.analysis import signedrank
 from pqbench.errors import UsageError
-from pqbench.measure import mask
 
 
 def test_sides_parse_bases_and_additions() -> None:
@@ -21,7 +21,7 @@ def test_sides_parse_bases_and_additions() -> None:
     assert other.argv() == ["chroot", "/srv/trixie", "/opt/my pqbench/bin/pqbench", "worker"]
     environ = other.environ()
     assert environ["OQS_INSTALL_PATH"] == "/opt/oqs"
-    assert environ["OPENSSL_ia32cap"] == mask.ia32cap_value(["aesni"])
+    assert environ["OPENSSL_ia32cap"] == capabilities.ia32cap_value(["aesni"])
 
 
 def test_sides_never_show_secrets() -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pqbench.algorithms import capabilities
 from pqbench.analysis.compare import compare_groups, compare_runs, group_runs, without_value
 from pqbench.analysis.pairing import pair_rates, session_pairs
 from pqbench.cli import app
 from pqbench.errors import ComparisonError, UsageError
-from pqbench.measure import mask
 from pqbench.record import exchange
 from pqbench.record.results import Measurement
 from pqbench.record.rounds import LoopResult
@@ -33,7 +33,7 @@ VERDICTS = {"faster", "slower", "no change", "inconclusive", "too few runs"}
 
 
 def test_planted_jump_is_found_with_its_cause_and_sorted_first() -> None:
-    masked = environment(knobs__OPENSSL_ia32cap=mask.ia32cap_value(["aesni"]))
+    masked = environment(knobs__OPENSSL_ia32cap=capabilities.ia32cap_value(["aesni"]))
     before = make_runs("a", 5, seed=1, env=masked)
     after = make_runs("b", 5, seed=2, factors={"AES-256-XTS": 20.0})
     result = compare_runs(before, after)
@@ -109,7 +109,7 @@ def test_a_fixed_threshold_is_used_as_given() -> None:
 def test_a_mask_the_cpu_cannot_feel_is_no_cause_and_says_so() -> None:
     # A CPU without SHA-NI: hiding shani changes nothing, even if SHA-256 drifted 2x.
     no_sha = {"cpu_flags": ["aes", "avx2"], "cpu__flags": ["aes", "avx2"]}
-    masked = environment(knobs__OPENSSL_ia32cap=mask.ia32cap_value(["aesni", "shani"]),
+    masked = environment(knobs__OPENSSL_ia32cap=capabilities.ia32cap_value(["aesni", "shani"]),
                          **no_sha)
     plain = environment(**no_sha)
     result = compare_runs(make_runs("a", 5, seed=9, env=masked),

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from pqbench.algorithms import capabilities as caps
 from pqbench.analysis import explain
 from pqbench.errors import UsageError
-from pqbench.measure import mask
 from tests.helpers.runs import environment
 
 DETECTED = "0xfffa3203078bffff:0x405fc6f1bf07ab"  # `openssl version -a` on the dev machine
 
 
 def test_ia32cap_values_clear_only_the_named_bits_in_every_word() -> None:
-    assert mask.ia32cap_value(["aesni"]) == "~0x200000000000000:~0x0:~0x0:~0x0:~0x0"
-    assert mask.ia32cap_value(["shani"]) == "~0x0:~0x20000000:~0x0:~0x0:~0x0"
-    assert mask.hidden_capabilities(mask.IA32CAP, mask.ia32cap_value(["aesni", "shani"])) \
+    assert caps.ia32cap_value(["aesni"]) == "~0x200000000000000:~0x0:~0x0:~0x0:~0x0"
+    assert caps.ia32cap_value(["shani"]) == "~0x0:~0x20000000:~0x0:~0x0:~0x0"
+    assert caps.hidden_capabilities(caps.IA32CAP, caps.ia32cap_value(["aesni", "shani"])) \
         == {"aesni", "shani"}
 
 
@@ -25,24 +25,24 @@ def test_ia32cap_values_clear_only_the_named_bits_in_every_word() -> None:
     ("0xfdfa3203078bffff:0x405fc6f1bf07ab", {"aesni"}),
     ("~0x200000000000000", {"aesni", "avx2", "bmi2", "avx512", "adx", "shani", "vaes",
                             "vpclmulqdq"}),  # absent words are zeroed by OpenSSL
-    ("", set(mask.X86)),
+    ("", set(caps.X86)),
     (":~0x20000000", {"shani", "avx2", "bmi2", "avx512", "adx", "vaes", "vpclmulqdq"}
      - {"avx2", "bmi2", "avx512", "adx", "vaes", "vpclmulqdq"}),
 ], ids=["unset", "detected", "replaced without aesni", "one word only", "empty", "keep word 0"])
 def test_hidden_capabilities_follow_openssl_parsing(value: str | None, hidden: set[str]) -> None:
-    assert mask.hidden_capabilities(mask.IA32CAP, value) == hidden
+    assert caps.hidden_capabilities(caps.IA32CAP, value) == hidden
 
 
 def test_armcap_replaces_the_detected_word() -> None:
-    assert mask.armcap_value(["aes", "sha256"], 0x7D) == "0x69"
-    assert mask.hidden_capabilities(mask.ARMCAP, "0x69") >= {"aes", "sha256"}
+    assert caps.armcap_value(["aes", "sha256"], 0x7D) == "0x69"
+    assert caps.hidden_capabilities(caps.ARMCAP, "0x69") >= {"aes", "sha256"}
 
 
 def test_mask_names_are_checked() -> None:
-    assert mask.parse_names("SHA-NI,aesni", "x86_64") == ("aesni", "shani")
+    assert caps.parse_names("SHA-NI,aesni", "x86_64") == ("aesni", "shani")
     with pytest.raises(UsageError, match="choose from: pclmulqdq"):
-        mask.parse_names("aesni,warp", "x86_64")
-    assert mask.parse_names("aes", "aarch64") == ("aes",)
+        caps.parse_names("aesni,warp", "x86_64")
+    assert caps.parse_names("aes", "aarch64") == ("aes",)
 
 
 def test_differences_ignore_labels_and_list_changed_fields() -> None:
@@ -54,7 +54,7 @@ def test_differences_ignore_labels_and_list_changed_fields() -> None:
 
 
 def test_causes_are_ranked_and_reach_only_their_rows() -> None:
-    before = environment(knobs__OPENSSL_ia32cap=mask.ia32cap_value(["aesni"]))
+    before = environment(knobs__OPENSSL_ia32cap=caps.ia32cap_value(["aesni"]))
     after = environment(os_build="18F132", libraries__liboqs="0.14.0",
                         libraries__cryptography="51.0.0")
     found = explain.differences([before], [after])
@@ -93,7 +93,7 @@ def test_a_hidden_aes_ni_is_only_a_weak_cause_for_liboqs_rows() -> None:
 NO_SHA_NI = explain.Context(cpu_flags=frozenset({"aes", "avx2", "pclmulqdq"}))
 WITH_SHA_NI = explain.Context(cpu_flags=frozenset({"aes", "avx2", "pclmulqdq", "sha_ni"}))
 HIDE_BOTH = explain.Difference("knobs.OPENSSL_ia32cap",
-                               mask.ia32cap_value(["aesni", "shani"]), None)
+                               caps.ia32cap_value(["aesni", "shani"]), None)
 
 
 def test_hiding_a_capability_the_cpu_lacks_is_no_cause() -> None:
@@ -111,7 +111,7 @@ def test_hiding_a_capability_the_cpu_lacks_is_no_cause() -> None:
 
 def test_a_cpu_without_aes_ni_names_no_cause_for_a_hidden_aes_ni() -> None:
     no_aes = explain.Context(cpu_flags=frozenset({"avx2"}))
-    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["aesni"]), None)
+    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", caps.ia32cap_value(["aesni"]), None)
     assert explain.causes_for("AES-256-XTS", "cryptography", [hide_aes], context=no_aes) == []
     assert explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], context=no_aes) == []
     (noted,) = explain.annotate([hide_aes], no_aes, ["AES-256-XTS"])
@@ -120,7 +120,7 @@ def test_a_cpu_without_aes_ni_names_no_cause_for_a_hidden_aes_ni() -> None:
 
 def test_differences_say_when_no_effect_is_expected() -> None:
     mask_names = explain.Difference("mask.names", ["shani"], None)
-    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["shani"]), None)
+    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", caps.ia32cap_value(["shani"]), None)
     flags = explain.Difference("cpu_flags", ["aes", "vaes"], ["aes"])
     noted = explain.annotate([mask_names, hide_sha, flags], NO_SHA_NI, ["ML-KEM-768"])
     assert [d.note for d in noted] == [
@@ -160,7 +160,7 @@ def test_a_new_system_libcrypto_is_a_likely_cause_for_liboqs_rows() -> None:
 def test_a_hidden_aes_ni_reaches_liboqs_operations_that_draw_random_bytes() -> None:
     # OQS_USE_OPENSSL: keygen, encaps and sign draw random bytes from OpenSSL's AES DRBG
     # (measured: ML-KEM-768 keygen 1.07x with AES-NI); decaps and verify draw none.
-    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["aesni"]), None)
+    hide_aes = explain.Difference("knobs.OPENSSL_ia32cap", caps.ia32cap_value(["aesni"]), None)
     for operation in ("keygen", "encaps", "sign"):
         (cause,) = explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], operation=operation,
                                       context=WITH_SHA_NI)
@@ -169,7 +169,7 @@ def test_a_hidden_aes_ni_reaches_liboqs_operations_that_draw_random_bytes() -> N
         assert explain.causes_for("ML-KEM-768", "liboqs", [hide_aes], operation=operation,
                                   context=WITH_SHA_NI) == []
     # SHA-2 comes from OpenSSL too: a hidden SHA-NI stays a weak cause for any operation.
-    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", mask.ia32cap_value(["shani"]), None)
+    hide_sha = explain.Difference("knobs.OPENSSL_ia32cap", caps.ia32cap_value(["shani"]), None)
     (weak,) = explain.causes_for("SPHINCS+-SHA2-128f-simple", "liboqs", [hide_sha],
                                  operation="verify", context=WITH_SHA_NI)
     assert weak.strength == "weak"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pqbench.measure import mask
+from pqbench.algorithms import capabilities as caps
 from tests.helpers import CPU_FLAGS, run_cli
 
 SPEED = ("speed", "aes-256-xts", "sha-256", "ml-kem-768", "-o", "encrypt", "-o", "hash",
@@ -33,7 +33,7 @@ def _speed(db: Path, label: str, *extra: str) -> None:
     fingerprint = json.loads(done.stdout)["environment"]
     if extra:
         assert fingerprint["mask"]["names"] == ["aesni", "shani"]
-        assert fingerprint["knobs"]["OPENSSL_ia32cap"] == mask.ia32cap_value(["aesni", "shani"])
+        assert fingerprint["knobs"]["OPENSSL_ia32cap"] == caps.ia32cap_value(["aesni", "shani"])
     else:
         assert fingerprint["mask"] is None and fingerprint["knobs"]["OPENSSL_ia32cap"] is None
 

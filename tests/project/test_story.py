@@ -202,12 +202,12 @@ def test_an_unknown_by_field_is_refused_alike_everywhere(
 def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Path) -> None:
     """Five runs with AES-NI hidden from OpenSSL and five without, all of one OS build:
     two points, not one whose "noise floor" is the mask's effect."""
-    from pqbench.measure import mask
+    from pqbench.algorithms import capabilities
     from tests.helpers.runs import environment
 
     db = tmp_path / "masked.db"
     store = Store.open(str(db))
-    hidden = environment(knobs__OPENSSL_ia32cap=mask.ia32cap_value(["aesni"]))
+    hidden = environment(knobs__OPENSSL_ia32cap=capabilities.ia32cap_value(["aesni"]))
     store.save_runs(make_runs("20260101-u", 5, seed=1))
     store.save_runs(make_runs("20260101-m", 5, seed=2, start_day=2, env=hidden,
                               factors={"AES-256-XTS": 1 / 8}))
