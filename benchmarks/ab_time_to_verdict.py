@@ -119,7 +119,7 @@ def precision(db: Path, row: tuple[str, ...]) -> tuple[str, float, float]:
     from pqbench import algorithms
     from pqbench.ab import sequential, session, sides
     from pqbench.analysis import compare
-    from pqbench.measure import suite
+    from pqbench.speed import suite
 
     name, *options = row
     operation = options[options.index("-o") + 1]

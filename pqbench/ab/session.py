@@ -45,10 +45,10 @@ from pqbench.ab import sequential
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.sides import Side
 from pqbench.analysis import pairing
-from pqbench.measure import suite
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run, new_run_id
+from pqbench.speed import suite
 
 Row = tuple[str, str, str, int | None]
 #: Rounds a row that only one side offers is timed for.

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from pqbench import untrusted
 from pqbench.errors import UsageError
-from pqbench.measure import mask as capmask
+from pqbench.speed import mask as capmask
 
 #: Variables whose values are shown and stored: known to configure libraries, paths and
 #: locales, never to carry a secret. Every other value passed to a worker (env:NAME=VALUE,

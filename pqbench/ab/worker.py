@@ -111,7 +111,7 @@ def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
     from pqbench import algorithms
     from pqbench.errors import UnknownAlgorithmError
     from pqbench.implementations import all_implementations, liboqs_mechanisms
-    from pqbench.measure import suite
+    from pqbench.speed import suite
 
     kems, sigs = liboqs_mechanisms()
     problems: list[dict[str, Any]] = []

@@ -1,7 +1,7 @@
 """The CPU capabilities OpenSSL dispatches on, as data: which bit of its capability vector
 each one is, the /proc/cpuinfo flag of the same feature, and the value of OPENSSL_ia32cap or
 OPENSSL_armcap that hides a chosen few (the masks `speed --mask` and `ab` apply live in
-`measure/mask.py`; `analysis/explain.py` reads which capabilities a value hid).
+`speed/mask.py`; `analysis/explain.py` reads which capabilities a value hid).
 
 x86, `OPENSSL_ia32cap` (OpenSSL 3.x/4.0 crypto/cpuid.c and the OPENSSL_ia32cap(3) manual):
 the value is colon-separated 64-bit words. Word 0 is CPUID.1 EDX:ECX (ECX in the high

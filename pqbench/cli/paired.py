@@ -12,7 +12,7 @@ from pqbench import algorithms
 from pqbench.cli.common import parse_threshold
 from pqbench.errors import UsageError
 from pqbench.implementations import ORDER, liboqs_mechanisms
-from pqbench.measure import suite
+from pqbench.speed import suite
 from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside `settings`: `pqbench

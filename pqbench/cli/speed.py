@@ -25,10 +25,10 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import UnknownAlgorithmError, UsageError
 from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.measure import mask as capmask
-from pqbench.measure import suite
 from pqbench.presentation import console
 from pqbench.record import codec
+from pqbench.speed import mask as capmask
+from pqbench.speed import suite
 from pqbench.timing import multi
 
 QUICK_SECONDS = 0.5

@@ -13,7 +13,7 @@ from pqbench.checks.pair import check_pair
 from pqbench.checks.verify import self_checks
 from pqbench.implementations import select
 from pqbench.implementations.pyca import PycaImplementation
-from pqbench.measure import suite
+from pqbench.speed import suite
 
 
 def _wrong_secret(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -205,7 +205,7 @@ HOUSE: tuple[tuple[str, ...], ...] = (
     ("presentation",),
     ("bisect",),
     ("ab",),
-    ("tls", "files", "memory", "measure"),
+    ("tls", "files", "memory", "speed"),
     ("analysis",),
     ("checks", "environment"),
     ("implementations",),
@@ -296,8 +296,8 @@ PLANTED = [
     # analysis reading the speed suite's masks for a type hint only
     ("pqbench.analysis.explain",
      "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-     "    from pqbench.measure.suite import SpeedSettings\n",
-     "pqbench.analysis.explain -> pqbench.measure.suite"),
+     "    from pqbench.speed.suite import SpeedSettings\n",
+     "pqbench.analysis.explain -> pqbench.speed.suite"),
     # an implementation importing the checks that use it
     ("pqbench.implementations.base", "from pqbench.checks import pair",
      "pqbench.implementations.base -> pqbench.checks.pair"),

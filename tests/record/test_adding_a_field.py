@@ -2,7 +2,7 @@
 
 The promise of docs/run-format.md ("Adding a field"), kept by doing it: a copy of the
 package gets a new speed-row field in exactly two places, the model (`record/models.py`)
-and the measuring code (`measure/suite.py`), and the copy then carries the field through
+and the measuring code (`speed/suite.py`), and the copy then carries the field through
 everything a user touches: `speed --json`, `--csv`, the store, `export`, `import` (which
 checks its type) and the published schema. Nothing else in the copy is edited.
 """

@@ -118,8 +118,8 @@ def test_the_label_lives_on_the_run_alone(tmp_path: Path) -> None:
 def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pqbench.files.runs import files_run
-    from pqbench.measure.suite import SpeedSettings, run_suite
     from pqbench.record.memory import memory_run
+    from pqbench.speed.suite import SpeedSettings, run_suite
     from pqbench.tls.grid import TlsSettings
     from pqbench.tls.records import tls_run
 
