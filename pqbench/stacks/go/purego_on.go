@@ -1,0 +1,6 @@
+//go:build purego
+
+package main
+
+// purego reports a build with the purego tag, which compiles every assembly path out.
+const purego = true
