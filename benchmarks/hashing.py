@@ -8,10 +8,19 @@ pairs (A, B, A, B ...) so a neighbour's load hits both sides alike:
 2. `pqbench files hash` of a page-cached 1 GiB file versus that in-memory figure: >= 0.95;
 3. `--jobs N` over N such files versus one file (aggregate hash bytes/s): >= 0.85 x N;
 
+4. the hash pass `files hash` uses by default against a plain hashlib loop over the same
+   page-cached file (1 MiB readinto, then update), and the other pass (a reader thread
+   beside the hasher, or reading and hashing in turn) against the same loop: each a paired
+   time ratio over --pairs pairs, the order within a pair alternating, with its interval
+   (Hodges-Lehmann, Tukey's signed-rank interval, as every pqbench ratio), with the file
+   page-cached and with its cache dropped before every pass: the default should be the
+   faster one on this kind of machine (target: its ratio's interval at or below 1.02);
+
 and, for context, sha256sum, `openssl dgst -sha256` and hashlib.file_digest on the same
 cached file. Scratch files live in a temporary directory that is removed afterwards.
 
     .venv/bin/python benchmarks/hashing.py [--seconds 2] [--size-mib 1024] [--pairs 3]
+        [--passes-only --pass-pairs 10]
 """
 
 from __future__ import annotations
@@ -27,7 +36,9 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from pqbench.files import hashing
+from pqbench.analysis import ratios
+from pqbench.files import cache, hashing, stream
+from pqbench.implementations.digests import new_hasher
 from pqbench.timing import native
 
 
@@ -101,6 +112,72 @@ def jobs_rate(paths: list[str], jobs: int) -> float:
     return rate
 
 
+def _drop(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        cache.drop(fd)
+    finally:
+        os.close(fd)
+
+
+def plain_loop_seconds(path: str, cold: bool) -> float:
+    """The reference: what a user would write, one thread, 1 MiB chunks."""
+    if cold:
+        _drop(path)
+    buffer = bytearray(1 << 20)
+    view = memoryview(buffer)
+    digest = hashlib.sha256()
+    start = time.perf_counter()
+    with open(path, "rb", buffering=0) as handle:
+        while n := handle.readinto(buffer):
+            digest.update(view[:n])
+    return time.perf_counter() - start
+
+
+def pass_seconds(path: str, overlapped: bool, cold: bool) -> float:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if cold:
+            cache.drop(fd)
+        run = stream.hash_pass if overlapped else stream.hash_pass_in_turn
+        return run(fd, new_hasher("SHA-256")).elapsed_ns / 1e9
+    finally:
+        os.close(fd)
+
+
+def passes_against_the_loop(path: str, pairs: int, cold: bool = False) -> None:
+    """Each of the two hash passes against the plain loop, paired: in pair i the three run
+    in an order rotated by i, so each goes first, second and third alike. `cold`: the
+    file's page cache dropped before every pass, else read into it first."""
+    if not cold:
+        hashing.hash_file(path, "SHA-256", "warm")  # into the page cache
+    runners: dict[str, Callable[[], float]] = {
+        "overlapped": lambda: pass_seconds(path, True, cold),
+        "in turn": lambda: pass_seconds(path, False, cold),
+        "loop": lambda: plain_loop_seconds(path, cold)}
+    names = list(runners)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(pairs):
+        for name in names[i % 3:] + names[:i % 3]:
+            times[name].append(runners[name]())
+    size = os.path.getsize(path)
+    default = "overlapped" if hashing.overlap_by_default(1, "cold" if cold else "warm") \
+        else "in turn"
+    for name in ("overlapped", "in turn"):
+        found = ratios.paired(times[name], times["loop"])
+        assert found is not None
+        estimate, low, high, level = found
+        print(f"   {name:10} pass {gb(size / statistics.median(times[name]))} vs plain loop "
+              f"{gb(size / statistics.median(times['loop']))}: time ratio {estimate:.3f} "
+              f"({level:.1%} CI {low:.3f}-{high:.3f}, {pairs} pairs)"
+              + ("  <- the default here" if name == default else ""))
+    found = ratios.paired(times["overlapped"], times["in turn"])
+    assert found is not None
+    estimate, low, high, level = found
+    print(f"   overlapped against in turn: time ratio {estimate:.3f} ({level:.1%} CI "
+          f"{low:.3f}-{high:.3f}); load {os.getloadavg()[0]:.2f}")
+
+
 def gb(rate: float) -> str:
     return f"{rate / 1e9:.3f} GB/s"
 
@@ -110,8 +187,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--pass-pairs", type=int, default=10)
+    parser.add_argument("--passes-only", action="store_true",
+                        help="only 4.: the two hash passes against the plain loop")
+    parser.add_argument("--cold", action="store_true",
+                        help="4. with the page cache dropped before every pass")
     args = parser.parse_args()
     size = args.size_mib << 20
+    if args.passes_only:
+        scratch = tempfile.mkdtemp(prefix="pqbench-hashing-")
+        try:
+            path = os.path.join(scratch, "file.bin")
+            make_file(path, size)
+            print(f"4. {'cold' if args.cold else 'warm'} {args.size_mib} MiB SHA-256, time "
+                  "against a plain hashlib loop:")
+            passes_against_the_loop(path, args.pass_pairs, args.cold)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     cores = os.cpu_count() or 1
     _, source = in_memory(0.1)
 
@@ -134,6 +227,11 @@ def main() -> None:
                                   lambda: jobs_rate(paths[:1], 1), args.pairs)
         print(f"3. --jobs {cores} over {cores} files {gb(many)} vs one file {gb(one)}: "
               f"scaling {ratio:.2f} = {ratio / cores:.2f} x N (target >= 0.85 x N)")
+
+        for cold in (False, True):
+            print(f"4. {'cold' if cold else 'warm'} {args.size_mib} MiB SHA-256, time "
+                  "against a plain hashlib loop:")
+            passes_against_the_loop(paths[0], args.pass_pairs, cold)
 
         print("context, same cached file:")
         for name, rate in (

@@ -66,6 +66,11 @@ def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:
     return found
 
 
+def _byte_rows(runs: Sequence[Run]) -> set[RowKey]:
+    """The rows whose rounds count bytes (`files` rows), so their levels read bytes/s."""
+    return {m.key for run in runs for m in run.measurements if m.unit == "byte"}
+
+
 def row_libraries(runs: Sequence[Run]) -> dict[RowKey, str]:
     """The library an implementation used for a row, where it says (python -> hashlib)."""
     found: dict[RowKey, str] = {}
@@ -158,6 +163,7 @@ def compare_runs(
 def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None
              ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     samples_before, samples_after = run_samples(before), run_samples(after)
+    in_bytes = _byte_rows([*before, *after])
     found: dict[RowKey, Row] = {}
     for key, runs_before in samples_before.items():
         runs_after = samples_after.get(key)
@@ -165,7 +171,7 @@ def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | Non
             outcome = replicates.compare_replicates(runs_before, runs_after, threshold=threshold,
                                               alpha=ALPHA)
             found[key] = Row(key, outcome, sum(map(len, runs_before)),
-                             sum(map(len, runs_after)))
+                             sum(map(len, runs_after)), counts_bytes=key in in_bytes)
     return (found, tuple(k for k in samples_before if k not in samples_after),
             tuple(k for k in samples_after if k not in samples_before))
 

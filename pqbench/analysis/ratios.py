@@ -40,7 +40,8 @@ from pqbench.record.summary import summarize
 #: Level of every interval when the cycles allow it.
 LEVEL = 0.99
 
-Kind = Literal["exchange", "signature", "key size", "digest size", "binding", "relative"]
+Kind = Literal["exchange", "signature", "key size", "digest size", "binding", "relative",
+               "reading"]
 
 METHOD = ("cycles pair the rows (one round of each per cycle, random order): Hodges-Lehmann "
           "estimate of the per-cycle ln cost ratios with Tukey's signed-rank interval")
@@ -320,7 +321,10 @@ def _timed(run: Run) -> list[Measurement]:
 def run_ratios(run: Run) -> list[Ratio]:
     """Every headline ratio the run's rows allow: per exchange and per signature (post-quantum
     against classical), per byte (larger keys and digests against smaller), per binding.
-    Empty for a run whose rounds were not taken in cycles (no pairs to compare)."""
+    Empty for a run whose rounds were not taken in cycles (no pairs to compare). A `files
+    hash` run's are per file (`file_ratios`)."""
+    if run.kind == "files":
+        return file_ratios(run)
     cycles = cycles_of(run)
     rows = _timed(run)
     if not cycles or not rows:
@@ -333,6 +337,57 @@ def run_ratios(run: Run) -> list[Ratio]:
         if ratio is not None:
             found.append(ratio)
     return found + _binding_ratios(rows, cycles, base)
+
+
+def file_ratios(run: Run) -> list[Ratio]:
+    """A `files hash` run's ratios, per file: hashing it against reading it (each hash
+    pass with the read pass of its cycle), and each further hash against the first one
+    asked for (SHA-512 against SHA-256: both passes of a cycle over the same file), per
+    byte, in wall time. Empty with fewer than two passes per file (one pair bounds
+    nothing)."""
+    by_path: dict[str, list[Measurement]] = {}
+    for m in run.measurements:
+        if m.unit == "byte" and m.operation in ("read", "hash") and m.rounds:
+            by_path.setdefault(str(m.attributes.get("path")), []).append(m)
+    found: list[Ratio] = []
+    for path, rows in by_path.items():
+        reads = [m for m in rows if m.operation == "read"]
+        hashes = [m for m in rows if m.operation == "hash"]
+        cycles = min(len(m.rounds) for m in rows)
+        if cycles < 2:
+            continue
+        per = f"byte of {path}"
+        base = _base(rows)
+        for m in hashes:
+            for read in reads[:1]:
+                ratio = _ratio("reading", per, _row_side(m), _row_side(read),
+                               (_cost([(m, 1.0)]), _cost([(read, 1.0)])), cycles, base)
+                if ratio is not None:
+                    found.append(ratio)
+        for m in hashes[1:]:
+            first = hashes[0]
+            kind: Kind = "digest size" if _digest_bits(m) > _digest_bits(first) and \
+                _family(m) == _family(first) else "relative"
+            ratio = _ratio(kind, per, _row_side(m), _row_side(first),
+                           (_cost([(m, 1.0)]), _cost([(first, 1.0)])), cycles, base)
+            if ratio is not None:
+                found.append(ratio)
+    return found
+
+
+def _digest_bits(m: Measurement) -> int:
+    try:
+        bits = algorithms.by_name(m.algorithm).param("digest_bits")
+    except KeyError:
+        return 0
+    return bits if isinstance(bits, int) else 0
+
+
+def _family(m: Measurement) -> str | None:
+    try:
+        return algorithms.by_name(m.algorithm).family
+    except KeyError:
+        return None
 
 
 def relative_to(run: Run, reference: str) -> list[Ratio]:

@@ -41,6 +41,8 @@ class Row:
     pairs: int | None = None
     seconds: float | None = None
     causes: tuple[explain.Cause, ...] = ()
+    #: The rounds counted bytes, not operations (a `files` row: bytes over a pass).
+    counts_bytes: bool = False
 
     @property
     def algorithm(self) -> str:
@@ -60,7 +62,7 @@ class Row:
 
     @property
     def unit(self) -> str:
-        return "bytes/s" if self.block_size else "ops/s"
+        return "bytes/s" if self.block_size or self.counts_bytes else "ops/s"
 
     @property
     def before(self) -> float:

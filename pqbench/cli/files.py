@@ -71,10 +71,12 @@ def _storage(paths: list[str]) -> list[dict[str, object]]:
 @files_app.command("hash")
 @handles_errors
 def hash_command(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Files to hash.")],
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", metavar="NAME", help=(
-        "sha256, sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, crc32c, "
-        "fletcher64."))] = "sha256",
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Files to hash.")],
+    algorithm: Annotated[list[str] | None, typer.Option(
+        "--algorithm", "-a", metavar="NAME", help=(
+            "sha256 (default), sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, "
+            "crc32c, fletcher64; repeat to measure several in alternation, each against the "
+            "first (-a sha256 -a sha512: SHA-512 against SHA-256 on this file)."))] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
                                       metavar="N",
                                       help="Files measured in parallel (processes).")] = 1,
@@ -84,67 +86,58 @@ def hash_command(
     runs_wanted: Annotated[int, typer.Option(
         "--runs", "-r", min=1, max=1000,
         metavar="N",
-        help="Timed passes per file, alternating a plain read and a hash (as hyperfine's "
-             "--runs): mean and spread, and from two up hashing against reading it, pair "
-             "by pair.")] = 1,
+        help="Timed cycles per file, each a plain read and one pass of each hash (as "
+             "hyperfine's --runs): the median and CV of each, and from two up each hash "
+             "against reading the file and against the first hash, pair by pair.")] = 1,
     warmup: Annotated[int, typer.Option(
         "--warmup", "-w", min=0, max=100, metavar="N",
-            help="Untimed read and hash passes first.")] = 0,
+            help="Untimed cycles first.")] = 0,
     label: LabelOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Read each file, then hash it with reading overlapped: throughput, digest, cache state."""
+    """Read each file, then hash it: throughput, digest, cache state, paired ratios."""
     # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
+    from pqbench.analysis import ratios
     from pqbench.files import hashing, runs
+    from pqbench.presentation import files as file_views
+    from pqbench.presentation import runs as run_views
     from pqbench.store import Store
 
-    name = _hash_name(algorithm)
+    names = [_hash_name(a) for a in algorithm or ["sha256"]]
     store = Store.open(db)
     started = datetime.now(UTC)
     outcomes: list[hashing.FileOutcome] = []
     interrupted: KeyboardInterrupt | None = None
+    total = len(paths) * hashing.passes_per_file(names, runs_wanted)
     try:
-        for outcome in hashing.iter_hashes(paths, name, cache_mode, jobs,  # type: ignore[arg-type]
-                                           runs_wanted, warmup):
-            outcomes.append(outcome)
+        with console.progress_bar(total, enabled=not json_output) as advance:
+            for outcome in hashing.iter_hashes(paths, names, cache_mode,  # type: ignore[arg-type]
+                                               jobs, runs_wanted, warmup, advance):
+                outcomes.append(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
         interrupted = exc
     measurements, problems = runs.hash_measurements(outcomes)
     env = environment.collect(extra={"storage": _storage(paths)})
-    settings = {"algorithm": name, "jobs": jobs, "cache": cache_mode, "label": label,
-                "runs": runs_wanted, "warmup": warmup,
+    settings = {"algorithm": names[0], "algorithms": names, "jobs": jobs, "cache": cache_mode,
+                "label": label, "runs": runs_wanted, "warmup": warmup,
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
     run = runs.files_run(started, settings, env, measurements, problems,
                          status="interrupted" if interrupted else "complete")
-    rows = [o.as_row() for o in outcomes]
-    for row, outcome in zip(rows, outcomes, strict=True):
-        row["hash_vs_read"] = _hash_vs_read(outcome)
-    store_or_keep(store, [run], {**codec.run_document(run), "files": rows}
-                  if json_output else None)
+    found = ratios.file_ratios(run)
     if json_output:
-        print_json({**codec.run_document(run), "files": rows})
+        document = {**codec.run_document(run),
+                    "files": [row for o in outcomes for row in o.as_rows()],
+                    "ratios": [r.as_dict() for r in found]}
+        store_or_keep(store, [run], document)
+        print_json(document)
     else:
-        repeated = runs_wanted > 1
-        console.print_table(Table(
-            f"pqbench files hash ({name}, cache {cache_mode}"
-            + (f", mean of {runs_wanted} passes" if repeated else "") + ")",
-            (Column("path", wrap=True), Column("size", "si", "B", priority=1),
-             Column("read", "rate", "bytes/s"),
-             *((Column("read ±", "plus_minus", priority=2),) if repeated else ()),
-             Column("hash", "rate", "bytes/s"),
-             *((Column("hash ±", "plus_minus", priority=2),) if repeated else ()),
-             Column("cached", priority=3), Column("digest"),
-             Column("flags / error", wrap=True, priority=1)),
-            tuple((r["path"], r["size"], r["read_bytes_per_sec"],
-                   *((r.get("read_spread"),) if repeated else ()), r["hash_bytes_per_sec"],
-                   *((r.get("hash_spread"),) if repeated else ()),
-                   r["cached"], r["digest"], r["error"] or "; ".join(r["flags"]) or r["note"])
-                  for r in rows)))
-        for row in rows:
-            if row["hash_vs_read"] is not None:
-                console.stdout.print(console.safe(
-                    f"{row['path']}: {_time_ratio_text(row['hash_vs_read'])}"))
+        store_or_keep(store, [run], None)
+        console.print_table(file_views.hash_table(run))
+        if run.problems:
+            console.print_table(run_views.problems_table(run.problems))
+        console.lines(file_views.digest_lines(run), wrap=False)
+        console.lines(file_views.ratio_lines(found))
         console.note(f"stored as run {run.run_id} in {store.location}")
     if interrupted is not None:
         console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "
@@ -156,37 +149,6 @@ def hash_command(
         console.error(f"{len(failures)} file(s) could not be measured, {len(changed)} changed "
                       "while measured")
         raise typer.Exit(1)
-
-
-def _hash_vs_read(outcome: object) -> dict[str, float | int | None] | None:
-    """Hashing a file against reading the same file, pair by pair (each hash pass with the
-    read pass before it): the time ratio hash / read, with its interval as every paired
-    ratio has it (`ratios.paired`: Hodges-Lehmann and Tukey's signed-rank interval at 99 %,
-    or the widest the pairs allow, at its true level); None with fewer than two pairs."""
-    from pqbench.analysis import ratios
-    from pqbench.files import hashing
-
-    if not isinstance(outcome, hashing.FileHash) or len(outcome.hash_passes) < 2:
-        return None
-    reads = [p.bytes_per_sec for p in outcome.read_passes]
-    hashes = [p.bytes_per_sec for p in outcome.hash_passes]
-    if min(reads + hashes) <= 0:
-        return None
-    found = ratios.paired([1 / rate for rate in hashes], [1 / rate for rate in reads])
-    if found is None:
-        return None
-    estimate, low, high, level = found
-    return {"time_ratio": estimate, "ci_low": low, "ci_high": high if numbers.finite(high)
-            else None, "ci_level": level, "pairs": len(reads)}
-
-
-def _time_ratio_text(found: dict[str, float | int | None]) -> str:
-    """"hashing takes 1.80x the time of reading it (99 % CI 1.70–1.90, 10 pairs)"."""
-    low, high, level = found["ci_low"], found["ci_high"], found["ci_level"]
-    interval = (f"{numbers.share(level)} CI {numbers.interval(low, high)}"
-                if low is not None and high is not None else "too few pairs for an interval")
-    return (f"hashing takes {numbers.number(found['time_ratio'])}x the time of reading it "
-            f"({interval}, {found['pairs']} pairs)")
 
 
 @files_app.command("corpus")

@@ -56,10 +56,13 @@ def ratios(
             return
         run = paired_runs[-1].run_id
     loaded = store.load_run(run)
-    if loaded.kind != "speed":
+    if loaded.kind not in ("speed", "files"):
         raise UsageError(f"run {loaded.run_id} is a {loaded.kind} run; ratios pair the rows "
-                         "of a speed run")
+                         "of a speed run or a `files hash` run")
     found = paired.run_ratios(loaded)
+    if relative_to is not None and loaded.kind == "files":
+        raise UsageError(f"--relative-to: run {loaded.run_id} is a `files hash` run, whose "
+                         "hashes are set against the first one it measured")
     if relative_to is not None:
         names = {normalize(m.algorithm): m.algorithm for m in loaded.measurements}
         if normalize(relative_to) not in names:
@@ -70,7 +73,10 @@ def ratios(
         console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its rows "
                      "are paired with the other side's, not with each other (`pqbench "
                      "compare` shows that session)")
-    elif not paired.cycles_of(loaded):
+    elif loaded.kind == "files" and not found:
+        console.note(f"run {loaded.run_id} took one pass per file: a ratio needs two pairs "
+                     "(`files hash --runs 10`)")
+    elif loaded.kind == "speed" and not paired.cycles_of(loaded):
         console.note(f"run {loaded.run_id} took its rounds one row after another, not in "
                      "cycles: its rows are not paired, so it has no ratio to show")
     if json_output:

@@ -15,7 +15,7 @@ marked. With --jobs N the files are measured by N processes (no GIL shared).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,57 +30,81 @@ CACHE_MODES: tuple[CacheMode, ...] = ("cold", "warm", "as-is")
 
 
 @dataclass(frozen=True)
-class FileHash:
-    """One file measured: both passes, the digest, and what the page cache held."""
+class Digest:
+    """One hash over a file: its timed passes in order, the digest, and the share of the
+    file the page cache held at the start of its first pass."""
 
-    path: str
-    size: int
     algorithm: str
     library: str
     digest: str
-    read: stream.Pass
-    hashed: stream.Pass
-    cache_mode: str
-    resident_before: float | None  # as the user left the file
-    read_resident: float | None  # at the start of each pass
-    hash_resident: float | None
-    cache_note: str | None = None  # why residency is unknown, or how dropping went
-    flags: tuple[str, ...] = ()
-    #: With repeats, every timed pass in order: read, hash, read, hash ... (`read` and
-    #: `hashed` are the first of each); empty for one pass each.
-    reads: tuple[stream.Pass, ...] = ()
-    hashes: tuple[stream.Pass, ...] = ()
-
-    @property
-    def read_passes(self) -> tuple[stream.Pass, ...]:
-        return self.reads or (self.read,)
-
-    @property
-    def hash_passes(self) -> tuple[stream.Pass, ...]:
-        return self.hashes or (self.hashed,)
+    passes: tuple[stream.Pass, ...]
+    resident: float | None
 
     @property
     def cached(self) -> bool | None:
         """Whether the hash pass read from the page cache (>= 99 % resident)."""
-        return cache.Residency(self.hash_resident).cached
+        return cache.Residency(self.resident).cached
 
-    def as_row(self) -> dict[str, Any]:
-        empty = self.read.nbytes == 0 or self.hashed.nbytes == 0
-        read, read_spread = (None, None) if empty else _rates(self.read_passes)
-        hashed, hash_spread = (None, None) if empty else _rates(self.hash_passes)
-        return {"path": self.path, "size": self.size, "algorithm": self.algorithm,
-                "library": self.library,
-                "read_bytes_per_sec": read, "hash_bytes_per_sec": hashed,
-                "runs": len(self.hash_passes),
-                "read_spread": read_spread, "hash_spread": hash_spread,
-                "note": "empty file: no rate (bytes per second over 0 bytes is not defined)"
-                if empty else None,
-                "read_seconds": self.read.elapsed_ns / 1e9,
-                "hash_seconds": self.hashed.elapsed_ns / 1e9,
-                "digest": self.digest, "cached": self.cached, "cache_mode": self.cache_mode,
-                "resident_before": self.resident_before, "read_resident": self.read_resident,
-                "hash_resident": self.hash_resident, "cache_note": self.cache_note,
-                "flags": list(self.flags), "error": None}
+
+@dataclass(frozen=True)
+class FileHash:
+    """One file measured: the read passes, each hash's passes and digest, and what the page
+    cache held. Pass i of every hash and read pass i were taken in one cycle, moments
+    apart: they pair."""
+
+    path: str
+    size: int
+    reads: tuple[stream.Pass, ...]
+    digests: tuple[Digest, ...]
+    cache_mode: str
+    resident_before: float | None  # as the user left the file
+    read_resident: float | None  # at the start of the first read pass
+    cache_note: str | None = None  # why residency is unknown, or how dropping went
+    flags: tuple[str, ...] = ()
+
+    # The first hash, for callers that ask for one.
+    @property
+    def algorithm(self) -> str:
+        return self.digests[0].algorithm
+
+    @property
+    def digest(self) -> str:
+        return self.digests[0].digest
+
+    @property
+    def read(self) -> stream.Pass:
+        return self.reads[0]
+
+    @property
+    def hashed(self) -> stream.Pass:
+        return self.digests[0].passes[0]
+
+    @property
+    def cached(self) -> bool | None:
+        return self.digests[0].cached
+
+    def as_rows(self) -> list[dict[str, Any]]:
+        """One row per hash, with the read passes beside it: medians (the figure the
+        stored row holds) and coefficients of variation."""
+        empty = self.size == 0 or self.read.nbytes == 0
+        read, read_cv = (None, None) if empty else _rates(self.reads)
+        rows = []
+        for one in self.digests:
+            hashed, hash_cv = (None, None) if empty else _rates(one.passes)
+            rows.append({
+                "path": self.path, "size": self.size, "algorithm": one.algorithm,
+                "library": one.library, "read_bytes_per_sec": read,
+                "hash_bytes_per_sec": hashed, "runs": len(one.passes),
+                "read_cv": read_cv, "hash_cv": hash_cv,
+                "note": "empty file: no rate (bytes per second over 0 bytes is not "
+                        "defined)" if empty else None,
+                "read_seconds": [p.elapsed_ns / 1e9 for p in self.reads],
+                "hash_seconds": [p.elapsed_ns / 1e9 for p in one.passes],
+                "digest": one.digest, "cached": one.cached, "cache_mode": self.cache_mode,
+                "resident_before": self.resident_before,
+                "read_resident": self.read_resident, "hash_resident": one.resident,
+                "cache_note": self.cache_note, "flags": list(self.flags), "error": None})
+        return rows
 
 
 @dataclass(frozen=True)
@@ -92,21 +116,22 @@ class FileFailure:
     error: str
     flags: tuple[str, ...] = field(default=())
 
-    def as_row(self) -> dict[str, Any]:
-        return {"path": self.path, "size": None, "algorithm": self.algorithm,
-                "read_bytes_per_sec": None, "hash_bytes_per_sec": None, "note": None,
-                "digest": None,
-                "cached": None, "flags": list(self.flags), "error": self.error}
+    def as_rows(self) -> list[dict[str, Any]]:
+        return [{"path": self.path, "size": None, "algorithm": self.algorithm,
+                 "read_bytes_per_sec": None, "hash_bytes_per_sec": None, "note": None,
+                 "digest": None, "cached": None, "flags": list(self.flags),
+                 "error": self.error}]
 
 
 FileOutcome = FileHash | FileFailure
 
 
 def _rates(passes: Sequence[stream.Pass]) -> tuple[float, float | None]:
-    """The passes' mean rate (bytes per second, as hyperfine reports a mean) and its
-    coefficient of variation (None for one pass), from the run record's one summary."""
+    """The passes' median rate (bytes per second: the figure a stored row holds, as every
+    pqbench row) and their coefficient of variation (None for one pass), from the run
+    record's one summary."""
     found = summarize([p.bytes_per_sec for p in passes])
-    return found.mean, found.cv if found.n > 1 else None
+    return found.median, found.cv if found.n > 1 else None
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
@@ -115,7 +140,7 @@ def _identity(fd: int) -> tuple[int, int, int, int]:
 
 
 def _changes(before: tuple[int, int, int, int], after: tuple[int, int, int, int],
-             passes: Sequence[stream.Pass]) -> list[str]:
+             passes: Sequence[tuple[str, stream.Pass]]) -> list[str]:
     flags = []
     if before[0] != after[0]:
         flags.append(f"changed: size {before[0]} -> {after[0]} bytes during measurement")
@@ -123,7 +148,7 @@ def _changes(before: tuple[int, int, int, int], after: tuple[int, int, int, int]
         flags.append("changed: modification time moved during measurement")
     if before[2:] != after[2:]:
         flags.append("changed: the file was replaced during measurement")
-    for name, one in zip(("read", "hash"), passes, strict=True):
+    for name, one in passes:
         if one.nbytes != before[0]:
             flags.append(f"changed: the {name} pass saw {one.nbytes} of {before[0]} bytes")
     return flags
@@ -140,53 +165,78 @@ def _prepare_cache(fd: int, mode: CacheMode) -> tuple[cache.Residency, str | Non
     return found, found.reason or (None if mode != "cold" else f"dropped with {note}")
 
 
-def hash_file(path: str, algorithm: str, mode: CacheMode = "cold",
-              overlap: bool = True, runs: int = 1, warmup: int = 0) -> FileOutcome:
-    """Measure one file; never raises for a bad file, returns a FileFailure instead.
+def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "cold",
+              overlap: bool | None = None, runs: int = 1, warmup: int = 0,
+              on_pass: Callable[[str], None] | None = None) -> FileOutcome:
+    """Measure one file with one hash or several; never raises for a bad file, returns a
+    FileFailure instead.
 
-    `overlap` reads on a second thread while hashing; without a spare core it only adds
-    contention, so parallel jobs filling every core hash in turn instead. `warmup` untimed
-    read and hash passes first, then `runs` timed passes that alternate a plain read and a
-    hash, each after bringing the file to `mode`'s cache state: a read and the hash after it
-    form a pair, which drift on the machine hits alike.
+    `overlap` reads on a second thread while hashing (`stream.hash_pass`), else each chunk
+    is read and then hashed in one thread (`stream.hash_pass_in_turn`); None: as
+    `overlap_by_default` says for one file at a time. `warmup` untimed
+    cycles first, then `runs` timed cycles; a cycle is a plain read, then one pass of each
+    hash, in an order that rotates from cycle to cycle (SHA-256 then SHA-512, then SHA-512
+    then SHA-256 ...), each pass after bringing the file to `mode`'s cache state. Pass i of
+    every hash and read pass i then pair: drift on the machine hits them alike, and neither
+    hash always runs first. `on_pass` is called as each timed pass starts, with its name.
     """
+    names = (algorithms,) if isinstance(algorithms, str) else tuple(algorithms)
     try:
         fd = inputs.open_regular(path)
     except InputFileError as exc:
-        return FileFailure(path, algorithm, str(exc))
+        return FileFailure(path, names[0], str(exc))
+    if overlap is None:
+        overlap = overlap_by_default(1, mode)
+    hash_pass = stream.hash_pass if overlap else stream.hash_pass_in_turn
+    told = on_pass or (lambda _name: None)
+    passes: dict[str, list[stream.Pass]] = {name: [] for name in names}
+    hexdigests: dict[str, str] = {}
+    residents: dict[str, float | None] = {}
+    reads: list[stream.Pass] = []
+    read_resident: float | None = None
+    note: str | None = None
     try:
         before = _identity(fd)
         as_found = cache.residency(fd)
-        hash_pass = stream.hash_pass if overlap else stream.hash_pass_in_turn
-        for _ in range(warmup):
-            _prepare_cache(fd, mode)
-            stream.read_pass(fd)
-            hash_pass(fd, new_hasher(algorithm))
-        reads, hashes, states = [], [], []
-        for _ in range(runs):
-            read_state, note = _prepare_cache(fd, mode)
-            reads.append(stream.read_pass(fd))
-            hash_state, _ = _prepare_cache(fd, mode if mode == "cold" else "as-is")
-            hasher = new_hasher(algorithm)
-            hashes.append(hash_pass(fd, hasher))
-            states.append((read_state, hash_state))
+        for cycle in range(-warmup, runs):
+            timed = cycle >= 0
+            if timed:
+                told("read")
+            state, found_note = _prepare_cache(fd, mode)
+            one_read = stream.read_pass(fd)
+            if timed:
+                reads.append(one_read)
+                if cycle == 0:
+                    read_resident, note = state.fraction, found_note
+            turn = cycle % len(names)
+            for name in names[turn:] + names[:turn]:
+                if timed:
+                    told(name)
+                state, _ = _prepare_cache(fd, mode if mode == "cold" else "as-is")
+                hasher = new_hasher(name)
+                one_hash = hash_pass(fd, hasher)
+                if timed:
+                    passes[name].append(one_hash)
+                    hexdigests[name] = hasher.hexdigest()
+                    residents.setdefault(name, state.fraction)
         after = _identity(fd)
     except OSError as exc:
-        return FileFailure(path, algorithm, f"{path}: read failed: {exc.strerror or exc}")
+        return FileFailure(path, names[0], f"{path}: read failed: {exc.strerror or exc}")
     finally:
         os.close(fd)
-    read_state, hash_state = states[0]
-    changes = {flag: None for r, h in zip(reads, hashes, strict=True)
-               for flag in _changes(before, after, (r, h))}
+    seen = [("read", p) for p in reads] + [("hash", p) for name in names
+                                           for p in passes[name]]
+    changes = dict.fromkeys(_changes(before, after, seen))
     return FileHash(
-        path=path, size=before[0], algorithm=algorithm, library=LIBRARIES[algorithm].library,
-        digest=hasher.hexdigest(), read=reads[0], hashed=hashes[0], cache_mode=mode,
-        resident_before=as_found.fraction, read_resident=read_state.fraction,
-        hash_resident=hash_state.fraction, cache_note=note, flags=tuple(changes),
-        reads=tuple(reads) if runs > 1 else (), hashes=tuple(hashes) if runs > 1 else ())
+        path=path, size=before[0], reads=tuple(reads),
+        digests=tuple(Digest(name, LIBRARIES[name].library, hexdigests[name],
+                             tuple(passes[name]), residents[name]) for name in names),
+        cache_mode=mode, resident_before=as_found.fraction, read_resident=read_resident,
+        cache_note=note, flags=tuple(changes))
 
 
-def _hash_file_args(args: tuple[str, str, CacheMode, bool, int, int]) -> FileOutcome:
+def _hash_file_args(args: tuple[str, tuple[str, ...], CacheMode, bool, int, int]
+                    ) -> FileOutcome:
     return hash_file(*args)
 
 
@@ -195,35 +245,67 @@ def _usable_cpus() -> int:
     return len(getter(0)) if getter else (os.cpu_count() or 1)
 
 
-def hash_files(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
-               jobs: int = 1, runs: int = 1, warmup: int = 0) -> list[FileOutcome]:
+def overlap_by_default(workers: int, mode: CacheMode = "cold") -> bool:
+    """Whether `workers` hashing processes each get a reader thread: only where a core is
+    left for it."""
+    return workers < _usable_cpus()
+
+
+def hash_files(paths: Sequence[str], algorithms: str | Sequence[str],
+               mode: CacheMode = "cold", jobs: int = 1, runs: int = 1, warmup: int = 0
+               ) -> list[FileOutcome]:
     """Measure every path, `jobs` at a time (processes), results in the order given."""
-    return list(iter_hashes(paths, algorithm, mode, jobs, runs, warmup))
+    return list(iter_hashes(paths, algorithms, mode, jobs, runs, warmup))
 
 
-def iter_hashes(paths: Sequence[str], algorithm: str, mode: CacheMode = "cold",
-                jobs: int = 1, runs: int = 1, warmup: int = 0) -> Iterator[FileOutcome]:
-    """`hash_files` one outcome at a time, so an interrupted caller keeps those done."""
-    if algorithm not in LIBRARIES:
-        raise UsageError(f"{algorithm} cannot hash files; choose from {', '.join(LIBRARIES)}")
+def passes_per_file(algorithms: Sequence[str], runs: int) -> int:
+    """Timed passes over each file: a read and one pass per hash, `runs` times."""
+    return runs * (1 + len(algorithms))
+
+
+def iter_hashes(paths: Sequence[str], algorithms: str | Sequence[str],
+                mode: CacheMode = "cold", jobs: int = 1, runs: int = 1, warmup: int = 0,
+                on_pass: Callable[[str], None] | None = None) -> Iterator[FileOutcome]:
+    """`hash_files` one outcome at a time, so an interrupted caller keeps those done.
+
+    `on_pass(description)` is called as each timed pass starts ("SHA-512 of disk.img": what
+    runs first, so a narrow progress line cuts the folder, not the hash); with
+    parallel jobs, whose passes run in other processes, once per pass as each file ends."""
+    names = (algorithms,) if isinstance(algorithms, str) else tuple(algorithms)
+    unknown = [name for name in names if name not in LIBRARIES]
+    if unknown or not names:
+        raise UsageError(f"{', '.join(unknown) or 'nothing'} cannot hash files; choose from "
+                         f"{', '.join(LIBRARIES)}")
+    if len(set(names)) < len(names):
+        raise UsageError(f"a hash named twice ({', '.join(names)}): each is measured once")
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if mode not in CACHE_MODES:
         raise UsageError(f"--cache must be one of {', '.join(CACHE_MODES)}")
-    workers = min(jobs, len(paths))
-    overlap = workers < _usable_cpus()  # a reader thread needs a core of its own
     if runs < 1 or warmup < 0:
         raise UsageError("--runs must be at least 1 and --warmup at least 0")
-    work = [(os.fspath(p), algorithm, mode, overlap or workers == 1, runs, warmup)
-            for p in paths]
+    told = on_pass or (lambda _description: None)
+    workers = min(jobs, len(paths))
+    overlap = overlap_by_default(workers, mode)
     if workers <= 1:
-        yield from (_hash_file_args(w) for w in work)
+        for path in paths:
+            yield hash_file(os.fspath(path), names, mode, overlap, runs, warmup,
+                            _telling(told, os.fspath(path)))
         return
+    work = [(os.fspath(p), names, mode, overlap, runs, warmup) for p in paths]
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
-        yield from pool.map(_hash_file_args, work)
+        for outcome in pool.map(_hash_file_args, work):
+            for _ in range(passes_per_file(names, runs)):
+                told(f"done: {outcome.path}")
+            yield outcome
     finally:  # interrupted: files not started are dropped, not waited for
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _telling(told: Callable[[str], None], path: str) -> Callable[[str], None]:
+    """A pass's name as a progress line says it: "SHA-512 of disk.img"."""
+    return lambda name: told(f"{name} of {path}")
 
 
 def aggregate_hash_rate(outcomes: Sequence[FileOutcome]) -> float | None:

@@ -1,7 +1,9 @@
 """File results as stored runs of kind "files": one Measurement per file and operation.
 
 A file row counts bytes (`unit` "byte"): one round per timed pass (`files hash --runs`),
-the file's bytes over the pass's time, so its rate is bytes per second. Per-file facts
+the file's bytes over the pass's time, so its rate is bytes per second. Per file, a read row
+and one row per hash; round i of each was taken in cycle i, so the rows of one file pair
+(`analysis.ratios.file_ratios`). Per-file facts
 (path, size, digest, cached, flags) go in the attributes; the file system and device the
 files lived on go in the environment, under "storage".
 """
@@ -53,18 +55,20 @@ def hash_measurements(outcomes: Sequence[FileOutcome]) -> tuple[list[Measurement
                                     "hash"))
             continue
         assert isinstance(o, FileHash)
-        if o.read.nbytes == 0 or o.hashed.nbytes == 0:
-            problems.append(Problem(o.algorithm, o.library, "no rate", stored_path(
-                f"{o.path}: empty file, digest {o.digest}; a rate over 0 bytes is not "
-                "defined"), "hash"))
+        if o.size == 0 or o.read.nbytes == 0:
+            for one in o.digests:
+                problems.append(Problem(one.algorithm, one.library, "no rate", stored_path(
+                    f"{o.path}: empty file, digest {one.digest}; a rate over 0 bytes is not "
+                    "defined"), "hash"))
             continue
         common = {"path": stored_path(o.path), "size": o.size, "cache_mode": o.cache_mode,
                   "flags": list(o.flags)}
-        measurements.append(_passes_row("read", "os", "read", o.read_passes,
+        measurements.append(_passes_row("read", "os", "read", o.reads,
                                         {**common, "resident": o.read_resident}))
-        measurements.append(_passes_row(o.algorithm, o.library, "hash", o.hash_passes,
-                                        {**common, "resident": o.hash_resident,
-                                         "digest": o.digest, "cached": o.cached}))
+        for one in o.digests:
+            measurements.append(_passes_row(one.algorithm, one.library, "hash", one.passes,
+                                            {**common, "resident": one.resident,
+                                             "digest": one.digest, "cached": one.cached}))
     return measurements, problems
 
 

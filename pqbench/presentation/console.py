@@ -220,6 +220,19 @@ def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> 
         _indented(ratio_views.followed_lines(found), console)
 
 
+def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout) -> None:
+    """Lines of prose, each wrapped at spaces to the width with its continuations indented
+    (`wrap`), or whole whatever the width (a digest, a path a user copies)."""
+    for text in texts:
+        if wrap:
+            for part in textwrap.wrap(clean(text), width=max(console.width, 40),
+                                      subsequent_indent="    ", break_long_words=False,
+                                      break_on_hyphens=False):
+                console.print(safe(part), soft_wrap=True)
+        else:
+            console.print(safe(text), soft_wrap=True)
+
+
 def _indented(lines: Sequence[str], console: Console) -> None:
     """Each line as an item: wrapped at spaces to the width, continuations indented deeper,
     so a wrapped item still reads as one."""

@@ -90,19 +90,47 @@ def test_a_fifo_with_a_writer_waiting_does_not_hang(tmp_path: Path) -> None:
     assert done.wait(10), "hashing a FIFO blocked"
 
 
-def test_a_file_growing_while_hashed_is_flagged(data_file: Path,
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_file_growing_while_hashed_is_flagged(data_file: Path, overlap: bool,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    real = stream.hash_pass
+    name = "hash_pass" if overlap else "hash_pass_in_turn"
+    real = getattr(stream, name)
 
     def growing(fd: int, hasher: object, *args: object) -> stream.Pass:
         with data_file.open("ab") as handle:
             handle.write(b"appended while hashing")
-        return real(fd, hasher, *args)  # type: ignore[arg-type]
+        return real(fd, hasher, *args)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(stream, "hash_pass", growing)
-    outcome = hashing.hash_file(str(data_file), "SHA-256", "as-is")
+    monkeypatch.setattr(stream, name, growing)
+    outcome = hashing.hash_file(str(data_file), "SHA-256", "as-is", overlap=overlap)
     assert isinstance(outcome, hashing.FileHash)
     assert any("size" in flag for flag in outcome.flags)
+
+
+def test_two_hashes_alternate_over_one_file_and_each_digest_is_its_own(
+        data_file: Path) -> None:
+    """-a sha256 -a sha512 --runs 4: per cycle a read, then both hashes, the one that goes
+    first alternating (a seeded order would do too; always the same one first would not);
+    each hash has its own passes and the digest hashlib gives."""
+    order: list[str] = []
+    outcome = hashing.hash_file(str(data_file), ["SHA-256", "SHA-512"], "as-is", runs=4,
+                                warmup=1, on_pass=order.append)
+    assert isinstance(outcome, hashing.FileHash)
+    assert [d.algorithm for d in outcome.digests] == ["SHA-256", "SHA-512"]
+    content = data_file.read_bytes()
+    assert [d.digest for d in outcome.digests] == [hashlib.sha256(content).hexdigest(),
+                                                   hashlib.sha512(content).hexdigest()]
+    assert len(outcome.reads) == 4 and all(len(d.passes) == 4 for d in outcome.digests)
+    cycles = [order[i:i + 3] for i in range(0, len(order), 3)]
+    assert cycles == [["read", "SHA-256", "SHA-512"], ["read", "SHA-512", "SHA-256"]] * 2
+    rows = outcome.as_rows()
+    assert [r["algorithm"] for r in rows] == ["SHA-256", "SHA-512"]
+    assert rows[0]["read_bytes_per_sec"] == rows[1]["read_bytes_per_sec"]
+
+
+def test_a_hash_named_twice_is_a_usage_error(data_file: Path) -> None:
+    with pytest.raises(UsageError, match="named twice"):
+        hashing.hash_files([str(data_file)], ["SHA-256", "SHA-256"])
 
 
 def test_jobs_give_the_same_digests_in_order(tmp_path: Path) -> None:

@@ -5,17 +5,12 @@ piped and from the terminal itself; progress with a time left."""
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +21,7 @@ from pqbench.presentation import console, layout
 from pqbench.presentation.tables import Column, Table
 from pqbench.store import Store
 from tests.helpers.runs import make_runs
+from tests.helpers.terminal import in_terminal
 
 # --- the layout rule ------------------------------------------------------------------------
 
@@ -307,35 +303,7 @@ def test_names_and_values_too_narrow_for_columns_are_name_value_lines() -> None:
 
 
 def _in_terminal(*args: str, columns: int, db: Path) -> str:
-    """A command on a pseudo-terminal `columns` wide: everything it drew, escapes and
-    carriage returns removed, as lines (progress lines are redrawn in place)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    env["PQBENCH_DB"] = str(db)
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
-    done = subprocess.run([sys.executable, "-m", "pqbench", *args], stdin=subprocess.DEVNULL,
-                          stdout=slave, stderr=slave, env=env, timeout=300, check=False)
-    os.close(slave)
-    reader.join(timeout=30)
-    os.close(master)
-    assert done.returncode == 0, b"".join(chunks).decode(errors="replace")
-    text = b"".join(chunks).decode(errors="replace")
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
-    return re.sub(r"\r(?!\n)", "\n", plain).replace("\r", "")
+    return in_terminal(*args, columns=columns, db=db)
 
 
 @pytest.mark.parametrize("columns", [80, 120])

@@ -408,45 +408,109 @@ def test_aes_256_cbc_is_measured_as_openssl_speed_spells_it(tmp_path: Path) -> N
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def _rate(text: str) -> float:
+    """"798 MB/s" -> 7.98e8."""
+    value, unit = text.split()
+    return float(value.replace(",", "")) * {"B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9,
+                                            "TB/s": 1e12}[unit]
+
+
 @pytest.mark.parametrize("columns", ["80", "120"])
-def test_files_hash_repeats_with_mean_spread_and_a_paired_ratio(tmp_path: Path, columns: str
-                                                                ) -> None:
-    """--runs 10 --warmup 1: ten timed read and hash passes, alternating; mean and spread;
-    the digest whole (users compare it with sha256sum); hashing against reading the same
-    file as a paired ratio with its interval."""
+def test_files_hash_answers_sha512_against_sha256_on_the_file(tmp_path: Path, columns: str
+                                                              ) -> None:
+    """`files hash FILE -a sha256 -a sha512 --runs 10`: both hashes measured (not the last
+    -a alone), in alternation with the reads; SHA-512 against SHA-256 on that file as a
+    paired ratio with its 99 % interval, and each hash against reading the file; both
+    digests whole (users check them with sha256sum -c); the table's rates are the stored
+    rows' (the median of the passes), and `ratios RUN` tells the same ratios again."""
     import hashlib
     import os
 
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(3 * 2**20 + 5))  # several read buffers, not a whole one
-    expected = hashlib.sha256(data.read_bytes()).hexdigest()
+    content = data.read_bytes()
+    expected = {"SHA256": hashlib.sha256(content).hexdigest(),
+                "SHA512": hashlib.sha512(content).hexdigest()}
     db = tmp_path / "f.db"
-    done = run_cli("files", "hash", str(data), "--runs", "10", "--warmup", "1", "--cache",
-                   "as-is", "--json", "--db", str(db))
+    done = run_cli("files", "hash", str(data), "-a", "sha256", "-a", "sha512", "--runs", "10",
+                   "--warmup", "1", "--cache", "as-is", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    (row,) = document["files"]
-    assert row["digest"] == expected and row["runs"] == 10
-    assert row["read_spread"] is not None and row["hash_spread"] is not None
-    found = row["hash_vs_read"]
-    assert found["pairs"] == 10 and 0.99 <= found["ci_level"] < 0.995  # exact coverage
-    assert 0 < found["ci_low"] <= found["time_ratio"] <= found["ci_high"]
+    first, second = document["files"]
+    assert (first["algorithm"], second["algorithm"]) == ("SHA-256", "SHA-512")
+    assert [first["digest"], second["digest"]] == list(expected.values())
+    assert first["runs"] == second["runs"] == 10
+    answers = {r["name"]: r for r in document["ratios"]}
+    larger = answers[f"SHA-512 [hashlib] against SHA-256 [hashlib], per byte of {data}"]
+    assert larger["kind"] == "digest size" and larger["pairs"] == 10
+    assert 0.99 <= larger["ci_level"] < 0.995  # the exact coverage 10 pairs reach
+    assert 0 < larger["ci_low"] <= larger["estimate"] <= larger["ci_high"]
+    assert {r["kind"] for r in document["ratios"]} == {"digest size", "reading"}
     stored = Store.open(str(db), create=False).load_run(document["run_id"])
-    assert sorted(len(m.rounds) for m in stored.measurements) == [10, 10]
+    assert sorted(len(m.rounds) for m in stored.measurements) == [10, 10, 10]
     assert all(r.ops == 3 * 2**20 + 5 for m in stored.measurements for r in m.rounds)
-    shown = run_cli("files", "hash", str(data), "--runs", "10", "--cache", "as-is",
-                    "--db", str(db), env={"COLUMNS": columns})
+    rates = {m.algorithm: m.rate for m in stored.measurements}
+    assert first["hash_bytes_per_sec"] == rates["SHA-256"]
+    assert second["hash_bytes_per_sec"] == rates["SHA-512"]
+    assert first["read_bytes_per_sec"] == rates["read"]
+    again = run_cli("ratios", document["run_id"], "--json", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert {r["name"]: r["estimate"] for r in json.loads(again.stdout)["ratios"]} == \
+        {name: r["estimate"] for name, r in answers.items()}
+
+    shown = run_cli("files", "hash", str(data), "-a", "sha256", "-a", "sha512", "--runs",
+                    "10", "--cache", "as-is", "--db", str(db), env={"COLUMNS": columns})
     assert shown.returncode == 0, shown.stderr
-    assert expected in shown.stdout  # whole, on one line
-    told = re.search(r"hashing takes ([\d.]+)x the time of reading it \(99 % CI "
-                     r"([\d.]+)–([\d.]+), 10 pairs\)", " ".join(shown.stdout.split()))
-    assert told is not None
+    lines = shown.stdout.splitlines()
+    for tag, digest in expected.items():  # whole, on a line of its own
+        assert f"{tag} ({data}) = {digest}" in lines
+    assert max(len(line) for line in lines if " = " not in line) <= int(columns)
+    text = " ".join(shown.stdout.split())
+    told = re.search(r"SHA-512 takes ([\d.]+)x the time of SHA-256 \(99 % CI "
+                     r"([\d.]+)–([\d.]+), 10 pairs\)", text)
+    assert told is not None, shown.stdout
     assert float(told.group(2)) <= float(told.group(1)) <= float(told.group(3))
-    assert max(map(len, shown.stdout.splitlines())) <= int(columns)
+    for name in ("SHA-256", "SHA-512"):
+        assert re.search(rf"hashing with {name} takes [\d.]+x the time of reading it \(99 % "
+                         r"CI [\d.]+–[\d.]+, 10 pairs\)", text), shown.stdout
+    run_id = re.search(r"stored as run (\S+)", shown.stderr)
+    assert run_id is not None
+    table = Store.open(str(db), create=False).load_run(run_id.group(1))
+    for m in table.measurements:
+        if m.operation != "hash":
+            continue
+        (row,) = [line for line in lines if f" {m.algorithm} " in f" {line} "
+                  and "/s" in line]
+        shown_rate = _rate(re.findall(r"[\d.,]+ [kMGT]?B/s", row)[1])
+        assert abs(shown_rate - m.rate) <= 0.005 * m.rate  # three digits of the median
     once = run_cli("files", "hash", str(data), "--cache", "as-is", "--json", "--db", str(db))
     (single,) = json.loads(once.stdout)["files"]
-    assert single["runs"] == 1 and single["hash_vs_read"] is None
-    assert single["read_spread"] is None and single["digest"] == expected
+    assert single["runs"] == 1 and json.loads(once.stdout)["ratios"] == []
+    assert single["read_cv"] is None and single["digest"] == expected["SHA256"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_files_hash_shows_progress_and_compare_names_bytes(tmp_path: Path, columns: int
+                                                           ) -> None:
+    """On a terminal `files hash` says which pass of which file runs, and how far; two
+    files runs compared read in bytes per second, never "ops/s"."""
+    import os
+
+    from tests.helpers.terminal import in_terminal
+
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(2**20))
+    db = tmp_path / "p.db"
+    for _ in range(2):
+        drawn = in_terminal("files", "hash", str(data), "-a", "sha256", "-a", "sha512",
+                            "--runs", "2", "--cache", "as-is", columns=columns, db=db)
+        progress = [line for line in drawn.splitlines() if re.search(r"\d+/6 ", line)]
+        assert any(re.match(r"(SHA-256|SHA-512|read) of /", line) for line in progress), drawn
+        assert max(len(line.rstrip()) for line in progress) <= columns
+    compared = in_terminal("compare", columns=columns, db=db)
+    rows = [line for line in compared.splitlines() if "SHA-512" in line and "→" in line]
+    assert rows and all(re.search(r"[kMGT]?B/s", line) for line in rows), compared
+    assert "ops/s" not in compared
 
 
 def test_report_without_arguments_after_an_ab_session_reports_the_session(
