@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -26,9 +26,23 @@ from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
 from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
 
-__all__ = ["ALPHA", "RUN_FIELDS", "Row", "RowComparison", "RowKey", "RunComparison",
-           "compare_groups", "compare_runs", "field_value", "group_runs",
-           "run_order", "run_samples", "without_value"]
+__all__ = [
+    "ALPHA",
+    "RUN_FIELDS",
+    "Compared",
+    "Row",
+    "RowComparison",
+    "RowKey",
+    "RunComparison",
+    "compare_groups",
+    "compare_runs",
+    "compare_steps",
+    "field_value",
+    "group_runs",
+    "run_order",
+    "run_samples",
+    "without_value",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,3 +248,42 @@ def compare_groups(
     return [compare_runs(list(b), list(a), threshold, cross_machine=cross_machine,
                          before_name=bn, after_name=an)
             for (bn, b), (an, a) in itertools.pairwise(groups)]
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One comparison and the runs each side held, in order (what a caller follows further,
+    such as each run's paired cost ratios)."""
+
+    comparison: RunComparison
+    before: Sequence[Run]
+    after: Sequence[Run]
+
+
+def compare_steps(
+    groups: Sequence[tuple[str, Sequence[Run]]],
+    whole: Callable[[Sequence[Run]], Sequence[Run]],
+    threshold: float | None = None,
+    *,
+    cross_machine: bool = False,
+    every: bool = False,
+) -> list[Compared]:
+    """The newest group against the one before it (by each group's newest run), or with
+    `every` each group against the next, in the given order. The groups may hold run
+    headers only: `whole` loads a group's runs whole, two groups at a time, so memory grows
+    with the largest groups, not with every run stored."""
+    if len(groups) > 2 and not every:
+        newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
+        groups = [group for group in groups if group in newest]  # in the given order
+    if len(groups) < 2:
+        compare_groups(groups, threshold, cross_machine=cross_machine)  # says why not
+    steps = []
+    (before_name, before_runs), *rest = groups
+    before = whole(before_runs)
+    for after_name, after_runs in rest:
+        after = whole(after_runs)
+        steps.append(Compared(compare_runs(before, after, threshold, cross_machine=cross_machine,
+                                           before_name=before_name, after_name=after_name),
+                              before, after))
+        before, before_name = after, after_name
+    return steps

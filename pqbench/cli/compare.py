@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -30,7 +29,7 @@ from pqbench.untrusted import printable
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
 # other commands start without them.
 if TYPE_CHECKING:
-    from pqbench.analysis.compare import RunComparison
+    from pqbench.analysis.compare import Compared
     from pqbench.record.results import Run
     from pqbench.store import Store
 
@@ -84,21 +83,20 @@ def compare(
     if by is None and (every or missing):
         raise UsageError("--all and --include-missing group runs: give --by FIELD too")
     from pqbench.analysis import ratios
-    from pqbench.analysis.compare import compare_runs
+    from pqbench.analysis.compare import Compared, compare_runs
 
     store = Store.open(db, create=False)
-    sides: list[tuple[Sequence[Run], Sequence[Run]]] = []
     with many_records():
         if by is None:
             before, after = _two_runs(store, runs or [])
-            results = [compare_runs([before], [after], band, cross_machine=cross_machine)]
-            sides.append(([before], [after]))
+            steps = [Compared(compare_runs([before], [after], band, cross_machine=cross_machine),
+                              [before], [after])]
         else:
-            results = _by_groups(store, by, runs or [], band, cross_machine, every=every,
-                                 missing=missing, sides=sides)
+            steps = _by_groups(store, by, runs or [], band, cross_machine, every=every,
+                               missing=missing)
+    results = [step.comparison for step in steps]
     # Each run's paired cost ratios (PQ against classical, ...) followed across the sides.
-    followed = [ratios.across(b, a, band) for b, a in sides] if len(sides) == len(results) \
-        else [[] for _ in results]
+    followed = [ratios.across(step.before, step.after, band) for step in steps]
     # --fail-on judges every row, whatever --only-changed shows.
     failing = [r for result in results for r in result.rows
                if fail_on is not None and r.verdict in FAIL_ON[fail_on]]
@@ -161,38 +159,22 @@ def _what(run: Run) -> str:
 
 
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
-               cross_machine: bool, *, every: bool, missing: bool,
-               sides: list[tuple[Sequence[Run], Sequence[Run]]]) -> list[RunComparison]:
-    """The newest group against the one before it (every group against the next with
-    `every`), or the two groups named; only their runs are loaded whole. `sides` gets
-    each comparison's two groups of runs, in order."""
-    from pqbench.analysis.compare import compare_groups, compare_runs, run_order
+               cross_machine: bool, *, every: bool, missing: bool) -> list[Compared]:
+    """The two groups named, or the newest group against the one before it (every group
+    against the next with `every`); only the runs compared are loaded whole."""
+    from pqbench.analysis.compare import Compared, compare_groups, compare_steps
     from pqbench.store.selection import select
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
     selection = select(store, by, missing=missing or bool(values))
     if values:
-        named = [(v, selection.whole(selection.group(v))) for v in values]
-        sides.append((named[0][1], named[1][1]))
-        return compare_groups(named, threshold, cross_machine=cross_machine)
-    groups = selection.groups
+        before, after = (selection.whole(selection.group(v)) for v in values)
+        (comparison,) = compare_groups([(values[0], before), (values[1], after)], threshold,
+                                       cross_machine=cross_machine)
+        return [Compared(comparison, before, after)]
     if selection.left_out:
         console.note(f"{len(selection.left_out)} run(s) without a value for {by} left out "
                      "(--include-missing compares them as a group '(none)')")
-    if len(groups) > 2 and not every:
-        newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
-        groups = [group for group in groups if group in newest]  # in group_runs' order
-    if len(groups) < 2:
-        return compare_groups(groups, threshold, cross_machine=cross_machine)
-    # Two groups whole at a time: memory grows with the largest groups, not the database.
-    results = []
-    (before_name, before_headers), *rest = groups
-    before = selection.whole(before_headers)
-    for after_name, after_headers in rest:
-        after = selection.whole(after_headers)
-        results.append(compare_runs(before, after, threshold, cross_machine=cross_machine,
-                                    before_name=before_name, after_name=after_name))
-        sides.append((before, after))
-        before, before_name = after, after_name
-    return results
+    return compare_steps(selection.groups, selection.whole, threshold,
+                         cross_machine=cross_machine, every=every)
