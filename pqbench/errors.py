@@ -38,6 +38,11 @@ class VerificationError(PqbenchError):
     """An implementation gave a wrong answer; it must not be timed."""
 
 
+class WorkerFailed(PqbenchError):
+    """A foreign implementation's worker process died, hung, or broke its protocol: a
+    problem for the rows it served, never a hang."""
+
+
 class StoreError(PqbenchError):
     """The results database cannot be used; the file is left untouched."""
 

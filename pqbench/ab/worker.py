@@ -110,7 +110,7 @@ def _pin(message: dict[str, Any], _state: _State) -> dict[str, Any]:
 def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
     from pqbench import algorithms
     from pqbench.errors import UnknownAlgorithmError
-    from pqbench.implementations import all_implementations, liboqs_mechanisms
+    from pqbench.implementations import all_implementations, liboqs_mechanisms, on_request
     from pqbench.speed import suite
 
     kems, sigs = liboqs_mechanisms()
@@ -123,7 +123,8 @@ def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
             problems.append(_problem(str(name), "*", "not offered",
                                      f"this pqbench does not know {name}"))
     available = {impl.name: impl for impl in all_implementations()}
-    wanted = message.get("implementations") or list(available)
+    wanted = message.get("implementations") or [
+        name for name, impl in available.items() if not on_request(impl)]
     for name in wanted:
         if name not in available:
             problems.append(_problem("*", str(name), "unavailable",

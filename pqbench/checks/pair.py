@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pqbench.algorithms.base import Algorithm
-from pqbench.errors import NotOfferedError, VerificationError
+from pqbench.errors import (
+    ImplementationUnavailable,
+    NotOfferedError,
+    VerificationError,
+    WorkerFailed,
+)
 from pqbench.implementations.base import Check, Implementation
 from pqbench.record.results import Problem, Verification
 
@@ -42,14 +47,21 @@ class PairCheck:
 def check_pair(alg: Algorithm, impl: Implementation) -> PairCheck:
     """Support first, then the self-checks; the first problem found stops the pair."""
     pair = (alg.name, impl.name)
-    reason = impl.offers(alg, alg.all_operations[0])
-    if reason:
-        kind = "unavailable" if impl.unavailable_reason() else "not offered"
-        return PairCheck(*pair, problem=Problem(*pair, kind, reason), refused=True)
     try:
+        reason = impl.offers(alg, alg.all_operations[0])
+        if reason:
+            kind = "unavailable" if impl.unavailable_reason() else "not offered"
+            return PairCheck(*pair, problem=Problem(*pair, kind, reason), refused=True)
         checks = impl.self_check(alg)
     except VerificationError as exc:
         return PairCheck(*pair, problem=Problem(*pair, "failed verification", str(exc)))
     except NotOfferedError as exc:
         return PairCheck(*pair, problem=Problem(*pair, "not offered", str(exc)))
+    except ImplementationUnavailable as exc:
+        return PairCheck(*pair, problem=Problem(*pair, "unavailable", str(exc)),
+                         refused=True)
+    except WorkerFailed as exc:
+        # Its worker died, hung or broke the protocol: an error of this pair, not a
+        # wrong answer (which is a failed verification).
+        return PairCheck(*pair, problem=Problem(*pair, "error", str(exc)))
     return PairCheck(*pair, checks=tuple(checks))

@@ -2,6 +2,9 @@
 
 `liboqs` and `libcrypto` are native timing loops (no binding cost); `liboqs-python` and
 `cryptography` are what a Python application sees. The difference is the binding's cost.
+The foreign stacks (`go`, `aws-lc-rs`, `libcrux`, `java`, `bouncycastle`: workers in their
+own languages, `implementations.stacks`) come last and only when named: each is built on
+first use.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ def all_implementations() -> tuple[Implementation, ...]:
     from pqbench.implementations.liboqs_python import LiboqsPythonImplementation
     from pqbench.implementations.pyca import PycaImplementation
     from pqbench.implementations.python_hashes import PythonHashImplementation
+    from pqbench.implementations.stacks import stack_implementations
 
     found: list[Implementation] = [LiboqsPythonImplementation(), PycaImplementation(),
                                    PythonHashImplementation()]
@@ -33,7 +37,16 @@ def all_implementations() -> tuple[Implementation, ...]:
         pass
     else:
         found.extend(native_implementations())
+    found.extend(stack_implementations())
     return tuple(sorted(found, key=lambda impl: _rank(impl.name)))
+
+
+def on_request(impl: Implementation) -> bool:
+    """Whether `impl` is measured only when named (a foreign stack: it is built on first
+    use, so asking for everything never starts a build)."""
+    from pqbench.implementations.stacks import StackImplementation
+
+    return isinstance(impl, StackImplementation)
 
 
 def liboqs_mechanisms() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -52,10 +65,11 @@ def _rank(name: str) -> int:
 
 
 def select(names: list[str] | None) -> tuple[Implementation, ...]:
-    """The implementations named (all when None); unknown names are a usage error."""
+    """The implementations named (when None, all but those measured on request only);
+    unknown names are a usage error."""
     available = all_implementations()
     if not names:
-        return available
+        return tuple(impl for impl in available if not on_request(impl))
     known = {impl.name: impl for impl in available}
     unknown = [n for n in names if n not in known]
     if unknown:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.record.rounds import LoopResult
@@ -21,6 +22,9 @@ class TimedOperation(ABC):
     attributes: Mapping[str, object] = {}
     #: Name of the cycle counter the loop reads, None when it reads none.
     counter: str | None = None
+    #: How it is warmed up before its timed rounds: one short untimed round, or untimed
+    #: rounds until two agree (a JIT compiles the hot code while it runs: `measure.suite`).
+    warmup: Literal["once", "steady"] = "once"
 
     @abstractmethod
     def run(self, seconds: float) -> LoopResult:
@@ -63,12 +67,20 @@ class Implementation(ABC):
     #: as "not offered" (nobody expects X25519 from liboqs); gaps inside them are.
     kinds: frozenset[str] = frozenset(
         {"kem", "signature", "key-agreement", "rsa", "cipher", "hash"})
+    #: Whether `speed --multi` can prepare it again in each of several processes.
+    multi_process: bool = True
 
     def in_scope(self, alg: Algorithm) -> bool:
         return alg.kind in self.kinds
 
     def unavailable_reason(self) -> str | None:
         """None when usable here; otherwise why not and how to fix it."""
+        return None
+
+    def provision(self, log: Callable[[str], None]) -> None:
+        """Make what this implementation needs before its first use here (a worker built
+        once per machine), telling `log` what it does; nothing for most. A failure is not
+        raised: `unavailable_reason` then says it."""
         return None
 
     @abstractmethod

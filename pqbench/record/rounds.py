@@ -25,6 +25,9 @@ class LoopResult:
     #: The measuring thread's CPU time over the same window as `elapsed_ns`, where the loop
     #: read it (every pqbench loop does; a stored round keeps only its row's time base).
     cpu_ns: int | None = None
+    #: The whole process's CPU time over the same window, where the loop read it (a
+    #: foreign worker does: other threads of its runtime may work while it is timed).
+    process_cpu_ns: int | None = None
 
     @property
     def ops_per_sec(self) -> float:
@@ -67,7 +70,28 @@ class Timed:
 
 def other_clock(rounds: Sequence[Timed], base: TimeBase) -> dict[str, list[int]]:
     """The per-round times of the clock a row is not measured in, kept beside its rounds:
-    `wall_ns` for a CPU-time row, `cpu_ns` for a wall-time row."""
-    if base == "cpu":
-        return {"wall_ns": [t.result.elapsed_ns for t in rounds]}
-    return {"cpu_ns": [t.cpu_ns for t in rounds]}
+    `wall_ns` for a CPU-time row, `cpu_ns` for a wall-time row; and the process's CPU time
+    per round where the loop read it (`process_cpu_ns`)."""
+    found = ({"wall_ns": [t.result.elapsed_ns for t in rounds]} if base == "cpu"
+             else {"cpu_ns": [t.cpu_ns for t in rounds]})
+    process = [t.result.process_cpu_ns for t in rounds]
+    if process and all(p is not None for p in process):
+        found["process_cpu_ns"] = [int(p) for p in process if p is not None]
+    return found
+
+
+#: Where a process's CPU time exceeds its measuring thread's by more than this share of the
+#: thread's over a row's rounds, other threads worked while it was timed (a JIT compiler,
+#: a garbage collector, a runtime's helpers): the row is flagged (`helper_threads`), since
+#: its thread-CPU rate then leaves out work the operation caused.
+HELPER_MARGIN = 0.10
+
+
+def helper_threads(rounds: Sequence[Timed]) -> bool | None:
+    """Whether other threads of the process worked beyond HELPER_MARGIN while the row was
+    timed; None when the loop did not read the process's clock."""
+    process = [t.result.process_cpu_ns for t in rounds]
+    if not rounds or any(p is None for p in process):
+        return None
+    thread = sum(t.cpu_ns for t in rounds)
+    return sum(p for p in process if p is not None) > thread * (1 + HELPER_MARGIN)

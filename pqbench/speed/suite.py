@@ -21,10 +21,15 @@ from typing import Any
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.checks.pair import check_pair as pair_check
-from pqbench.errors import NotOfferedError, VerificationError
+from pqbench.errors import (
+    ImplementationUnavailable,
+    NotOfferedError,
+    VerificationError,
+    WorkerFailed,
+)
 from pqbench.implementations.base import Implementation, TimedOperation
 from pqbench.record.results import Measurement, Problem, Run, Verification
-from pqbench.record.rounds import TimeBase, Timed, other_clock
+from pqbench.record.rounds import TimeBase, Timed, helper_threads, other_clock
 from pqbench.record.runs import new_run
 from pqbench.timing import multi
 
@@ -33,6 +38,14 @@ BLOCK_SIZES = (16, 64, 256, 1024, 8192, 16384)
 
 #: Kinds whose operations process a block of bytes and are swept over block sizes.
 BULK_KINDS = ("cipher", "hash")
+
+#: Warm-up of a row whose speed settles only over its first rounds (a JIT compiles the hot
+#: code while it runs: a JDK's ML-KEM encapsulation more than quadruples its rate over its
+#: first seconds): untimed rounds of the run's round length until two in a row agree within
+#: WARMUP_AGREE, at most WARMUP_MAX_ROUNDS of them. The row states how many it took and
+#: whether they agreed (`warmup_rounds`, `warmup_settled`).
+WARMUP_AGREE = 0.05
+WARMUP_MAX_ROUNDS = 20
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,10 @@ class _Row:
     task: Task
     prepared: TimedOperation
     rounds: list[Timed] = field(default_factory=list)
+    #: Facts of its warm-up, stored with the row.
+    attributes: dict[str, Any] = field(default_factory=dict)
+    #: Why it stopped before its last cycle (its worker failed), if it did.
+    failed: str | None = None
 
 
 def time_base(settings: SpeedSettings) -> TimeBase:
@@ -138,7 +155,9 @@ def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed
                     base: TimeBase, attributes: Mapping[str, Any] | None = None
                     ) -> Measurement:
     """The stored row: each round's time in the run's time base (`Timed.in_base`), the
-    other clock's per round beside it (`wall_ns` or `cpu_ns`), and the base named."""
+    other clock's per round beside it (`wall_ns` or `cpu_ns`), and the base named; where
+    the loop read the process's CPU time, that too, and whether other threads worked."""
+    helpers = helper_threads(rounds)
     return Measurement(
         algorithm=task.algorithm.name,
         implementation=task.implementation.name,
@@ -147,13 +166,14 @@ def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed
         sizes=dict(prepared.sizes),
         block_size=task.block_size,
         attributes={**prepared.attributes, **(attributes or {}), "time_base": base,
-                    **other_clock(rounds, base)},
+                    **other_clock(rounds, base),
+                    **({} if helpers is None else {"helper_threads": helpers})},
         counter=prepared.counter,
     )
 
 
 def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str], bool],
-             record: SuiteRecorder) -> TimedOperation | None:
+             record: SuiteRecorder) -> _Row | None:
     """Check the pair (once), ask for the operation, prepare it outside the clock and warm
     it up; None (with the problem recorded) where it cannot be timed."""
     pair = (task.algorithm.name, task.implementation.name)
@@ -161,20 +181,48 @@ def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str]
         verified[pair] = check_pair(task.algorithm, task.implementation, record)
     if not verified[pair]:
         return None
-    reason = task.implementation.offers(task.algorithm, task.operation)
-    if reason:
-        record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+    if settings.processes > 1 and not task.implementation.multi_process:
+        record.problems.append(Problem(*pair, "not offered", (
+            f"{task.implementation.name} is timed by one worker thread; --multi runs "
+            "Python and native loops in several processes"), task.operation))
         return None
     try:
+        reason = task.implementation.offers(task.algorithm, task.operation)
+        if reason:
+            record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+            return None
         prepared = task.implementation.prepare(task.algorithm, task.operation,
                                                task.block_size)
+        row = _Row(task, prepared)
         if settings.processes == 1:
-            prepared.run(settings.warmup)
+            row.attributes = warm_up(prepared, settings)
     except (NotOfferedError, VerificationError) as exc:
         kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
         record.problems.append(Problem(*pair, kind, str(exc), task.operation))
         return None
-    return prepared
+    except (WorkerFailed, ImplementationUnavailable) as exc:
+        kind = "error" if isinstance(exc, WorkerFailed) else "unavailable"
+        record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+        return None
+    return row
+
+
+def warm_up(prepared: TimedOperation, settings: SpeedSettings) -> dict[str, Any]:
+    """Untimed rounds before the timed ones: one of `settings.warmup` seconds, or, for an
+    operation whose speed settles over its first rounds (`TimedOperation.warmup`), rounds
+    until two in a row agree (WARMUP_AGREE, at most WARMUP_MAX_ROUNDS), stated in the row."""
+    if prepared.warmup == "once":
+        prepared.run(settings.warmup)
+        return {}
+    seconds = max(settings.warmup, settings.round_seconds)
+    base = time_base(settings)
+    rates: list[float] = []
+    while len(rates) < WARMUP_MAX_ROUNDS:
+        timed = timed_round(prepared, seconds).in_base(base)
+        rates.append(timed.ops / max(timed.elapsed_ns, 1))
+        if len(rates) >= 2 and abs(rates[-1] / rates[-2] - 1) <= WARMUP_AGREE:
+            return {"warmup_rounds": len(rates), "warmup_settled": True}
+    return {"warmup_rounds": len(rates), "warmup_settled": False}
 
 
 def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
@@ -207,7 +255,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
                 progress(task)
             prepared = _prepare(task, settings, verified, record)
             if prepared is not None:
-                rows.append(_Row(task, prepared))
+                rows.append(prepared)
         if not rows:
             return
         if settings.processes > 1:
@@ -222,8 +270,18 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
                 row = rows[index]
                 if progress:
                     progress(row.task)
-                row.rounds.append(pool.round(index, settings.round_seconds) if pool
-                                  else timed_round(row.prepared, settings.round_seconds))
+                if row.failed is not None:
+                    continue
+                try:
+                    row.rounds.append(pool.round(index, settings.round_seconds) if pool
+                                      else timed_round(row.prepared, settings.round_seconds))
+                except WorkerFailed as exc:
+                    # Its worker is gone: the row keeps its finished rounds, says why it
+                    # has no more, and the other rows go on.
+                    row.failed = str(exc)
+                    record.problems.append(Problem(row.task.algorithm.name,
+                                                   row.task.implementation.name, "error",
+                                                   str(exc), row.task.operation))
     finally:
         per_worker = pool.per_worker() if pool else None
         if pool:
@@ -233,7 +291,8 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
                 record.measurements.append(row_measurement(
                     row.task, row.prepared, row.rounds, base,
                     _multi_attributes(settings, per_worker[index]) if per_worker
-                    else ({"cpu": settings.cpus[0]} if settings.cpus and pinned else None)))
+                    else {**row.attributes,
+                          **({"cpu": settings.cpus[0]} if settings.cpus and pinned else {})}))
 
 
 def _preparer(task: Task) -> Callable[[], TimedOperation]:
