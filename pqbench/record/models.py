@@ -191,6 +191,20 @@ class SpeedFacts(_Open):
     time_base: Literal["cpu", "wall"] | None = None
     wall_ns: list[Count] | None = _items()
     cpu_ns: list[Count] | None = _items()
+    #: A foreign worker's rows (docs/stacks.md): the process's CPU time per round beside
+    #: the thread's, and whether other threads (a JIT, a collector) worked beyond the
+    #: margin while it was timed; how its speed settled before the timed rounds; the
+    #: runtime, the CPU code path its library chose, how it signs, how it holds the key.
+    process_cpu_ns: list[Count] | None = _items()
+    helper_threads: bool | None = None
+    warmup_rounds: Count | None = None
+    warmup_settled: bool | None = None
+    runtime: Text | None = None
+    code_path: Text | None = None
+    signing: Literal["hedged", "deterministic", "randomized"] | None = None
+    key_form: Literal["seed", "expanded", "object"] | None = None
+    messages: Count | None = None
+    randomness: Text | None = None
 
 
 class FileFacts(_Open):

@@ -31,7 +31,14 @@ from pqbench.errors import ImplementationUnavailable, WorkerFailed
 from pqbench.stacks import registry, toolchains
 from pqbench.stacks.client import StackWorker
 from pqbench.stacks.pins import Pin
-from pqbench.stacks.registry import JAVA_MAIN, JVM_OPTIONS, SOURCES, WORKER_BINARY, Stack
+from pqbench.stacks.registry import (
+    JAVA_MAIN,
+    JVM_OPTIONS,
+    REFERENCE_BINARY,
+    SOURCES,
+    WORKER_BINARY,
+    Stack,
+)
 
 Log = Callable[[str], None]
 
@@ -276,9 +283,13 @@ def _build_rust(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     # recompiles only what the pin changed. Builds of one implementation hold its lock.
     target = cache_dir() / ".cargo-target" / planned.stack.name
     locked = [] if planned.pins else ["--locked"]
-    _step(planned, [cargo, "build", "--release", *locked, "--bin", WORKER_BINARY],
-          crate, {"CARGO_TARGET_DIR": str(target)}, log)
-    shutil.copy2(target / "release" / WORKER_BINARY, staging / WORKER_BINARY)
+    # AWS_LC_SYS_USE_SYSTEM=0: aws-lc-sys would otherwise link a system AWS-LC where one
+    # is installed, and the pinned one is what is timed.
+    _step(planned, [cargo, "build", "--release", *locked], crate,
+          {"CARGO_TARGET_DIR": str(target), "AWS_LC_SYS_USE_SYSTEM": "0"}, log)
+    for binary in (WORKER_BINARY, REFERENCE_BINARY):
+        if (target / "release" / binary).is_file():
+            shutil.copy2(target / "release" / binary, staging / binary)
 
 
 def _pin_crate(text: str, pin: Pin) -> str:

@@ -34,6 +34,9 @@ ATTRIBUTES: dict[str, frozenset[str] | type] = {
     "signing": frozenset({"hedged", "deterministic", "randomized"}),
     "key_form": frozenset({"seed", "expanded", "object"}),
     "messages": int,
+    #: Where the operation's randomness comes from ("AWS-LC DRBG", "getrandom per
+    #: operation"): a cost some libraries pay per call and others amortise.
+    "randomness": str,
 }
 SIZES = frozenset({"public_key", "secret_key", "ciphertext", "shared_secret", "signature",
                    "message"})
@@ -77,7 +80,7 @@ def excerpt(line: bytes | str, width: int = 80) -> str:
 def text(value: object, what: str) -> str:
     """A short string from a worker, made printable; ProtocolError if it is not one."""
     if not isinstance(value, str) or not value.strip():
-        raise ProtocolError(f"{what} must be a non-empty string, not {excerpt(repr(value))}")
+        raise ProtocolError(f"{what} must be a non-empty string, not {excerpt(str(value))}")
     if len(value) > MAX_TEXT:
         raise ProtocolError(f"{what} is longer than {MAX_TEXT} characters")
     return printable(value)
@@ -86,7 +89,7 @@ def text(value: object, what: str) -> str:
 def count(value: object, what: str, low: int = 0) -> int:
     """A JSON integer of at least `low` (a bool is not a count)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ProtocolError(f"{what} must be an integer >= {low}, not {excerpt(repr(value))}")
+        raise ProtocolError(f"{what} must be an integer >= {low}, not {excerpt(str(value))}")
     return value
 
 
@@ -148,7 +151,7 @@ def parse_hello(message: Mapping[str, Any], expected: str) -> Hello:
     if message.get("type") != "hello":
         raise ProtocolError(f"the first line must be a hello, not {excerpt(str(message))}")
     if message.get("protocol") != VERSION:
-        raise ProtocolError(f"the worker speaks protocol {excerpt(repr(message.get('protocol')))}"
+        raise ProtocolError(f"the worker speaks protocol {excerpt(str(message.get('protocol')))}"
                             f", pqbench {VERSION}")
     name = text(message.get("implementation"), "implementation")
     if name != expected:
@@ -189,7 +192,7 @@ class Prepared:
 
 def parse_prepared(message: Mapping[str, Any], row: str) -> Prepared:
     if message.get("row") != row:
-        raise ProtocolError(f"prepared names row {excerpt(repr(message.get('row')))}, "
+        raise ProtocolError(f"prepared names row {excerpt(str(message.get('row')))}, "
                             f"not {row!r}")
     sizes = message.get("sizes")
     attributes = message.get("attributes", {})
@@ -202,10 +205,12 @@ def parse_prepared(message: Mapping[str, Any], row: str) -> Prepared:
         allowed = ATTRIBUTES.get(key)
         if allowed is int:
             kept[key] = count(value, f"attribute {key}", 1)
+        elif allowed is str:
+            kept[key] = text(value, f"attribute {key}")
         elif isinstance(allowed, frozenset):
             if value not in allowed:
                 raise ProtocolError(f"attribute {key} must be one of {sorted(allowed)}, "
-                                    f"not {excerpt(repr(value))}")
+                                    f"not {excerpt(str(value))}")
             kept[key] = value
     return Prepared(kept_sizes, kept)
 
@@ -230,7 +235,7 @@ def parse_round(message: Mapping[str, Any], row: str, seconds: float) -> Round:
     seconds asked, no operation faster than a nanosecond, and clocks that fit together
     (one thread's CPU time within the wall time and within the process's)."""
     if message.get("row") != row:
-        raise ProtocolError(f"round names row {excerpt(repr(message.get('row')))}, "
+        raise ProtocolError(f"round names row {excerpt(str(message.get('row')))}, "
                             f"not {row!r}")
     found = Round(*(count(message.get(key), key, low) for key, low in (
         ("ops", 1), ("wall_ns", 1), ("thread_cpu_ns", 0), ("process_cpu_ns", 0))))

@@ -21,6 +21,9 @@ SOURCES = Path(__file__).resolve().parent
 JVM_OPTIONS = ("-Xms512m", "-Xmx512m", "-XX:+UseSerialGC")
 JAVA_MAIN = "pqbench.stacks.Worker"
 WORKER_BINARY = "pqbench-stack-worker"
+#: A plain loop over the library's documented API, built beside the worker where its
+#: sources have one: the fidelity benchmark's reference (benchmarks/stacks_fidelity.py).
+REFERENCE_BINARY = "pqbench-stack-reference"
 
 Language = Literal["go", "rust", "java"]
 

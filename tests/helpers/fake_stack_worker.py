@@ -4,7 +4,8 @@ Ed25519 and ML-KEM-768), real timing loops, and modes that break the protocol on
     python fake_stack_worker.py [--impl NAME] [--mode MODE] [--fifo PATH]
 
 Modes: `good`; `garbage-hello` (the first line is not JSON); `no-hello` (never greets);
-`hang-run` (never answers a run); `exit-run` (exits during a run); `wrong-counts` (a round
+`hang-run` (never answers a run); `exit-run` (says "fatal error: out of memory" on stderr
+and exits during a run); `exit-later` (the same on its fifth run); `wrong-counts` (a round
 with more operations than nanoseconds); `short-round` (a round shorter than asked);
 `huge-line` (a 2 MiB reply to prepare); `wrong-row` (a round naming another row);
 `wrong-answer` (decapsulates to the wrong secret); `slow-run` (a run that waits for the
@@ -155,8 +156,11 @@ class Worker:
     def run(self, m: dict[str, Any]) -> dict[str, Any] | None:
         if self.mode == "hang-run":
             time.sleep(3600)
-        if self.mode == "exit-run":
-            sys.exit(3)
+        self.runs = getattr(self, "runs", 0) + 1
+        if self.mode == "exit-run" or (self.mode == "exit-later" and self.runs > 4):
+            sys.stderr.write("fatal error: out of memory\n")
+            sys.stderr.flush()
+            os._exit(3)
         if self.mode == "slow-run" and self.fifo:
             with open(self.fifo, "w") as told:  # blocks until the test opens it to read
                 told.write("running\n")
