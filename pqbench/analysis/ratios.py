@@ -33,7 +33,7 @@ import numpy as np
 
 from pqbench import algorithms
 from pqbench.analysis import exchanges, signedrank, verdict
-from pqbench.implementations import BINDINGS
+from pqbench.implementations import BINDINGS, STACKS
 from pqbench.record.results import Measurement, RowKey, Run
 from pqbench.record.summary import summarize
 
@@ -41,7 +41,7 @@ from pqbench.record.summary import summarize
 LEVEL = 0.99
 
 Kind = Literal["exchange", "signature", "key size", "digest size", "binding", "relative",
-               "reading"]
+               "reading", "implementation"]
 
 METHOD = ("cycles pair the rows (one round of each per cycle, random order): Hodges-Lehmann "
           "estimate of the per-cycle ln cost ratios with Tukey's signed-rank interval")
@@ -197,6 +197,36 @@ def _exchange_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> lis
     return found
 
 
+#: What a foreign implementation's exchange is set against, first measured wins: the native
+#: loops (no binding cost), then the bindings.
+REFERENCES = ("liboqs", "libcrypto", "liboqs-python", "cryptography")
+
+
+def _gap_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list[Ratio]:
+    """Each foreign implementation's exchange (signature) against the same algorithm's
+    through the first reference measured (ML-KEM-768 [go] against ML-KEM-768 [liboqs]):
+    the implementation gap, paired by cycle."""
+    found = []
+    public = [m for m in rows if m.block_size is None]
+    for role in exchanges.ROLES:
+        every = exchanges.exchanges(role, public)
+        for ex in every:
+            if ex.implementation not in STACKS:
+                continue
+            same = {o.implementation: o for o in every if o.algorithm == ex.algorithm}
+            reference = next((same[r] for r in REFERENCES if r in same), None)
+            if reference is None:
+                continue
+            ratio = _ratio("implementation", role, _exchange_side(ex),
+                           _exchange_side(reference),
+                           (_cost([(m, c) for _, c, m in ex.operations]),
+                            _cost([(m, c) for _, c, m in reference.operations])),
+                           cycles, base)
+            if ratio is not None:
+                found.append(ratio)
+    return found
+
+
 def _role_kind(role: str) -> Kind:
     return "exchange" if role == "exchange" else "signature"
 
@@ -336,7 +366,7 @@ def run_ratios(run: Run) -> list[Ratio]:
                        (_cost([(larger, 1.0)]), _cost([(smaller, 1.0)])), cycles, base)
         if ratio is not None:
             found.append(ratio)
-    return found + _binding_ratios(rows, cycles, base)
+    return found + _binding_ratios(rows, cycles, base) + _gap_ratios(rows, cycles, base)
 
 
 def file_ratios(run: Run) -> list[Ratio]:
@@ -438,15 +468,21 @@ def _base(rows: Iterable[Measurement]) -> str:
 def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
     """The few a reader comes for: per exchange and per signature the preferred
     post-quantum scheme (NIST level 3 first, as TLS deployments pick it) against the
-    baseline through native implementations where measured; each key-size and digest-size
-    ratio at the largest block measured; each binding."""
+    baseline through native implementations where measured, then through each foreign
+    implementation measured (its own post-quantum against its own classical: what that
+    stack pays), then each foreign implementation's gap to the reference; each key-size and
+    digest-size ratio at the largest block measured; each binding."""
     chosen: list[Ratio] = []
     for role, preferred, _ in exchanges.HEADLINE_PAIRS:
         of_role = [r for r in ratios if r.kind == role]
         for name in preferred:
             mine = [r for r in of_role if r.numerator.rows[0][0][0] == name]
             if mine:
-                chosen.append(min(mine, key=_native_first))
+                first = min(mine, key=_native_first)
+                chosen.append(first)
+                chosen += [r for r in mine if r is not first and _within_stack(r)]
+                chosen += [r for r in ratios if r.kind == "implementation" and r.per == role
+                           and r.numerator.rows[0][0][0] == name]
                 break
     largest: dict[tuple[str, str, str], Ratio] = {}
     for r in ratios:
@@ -459,6 +495,12 @@ def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
     chosen += list(largest.values())
     chosen += [r for r in ratios if r.kind == "binding"]
     return chosen
+
+
+def _within_stack(r: Ratio) -> bool:
+    """A foreign implementation's ratio of two of its own rows."""
+    impl = r.numerator.rows[0][0][1]
+    return impl in STACKS and impl == r.denominator.rows[0][0][1]
 
 
 def _native_first(r: Ratio) -> tuple[int, str]:

@@ -21,6 +21,7 @@ from pqbench.store import ENV_VAR
 from pqbench.untrusted import printable
 
 if TYPE_CHECKING:
+    from pqbench.implementations.base import Implementation
     from pqbench.record.results import Run
     from pqbench.store import Store
 
@@ -35,15 +36,20 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", metavar="",
     help="Print one JSON document on stdout.")]
-def exit_for(run: Run, stored_what: str, failed_what: str) -> None:
+def exit_for(run: Run, stored_what: str, failed_what: str, *,
+             workers_fail: bool = False) -> None:
     """A measuring command's exit status once its run is shown: 130 or 143 when it was
-    interrupted (saying what was kept), 1 when a pair failed its checks, else 0."""
+    interrupted (saying what was kept), 1 when a pair failed its checks (or, with
+    `workers_fail`, when a worker process died, hung or broke its protocol), else 0."""
     if run.status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed {stored_what} were "
                       f"stored as run {run.run_id}")
         raise typer.Exit(interrupts.exit_code())
     if any(p.kind == "failed verification" for p in run.problems):
         console.error(f"{failed_what} failed its checks and was not timed (see above)")
+        raise typer.Exit(1)
+    if workers_fail and any(p.kind == "error" for p in run.problems):
+        console.error("a worker process failed; its rows say how (see above)")
         raise typer.Exit(1)
 
 
@@ -130,6 +136,14 @@ def handles_errors(command: F) -> F:
             raise typer.Exit(interrupts.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def provision(impls: Sequence[Implementation]) -> None:
+    """Make what the implementations need before their first row, its progress on stderr:
+    a foreign worker is built here once per machine, then started and greeted. A failure
+    is kept by the implementation and becomes its rows' problem."""
+    for impl in impls:
+        impl.provision(console.note)
 
 
 def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) -> None:

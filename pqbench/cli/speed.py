@@ -20,6 +20,7 @@ from pqbench.cli.common import (
     handles_errors,
     one_output,
     print_json,
+    provision,
     store_or_keep,
 )
 from pqbench.cli.root import app
@@ -132,6 +133,7 @@ def speed(
                          f"{'does' if len(impls) == 1 else 'do'} not cover "
                          f"{', '.join(a.name for a in chosen)}")
     store = Store.open(db)  # fail before measuring if the database is unusable
+    provision(list(dict.fromkeys(task.implementation for task in tasks)))
     env = environment.collect(extra={
         "mask": capability_mask.fingerprint() if capability_mask else None})
     # One step to check and prepare each row, then one per round of it.
@@ -154,7 +156,7 @@ def speed(
         console.show_run(run)
         console.show_ratios(ratios.headline(found), asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
-    exit_for(run, "measurements", "an implementation")
+    exit_for(run, "measurements", "an implementation", workers_fail=True)
 
 
 def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:

@@ -9,7 +9,7 @@ import typer
 
 from pqbench import algorithms
 from pqbench.checks.verify import Outcome, pairs, tally, verify_all
-from pqbench.cli.common import JsonOption, handles_errors, print_json
+from pqbench.cli.common import JsonOption, handles_errors, print_json, provision
 from pqbench.cli.root import app
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.presentation import console, numbers
@@ -37,6 +37,7 @@ def verify(
                           if a.kind in ("kem", "signature", "key-agreement", "rsa")]
     chosen = algorithms.resolve(names, kems, sigs)
     impls = select(implementation)
+    provision([impl for impl in impls if any(impl.in_scope(alg) for alg in chosen)])
     started = time.monotonic()
     with console.progress_bar(len(pairs(chosen, impls)), enabled=not json_output) as advance:
         outcomes = verify_all(chosen, impls, advance)

@@ -13,8 +13,11 @@ from functools import cache
 
 from pqbench.errors import UsageError
 from pqbench.implementations.base import Implementation
+from pqbench.stacks import registry
 
-ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography")
+ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography", *registry.names())
+#: The foreign implementations (workers in their own languages), in table order.
+STACKS = registry.names()
 
 #: (binding, native loop under it): the binding's share of native speed is its cost
 #: (`analysis.bindings`).

@@ -266,7 +266,10 @@ def _greet(planned: Plan, staging: Path) -> dict[str, Any]:
 def _build_go(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     go = str(planned.toolchains["go"].tools["go"])
     where = source / "go"
-    env = {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod" if planned.pins else "-mod=readonly"}
+    # A static binary of pure Go (no C compiler needed); never an auto-fetched toolchain;
+    # go.mod and go.sum as shipped unless a pin changes them in the copy.
+    env = {"GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
+           "GOFLAGS": "-mod=mod" if planned.pins else "-mod=readonly"}
     for pin in planned.pins:
         _step(planned, [go, "get", f"{pin.name}@{pin.version}"], where, env, log)
     _step(planned, [go, "build", "-trimpath", "-o", str(staging / WORKER_BINARY), "."], where,
