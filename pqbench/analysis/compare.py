@@ -24,25 +24,7 @@ from pqbench.analysis.news import News, summarize
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
-from pqbench.record.runs import RUN_FIELDS, field_value, group_runs, run_order, without_value
-
-__all__ = [
-    "ALPHA",
-    "RUN_FIELDS",
-    "Compared",
-    "Row",
-    "RowComparison",
-    "RowKey",
-    "RunComparison",
-    "compare_groups",
-    "compare_runs",
-    "compare_steps",
-    "field_value",
-    "group_runs",
-    "run_order",
-    "run_samples",
-    "without_value",
-]
+from pqbench.record.runs import run_order
 
 
 @dataclass(frozen=True, kw_only=True)

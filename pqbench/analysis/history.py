@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import explain, replicates, step_detect, verdict
-from pqbench.analysis.compare import group_runs, run_samples
+from pqbench.analysis.compare import run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Run
+from pqbench.record.runs import group_runs
 
 #: Per build: its name, its runs, and per row key the per-run samples.
 PerBuild = Sequence[tuple[str, list[Run], dict[RowKey, list[list[float]]]]]

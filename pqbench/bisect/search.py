@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pqbench.analysis.compare import Row
 from pqbench.analysis.explain import Difference
+from pqbench.analysis.rows import Row
 from pqbench.analysis.verdict import CHANGED
 from pqbench.record.results import RowKey
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import pairing
-from pqbench.analysis.compare import Row, compare_runs
+from pqbench.analysis.compare import compare_runs
 from pqbench.analysis.explain import Difference
+from pqbench.analysis.rows import Row
 from pqbench.analysis.verdict import CHANGED
 from pqbench.errors import ComparisonError
 from pqbench.record.results import Measurement, RowKey, Run
@@ -34,7 +35,7 @@ def position(run: Run) -> int | None:
 
 
 def in_series_order(groups: Sequence[tuple[str, list[Run]]]) -> list[tuple[str, list[Run]]]:
-    """Groups (`compare.group_runs`) ordered by the earliest series position of their runs;
+    """Groups (`record.runs.group_runs`) ordered by the earliest series position of their runs;
     groups with no bisection run keep their order, after the others."""
     def key(item: tuple[int, tuple[str, list[Run]]]) -> tuple[int, int]:
         index, (_name, runs) = item

@@ -44,7 +44,7 @@ def ratios(
     one_output(json=json_output, csv=csv_output)
     store = Store.open(db, create=False)
     if run is None:
-        from pqbench.analysis.compare import run_order
+        from pqbench.record.runs import run_order
 
         # Headers only: a run whose rounds were taken in cycles says so in its settings.
         paired_runs = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)

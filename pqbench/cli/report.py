@@ -74,7 +74,7 @@ def report_command(
     symmetric throughput, comparisons and history, and how it was measured."""
     # matplotlib and the statistics load here, not when `pqbench --help` starts.
     from pqbench import report
-    from pqbench.analysis import compare
+    from pqbench.record.runs import group_runs
     from pqbench.store import Store
 
     band = parse_threshold(threshold)
@@ -92,7 +92,7 @@ def report_command(
         with console.status(f"comparing {len(runs)} run(s)"):
             comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
         if by and not comparison:
-            values = sorted({name for name, _ in compare.group_runs(runs, by)})
+            values = sorted({name for name, _ in group_runs(runs, by)})
             console.warning(
                 f"every run has the same --by {by} ({', '.join(values)}); the report has no "
                 "comparison" if values else
@@ -116,7 +116,7 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     of the history as numbers, two compared groups whole at a time). None with few
     groups: the whole story, as for a handful of runs."""
     from pqbench import report
-    from pqbench.analysis.compare import run_order
+    from pqbench.record.runs import run_order
     from pqbench.report import fleet, memory, series
     from pqbench.store import RunFilter
     from pqbench.store.selection import select

@@ -19,8 +19,9 @@ from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
 
 if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
-    from pqbench.analysis.compare import Row, RunComparison
+    from pqbench.analysis.compare import RunComparison
     from pqbench.analysis.history import Series
+    from pqbench.analysis.rows import Row
 
 #: How each memory figure is named in tables.
 METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pqbench import interrupts
-from pqbench.analysis import compare, ratios
+from pqbench.analysis import ratios
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.record.results import Measurement, Run
+from pqbench.record.runs import run_order
 from pqbench.report import bulk, comparison, context, memory, publickey, series, tls
 from pqbench.report.base import Section
 from pqbench.report.charts import Chart, render
@@ -38,7 +39,7 @@ class Report:
 
 def ordered(runs: Sequence[Run]) -> list[Run]:
     """Oldest first, as a history reads."""
-    return sorted(runs, key=compare.run_order)
+    return sorted(runs, key=run_order)
 
 
 def _newest(runs: Sequence[Run], kind: str) -> Run | None:

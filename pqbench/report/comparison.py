@@ -15,6 +15,7 @@ from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
 from pqbench.presentation import news as news_text
 from pqbench.record.results import Run
+from pqbench.record.runs import group_runs, run_order
 from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, History, Ratios
 
@@ -25,8 +26,8 @@ _CHART_ROWS = 24
 def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]]]:
     """--by FIELD groups; otherwise each run is its own group (named by label or id)."""
     if by:
-        return compare.group_runs(runs, by)
-    ordered = sorted(runs, key=compare.run_order)
+        return group_runs(runs, by)
+    ordered = sorted(runs, key=run_order)
     names = [r.label or r.run_id for r in ordered]
     if len(set(names)) != len(names):
         names = [r.run_id for r in ordered]
@@ -209,7 +210,7 @@ def _charted_series(series: Sequence[history.Series]) -> list[history.Series]:
 def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequence[str]],
                     prefix: str = "") -> Section | None:
     """Steps over three or more groups, with a chart per algorithm that stepped."""
-    builds = [name for name, _ in compare.group_runs(runs, by)]
+    builds = [name for name, _ in group_runs(runs, by)]
     if len(builds) < 3:
         return None
     names = list(dict.fromkeys(m.algorithm for r in sorted(runs, key=lambda r: r.started_at)

@@ -26,6 +26,7 @@ from pqbench.analysis import compare, history
 from pqbench.analysis.compare import RunComparison
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
+from pqbench.record.runs import group_runs
 from pqbench.report.base import Section
 from pqbench.report.comparison import KINDS, comparison, each_against_the_next, history_of
 from pqbench.store.rates import RowRates
@@ -40,7 +41,7 @@ Groups = Sequence[tuple[str, Sequence[Run]]]
 
 def many_groups(headers: Sequence[Run], by: str) -> bool:
     """Whether some kind of run has more groups than each-against-the-next can show."""
-    return any(len(compare.group_runs(of_kind, by)) > FEW_GROUPS
+    return any(len(group_runs(of_kind, by)) > FEW_GROUPS
                for kind, _, _ in KINDS if (of_kind := [r for r in headers if r.kind == kind]))
 
 
@@ -97,7 +98,7 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
     found: list[Section] = []
     for kind, prefix, title in KINDS:
         of_kind = [r for r in headers if r.kind == kind]
-        groups = compare.group_runs(of_kind, by) if of_kind else []
+        groups = group_runs(of_kind, by) if of_kind else []
         if len(groups) < 2:
             continue
         names = [name for name, _ in groups]

@@ -19,8 +19,6 @@ from pqbench.analysis.compare import (
     compare_groups,
     compare_runs,
     compare_steps,
-    group_runs,
-    without_value,
 )
 from pqbench.analysis.pairing import pair_rates, session_pairs
 from pqbench.cli import app
@@ -28,6 +26,7 @@ from pqbench.errors import ComparisonError, UsageError
 from pqbench.record import exchange
 from pqbench.record.results import Measurement, Run
 from pqbench.record.rounds import LoopResult
+from pqbench.record.runs import group_runs, without_value
 from pqbench.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs

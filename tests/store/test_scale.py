@@ -15,13 +15,14 @@ import pytest
 from sqlalchemy import create_engine, event, func, select, update
 from typer.testing import CliRunner
 
-from pqbench.analysis.compare import compare_groups, group_runs
+from pqbench.analysis.compare import compare_groups
 from pqbench.analysis.history import history
 from pqbench.cli import app
 from pqbench.errors import StoreError
 from pqbench.record import codec
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.rounds import LoopResult
+from pqbench.record.runs import group_runs
 from pqbench.store import RunFilter, Store, bulk, schema
 from tests.helpers import old_schemas
 from tests.helpers.postgres import fresh_database
