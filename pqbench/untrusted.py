@@ -6,9 +6,11 @@ files; the console and the report writers pass everything they show through `pri
 
 Passwords. A results database is a file path or a URL, and a PostgreSQL URL may carry a password
 (`postgresql://user:secret@host/db`, or `?password=secret`, libpq's URI forms) or be a
-key=value string with `password=secret`. `redact` replaces every such password with `***`;
-the store, the stored command line, the console and the report writers all go through it,
-so a password typed on a command line is used to connect and nowhere else. The README
+libpq keyword string with `password=secret`. `redact` replaces every such password with
+`***`, reading each form as libpq does (quoted and escaped keyword values, percent-encoded
+parameter names) and a URL's password as pqbench connects with it (`split_userinfo`); the
+store, the stored command line, the console and the report writers all go through it, so
+a password typed on a command line is used to connect and nowhere else. The README
 ("Security") shows how to pass one without a command line: PGPASSWORD, ~/.pgpass, a
 service file.
 
@@ -22,52 +24,171 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Sequence
-from urllib.parse import unquote
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 MASK = "***"
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = frozenset("\t\n\r\x0b\x0c")
 
-# scheme://user:password@ — the password runs to the last "@" before the path (RFC 3986
-# reserves "/" in userinfo, so an unencoded "/" cannot be part of it) and may hold spaces
-# (a shell-quoted argument). One slash is enough: a URL that went through a path normaliser
-# reads "postgresql:/user:pw@host".
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^:/?#@\s]*:)[^/?#]*@")
-# ?password=... or &sslpassword=... in a URI (libpq's two secret parameters); the value
-# runs to the next parameter or quote, spaces included.
-_QUERY = re.compile(r"(?P<head>[?&](?:ssl)?password=)[^&#'\"]*", re.IGNORECASE)
-# password=... or password='...' in a key=value DSN; an unbalanced quote runs to the end.
-_KEYWORD = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)"
-                      r"(?:'(?:[^'\\]|\\.)*'?|[^\s'&#]+)", re.IGNORECASE)
+#: libpq's parameters that hold a secret, in a keyword string or in a URI's query.
+SECRET_PARAMETERS = frozenset({"password", "sslpassword", "oauth_client_secret"})
+
+# scheme://user: (one slash is enough: a URL that went through a path normaliser reads
+# "postgresql:/user:pw@host"); a user name holds none of : @ / ? # (libpq's URI grammar).
+_URL_USER = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*:/+(?=[^:@/?#\s]*:)")
+_USER = re.compile(r"[^:@/?#\s]*")
+# A URI query parameter's name, percent-encoded or not: libpq decodes names and values
+# alike, so `?pass%77ord=` sets the password.
+_PARAMETER = re.compile(r"(?P<sep>[?&])(?P<name>(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)=")
+_QUERY_START = re.compile(r"\?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+=")
+# A secret keyword of a libpq keyword/value string: spaces may surround "=", and libpq
+# skips the spaces after it before the value starts.
+_KEYWORD = re.compile(r"(?<![A-Za-z0-9_?&%])(?P<name>oauth_client_secret|sslpassword|"
+                      r"password)\s*=\s*", re.IGNORECASE)
+# A value redacted already: redacting twice changes nothing, and the text after stays.
+_MASKED = re.compile(r"\*\*\*(?![A-Za-z0-9*])")
+_PORTS = re.compile(r"[0-9,]*(?:[/?#]|$)")
 #: A password's pieces at least this long are redacted too: a driver that split a URL at
-#: the wrong "@" or ":" quotes part of it as a host or a user ("Me7Xy@127.0.0.1").
+#: one of its delimiters quotes part of it as a host, a port or a user ("Me7Xy@127.0.0.1").
 _PIECE = 4
+_DELIMITERS = re.compile(r"[@:/?#]")
+
+
+@dataclass(frozen=True)
+class _Secret:
+    start: int
+    end: int
+    value: str  # as libpq reads it: percent-decoded, or unquoted and unescaped
+
+
+def split_userinfo(rest: str) -> tuple[str, str | None, str] | None:
+    """(user, password or None, what follows the "@"), as typed, of what follows
+    `scheme://` in a URL; None when it has no user part.
+
+    libpq reads a user part only when an "@" comes before any "/", and its password up to
+    the first "@", so a password with a raw "/" or "@" does not reach the server whole.
+    pqbench reads the password from the user's ":" up to the last "@" before the query
+    (the first `?name=` after an "@"): a raw "/", "?", "#", "@" or space typed in a
+    password is part of it, and the URL reaches libpq with user and password
+    percent-encoded. A query value may hold an "@"; a password may not hold `?name=`."""
+    user = _USER.match(rest)
+    assert user is not None  # the pattern matches the empty string
+    after_user = user.end()
+    if rest[after_user:after_user + 1] == "@":
+        return user.group(), None, rest[after_user + 1:]
+    if rest[after_user:after_user + 1] != ":":
+        return None
+    first = rest.find("@", after_user)
+    if first < 0 or _QUERY_START.search(rest, after_user, first):
+        return None  # host:port/db?name=a@b: the "@" is the query's
+    query = _QUERY_START.search(rest, first)
+    at = rest.rfind("@", 0, query.start() if query else len(rest))
+    return user.group(), rest[after_user + 1:at], rest[at + 1:]
+
+
+def _line_end(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def _url_passwords(text: str) -> Iterator[_Secret]:
+    for found in _URL_USER.finditer(text):
+        start = found.end()
+        line = text[start:_line_end(text, start)]
+        user = _USER.match(line)
+        assert user is not None
+        begin = start + user.end() + 1  # after the user's ":"
+        if _MASKED.match(text, begin) and text[begin + len(MASK):begin + len(MASK) + 1] == "@":
+            continue
+        parts = split_userinfo(line)
+        if parts is not None and parts[1] is not None:
+            yield _Secret(begin, begin + len(parts[1]), unquote(parts[1]))
+        elif parts is None and "@" in line[user.end():] and not _PORTS.match(
+                line, user.end() + 1):
+            # Not a password to pqbench (a `?name=` before any "@"), but one to a reader
+            # who typed `user:pass?x=y@host`: hidden up to the line's last "@".
+            end = start + line.rfind("@")
+            yield _Secret(begin, end, unquote(text[begin:end]))
+
+
+def _query_passwords(text: str) -> Iterator[_Secret]:
+    for found in _PARAMETER.finditer(text):
+        if unquote(found["name"]).lower() not in SECRET_PARAMETERS:
+            continue
+        begin = found.end()
+        if _MASKED.match(text, begin):
+            continue
+        end = min(i for i in (text.find("&", begin), _line_end(text, begin)) if i >= 0)
+        yield _Secret(begin, end, unquote(text[begin:end]))
+
+
+def _keyword_passwords(text: str) -> Iterator[_Secret]:
+    """libpq's keyword/value grammar: a value in single quotes runs to the closing quote,
+    any other to the next space; a backslash keeps the character after it."""
+    for found in _KEYWORD.finditer(text):
+        begin = i = found.end()
+        if _MASKED.match(text, begin):
+            continue
+        value: list[str] = []
+        quoted = text[i:i + 1] == "'"
+        i += quoted
+        while i < len(text):
+            char = text[i]
+            if quoted and char == "'":
+                i += 1
+                break
+            if not quoted and char.isspace():
+                break
+            if char == "\\" and i + 1 < len(text):
+                i += 1
+                char = text[i]
+            value.append(char)
+            i += 1
+        else:
+            if quoted:  # unterminated (libpq refuses it): hidden to the end of its line
+                i = max(_line_end(text, begin), begin + 1)
+        yield _Secret(begin, i, "".join(value))
+
+
+def _secrets(text: str) -> list[_Secret]:
+    found = [*_url_passwords(text), *_query_passwords(text), *_keyword_passwords(text)]
+    return [s for s in found if s.end > s.start]
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` with every password in a URL or DSN replaced by ***; also every literal in
-    `secrets` (a driver's message may quote a password without its URL around it)."""
-    text = _USERINFO.sub(lambda m: f"{m['head']}{MASK}@", text)
-    text = _QUERY.sub(lambda m: f"{m['head']}{MASK}", text)
-    text = _KEYWORD.sub(lambda m: f"{m['head']}{MASK}", text)
+    """`text` with every password of a URL, a URI query or a libpq keyword string replaced
+    by ***; also every literal in `secrets` (a driver's message may quote a password
+    without its URL around it). Redacting twice changes nothing."""
+    spans = sorted((s.start, s.end) for s in _secrets(text))
+    pieces: list[str] = []
+    position = 0
+    for start, end in spans:
+        if end <= position:
+            continue
+        start = max(start, position)
+        pieces += [text[position:start], MASK]
+        position = end
+    text = "".join(pieces) + text[position:]
     for secret in secrets:
-        if secret:
+        if secret and secret != MASK:
             text = text.replace(secret, MASK)
     return text
 
 
 def passwords_in(location: str) -> list[str]:
-    """The passwords a location carries, as typed and percent-decoded (for `redact`)."""
-    found: list[str] = []
-    for pattern in (_USERINFO, _QUERY, _KEYWORD):
-        for match in pattern.finditer(location):
-            raw = match.group(0)[len(match["head"]):].removesuffix("@").strip("'")
-            for whole in (raw, unquote(raw)):
-                found += [whole, *(piece for piece in re.split(r"[@:/\s]", whole)
-                                   if len(piece) >= _PIECE)]
-    return sorted({s for s in found if s and s != MASK}, key=len, reverse=True)
+    """Every form of the passwords a location carries, for `redact`: as typed, as libpq
+    reads them (percent-decoded, unquoted), percent-encoded, and their pieces between URL
+    delimiters."""
+    found: set[str] = set()
+    for secret in _secrets(location):
+        typed = location[secret.start:secret.end]
+        for whole in (typed, secret.value, quote(secret.value, safe="")):
+            found.add(whole)
+            found.update(piece for piece in _DELIMITERS.split(whole) if len(piece) >= _PIECE)
+    return sorted((s for s in found if s and s != MASK), key=len, reverse=True)
 
 
 def command_line(argv: Sequence[str]) -> str:

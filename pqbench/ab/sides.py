@@ -80,16 +80,40 @@ def redact(name: str, value: str) -> str:
     return untrusted.redact(value)
 
 
+#: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
+SIDE_OPTIONS = ("--a", "--b", "--series")
+# Where a build's next item starts: `+`, then a side kind (bisect's `here + env:A=1`).
+_NEXT_ITEM = re.compile(r"\+(?=\s*(?:here\s*(?:\+|$)|(?:cmd|userland|pip|mask|env):))",
+                        re.IGNORECASE)
+
+
 def redact_argument(argument: str) -> str:
-    """A command-line argument as it may be stored: a side (`env:NAME=VALUE`,
-    `cmd:PREFIX`, alone or as `--a=SIDE`) shown as `parse` shows it, any other argument
-    through `untrusted.redact`."""
+    """A command-line argument as it may be stored: a side or a build (`env:NAME=VALUE`,
+    `cmd:PREFIX`, items joined by `+`, alone or as `--a=SIDE`, `--series=BUILD`) shown as
+    `shown_spec` shows it, any other argument through `untrusted.redact`."""
     head, equals, rest = argument.partition("=")
-    if equals and head in ("--a", "--b"):
-        return f"{head}={_shown(rest)}"
-    if argument.lower().startswith(("env:", "cmd:")):
-        return _shown(argument)
+    if equals and head in SIDE_OPTIONS:
+        return f"{head}={shown_spec(rest)}"
+    if _kind(argument) in ("env", "cmd") or any(
+            _kind(item) in ("env", "cmd") for item in _NEXT_ITEM.split(argument)[1:]):
+        return shown_spec(argument)
     return untrusted.redact(argument)
+
+
+def shown_spec(text: str) -> str:
+    """A side or a build (items joined by `+`) as it may be shown and stored: every item
+    through `shown`. A `cmd:` item runs to the end (its command may hold a "+"), and an
+    `env:` value to the next item, so no part of a value is ever shown."""
+    items = _NEXT_ITEM.split(text)
+    for position, item in enumerate(items):
+        if _kind(item) == "cmd":
+            items[position:] = ["+".join(items[position:])]
+            break
+    return " + ".join(shown(item) for item in items)
+
+
+def _kind(item: str) -> str:
+    return item.partition(":")[0].strip().lower()
 
 
 def redact_command(text: str) -> str:
@@ -105,6 +129,8 @@ def redact_command(text: str) -> str:
 
 
 def _redact_word(word: str) -> str:
+    if _kind(word) in ("env", "cmd") and ":" in word:
+        return shown(word)
     match = _ASSIGNMENT_WORD.fullmatch(word)
     if match is None:
         return untrusted.redact(word)
@@ -154,7 +180,7 @@ def parse(items: Sequence[str], which: str) -> Side:
                          "mask: would silently combine, so give one of them")
     if userland is not None:  # resolved last: it may refresh the userland's pqbench
         command = _userland(userland, which)
-    spec = " ".join(_shown(item) for item in items)
+    spec = " ".join(shown(item) for item in items)
     return Side(spec=spec, command=command, env=env, mask=chosen_mask)
 
 
@@ -202,10 +228,14 @@ def _shown_env(text: str) -> str:
     return f"{name}{equals}{redact(name, value)}" if equals else text
 
 
-def _shown(item: str) -> str:
-    kind, _, rest = item.partition(":")
-    if kind.strip().lower() == "env":
+def shown(item: str) -> str:
+    """One side item as it may be shown and stored: `env:NAME=***` unless the name is
+    known to be harmless, `cmd:` with its NAME=VALUE words hidden (`redact_command`),
+    leading spaces dropped (`parse` ignores them too), anything else through
+    `untrusted.redact`."""
+    kind, colon, rest = item.strip().partition(":")
+    if colon and kind.lower() == "env":
         return f"env:{_shown_env(rest)}"
-    if kind.strip().lower() == "cmd":
+    if colon and kind.lower() == "cmd":
         return f"cmd:{redact_command(rest)}"
-    return item
+    return untrusted.redact(item.strip())

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench.ab import sides
 from pqbench.errors import UsageError
 
 #: How the items of one build are joined.
@@ -40,7 +41,9 @@ class Build:
 
     @property
     def spec(self) -> str:
-        return JOIN.join(self.items)
+        """The build as it may be shown and stored: each item as `ab` shows a side
+        (`env:NAME=***`, `cmd:` with its NAME=VALUE words hidden)."""
+        return JOIN.join(sides.shown(item) for item in self.items)
 
     @property
     def name(self) -> str:
@@ -92,7 +95,8 @@ def parse(values: Sequence[str]) -> Series:
     for text in texts:
         items = tuple(item.strip() for item in text.split(JOIN.strip()))
         if not all(items):
-            raise UsageError(f"--series: {text!r} has an empty item (items are joined by "
+            raise UsageError(f"--series: {sides.shown_spec(text)!r} has an empty item (items "
+                             f"are joined by "
                              f"{JOIN.strip()!r})")
         for item in items:
             _check_kind(item)
@@ -116,10 +120,11 @@ def parse(values: Sequence[str]) -> Series:
 def _check_kind(item: str) -> None:
     kind = item.partition(":")[0].strip().lower()
     if kind == "liboqs":
-        raise UsageError(f"--series {item}: liboqs:VERSION builds are not made by pqbench "
-                         "yet; build that liboqs and give env:OQS_INSTALL_PATH=PREFIX")
+        raise UsageError(f"--series {sides.shown(item)}: liboqs:VERSION builds are not made "
+                         "by pqbench yet; build that liboqs and give "
+                         "env:OQS_INSTALL_PATH=PREFIX")
     if kind not in KINDS:
-        raise UsageError(f"--series {item!r}: a build is made of here, cmd:PREFIX, "
+        raise UsageError(f"--series {sides.shown(item)!r}: a build is made of here, cmd:PREFIX, "
                          "userland:NAME, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE "
                          f"items, joined by {JOIN.strip()!r}")
 

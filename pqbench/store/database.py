@@ -35,7 +35,7 @@ from pqbench.record.results import Run
 from pqbench.store import bulk, migrate, queries, schema
 from pqbench.store.location import TIMEOUT_VAR, is_keyword_dsn, is_url, resolve_location
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
-from pqbench.untrusted import passwords_in, redact
+from pqbench.untrusted import passwords_in, redact, split_userinfo
 
 if TYPE_CHECKING:
     from pqbench.store.rates import RowRates
@@ -48,30 +48,28 @@ _SCHEMA_LOCK_KEY = 0x7071626E6368
 
 
 def _engine_url(location: str) -> str:
-    if location.startswith(("postgresql://", "postgres://")):
-        return "postgresql+psycopg://" + _encoded_userinfo(location.split("://", 1)[1])
-    if is_keyword_dsn(location):
-        return "postgresql+psycopg://"  # the keyword string goes to psycopg as it is
+    if location.startswith(("postgresql://", "postgres://")) or is_keyword_dsn(location):
+        return "postgresql+psycopg://"  # libpq reads the location (`_libpq_location`)
     if is_url(location):
         return location
     return f"sqlite:///{Path(location).expanduser().resolve()}"
 
 
-def _encoded_userinfo(rest: str) -> str:
-    """`user:password@host...` with user and password percent-encoded. A password typed
-    with a raw "@", ":" or space (`pqu:Hunt@Me7Xy@host`) runs to the last "@" before the
-    path, as `untrusted.redact` reads it; left raw, the URL parser would cut it at the
-    first "@" and the driver would quote the rest as a host name in its error."""
-    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-    netloc, path = rest[:end], rest[end:]
-    userinfo, at, host = netloc.rpartition("@")
-    if not at:
-        return rest
-    user, colon, password = userinfo.partition(":")
+def _libpq_location(location: str) -> str:
+    """What libpq is given: a keyword string as it is; a URL with its user and password
+    percent-encoded as `untrusted.split_userinfo` reads them (a password typed with a raw
+    "@", "/", "?", "#" or space reaches the server whole, and the driver never quotes a
+    piece of it as a host name). Hosts, ports (several, comma-separated), the database
+    and the query go to libpq as typed: its URI grammar is the one that connects."""
+    scheme, found, rest = location.partition("://")
+    parts = split_userinfo(rest) if found else None
+    if parts is None:
+        return location
+    user, password, after = parts
     encoded = quote(unquote(user), safe="")
-    if colon:
+    if password is not None:
         encoded += ":" + quote(unquote(password), safe="")
-    return f"{encoded}@{host}{path}"
+    return f"{scheme}://{encoded}@{after}"
 
 
 def _check_sqlite_file(path: Path, for_writing: bool) -> None:
@@ -185,12 +183,12 @@ class Store:
                 cursor.close()
 
             return engine
-        if is_keyword_dsn(location):
+        if url == "postgresql+psycopg://":
             import psycopg
             from psycopg.conninfo import conninfo_to_dict
 
-            try:  # a malformed string (an unbalanced quote) fails here, not at connect
-                params = conninfo_to_dict(location)
+            try:  # a malformed location (an unbalanced quote) fails here, not at connect
+                params = conninfo_to_dict(_libpq_location(location))
             except psycopg.Error as exc:
                 raise ValueError(f"not a valid libpq connection string: {exc}") from None
             return create_engine(url, pool_pre_ping=True, connect_args=params)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.untrusted import passwords_in, redact
-from tests.helpers import run_cli
+from tests.helpers.leaks import Probe
 from tests.helpers.postgres import database_text, password_role, running_server
 
 QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "--rounds", "2"]
@@ -28,40 +28,6 @@ QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "-
 def server() -> Iterator[str]:
     with running_server() as url:
         yield url
-
-
-class Probe:
-    """Runs commands, keeps their output, and finds a secret in what they left."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp_path = tmp_path
-        self.outputs: list[str] = []
-
-    def cli(self, *args: str, code: int | None = 0) -> str:
-        """stdout and stderr of a command that must exit with `code` (None: any)."""
-        done = run_cli(*args)
-        self.outputs += [done.stdout, done.stderr]
-        assert "Traceback" not in done.stderr, done.stderr
-        if code is not None:
-            assert done.returncode == code, (args, done.stdout, done.stderr)
-        return done.stdout + done.stderr
-
-    def run_ids(self, location: str) -> list[str]:
-        done = run_cli("runs", "--json", "--db", location)
-        self.outputs += [done.stdout, done.stderr]
-        assert done.returncode == 0, done.stderr
-        return [r["run_id"] for r in json.loads(done.stdout)["runs"]]
-
-    def leaks(self, secret: str, *database_texts: str) -> list[str]:
-        found = {"terminal output": "\n".join(self.outputs)}
-        for i, text in enumerate(database_texts):
-            found[f"database {i}"] = text
-        for path in self.tmp_path.rglob("*"):
-            if path.is_file():
-                found[str(path)] = path.read_bytes().decode("latin-1")
-            if secret in path.name:
-                found[f"file name {path}"] = path.name
-        return [where for where, text in found.items() if secret in text]
 
 
 def _store_export_report(probe: Probe, url: str, shown: str) -> None:
