@@ -116,8 +116,8 @@ def precision(db: Path, row: tuple[str, ...]) -> tuple[str, float, float]:
     row early and the interval is the plain 99 % one) and fresh workers each time; the
     ratios of repeated sessions show how much two worker processes differ by themselves.
     """
-    from pqbench import algorithms
-    from pqbench.ab import sequential, session, sides
+    from pqbench import algorithms, sides
+    from pqbench.ab import sequential, session
     from pqbench.analysis import compare
     from pqbench.speed import suite
 

@@ -18,8 +18,8 @@ import threading
 from typing import IO, Any
 
 from pqbench.ab import protocol
-from pqbench.ab.sides import Side, redact_command
 from pqbench.errors import PqbenchError
+from pqbench.sides import Side, redact_command
 from pqbench.untrusted import printable
 
 #: Seconds to wait for a worker's hello, plan or prepare (start-up in a chroot, RSA-4096

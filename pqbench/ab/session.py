@@ -43,11 +43,11 @@ from typing import Any
 
 from pqbench.ab import sequential
 from pqbench.ab.client import Worker, WorkerError
-from pqbench.ab.sides import Side
 from pqbench.analysis import pairing
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run, new_run_id
+from pqbench.sides import Side
 from pqbench.speed import suite
 
 Row = tuple[str, str, str, int | None]

@@ -17,8 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from pqbench import interrupts
-from pqbench.ab import sides
+from pqbench import interrupts, sides
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.ab.session import Session, Settings
 from pqbench.analysis.compare import RunComparison, compare_runs

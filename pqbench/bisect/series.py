@@ -26,7 +26,7 @@ JOIN = " + "
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 #: Fingerprint differences that name a build rather than explain a change in it.
 NAMING = ("python_executable", "ab_env.PQBENCH_BUILD")
-#: The side kinds a build's items may use (`ab.sides`).
+#: The side kinds a build's items may use (`pqbench.sides`).
 KINDS = ("here", "cmd", "userland", "pip", "mask", "env")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
 MAX_BUILDS = 256

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import interrupts
-from pqbench.ab import sides
+from pqbench import interrupts, sides
 from pqbench.ab.client import WorkerError
 from pqbench.cli import paired
 from pqbench.cli.common import (

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pqbench import interrupts
-from pqbench.ab import sides
+from pqbench import interrupts, sides
 from pqbench.cli import paired
 from pqbench.cli.common import (
     DbOption,

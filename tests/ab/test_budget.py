@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pqbench.ab import sides
+from pqbench import sides
 from pqbench.ab.session import Session, Settings
 from tests.helpers.runs import fake_worker
 

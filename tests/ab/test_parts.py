@@ -7,7 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from pqbench.ab import protocol, sequential, session, sides
+from pqbench import sides
+from pqbench.ab import protocol, sequential, session
 from pqbench.algorithms import capabilities
 from pqbench.analysis import signedrank
 from pqbench.errors import UsageError

@@ -94,7 +94,7 @@ def test_an_old_release_says_what_it_does_not_offer(measured, tmp_path: Path) ->
 
 
 def test_a_release_without_hazmat_decrepit_still_prepares_triple_des() -> None:
-    from pqbench.ab import sides
+    from pqbench import sides
     from pqbench.ab.client import Worker
 
     # cryptography 42 keeps TripleDES among the primitives (43 moved it to decrepit).

@@ -205,6 +205,7 @@ HOUSE: tuple[tuple[str, ...], ...] = (
     ("presentation",),
     ("bisect",),
     ("ab",),
+    ("sides",),
     ("tls", "files", "memory", "speed"),
     ("analysis",),
     ("checks", "environment"),
@@ -319,8 +320,8 @@ PLANTED = [
     ("pqbench.liboqs.build", "from ..presentation import console",
      "pqbench.liboqs.build -> pqbench.presentation.console"),
     # ab importing bisect, which drives it
-    ("pqbench.ab.sides", "from pqbench.bisect import runner",
-     "pqbench.ab.sides -> pqbench.bisect.runner"),
+    ("pqbench.sides", "from pqbench.bisect import runner",
+     "pqbench.sides -> pqbench.bisect.runner"),
     # the foreign-language workers' room importing the adapters above it
     ("pqbench.stacks.client", "from pqbench.implementations import base",
      "pqbench.stacks.client -> pqbench.implementations.base"),

@@ -12,7 +12,7 @@ A side is a base and additions, each given as its own `--a`/`--b` (repeatable):
 * ``mask:aesni,shani``: hide CPU capabilities from OpenSSL in that worker (as `speed --mask`);
 * ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH);
 * ``pip:PACKAGE==VERSION``: this pqbench with that release of a package, in a virtual
-  environment pqbench makes once and caches (`provision`).
+  environment pqbench makes once and caches (`sides.pip`).
 
 The worker inherits this process's environment plus the additions. A ``cmd:`` that clears
 the environment (sudo, docker run) must pass the variables on itself.
@@ -208,10 +208,10 @@ def _userland(name: str, which: str) -> tuple[str, ...]:
 def _pip(text: str, env: dict[str, str]) -> tuple[str, ...]:
     """The worker command of a cached pip build, made first if needed; its name goes into
     the worker's environment, so the fingerprint says which build it is."""
-    from pqbench.ab import provision
+    from pqbench.sides import pip
 
-    build = provision.ensure_pip(provision.parse_pip(text), provision.log_to_stderr)
-    env[provision.BUILD_VARIABLE] = build.spec
+    build = pip.ensure_pip(pip.parse_pip(text), pip.log_to_stderr)
+    env[pip.BUILD_VARIABLE] = build.spec
     return build.command()
 
 
