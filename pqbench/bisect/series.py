@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pqbench.ab import sides
+from pqbench import sides
 from pqbench.errors import UsageError
 
 #: How the items of one build are joined.
