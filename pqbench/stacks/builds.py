@@ -68,7 +68,7 @@ def cache_dir() -> Path:
     return cache_root() / "stacks"
 
 
-def _source_files(stack: Stack) -> list[Path]:
+def source_files(stack: Stack) -> list[Path]:
     files: list[Path] = []
     for folder in stack.source_dirs():
         if folder.is_file():
@@ -88,7 +88,7 @@ def source_digest(stack: Stack) -> str:
                              f"({', '.join(str(m.relative_to(SOURCES)) for m in missing)} "
                              "missing)")
     digest = hashlib.sha256()
-    for path in _source_files(stack):
+    for path in source_files(stack):
         digest.update(str(path.relative_to(SOURCES)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()

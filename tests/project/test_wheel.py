@@ -76,3 +76,32 @@ def test_an_installed_wheel_verifies_with_nothing_unavailable(
             for r in results if "curated vectors/" in r["detail"]}
     assert used == set(CURATED)
     assert any(r["check"].startswith("KAT") and r["status"] == "passed" for r in results)
+
+
+def test_the_wheel_carries_every_stack_worker_source(installed: tuple[Path, Path]) -> None:
+    """Each foreign worker is built from the sources the package carries: the installed
+    wheel hashes them to the checkout's digest, so both share one build in the cache."""
+    from pqbench.errors import ImplementationUnavailable
+    from pqbench.stacks import builds, registry
+
+    wheel, bin_dir = installed
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    probe = ("import json; from pqbench.stacks import builds, registry\n"
+             "found = {}\nfor s in registry.STACKS:\n"
+             "    try: found[s.name] = builds.source_digest(s)\n"
+             "    except Exception as exc: found[s.name] = None\n"
+             "print(json.dumps(found))")
+    installed_digests = json.loads(_run(bin_dir / "python", "-c", probe).stdout)
+    shipped = 0
+    for stack in registry.STACKS:
+        try:
+            digest = builds.source_digest(stack)
+        except ImplementationUnavailable:
+            continue  # no sources in this checkout yet
+        shipped += 1
+        files = {f"pqbench/stacks/{p.relative_to(registry.SOURCES)}"
+                 for p in builds.source_files(stack)}
+        assert files <= names, sorted(files - names)
+        assert installed_digests[stack.name] == digest, stack.name
+    assert shipped >= 1
