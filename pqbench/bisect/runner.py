@@ -107,6 +107,8 @@ class Runner:
             build = self.plan.series.builds[position]
             try:
                 side = sides.parse(list(build.items), f"series[{position + 1}]")
+                sides.provision_stacks(side, self.plan.settings.implementations,
+                                       self.progress)
                 worker = Worker(build.spec, side)
                 try:
                     worker.greet()

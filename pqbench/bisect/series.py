@@ -1,6 +1,7 @@
 """What `--series` means: an ordered list of builds, each a way to start a pqbench worker.
 
 A build is one or more `ab` side items joined by `` + `` (``pip:cryptography==42.0.8``,
+``maven:org.bouncycastle:bcprov-jdk18on==1.80``,
 ``userland:debian-trixie``, ``cmd:/opt/old/bin/pqbench``, ``env:OQS_INSTALL_PATH=/opt/0.12 +
 mask:aesni``). A `--series` value is a build with brace lists, expanded in order as a shell
 does (``pip:cryptography=={42.0.8,43.0.3}`` is two builds), or ``@FILE``: a file with one
@@ -25,9 +26,11 @@ from pqbench.errors import UsageError
 JOIN = " + "
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 #: Fingerprint differences that name a build rather than explain a change in it.
-NAMING = ("python_executable", "ab_env.PQBENCH_BUILD")
+NAMING = ("python_executable", "ab_env.PQBENCH_BUILD", "ab_env.PQBENCH_STACK_PINS")
 #: The side kinds a build's items may use (`pqbench.sides`).
-KINDS = ("here", "cmd", "userland", "pip", "mask", "env")
+KINDS = ("here", "cmd", "userland", "pip", "mask", "env", "gomod", "crate", "maven")
+#: Items that name one release, shown by that release alone in tables.
+_VERSIONED = ("pip:", "crate:", "maven:")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
 MAX_BUILDS = 256
 
@@ -47,9 +50,12 @@ class Build:
 
     @property
     def name(self) -> str:
-        """A short name for tables: a pip build by its version, else the spec."""
-        if len(self.items) == 1 and self.items[0].startswith("pip:"):
-            return self.items[0].partition("==")[2] or self.spec
+        """A short name for tables: a pip, crate or Maven build by its version, a Go module
+        by its version, else the spec."""
+        if len(self.items) == 1 and self.items[0].startswith(_VERSIONED):
+            return self.items[0].rpartition("==")[2] or self.spec
+        if len(self.items) == 1 and self.items[0].startswith("gomod:"):
+            return self.items[0].rpartition("@")[2] or self.spec
         return self.spec
 
 
@@ -125,8 +131,9 @@ def _check_kind(item: str) -> None:
                          "env:OQS_INSTALL_PATH=PREFIX")
     if kind not in KINDS:
         raise UsageError(f"--series {sides.shown(item)!r}: a build is made of here, cmd:PREFIX, "
-                         "userland:NAME, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE "
-                         f"items, joined by {JOIN.strip()!r}")
+                         "userland:NAME, pip:PACKAGE==VERSION, gomod:MODULE@VERSION, "
+                         "crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION, mask:NAMES or "
+                         f"env:NAME=VALUE items, joined by {JOIN.strip()!r}")
 
 
 def _read(name: str) -> list[str]:

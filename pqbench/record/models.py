@@ -203,6 +203,7 @@ class SpeedFacts(_Open):
     code_path: Text | None = None
     signing: Literal["hedged", "deterministic", "randomized"] | None = None
     key_form: Literal["seed", "expanded", "object"] | None = None
+    public_key_form: Literal["object", "encoded"] | None = None
     messages: Count | None = None
     randomness: Text | None = None
 

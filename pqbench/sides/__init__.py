@@ -12,7 +12,11 @@ A side is a base and additions, each given as its own `--a`/`--b` (repeatable):
 * ``mask:aesni,shani``: hide CPU capabilities from OpenSSL in that worker (as `speed --mask`);
 * ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH);
 * ``pip:PACKAGE==VERSION``: this pqbench with that release of a package, in a virtual
-  environment pqbench makes once and caches (`sides.pip`).
+  environment pqbench makes once and caches (`sides.pip`);
+* ``gomod:MODULE@VERSION``, ``crate:NAME==VERSION``, ``maven:GROUP:ARTIFACT==VERSION``: this
+  pqbench with a foreign worker (`-i go`, `-i aws-lc-rs`, `-i bouncycastle` ...) built
+  against that release of a library (`stacks.pins`), built once per machine before the
+  session starts (`provision_stacks`).
 
 The worker inherits this process's environment plus the additions. A ``cmd:`` that clears
 the environment (sudo, docker run) must pass the variables on itself.
@@ -24,12 +28,13 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pqbench import untrusted
 from pqbench.errors import UsageError
 from pqbench.speed import mask as capmask
+from pqbench.stacks import pins
 
 #: Variables whose values are shown and stored: known to configure libraries, paths and
 #: locales, never to carry a secret. Every other value passed to a worker (env:NAME=VALUE,
@@ -147,6 +152,7 @@ def parse(items: Sequence[str], which: str) -> Side:
     bases = 0
     env: dict[str, str] = {}
     chosen_mask: capmask.Mask | None = None
+    pinned: list[pins.Pin] = []
     for item in items:
         kind, _, rest = item.partition(":")
         kind = kind.strip().lower()
@@ -161,6 +167,8 @@ def parse(items: Sequence[str], which: str) -> Side:
         elif kind == "pip":
             command = _pip(rest, env)
             bases += 1
+        elif kind in pins.KINDS:
+            pinned.append(pins.parse(item))
         elif kind == "mask":
             if chosen_mask is not None:
                 raise UsageError(f"--{which}: give one mask:NAMES (names comma-separated)")
@@ -170,7 +178,9 @@ def parse(items: Sequence[str], which: str) -> Side:
             env[name] = value
         else:
             raise UsageError(f"--{which} {item!r}: a side is here, userland:NAME, "
-                             "cmd:PREFIX, pip:PACKAGE==VERSION, mask:NAMES or env:NAME=VALUE")
+                             "cmd:PREFIX, pip:PACKAGE==VERSION, mask:NAMES, env:NAME=VALUE, "
+                             "or a foreign library's version (gomod:MODULE@VERSION, "
+                             "crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION)")
     if bases > 1:
         raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
                          "(pip:PACKAGE==VERSION counts as one of them)")
@@ -180,6 +190,11 @@ def parse(items: Sequence[str], which: str) -> Side:
                          "mask: would silently combine, so give one of them")
     if userland is not None:  # resolved last: it may refresh the userland's pqbench
         command = _userland(userland, which)
+    if pinned:
+        if pins.VARIABLE in env:
+            raise UsageError(f"--{which}: give foreign library versions as gomod:, crate: or "
+                             f"maven: items, not as env:{pins.VARIABLE}")
+        env[pins.VARIABLE] = pins.joined(pinned)
     spec = " ".join(shown(item) for item in items)
     return Side(spec=spec, command=command, env=env, mask=chosen_mask)
 
@@ -239,3 +254,20 @@ def shown(item: str) -> str:
     if colon and kind.lower() == "cmd":
         return f"cmd:{redact_command(rest)}"
     return untrusted.redact(item.strip())
+
+
+def provision_stacks(side: Side, implementations: Sequence[str] | None,
+                     log: Callable[[str], None]) -> None:
+    """Build, before the session starts, the foreign workers the side will start with its
+    pinned versions (a build takes seconds for Go and minutes for Rust, longer than a
+    worker may take to answer); a build that fails is a PqbenchError naming the side."""
+    from pqbench.stacks import builds, registry
+
+    chosen = [name for name in implementations or () if name in registry.names()]
+    if not chosen:
+        return
+    pinned = tuple(pins.parse(item) for item in
+                   side.env.get(pins.VARIABLE, os.environ.get(pins.VARIABLE, "")).split())
+    for name in chosen:
+        planned = builds.plan(registry.by_name(name), pinned)
+        builds.build(planned, log)
