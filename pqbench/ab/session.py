@@ -217,6 +217,7 @@ class Session:
             # side run one configuration, so the first one's answer stands for them all.
             replies = [worker.request(request) for worker in side.workers]
             planned.append([_row(r) for r in replies[0].get("rows") or []])
+            _add_libraries(side.workers[0].environment, replies[0])
             side.problems += [_problem_of(p) for p in replies[0].get("problems") or []]
         in_a, in_b = set(planned[0]), set(planned[1])
         order = list(dict.fromkeys([*planned[0], *planned[1]]))
@@ -371,6 +372,16 @@ class Session:
         if side.side.env:
             found["ab_env"] = side.side.shown_env()
         return found
+
+
+def _add_libraries(environment: dict[str, Any], reply: dict[str, Any]) -> None:
+    """A foreign worker starts only once the plan names it: the versions it reported (its
+    libraries, its runtime) join the side's fingerprint then."""
+    for key, part in (("libraries", "libraries"), ("library_details", "library_details")):
+        found = reply.get(part)
+        if isinstance(found, dict) and found:
+            current = environment.get(key)
+            environment[key] = {**(current if isinstance(current, dict) else {}), **found}
 
 
 def choose_paddings(rng: random.Random, count: int) -> tuple[int, ...]:

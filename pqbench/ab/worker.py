@@ -136,7 +136,17 @@ def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
     tasks = suite.plan(chosen, impls, settings)
     state.tasks = {(t.algorithm.name, t.implementation.name, t.operation, t.block_size): t
                    for t in tasks}
-    return {"type": "plan", "rows": [list(row) for row in state.tasks], "problems": problems}
+    # A foreign implementation's worker starts now (built by the controller before the
+    # session): its versions join this side's fingerprint through the plan's answer.
+    libraries: dict[str, object] = {}
+    details: dict[str, object] = {}
+    for impl in dict.fromkeys(t.implementation for t in tasks):
+        if on_request(impl):
+            impl.provision(lambda _message: None)
+            libraries.update(impl.versions())
+            details.update(impl.details())
+    return {"type": "plan", "rows": [list(row) for row in state.tasks], "problems": problems,
+            "libraries": libraries, "library_details": details}
 
 
 def _problem(algorithm: str, implementation: str, kind: str, reason: str,

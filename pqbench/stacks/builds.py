@@ -35,7 +35,6 @@ from pqbench.stacks.registry import (
     JAVA_MAIN,
     JVM_OPTIONS,
     REFERENCE_BINARY,
-    SOURCES,
     WORKER_BINARY,
     Stack,
 )
@@ -46,8 +45,7 @@ Log = Callable[[str], None]
 FORMAT = 1
 MANIFEST = "manifest.json"
 #: Build outputs and editor litter that are not sources, wherever they sit.
-_NOT_SOURCES = frozenset({"target", "classes", "lib", "__pycache__", ".git", ".idea",
-                          "node_modules", "out", "build"})
+_NOT_SOURCES = frozenset({"target", "classes", "__pycache__"})
 #: Seconds any one build step may take (a cold aws-lc-rs build on a busy 2-core machine
 #: takes minutes).
 STEP_TIMEOUT = 3600
@@ -85,11 +83,11 @@ def source_digest(stack: Stack) -> str:
     missing = [f for f in stack.source_dirs() if not f.exists()]
     if missing:
         raise SourcesMissing(f"this pqbench ships no worker sources for {stack.name} "
-                             f"({', '.join(str(m.relative_to(SOURCES)) for m in missing)} "
+                             f"({', '.join(str(m.relative_to(stack.root)) for m in missing)} "
                              "missing)")
     digest = hashlib.sha256()
     for path in source_files(stack):
-        digest.update(str(path.relative_to(SOURCES)).encode() + b"\0")
+        digest.update(str(path.relative_to(stack.root)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -97,7 +95,7 @@ def source_digest(stack: Stack) -> str:
 def applicable(stack: Stack, pins: tuple[Pin, ...]) -> tuple[Pin, ...]:
     """The pins that name a dependency of this stack (its go.mod, Cargo.toml or pom.xml)."""
     try:
-        declared = (SOURCES / stack.recipe.dependencies).read_text(errors="replace")
+        declared = (stack.root / stack.recipe.dependencies).read_text(errors="replace")
     except OSError:
         return ()
     kinds = {"go": "gomod", "rust": "crate", "java": "maven"}
@@ -223,10 +221,10 @@ def _build_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
     for folder in stack.recipe.sources:
         target = source / folder
         target.parent.mkdir(parents=True, exist_ok=True)
-        if (SOURCES / folder).is_file():
-            shutil.copy2(SOURCES / folder, target)
+        if (stack.root / folder).is_file():
+            shutil.copy2(stack.root / folder, target)
         else:
-            shutil.copytree(SOURCES / folder, target, ignore=shutil.ignore_patterns(
+            shutil.copytree(stack.root / folder, target, ignore=shutil.ignore_patterns(
                 *_NOT_SOURCES, ".*"))
     builder = {"go": _build_go, "rust": _build_rust, "java": _build_java}
     builder[stack.recipe.language](planned, source, staging, log)

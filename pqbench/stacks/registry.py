@@ -53,9 +53,11 @@ class Stack:
     language: str
     description: str
     recipe: Recipe
+    #: Where its source folders are: this package (a test may point at a copy).
+    root: Path = SOURCES
 
     def source_dirs(self) -> list[Path]:
-        return [SOURCES / folder for folder in self.recipe.sources]
+        return [self.root / folder for folder in self.recipe.sources]
 
 
 _GO = Recipe("go", ("go",), "go/go.mod", ("go",))
