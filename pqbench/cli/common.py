@@ -117,13 +117,16 @@ LabelOption = Annotated[str | None, typer.Option(
 
 def handles_errors(command: F) -> F:
     """Map PqbenchError to a clear message and its exit code; Ctrl-C to 130 and SIGTERM
-    (treated like Ctrl-C, see `pqbench.interrupts`) to 143."""
+    (treated like Ctrl-C, see `pqbench.interrupts`) to 143. Only the first signal
+    interrupts (`interrupts.first_only`): a command that keeps what finished stores it
+    however often the user presses Ctrl-C after, and exits with the first one's status."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         interrupts.install()
         try:
-            return command(*args, **kwargs)
+            with interrupts.first_only():
+                return command(*args, **kwargs)
         except NothingStored as exc:
             console.note(str(exc))
             raise typer.Exit(exc.exit_code) from None

@@ -1,0 +1,25 @@
+"""Every command, registered on `app` as its module is imported."""
+
+from __future__ import annotations
+
+# Each module registers its commands on `app` when imported.
+from pqbench.cli import (  # noqa: F401
+    ab,
+    bisect,
+    compare,
+    exchange,
+    files,
+    history,
+    info,
+    list,
+    memory,
+    ratios,
+    report,
+    speed,
+    tls,
+    userland,
+    verify,
+)
+from pqbench.cli.root import app
+
+__all__ = ["app"]

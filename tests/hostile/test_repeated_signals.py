@@ -1,0 +1,72 @@
+"""Signals pressed again and again while a measuring command runs: the first one stops the
+measuring, and no later one (Ctrl-C five times, or INT, TERM, INT) cuts short the storing
+of what finished. The command exits with the first signal's status and names the run it
+stored. Each job runs on a terminal and is signalled once its progress names a row."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pqbench.store import Store
+from tests.helpers.jobs import Job
+
+INT, TERM = signal.SIGINT, signal.SIGTERM
+
+
+@pytest.mark.parametrize("signals, code", [((INT,) * 5, 130), ((INT, TERM, INT), 130),
+                                           ((TERM, INT, INT), 143)],
+                         ids=["five-ctrl-c", "int-term-int", "term-int-int"])
+def test_repeated_signals_during_speed_store_what_finished(tmp_path, signals, code) -> None:
+    db = tmp_path / "speed.db"
+    job = Job("speed", "x25519", "ecdh-p-256", "-i", "cryptography", "--seconds", "1",
+              "--rounds", "30", db=db)
+    job.wait_for(r"\b[1-9][0-9]/[0-9]+ ")  # ten steps: the checks done, rounds under way
+    job.signal(*signals, gap=0.1, group=signals[0] == INT)
+    status, output = job.finish()
+    assert "Traceback" not in output, output
+    assert status == code, output
+    (info,) = Store.open(str(db), create=False).list_runs()
+    assert info.status == "interrupted", output
+    assert re.search(rf"stored as run {info.run_id}\b", output), output
+
+
+def test_three_ctrl_c_during_ab_store_the_finished_pairs(tmp_path) -> None:
+    db = tmp_path / "ab.db"
+    job = Job("ab", "x25519", "-i", "cryptography", "-o", "derive", "--a", "here",
+              "--b", "here", "--max-seconds", "120", "--round", "0.05",
+              "--threshold", "0", db=db)  # a band of 0: never decided, so it runs on
+    job.wait_for(r"row 1 of 1, [1-9][0-9]* pairs")  # some pairs finished
+    job.signal(INT, INT, INT, gap=0.1)
+    status, output = job.finish()
+    assert "Traceback" not in output, output
+    assert status == 130, output
+    runs = Store.open(str(db), create=False).list_runs()
+    assert len(runs) == 2 and {r.status for r in runs} == {"interrupted"}, output
+    assert all(r.run_id in output for r in runs), output
+
+
+@pytest.mark.parametrize("loaded", ["mmap", "_ctypes", "_cffi_backend"])
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback(tmp_path,
+                                                                      loaded) -> None:
+    """The signal lands while Python imports pqbench's commands: the moment the process
+    maps an extension module those imports load (`loaded`), well before the last one."""
+    process = subprocess.Popen([sys.executable, "-m", "pqbench", "runs", "--db",
+                                str(tmp_path / "x.db")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    maps = Path(f"/proc/{process.pid}/maps")
+    deadline = time.monotonic() + 60
+    while loaded not in maps.read_text() and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.001)
+    process.send_signal(INT)
+    _, stderr = process.communicate(timeout=60)
+    assert "Traceback" not in stderr, stderr
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr, stderr
