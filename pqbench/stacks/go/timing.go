@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -58,7 +57,7 @@ func (w *worker) prepare(a *algorithm, req *request) (map[string]any, error) {
 				return nil, notOfferedf("%s has no %s operation", a.name, op)
 			}
 		}
-		return nil, fmt.Errorf("unknown operation %s", strconv.Quote(op))
+		return nil, fmt.Errorf("unknown operation %s", quoted(op))
 	}
 	r, err := prepareRow(a, op)
 	if err != nil {

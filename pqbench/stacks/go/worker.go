@@ -166,7 +166,7 @@ func (w *worker) dispatch(req *request) (map[string]any, error) {
 	case "":
 		return nil, errors.New(`request has no "type"`)
 	default:
-		return nil, fmt.Errorf("unknown request type %s", strconv.Quote(req.Type))
+		return nil, fmt.Errorf("unknown request type %s", quoted(req.Type))
 	}
 	a, err := w.algorithm(req.Alg)
 	if err != nil {
@@ -198,7 +198,7 @@ func (w *worker) algorithm(name string) (*algorithm, error) {
 	}
 	a, ok := w.algs[name]
 	if !ok {
-		return nil, notOfferedf("the go implementation offers no algorithm %s", strconv.Quote(name))
+		return nil, notOfferedf("the go implementation offers no algorithm %s", quoted(name))
 	}
 	return a, nil
 }
@@ -248,10 +248,10 @@ func (w *worker) secret(a *algorithm, req *request) (secretKey, error) {
 	}
 	h, ok := w.handles[*req.Key]
 	if !ok {
-		return nil, fmt.Errorf("no key with handle %s", strconv.Quote(*req.Key))
+		return nil, fmt.Errorf("no key with handle %s", quoted(*req.Key))
 	}
 	if h.alg != a {
-		return nil, fmt.Errorf("key %s is an %s key, not %s", strconv.Quote(*req.Key), h.alg.name, a.name)
+		return nil, fmt.Errorf("key %s is an %s key, not %s", quoted(*req.Key), h.alg.name, a.name)
 	}
 	return h.key, nil
 }
@@ -405,3 +405,6 @@ func (w *worker) derive(a *algorithm, req *request) (map[string]any, error) {
 	}
 	return map[string]any{"type": "derived", "shared_secret": hex.EncodeToString(shared)}, nil
 }
+
+// quoted puts a name from a request in quotes for a message; the reply's JSON escapes it.
+func quoted(s string) string { return `"` + s + `"` }
