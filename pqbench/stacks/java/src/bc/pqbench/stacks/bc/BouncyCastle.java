@@ -1,0 +1,457 @@
+package pqbench.stacks.bc;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.net.URISyntaxException;
+import java.nio.file.Paths;
+import java.security.CodeSource;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+
+import org.bouncycastle.asn1.x9.X9ECParameters;
+import org.bouncycastle.crypto.AsymmetricCipherKeyPair;
+import org.bouncycastle.crypto.CipherParameters;
+import org.bouncycastle.crypto.CryptoServicesRegistrar;
+import org.bouncycastle.crypto.SecretWithEncapsulation;
+import org.bouncycastle.crypto.agreement.ECDHBasicAgreement;
+import org.bouncycastle.crypto.agreement.X25519Agreement;
+import org.bouncycastle.crypto.digests.SHA256Digest;
+import org.bouncycastle.crypto.ec.CustomNamedCurves;
+import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
+import org.bouncycastle.crypto.generators.MLDSAKeyPairGenerator;
+import org.bouncycastle.crypto.generators.MLKEMKeyPairGenerator;
+import org.bouncycastle.crypto.kems.MLKEMExtractor;
+import org.bouncycastle.crypto.kems.MLKEMGenerator;
+import org.bouncycastle.crypto.params.ECDomainParameters;
+import org.bouncycastle.crypto.params.ECKeyGenerationParameters;
+import org.bouncycastle.crypto.params.ECPrivateKeyParameters;
+import org.bouncycastle.crypto.params.ECPublicKeyParameters;
+import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
+import org.bouncycastle.crypto.params.Ed25519PublicKeyParameters;
+import org.bouncycastle.crypto.params.MLDSAKeyGenerationParameters;
+import org.bouncycastle.crypto.params.MLDSAParameters;
+import org.bouncycastle.crypto.params.MLDSAPrivateKeyParameters;
+import org.bouncycastle.crypto.params.MLDSAPublicKeyParameters;
+import org.bouncycastle.crypto.params.MLKEMKeyGenerationParameters;
+import org.bouncycastle.crypto.params.MLKEMParameters;
+import org.bouncycastle.crypto.params.MLKEMPrivateKeyParameters;
+import org.bouncycastle.crypto.params.MLKEMPublicKeyParameters;
+import org.bouncycastle.crypto.params.ParametersWithContext;
+import org.bouncycastle.crypto.params.ParametersWithRandom;
+import org.bouncycastle.crypto.params.X25519PrivateKeyParameters;
+import org.bouncycastle.crypto.params.X25519PublicKeyParameters;
+import org.bouncycastle.crypto.signers.DSADigestSigner;
+import org.bouncycastle.crypto.signers.ECDSASigner;
+import org.bouncycastle.crypto.signers.Ed25519Signer;
+import org.bouncycastle.crypto.signers.HMacDSAKCalculator;
+import org.bouncycastle.crypto.signers.MLDSASigner;
+import org.bouncycastle.crypto.signers.StandardDSAEncoding;
+import org.bouncycastle.math.ec.ECPoint;
+import org.bouncycastle.util.BigIntegers;
+
+import pqbench.stacks.Algorithm;
+import pqbench.stacks.Implementation;
+import pqbench.stacks.JvmRuntime;
+
+/**
+ * The {@code bouncycastle} implementation: BouncyCastle's lightweight API (bcprov-jdk18on),
+ * the engines under its JCA provider, called directly. It runs on any JDK the jar supports
+ * (Java 8 and newer), and it takes the FIPS inputs directly: seeded key generation (d || z,
+ * xi, the X25519/Ed25519 private key, the P-256 scalar), derandomized ML-KEM encapsulation,
+ * deterministic ML-DSA signing and RFC 6979 ECDSA, so pqbench runs the NIST known answers on
+ * it. Every operation draws its randomness from BouncyCastle's default SecureRandom
+ * (CryptoServicesRegistrar). Public keys are decoded inside each timed operation.
+ */
+public final class BouncyCastle implements Implementation {
+    /** The Maven artifact this code is compiled against (the jar's version is read, not
+     * written here). */
+    static final String LIBRARY = "bcprov-jdk18on";
+
+    private final List<Algorithm> algorithms = new ArrayList<>();
+    private final Map<String, String> libraries = new LinkedHashMap<>();
+    private final SecureRandom random = CryptoServicesRegistrar.getSecureRandom();
+    private final String randomness = "BouncyCastle's default SecureRandom (" + random.getAlgorithm() + ")";
+
+    public BouncyCastle() {
+        algorithms.add(new MlKem("ML-KEM-512", MLKEMParameters.ml_kem_512));
+        algorithms.add(new MlKem("ML-KEM-768", MLKEMParameters.ml_kem_768));
+        algorithms.add(new MlKem("ML-KEM-1024", MLKEMParameters.ml_kem_1024));
+        algorithms.add(new MlDsa("ML-DSA-44", MLDSAParameters.ml_dsa_44));
+        algorithms.add(new MlDsa("ML-DSA-65", MLDSAParameters.ml_dsa_65));
+        algorithms.add(new MlDsa("ML-DSA-87", MLDSAParameters.ml_dsa_87));
+        algorithms.add(new X25519());
+        algorithms.add(new EcdhP256());
+        algorithms.add(new Ed25519());
+        algorithms.add(new EcdsaP256());
+        for (Algorithm a : algorithms) {
+            a.codePath = "Java (C2 JIT)";
+            a.randomness = randomness;
+        }
+        libraries.put(LIBRARY, jarVersion());
+        libraries.put("jdk", JvmRuntime.version());
+        libraries.put("jvm options", JvmRuntime.options());
+    }
+
+    @Override
+    public List<Algorithm> algorithms() {
+        return algorithms;
+    }
+
+    @Override
+    public Map<String, String> libraries() {
+        return libraries;
+    }
+
+    /** The version in the manifest of the jar BouncyCastle's classes were loaded from. */
+    static String jarVersion() {
+        CodeSource source = MLKEMGenerator.class.getProtectionDomain().getCodeSource();
+        if (source == null || source.getLocation() == null) {
+            return "unknown (no code source)";
+        }
+        try (JarFile jar = new JarFile(Paths.get(source.getLocation().toURI()).toFile())) {
+            Manifest manifest = jar.getManifest();
+            String version = manifest == null ? null : manifest.getMainAttributes().getValue("Bundle-Version");
+            if (version == null) {
+                version = manifest == null ? null : manifest.getMainAttributes().getValue("Implementation-Version");
+            }
+            return version == null ? "unknown (no version in " + jar.getName() + ")" : version;
+        } catch (IOException | URISyntaxException | IllegalArgumentException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    private static final String LIGHTWEIGHT = LIBRARY;
+
+    /** ML-KEM (FIPS 203): MLKEMKeyPairGenerator, MLKEMGenerator, MLKEMExtractor. */
+    private final class MlKem extends Algorithm {
+        private final MLKEMParameters parameters;
+        private final MLKEMGenerator generator = new MLKEMGenerator(random);
+        private final int publicSize;
+        private final int expandedSize;
+
+        MlKem(String name, MLKEMParameters parameters) {
+            super(name, Kind.KEM, LIGHTWEIGHT);
+            this.parameters = parameters;
+            int k = parameters.getK();
+            publicSize = 384 * k + 32;
+            expandedSize = 768 * k + 96;
+            features.add("seeded_keygen");
+            features.add("derandomized_encaps");
+            features.add("import_expanded");
+            sizes.put("public_key", publicSize);
+            sizes.put("secret_key", expandedSize);
+            sizes.put("ciphertext", parameters.getEncapsulationLength());
+            sizes.put("shared_secret", 32);
+            keyForm = "object";
+        }
+
+        @Override
+        public Key keygen(byte[] seed) {
+            MLKEMPrivateKeyParameters secret;
+            if (seed == null) {
+                MLKEMKeyPairGenerator keys = new MLKEMKeyPairGenerator();
+                keys.init(new MLKEMKeyGenerationParameters(random, parameters));
+                secret = (MLKEMPrivateKeyParameters) keys.generateKeyPair().getPrivate();
+            } else {
+                need("seed (d || z)", seed, 64);
+                secret = new MLKEMPrivateKeyParameters(parameters, seed);
+            }
+            return new Key(secret, secret.getPublicKeyParameters().getEncoded());
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) {
+            if (secret.length != 64 && secret.length != expandedSize) {
+                throw new BadInput(name + " secret key must be the 64-byte seed or the " + expandedSize
+                        + "-byte dk, got " + secret.length);
+            }
+            MLKEMPrivateKeyParameters key = new MLKEMPrivateKeyParameters(parameters, secret);
+            return new Key(key, key.getPublicKeyParameters().getEncoded());
+        }
+
+        @Override
+        public Encapsulated encaps(byte[] publicKey, byte[] m) {
+            need(name + " public key", publicKey, publicSize);
+            MLKEMPublicKeyParameters key = new MLKEMPublicKeyParameters(parameters, publicKey);
+            SecretWithEncapsulation result;
+            if (m == null) {
+                result = generator.generateEncapsulated(key);
+            } else {
+                need("random (m)", m, 32);
+                result = MLKEMGenerator.internalGenerateEncapsulated(key, m);
+            }
+            return new Encapsulated(result.getEncapsulation(), result.getSecret());
+        }
+
+        @Override
+        public byte[] decaps(Object secret, byte[] ciphertext) {
+            need(name + " ciphertext", ciphertext, parameters.getEncapsulationLength());
+            return new MLKEMExtractor((MLKEMPrivateKeyParameters) secret).extractSecret(ciphertext);
+        }
+    }
+
+    /** ML-DSA (FIPS 204, pure): MLDSASigner, hedged unless deterministic, with a context. */
+    private final class MlDsa extends Algorithm {
+        private final MLDSAParameters parameters;
+        private final MLDSASigner signer = new MLDSASigner();
+        private final MLDSASigner verifier = new MLDSASigner();
+        private final int publicSize;
+
+        MlDsa(String name, MLDSAParameters parameters) {
+            super(name, Kind.SIGNATURE, LIGHTWEIGHT);
+            this.parameters = parameters;
+            publicSize = name.equals("ML-DSA-44") ? 1312 : name.equals("ML-DSA-65") ? 1952 : 2592;
+            features.add("seeded_keygen");
+            features.add("deterministic_sign");
+            signing = "hedged";
+            sizes.put("public_key", publicSize);
+            sizes.put("secret_key", 32);
+            sizes.put("signature", name.equals("ML-DSA-44") ? 2420 : name.equals("ML-DSA-65") ? 3309 : 4627);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) {
+            MLDSAPrivateKeyParameters secret;
+            if (seed == null) {
+                MLDSAKeyPairGenerator keys = new MLDSAKeyPairGenerator();
+                keys.init(new MLDSAKeyGenerationParameters(random, parameters));
+                secret = (MLDSAPrivateKeyParameters) keys.generateKeyPair().getPrivate();
+            } else {
+                need("seed (xi)", seed, 32);
+                secret = new MLDSAPrivateKeyParameters(parameters, seed);
+            }
+            return new Key(secret, secret.getPublicKeyParameters().getEncoded());
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) {
+            if (secret.length != 32) {
+                throw new NotOffered("BouncyCastle's ML-DSA is imported here from the 32-byte seed xi only, not a "
+                        + secret.length + "-byte key");
+            }
+            return keygen(secret);
+        }
+
+        private CipherParameters withContext(CipherParameters key, byte[] context) {
+            if (context != null && context.length > 255) {
+                throw new BadInput("an ML-DSA context is at most 255 bytes (FIPS 204)");
+            }
+            return context == null || context.length == 0 ? key : new ParametersWithContext(key, context);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
+            CipherParameters key = (MLDSAPrivateKeyParameters) secret;
+            signer.init(true, withContext(deterministic ? key : new ParametersWithRandom(key, random), context));
+            signer.update(message, 0, message.length);
+            return signer.generateSignature();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) {
+            need(name + " public key", publicKey, publicSize);
+            verifier.init(false, withContext(new MLDSAPublicKeyParameters(parameters, publicKey), context));
+            verifier.update(message, 0, message.length);
+            return verifier.verifySignature(signature);
+        }
+    }
+
+    /** X25519 (RFC 7748): X25519Agreement, which refuses an all-zero result. */
+    private final class X25519 extends Algorithm {
+        private final X25519Agreement agreement = new X25519Agreement();
+
+        X25519() {
+            super("X25519", Kind.AGREEMENT, LIGHTWEIGHT);
+            features.add("seeded_keygen");
+            sizes.put("public_key", 32);
+            sizes.put("secret_key", 32);
+            sizes.put("shared_secret", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) {
+            X25519PrivateKeyParameters secret;
+            if (seed == null) {
+                secret = new X25519PrivateKeyParameters(random);
+            } else {
+                need("X25519 private key", seed, 32);
+                secret = new X25519PrivateKeyParameters(seed, 0);
+            }
+            return new Key(secret, secret.generatePublicKey().getEncoded());
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) {
+            need("X25519 private key", secret, 32);
+            return keygen(secret);
+        }
+
+        @Override
+        public byte[] derive(Object secret, byte[] peer) {
+            need("X25519 public key", peer, 32);
+            byte[] shared = new byte[32];
+            agreement.init((X25519PrivateKeyParameters) secret);
+            agreement.calculateAgreement(new X25519PublicKeyParameters(peer, 0), shared, 0);
+            return shared;
+        }
+    }
+
+    /** Ed25519 (RFC 8032, pure): Ed25519Signer, deterministic by definition. */
+    private final class Ed25519 extends Algorithm {
+        private final Ed25519Signer signer = new Ed25519Signer();
+        private final Ed25519Signer verifier = new Ed25519Signer();
+
+        Ed25519() {
+            super("Ed25519", Kind.SIGNATURE, LIGHTWEIGHT);
+            features.add("seeded_keygen");
+            signing = "deterministic";
+            sizes.put("public_key", 32);
+            sizes.put("secret_key", 32);
+            sizes.put("signature", 64);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) {
+            Ed25519PrivateKeyParameters secret;
+            if (seed == null) {
+                secret = new Ed25519PrivateKeyParameters(random);
+            } else {
+                need("Ed25519 private key (seed)", seed, 32);
+                secret = new Ed25519PrivateKeyParameters(seed, 0);
+            }
+            return new Key(secret, secret.generatePublicKey().getEncoded());
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) {
+            need("Ed25519 private key (seed)", secret, 32);
+            return keygen(secret);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) {
+            noContext(context);
+            signer.init(true, (Ed25519PrivateKeyParameters) secret);
+            signer.update(message, 0, message.length);
+            return signer.generateSignature();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) {
+            noContext(context);
+            need("Ed25519 public key", publicKey, 32);
+            verifier.init(false, new Ed25519PublicKeyParameters(publicKey, 0));
+            verifier.update(message, 0, message.length);
+            return verifier.verifySignature(signature);
+        }
+    }
+
+    /** P-256 with BouncyCastle's custom secp256r1 arithmetic (what its provider uses). */
+    private abstract class P256 extends Algorithm {
+        final ECDomainParameters domain;
+
+        P256(String name, Kind kind) {
+            super(name, kind, LIGHTWEIGHT);
+            X9ECParameters curve = CustomNamedCurves.getByName("secp256r1");
+            domain = new ECDomainParameters(curve.getCurve(), curve.getG(), curve.getN(), curve.getH(), curve.getSeed());
+            features.add("seeded_keygen");
+            sizes.put("public_key", 65);
+            sizes.put("secret_key", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) {
+            ECPrivateKeyParameters secret;
+            if (seed == null) {
+                ECKeyPairGenerator keys = new ECKeyPairGenerator();
+                keys.init(new ECKeyGenerationParameters(domain, random));
+                AsymmetricCipherKeyPair pair = keys.generateKeyPair();
+                secret = (ECPrivateKeyParameters) pair.getPrivate();
+            } else {
+                need(name + " private scalar", seed, 32);
+                BigInteger d = new BigInteger(1, seed);
+                if (d.signum() == 0 || d.compareTo(domain.getN()) >= 0) {
+                    throw new BadInput(name + " private scalar out of range");
+                }
+                secret = new ECPrivateKeyParameters(d, domain);
+            }
+            ECPoint q = domain.getG().multiply(secret.getD()).normalize();
+            return new Key(secret, q.getEncoded(false));
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) {
+            return keygen(secret);
+        }
+
+        ECPublicKeyParameters decode(byte[] point) {
+            if (point.length != 65 || point[0] != 4) {
+                throw new BadInput(name + " public key must be an uncompressed point (65 bytes, 04 || x || y)");
+            }
+            try {
+                return new ECPublicKeyParameters(domain.getCurve().decodePoint(point), domain);
+            } catch (IllegalArgumentException e) {
+                throw new BadInput(name + " public key is not a point on the curve: " + e.getMessage());
+            }
+        }
+    }
+
+    /** ECDH over P-256 (SEC 1): ECDHBasicAgreement, the x coordinate as 32 bytes. */
+    private final class EcdhP256 extends P256 {
+        private final ECDHBasicAgreement agreement = new ECDHBasicAgreement();
+
+        EcdhP256() {
+            super("ECDH-P-256", Kind.AGREEMENT);
+            sizes.put("shared_secret", 32);
+        }
+
+        @Override
+        public byte[] derive(Object secret, byte[] peer) {
+            ECPublicKeyParameters key = decode(peer);
+            agreement.init((ECPrivateKeyParameters) secret);
+            return BigIntegers.asUnsignedByteArray(32, agreement.calculateAgreement(key));
+        }
+    }
+
+    /** ECDSA over P-256 with SHA-256, DER signatures (DSADigestSigner): a random nonce, or
+     * RFC 6979 (HMacDSAKCalculator) when deterministic. */
+    private final class EcdsaP256 extends P256 {
+        private final DSADigestSigner signer =
+                new DSADigestSigner(new ECDSASigner(), new SHA256Digest(), StandardDSAEncoding.INSTANCE);
+        private final DSADigestSigner deterministicSigner = new DSADigestSigner(
+                new ECDSASigner(new HMacDSAKCalculator(new SHA256Digest())), new SHA256Digest(),
+                StandardDSAEncoding.INSTANCE);
+        private final DSADigestSigner verifier =
+                new DSADigestSigner(new ECDSASigner(), new SHA256Digest(), StandardDSAEncoding.INSTANCE);
+
+        EcdsaP256() {
+            super("ECDSA-P-256", Kind.SIGNATURE);
+            features.add("deterministic_sign");
+            signing = "randomized";
+            sizes.put("signature", 72);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) {
+            noContext(context);
+            DSADigestSigner s = deterministic ? deterministicSigner : signer;
+            s.init(true, deterministic ? (ECPrivateKeyParameters) secret
+                    : new ParametersWithRandom((ECPrivateKeyParameters) secret, random));
+            s.update(message, 0, message.length);
+            return s.generateSignature();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) {
+            noContext(context);
+            verifier.init(false, decode(publicKey));
+            verifier.update(message, 0, message.length);
+            return verifier.verifySignature(signature);
+        }
+    }
+}

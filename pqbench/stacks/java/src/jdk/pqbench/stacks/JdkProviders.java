@@ -1,0 +1,502 @@
+package pqbench.stacks;
+
+import java.math.BigInteger;
+import java.security.AlgorithmParameters;
+import java.security.KeyFactory;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.SignatureException;
+import java.security.interfaces.ECPublicKey;
+import java.security.spec.ECGenParameterSpec;
+import java.security.spec.ECParameterSpec;
+import java.security.spec.ECPoint;
+import java.security.spec.ECPrivateKeySpec;
+import java.security.spec.ECPublicKeySpec;
+import java.security.spec.NamedParameterSpec;
+import java.security.spec.X509EncodedKeySpec;
+import java.security.spec.XECPublicKeySpec;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.crypto.KeyAgreement;
+
+/**
+ * The {@code java} implementation: the JDK's own providers through the JCA, as a Java server
+ * calls them. ML-KEM (JEP 496) and ML-DSA (JEP 497) need JDK 24; X25519 and ECDH-P-256 come
+ * from KeyAgreement, Ed25519 and ECDSA-P-256 from Signature. An algorithm this JDK lacks is
+ * left out of the hello.
+ *
+ * <p>The JCA takes no seeds. Seeded key generation, derandomized encapsulation and
+ * deterministic ML-DSA signing feed the FIPS inputs (d || z, m, xi, rnd = 0^32) to the JDK as
+ * its SecureRandom ({@link FixedRandom}), the technique of the JDK's own ACVP tests: if a JDK
+ * drew its randomness differently, the known answers would fail rather than pass wrongly.
+ * Public keys cross the protocol raw and are decoded inside each timed operation, as a
+ * handshake decodes a peer's key share (XECPublicKeySpec and ECPublicKeySpec, as JSSE does;
+ * X.509 SubjectPublicKeyInfo for ML-KEM, ML-DSA and Ed25519). JCA engine objects (KEM,
+ * Signature, KeyAgreement, KeyFactory) are made once per algorithm and initialised per
+ * operation.
+ */
+final class JdkProviders implements Implementation {
+    private final List<Algorithm> algorithms = new ArrayList<>();
+    private final Map<String, String> libraries = new LinkedHashMap<>();
+    private final String randomness = "the JDK's default SecureRandom (" + new SecureRandom().getAlgorithm() + ")";
+
+    JdkProviders() {
+        for (String name : new String[] {"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"}) {
+            offer(name, () -> new MlKem(name));
+        }
+        for (String name : new String[] {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"}) {
+            offer(name, () -> new MlDsa(name));
+        }
+        offer("X25519", X25519::new);
+        offer("ECDH-P-256", EcdhP256::new);
+        offer("Ed25519", Ed25519::new);
+        offer("ECDSA-P-256", EcdsaP256::new);
+        libraries.put("jvm options", JvmRuntime.options());
+    }
+
+    private interface Maker {
+        Algorithm make() throws Exception;
+    }
+
+    /** Adds the algorithm if this JDK has it: one key pair is made to find out. */
+    private void offer(String name, Maker maker) {
+        try {
+            Algorithm a = maker.make();
+            a.keygen(null);
+            a.randomness = randomness;
+            algorithms.add(a);
+            libraries.put(a.library, JvmRuntime.version());
+        } catch (Exception | LinkageError e) {
+            System.err.println("pqbench JVM worker: the JDK does not offer " + name + ": " + Worker.describe(e));
+        }
+    }
+
+    @Override
+    public List<Algorithm> algorithms() {
+        return algorithms;
+    }
+
+    @Override
+    public Map<String, String> libraries() {
+        return libraries;
+    }
+
+    /** The HotSpot intrinsic flags that are on, as a code path. They are diagnostic flags,
+     * which the JVM shows only when started with -XX:+UnlockDiagnosticVMOptions (it changes
+     * nothing else); without it the path is unknown. */
+    static String intrinsics(String... flags) {
+        List<String> on = new ArrayList<>();
+        for (String flag : flags) {
+            String value = JvmRuntime.vmFlag(flag);
+            if (value == null) {
+                return "unknown (HotSpot shows its intrinsic flags only with -XX:+UnlockDiagnosticVMOptions)";
+            }
+            if (value.equals("true")) {
+                on.add(flag);
+            }
+        }
+        return on.isEmpty() ? "Java (C2 JIT), no intrinsics" : "JIT intrinsics (" + String.join(", ", on) + ")";
+    }
+
+    /** The provider that serves a key pair generator: the library's name. */
+    private static String provider(KeyPairGenerator generator) {
+        return generator.getProvider().getName();
+    }
+
+    /** An X.509 SubjectPublicKeyInfo is a fixed header followed by the raw key for these
+     * algorithms: the header, learnt from one key the JDK made. */
+    private static byte[] spkiHeader(PublicKey key, int rawLength) {
+        byte[] encoded = key.getEncoded();
+        return Arrays.copyOf(encoded, encoded.length - rawLength);
+    }
+
+    private static byte[] raw(PublicKey key, int rawLength) {
+        byte[] encoded = key.getEncoded();
+        return Arrays.copyOfRange(encoded, encoded.length - rawLength, encoded.length);
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** Key generation through the JCA, from a fixed input where seed is not null. */
+    private static KeyPair generate(String algorithm, String parameterSet, byte[] seed) throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance(algorithm);
+        if (seed != null) {
+            FixedRandom fixed = new FixedRandom(seed);
+            generator.initialize(new NamedParameterSpec(parameterSet), fixed);
+            KeyPair pair = generator.generateKeyPair();
+            if (!fixed.exhausted()) {
+                throw new IllegalStateException("the JDK drew less randomness than the seed holds");
+            }
+            return pair;
+        }
+        return generator.generateKeyPair();
+    }
+
+    /** ML-KEM (FIPS 203) from the JDK's provider. */
+    private static final class MlKem extends Algorithm {
+        private final int publicSize;
+        private final byte[] header;
+        private final KeyFactory factory;
+        private final Object kem;
+
+        MlKem(String name) throws Exception {
+            super(name, Kind.KEM, provider(KeyPairGenerator.getInstance(name)));
+            if (KemApi.MISSING != null) {
+                throw new UnsupportedOperationException(KemApi.MISSING);
+            }
+            int k = name.equals("ML-KEM-512") ? 2 : name.equals("ML-KEM-768") ? 3 : 4;
+            publicSize = 384 * k + 32;
+            int ciphertextSize = k == 4 ? 1568 : 32 * (k * 10 + 4) ;
+            header = spkiHeader(KeyPairGenerator.getInstance(name).generateKeyPair().getPublic(), publicSize);
+            factory = KeyFactory.getInstance("ML-KEM");
+            kem = KemApi.getInstance("ML-KEM");
+            codePath = intrinsics("UseKyberIntrinsics", "UseSHA3Intrinsics");
+            features.add("seeded_keygen");
+            features.add("derandomized_encaps");
+            sizes.put("public_key", publicSize);
+            sizes.put("secret_key", 64);
+            sizes.put("ciphertext", ciphertextSize);
+            sizes.put("shared_secret", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            if (seed != null) {
+                need("seed (d || z)", seed, 64);
+            }
+            KeyPair pair = generate(name, name, seed);
+            return new Key(pair.getPrivate(), raw(pair.getPublic(), publicSize));
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            if (secret.length != 64) {
+                throw new NotOffered("the JDK's ML-KEM imports only the 64-byte seed d || z here, not a "
+                        + secret.length + "-byte key");
+            }
+            return keygen(secret);
+        }
+
+        @Override
+        public Encapsulated encaps(byte[] publicKey, byte[] random) throws Exception {
+            need(name + " public key", publicKey, publicSize);
+            if (random != null) {
+                need("random (m)", random, 32);
+            }
+            PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
+            FixedRandom fixed = random == null ? null : new FixedRandom(random);
+            byte[][] result = KemApi.encapsulate(kem, key, fixed);
+            if (fixed != null && !fixed.exhausted()) {
+                throw new IllegalStateException("the JDK drew less randomness than m holds");
+            }
+            return new Encapsulated(result[0], result[1]);
+        }
+
+        @Override
+        public byte[] decaps(Object secret, byte[] ciphertext) throws Exception {
+            return KemApi.decapsulate(kem, (PrivateKey) secret, ciphertext);
+        }
+    }
+
+    /** ML-DSA (FIPS 204, pure) from the JDK's provider: hedged signing; no context. */
+    private static final class MlDsa extends Algorithm {
+        private final int publicSize;
+        private final byte[] header;
+        private final KeyFactory factory;
+        private final Signature signer;
+        /** Deterministic signing gets a Signature of its own: a Signature keeps the
+         * SecureRandom it was last initialised with. */
+        private final Signature deterministicSigner;
+        private final Signature verifier;
+
+        MlDsa(String name) throws Exception {
+            super(name, Kind.SIGNATURE, provider(KeyPairGenerator.getInstance(name)));
+            publicSize = name.equals("ML-DSA-44") ? 1312 : name.equals("ML-DSA-65") ? 1952 : 2592;
+            header = spkiHeader(KeyPairGenerator.getInstance(name).generateKeyPair().getPublic(), publicSize);
+            factory = KeyFactory.getInstance("ML-DSA");
+            signer = Signature.getInstance("ML-DSA");
+            deterministicSigner = Signature.getInstance("ML-DSA");
+            verifier = Signature.getInstance("ML-DSA");
+            codePath = intrinsics("UseDilithiumIntrinsics", "UseSHA3Intrinsics");
+            features.add("seeded_keygen");
+            features.add("deterministic_sign");
+            signing = "hedged";
+            sizes.put("public_key", publicSize);
+            sizes.put("secret_key", 32);
+            sizes.put("signature", name.equals("ML-DSA-44") ? 2420 : name.equals("ML-DSA-65") ? 3309 : 4627);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            if (seed != null) {
+                need("seed (xi)", seed, 32);
+            }
+            KeyPair pair = generate(name, name, seed);
+            return new Key(pair.getPrivate(), raw(pair.getPublic(), publicSize));
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            if (secret.length != 32) {
+                throw new NotOffered("the JDK's ML-DSA imports only the 32-byte seed xi here, not a "
+                        + secret.length + "-byte key");
+            }
+            return keygen(secret);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
+            noContext(context);
+            Signature s = deterministic ? deterministicSigner : signer;
+            if (deterministic) {
+                s.initSign((PrivateKey) secret, new FixedRandom(new byte[32])); // rnd = 0^32
+            } else {
+                s.initSign((PrivateKey) secret);
+            }
+            s.update(message);
+            return s.sign();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
+            noContext(context);
+            need(name + " public key", publicKey, publicSize);
+            verifier.initVerify(factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey))));
+            verifier.update(message);
+            try {
+                return verifier.verify(signature);
+            } catch (SignatureException malformed) {
+                return false;
+            }
+        }
+    }
+
+    /** X25519 (RFC 7748) through KeyAgreement "X25519". */
+    private static final class X25519 extends Algorithm {
+        private final KeyFactory factory;
+        private final KeyAgreement agreement;
+
+        X25519() throws Exception {
+            super("X25519", Kind.AGREEMENT, provider(KeyPairGenerator.getInstance("X25519")));
+            factory = KeyFactory.getInstance("X25519");
+            agreement = KeyAgreement.getInstance("X25519");
+            codePath = intrinsics("UseIntPolyIntrinsics");
+            features.add("seeded_keygen");
+            sizes.put("public_key", 32);
+            sizes.put("secret_key", 32);
+            sizes.put("shared_secret", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            if (seed != null) {
+                need("X25519 private key", seed, 32);
+            }
+            KeyPair pair = generate("X25519", "X25519", seed);
+            return new Key(pair.getPrivate(), raw(pair.getPublic(), 32));
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            need("X25519 private key", secret, 32);
+            return keygen(secret);
+        }
+
+        @Override
+        public byte[] derive(Object secret, byte[] peer) throws Exception {
+            need("X25519 public key", peer, 32);
+            // RFC 7748 section 5: little-endian u, the top bit masked, as JSSE decodes it.
+            byte[] reversed = new byte[32];
+            for (int i = 0; i < 32; i++) {
+                reversed[i] = peer[31 - i];
+            }
+            reversed[0] &= 0x7f;
+            PublicKey key = factory.generatePublic(new XECPublicKeySpec(NamedParameterSpec.X25519,
+                    new BigInteger(1, reversed)));
+            agreement.init((PrivateKey) secret);
+            agreement.doPhase(key, true);
+            return agreement.generateSecret();
+        }
+    }
+
+    /** Ed25519 (RFC 8032) through Signature "Ed25519": deterministic by definition. */
+    private static final class Ed25519 extends Algorithm {
+        private final byte[] header;
+        private final KeyFactory factory;
+        private final Signature signer;
+        private final Signature verifier;
+
+        Ed25519() throws Exception {
+            super("Ed25519", Kind.SIGNATURE, provider(KeyPairGenerator.getInstance("Ed25519")));
+            header = spkiHeader(KeyPairGenerator.getInstance("Ed25519").generateKeyPair().getPublic(), 32);
+            factory = KeyFactory.getInstance("Ed25519");
+            signer = Signature.getInstance("Ed25519");
+            verifier = Signature.getInstance("Ed25519");
+            codePath = intrinsics("UseIntPolyIntrinsics", "UseSHA512Intrinsics");
+            features.add("seeded_keygen");
+            signing = "deterministic";
+            sizes.put("public_key", 32);
+            sizes.put("secret_key", 32);
+            sizes.put("signature", 64);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            if (seed != null) {
+                need("Ed25519 private key (seed)", seed, 32);
+            }
+            KeyPair pair = generate("Ed25519", "Ed25519", seed);
+            return new Key(pair.getPrivate(), raw(pair.getPublic(), 32));
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            need("Ed25519 private key (seed)", secret, 32);
+            return keygen(secret);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
+            noContext(context);
+            signer.initSign((PrivateKey) secret);
+            signer.update(message);
+            return signer.sign();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
+            noContext(context);
+            need("Ed25519 public key", publicKey, 32);
+            verifier.initVerify(factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey))));
+            verifier.update(message);
+            try {
+                return verifier.verify(signature);
+            } catch (SignatureException malformed) {
+                return false;
+            }
+        }
+    }
+
+    /** P-256 (secp256r1) keys as the protocol carries them: the 32-byte scalar, 04 || x || y. */
+    private abstract static class P256 extends Algorithm {
+        final ECParameterSpec curve;
+        final KeyFactory factory;
+
+        P256(String name, Kind kind) throws Exception {
+            super(name, kind, provider(KeyPairGenerator.getInstance("EC")));
+            AlgorithmParameters parameters = AlgorithmParameters.getInstance("EC");
+            parameters.init(new ECGenParameterSpec("secp256r1"));
+            curve = parameters.getParameterSpec(ECParameterSpec.class);
+            factory = KeyFactory.getInstance("EC");
+            codePath = intrinsics("UseIntPolyIntrinsics");
+            sizes.put("public_key", 65);
+            sizes.put("secret_key", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+            generator.initialize(new ECGenParameterSpec("secp256r1"));
+            KeyPair pair = generator.generateKeyPair();
+            ECPoint w = ((ECPublicKey) pair.getPublic()).getW();
+            return new Key(pair.getPrivate(), concat(new byte[] {4}, concat(fixed(w.getAffineX()), fixed(w.getAffineY()))));
+        }
+
+        /** The JCA derives no public key from a private one: an import answers none. */
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            need(name + " private scalar", secret, 32);
+            BigInteger s = new BigInteger(1, secret);
+            if (s.signum() == 0 || s.compareTo(curve.getOrder()) >= 0) {
+                throw new BadInput(name + " private scalar out of range");
+            }
+            return new Key(factory.generatePrivate(new ECPrivateKeySpec(s, curve)), null);
+        }
+
+        PublicKey decode(byte[] point) throws Exception {
+            if (point.length != 65 || point[0] != 4) {
+                throw new BadInput(name + " public key must be an uncompressed point (65 bytes, 04 || x || y)");
+            }
+            ECPoint w = new ECPoint(new BigInteger(1, Arrays.copyOfRange(point, 1, 33)),
+                    new BigInteger(1, Arrays.copyOfRange(point, 33, 65)));
+            return factory.generatePublic(new ECPublicKeySpec(w, curve));
+        }
+
+        static byte[] fixed(BigInteger value) {
+            byte[] bytes = value.toByteArray();
+            if (bytes.length == 32) {
+                return bytes;
+            }
+            byte[] out = new byte[32];
+            int length = Math.min(bytes.length, 32);
+            System.arraycopy(bytes, bytes.length - length, out, 32 - length, length);
+            return out;
+        }
+    }
+
+    /** ECDH over P-256 (SEC 1) through KeyAgreement "ECDH", which validates the peer point. */
+    private static final class EcdhP256 extends P256 {
+        private final KeyAgreement agreement;
+
+        EcdhP256() throws Exception {
+            super("ECDH-P-256", Kind.AGREEMENT);
+            agreement = KeyAgreement.getInstance("ECDH");
+            sizes.put("shared_secret", 32);
+        }
+
+        @Override
+        public byte[] derive(Object secret, byte[] peer) throws Exception {
+            PublicKey key = decode(peer);
+            agreement.init((PrivateKey) secret);
+            agreement.doPhase(key, true);
+            return agreement.generateSecret();
+        }
+    }
+
+    /** ECDSA over P-256 with SHA-256 through Signature "SHA256withECDSA" (DER signatures);
+     * the JDK draws a random nonce and has no RFC 6979 mode. */
+    private static final class EcdsaP256 extends P256 {
+        private final Signature signer;
+        private final Signature verifier;
+
+        EcdsaP256() throws Exception {
+            super("ECDSA-P-256", Kind.SIGNATURE);
+            signer = Signature.getInstance("SHA256withECDSA");
+            verifier = Signature.getInstance("SHA256withECDSA");
+            codePath = intrinsics("UseIntPolyIntrinsics", "UseSHA256Intrinsics");
+            signing = "randomized";
+            sizes.put("signature", 72);
+        }
+
+        @Override
+        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
+            noContext(context);
+            signer.initSign((PrivateKey) secret);
+            signer.update(message);
+            return signer.sign();
+        }
+
+        @Override
+        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
+            noContext(context);
+            verifier.initVerify(decode(publicKey));
+            verifier.update(message);
+            try {
+                return verifier.verify(signature);
+            } catch (SignatureException malformed) {
+                return false;
+            }
+        }
+    }
+}
