@@ -1,0 +1,227 @@
+"""A stack worker as the worker tests drive it: a real process speaking the worker protocol
+(docs/stacks.md) over pipes, with every read bounded by a deadline so a worker that stops
+answering fails its test instead of hanging the suite; and the commands that start them: built by
+pqbench's own builder, or (for the JVM worker on an older JDK) with the commands its README
+gives.
+
+Deliberately independent of pqbench's own protocol client: these tests check the workers
+against the protocol as written, not against pqbench's reading of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from tests.helpers import REPO
+
+STACKS = REPO / "pqbench" / "stacks"
+
+#: How long a test waits for one reply before it fails (a generous ceiling, never a sleep:
+#: the read returns as soon as the line arrives).
+REPLY_DEADLINE = 120.0
+
+
+class WorkerGone(AssertionError):
+    """The worker closed its stdout or missed the deadline."""
+
+
+class Worker:
+    """One running worker process: `request` sends a line and returns the parsed reply."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env={**os.environ, **(env or {})}, bufsize=0)
+        self._buffer = b""
+        self.hello = self.reply()
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def line(self, deadline: float = REPLY_DEADLINE) -> bytes | None:
+        """The next stdout line without its newline; None once stdout is closed."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([fd], [], [], deadline)
+            if not ready:
+                raise WorkerGone(f"no line within {deadline} s; stderr: {self.stderr()}")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if self._buffer:
+                    raise WorkerGone(f"stdout ended inside a line: {self._buffer[:200]!r}")
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def reply(self) -> dict[str, Any]:
+        line = self.line()
+        if line is None:
+            raise WorkerGone(f"stdout closed; stderr: {self.stderr()}")
+        parsed = json.loads(line)
+        assert isinstance(parsed, dict), line[:200]
+        return parsed
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.send(message)
+        return self.reply()
+
+    def expect(self, message: dict[str, Any], reply_type: str) -> dict[str, Any]:
+        """The reply to `message`, which must be of `reply_type`."""
+        reply = self.request(message)
+        assert reply["type"] == reply_type, (message.get("type"), message.get("alg"), reply)
+        return reply
+
+    def keygen(self, alg: str, seed: bytes | None = None) -> tuple[str, bytes | None]:
+        """A key pair: its handle and its public key (None where the library names none)."""
+        request: dict[str, Any] = {"type": "keygen", "alg": alg}
+        if seed is not None:
+            request["seed"] = seed.hex()
+        reply = self.expect(request, "key")
+        return reply["key"], None if reply["public"] is None else bytes.fromhex(reply["public"])
+
+    def key_pair(self, alg: str, seed: bytes | None = None) -> tuple[str, bytes]:
+        """A key pair whose public key the worker must name."""
+        key, public = self.keygen(alg, seed)
+        assert public is not None, f"{alg} keygen named no public key"
+        return key, public
+
+    def sign(self, alg: str, key: str, message: bytes, **extra: Any) -> bytes:
+        reply = self.expect({"type": "sign", "alg": alg, "key": key, "message": message.hex(),
+                             **extra}, "signed")
+        return bytes.fromhex(reply["signature"])
+
+    def verify(self, alg: str, public: bytes, message: bytes, signature: bytes,
+               **extra: Any) -> bool:
+        reply = self.expect({"type": "verify", "alg": alg, "public": public.hex(),
+                             "message": message.hex(), "signature": signature.hex(), **extra},
+                            "verified")
+        valid = reply["valid"]
+        assert isinstance(valid, bool)
+        return valid
+
+    def encaps(self, alg: str, public: bytes, random: bytes | None = None
+               ) -> tuple[bytes, bytes]:
+        request: dict[str, Any] = {"type": "encaps", "alg": alg, "public": public.hex()}
+        if random is not None:
+            request["random"] = random.hex()
+        reply = self.expect(request, "encapsulated")
+        return bytes.fromhex(reply["ciphertext"]), bytes.fromhex(reply["shared_secret"])
+
+    def decaps(self, alg: str, key: str, ciphertext: bytes) -> bytes:
+        reply = self.expect({"type": "decaps", "alg": alg, "key": key,
+                             "ciphertext": ciphertext.hex()}, "decapsulated")
+        return bytes.fromhex(reply["shared_secret"])
+
+    def derive(self, alg: str, key: str, peer: bytes) -> bytes:
+        reply = self.expect({"type": "derive", "alg": alg, "key": key, "peer": peer.hex()},
+                            "derived")
+        return bytes.fromhex(reply["shared_secret"])
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")[-2000:]
+
+    def close_stdin(self, deadline: float = REPLY_DEADLINE) -> int:
+        """Close the worker's stdin and wait for it to exit: its exit status."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=deadline)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=REPLY_DEADLINE)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+        self._stderr.close()
+
+
+def built_worker(implementation: str) -> list[str]:
+    """The command that starts `implementation`'s worker, built (once per machine, into the
+    per-user cache) by pqbench's own builder, as `-i NAME` builds it."""
+    from pqbench.stacks import builds, registry
+
+    built = builds.build(builds.plan(registry.by_name(implementation)), log=lambda line: None)
+    return built.argv()
+
+
+def with_jvm_options(argv: list[str], *options: str) -> list[str]:
+    """A JVM worker's command with JVM `options` added after the java executable's own."""
+    return [argv[0], *options, *argv[1:]]
+
+
+#: The JVM's options for every worker (docs/stacks.md: a fixed heap, the serial collector).
+JVM_OPTIONS = ["-Xms512m", "-Xmx512m", "-XX:+UseSerialGC"]
+JAVA_MAIN = "pqbench.stacks.Worker"
+
+
+def jdk_homes() -> dict[int, Path]:
+    """Every JDK in /usr/lib/jvm (and PQBENCH_JAVA_HOME), by feature release, from each one's
+    `release` file; the newest home of each release wins."""
+    candidates = sorted(Path("/usr/lib/jvm").glob("*"))
+    if explicit := os.environ.get("PQBENCH_JAVA_HOME"):
+        candidates.append(Path(explicit))
+    found: dict[int, Path] = {}
+    for home in candidates:
+        release = home / "release"
+        if not (release.is_file() and (home / "bin" / "javac").is_file()):
+            continue
+        match = re.search(r'^JAVA_VERSION="(\d+)', release.read_text(), re.MULTILINE)
+        if match:
+            found[int(match.group(1))] = home.resolve()
+    return found
+
+
+def newest_jdk(minimum: int) -> Path:
+    homes = {release: home for release, home in jdk_homes().items() if release >= minimum}
+    assert homes, f"a JDK {minimum} or newer must be installed under /usr/lib/jvm"
+    return homes[max(homes)]
+
+
+def build_jvm_worker(out_dir: Path, jdk: Path) -> Path:
+    """The JVM worker built as pqbench/stacks/java/README.md says: BouncyCastle's jar fetched
+    by Maven into out_dir/lib, both source trees compiled for Java 17 into out_dir/classes.
+    Returns out_dir."""
+    mvn = shutil.which("mvn")
+    assert mvn is not None, "Maven (mvn) must be on PATH"
+    java = STACKS / "java"
+    env = {**os.environ, "JAVA_HOME": str(jdk)}
+    fetched = subprocess.run([mvn, "-B", "-q", "-f", str(java / "pom.xml"),
+                              "dependency:copy-dependencies", "-DincludeScope=runtime",
+                              f"-DoutputDirectory={out_dir / 'lib'}"],
+                             env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    sources = sorted(str(p) for p in (java / "src").rglob("*.java"))
+    listing = out_dir / "sources.txt"
+    listing.write_text("\n".join(sources) + "\n")
+    compiled = subprocess.run([str(jdk / "bin" / "javac"), "--release", "17", "-encoding", "UTF-8",
+                               "-d", str(out_dir / "classes"), "-cp", f"{out_dir / 'lib'}/*",
+                               f"@{listing}"],
+                              capture_output=True, text=True, timeout=900, check=False)
+    assert compiled.returncode == 0, compiled.stderr
+    return out_dir
+
+
+def jvm_worker_argv(built: Path, jdk: Path, implementation: str, *options: str) -> list[str]:
+    """The command that starts the JVM worker, with JVM `options` after the fixed ones."""
+    return [str(jdk / "bin" / "java"), *JVM_OPTIONS, *options, "-cp",
+            f"{built / 'classes'}{os.pathsep}{built / 'lib'}/*", JAVA_MAIN,
+            "--impl", implementation]
