@@ -77,7 +77,7 @@ def _provision(series: list[str]) -> None:
     for build in parse(series).builds:
         for item in build.items:
             if item.startswith("pip:"):
-                provision.ensure_pip(provision.parse_pip(item[4:]), provision.log_to_stderr)
+                provision.ensure_pip(provision.parse_pip(item[4:]), print)
 
 
 def _load() -> str:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pqbench.errors import ImplementationUnavailable
-from pqbench.liboqs.build import ensure, log_to_stderr
+from pqbench.liboqs.build import ensure, progress
 from pqbench.liboqs.locate import (
     ORIGIN_SYSTEM,
     LiboqsInstall,
@@ -41,7 +41,7 @@ __all__ = [
     "find_installed",
     "import_oqs",
     "loaded_install",
-    "log_to_stderr",
+    "progress",
     "survey",
 ]
 

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
 from pqbench.errors import PqbenchError
 from pqbench.liboqs import ensure
-from pqbench.liboqs.build import SourceUnavailable, log_to_stderr
+from pqbench.liboqs.build import SourceUnavailable, progress
+
+
+def _show_progress() -> None:
+    """This entry runs without the command line's console: logging's own stream handler
+    shows the build's progress on stderr, in the form the command line shows it."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logger = logging.getLogger("pqbench")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,13 +48,14 @@ def main(argv: list[str] | None = None) -> int:
         "installer; set-up uses this to build liboqs while pip installs liboqs-python",
     )
     args = parser.parse_args(argv)
+    _show_progress()
     try:
         install = ensure(force=args.force, full=args.all, fallback=not args.no_fallback)
     except SourceUnavailable as exc:
-        log_to_stderr(f"{exc}; leaving liboqs to liboqs-python's installer")
+        progress(f"{exc}; leaving liboqs to liboqs-python's installer")
         return 0
     except PqbenchError as exc:
-        print(f"pqbench.liboqs: error: {exc}", file=sys.stderr)
+        progress(f"error: {exc}")
         return exc.exit_code
     if args.json:
         print(json.dumps(install.to_dict(), indent=2, default=str))

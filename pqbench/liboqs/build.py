@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import logging
 import os
 import re
 import shutil
@@ -54,12 +55,14 @@ class SourceUnavailable(Exception):
     """cargo is missing or crates.io could not deliver the pinned crate."""
 
 
-def log_to_stderr(message: str) -> None:
-    print(f"pqbench.liboqs: {message}", file=sys.stderr, flush=True)
+#: Where a liboqs build reports its progress: the "pqbench.liboqs" logger. This room prints
+#: nothing itself: the command line shows the "pqbench" loggers on stderr
+#: (`presentation.console.show_progress`); a library caller sees them if it asks logging.
+progress: Log = logging.getLogger("pqbench.liboqs").info
 
 
 def ensure(
-    log: Log = log_to_stderr, *, force: bool = False, full: bool = False, fallback: bool = True
+    log: Log = progress, *, force: bool = False, full: bool = False, fallback: bool = True
 ) -> LiboqsInstall:
     """A usable liboqs: one already installed, else our pinned build, else liboqs-python's own.
 
@@ -128,7 +131,7 @@ def _loaded_before_cache(found: LiboqsInstall) -> str | None:
     return None
 
 
-def build_pinned(log: Log = log_to_stderr, *, force: bool = False, full: bool = False) -> Path:
+def build_pinned(log: Log = progress, *, force: bool = False, full: bool = False) -> Path:
     """Our pinned liboqs, minimal or `full`; built unless a finished build answers the request.
 
     A full build in the cache answers a minimal request too; a minimal one never answers
@@ -139,7 +142,7 @@ def build_pinned(log: Log = log_to_stderr, *, force: bool = False, full: bool = 
 
 
 def build_recipe(
-    recipe: Recipe, log: Log = log_to_stderr, *, reuse: tuple[Recipe, ...] = ()
+    recipe: Recipe, log: Log = progress, *, reuse: tuple[Recipe, ...] = ()
 ) -> Path:
     """Build `recipe` into its cache directory unless a finished build of `reuse` is there."""
     final = recipe.directory()
@@ -161,7 +164,7 @@ def build_recipe(
     return final
 
 
-def fetch_source(log: Log = log_to_stderr) -> Path:
+def fetch_source(log: Log = progress) -> Path:
     """`cargo fetch` the pinned oqs-sys crate and return its vendored liboqs source tree."""
     cargo = shutil.which("cargo")
     if cargo is None:

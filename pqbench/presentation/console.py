@@ -14,6 +14,7 @@ rich never parses as markup.
 
 from __future__ import annotations
 
+import logging
 import os
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -325,6 +326,25 @@ def warning(message: str) -> None:
 
 def note(message: str) -> None:
     stderr.print(safe(message))
+
+
+class _Progress(logging.Handler):
+    """The rooms below presentation print nothing: a liboqs, userland or pip build reports
+    its progress to a "pqbench" logger, and this handler shows it like every note."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            stderr.print(safe(f"{record.name}: {record.getMessage()}"))
+        except Exception:  # logging's contract: a handler never raises into its caller
+            self.handleError(record)
+
+
+def show_progress() -> None:
+    """Show on stderr the progress the rooms below report through logging (once)."""
+    logger = logging.getLogger("pqbench")
+    if not any(isinstance(handler, _Progress) for handler in logger.handlers):
+        logger.addHandler(_Progress())
+    logger.setLevel(logging.INFO)
 
 
 # --- compare and history (pqbench compare / history) -----------------------------------

@@ -213,11 +213,11 @@ def _command(text: str, which: str) -> tuple[str, ...]:
 def _userland(name: str, which: str) -> tuple[str, ...]:
     """The command prefix of a built userland, its pqbench refreshed from this checkout
     if needed; not built (or not root) is an error that names the fix."""
-    from pqbench.userland import RECIPES, for_session, log_to_stderr
+    from pqbench.userland import RECIPES, for_session
 
     if not name:
         raise UsageError(f"--{which} userland: needs a name: {', '.join(sorted(RECIPES))}")
-    return tuple(for_session(name, log_to_stderr).command_prefix())
+    return tuple(for_session(name).command_prefix())
 
 
 def _pip(text: str, env: dict[str, str]) -> tuple[str, ...]:
@@ -225,7 +225,7 @@ def _pip(text: str, env: dict[str, str]) -> tuple[str, ...]:
     the worker's environment, so the fingerprint says which build it is."""
     from pqbench.sides import pip
 
-    build = pip.ensure_pip(pip.parse_pip(text), pip.log_to_stderr)
+    build = pip.ensure_pip(pip.parse_pip(text))
     env[pip.BUILD_VARIABLE] = build.spec
     return build.command()
 

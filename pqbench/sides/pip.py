@@ -16,6 +16,7 @@ its whole toolchain (cryptography needs Rust) and is reported as not installable
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,8 +44,10 @@ _PROBE = ("import json, sys\nfrom importlib import metadata\nimport pqbench\n"
           "'pqbench': pqbench.__file__}))")
 
 
-def log_to_stderr(message: str) -> None:
-    print(f"pqbench.provision: {message}", file=sys.stderr, flush=True)
+#: Where a pip build reports its progress: the "pqbench.provision" logger. This room prints
+#: nothing itself: the command line shows the "pqbench" loggers on stderr
+#: (`presentation.console.show_progress`); a library caller sees them if it asks logging.
+progress: Log = logging.getLogger("pqbench.provision").info
 
 
 class ProvisionError(PqbenchError):
@@ -87,7 +90,7 @@ def parse_pip(text: str) -> PipBuild:
     return PipBuild(found["package"], found["version"])
 
 
-def ensure_pip(build: PipBuild, log: Log) -> PipBuild:
+def ensure_pip(build: PipBuild, log: Log = progress) -> PipBuild:
     """Make the build unless it is cached, point it at this pqbench, check what it loads."""
     from pqbench.liboqs.locate import exclusive_lock
 

@@ -24,6 +24,7 @@ Importing this package has no side effects.
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import shutil
@@ -49,13 +50,15 @@ from pqbench.userland.recipe import (
 )
 
 __all__ = ["RECIPES", "Userland", "UserlandError", "command_prefix", "container_engines",
-           "ensure", "find", "for_session", "is_current", "log_to_stderr"]
+           "ensure", "find", "for_session", "is_current", "progress"]
 
 Log = Callable[[str], None]
 
 
-def log_to_stderr(message: str) -> None:
-    print(f"pqbench.userland: {message}", file=sys.stderr, flush=True)
+#: Where a userland build reports its progress: the "pqbench.userland" logger. This room prints
+#: nothing itself: the command line shows the "pqbench" loggers on stderr
+#: (`presentation.console.show_progress`); a library caller sees them if it asks logging.
+progress: Log = logging.getLogger("pqbench.userland").info
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ def find(name: str) -> Userland:
     return Userland(name, root, installed, base, install)
 
 
-def ensure(name: str, log: Log = log_to_stderr) -> Userland:
+def ensure(name: str, log: Log = progress) -> Userland:
     """Build the userland `name` or reuse it, and (re)install pqbench from this tree.
 
     What the steps need is checked first (`preflight`: root, unshare, debootstrap or apt,
@@ -111,7 +114,7 @@ def ensure(name: str, log: Log = log_to_stderr) -> Userland:
     return find(name)
 
 
-def for_session(name: str, log: Log = log_to_stderr) -> Userland:
+def for_session(name: str, log: Log = progress) -> Userland:
     """The userland `name` ready to be an `ab` side: its base must be built (minutes, so
     never done implicitly: the error names the command), and its pqbench is refreshed from
     this checkout when the checkout changed since (both sides must run the same pqbench;

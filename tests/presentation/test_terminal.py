@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -350,3 +351,16 @@ def test_the_progress_bar_keeps_its_times_whole_at_80_columns(tmp_path: Path) ->
     for line in bars:
         assert len(line.rstrip()) <= 80
         assert re.search(r"\d+/\d+ +\d:\d\d:\d\d ETA", line), line  # elapsed never cut
+
+
+def test_progress_the_rooms_below_log_is_shown_once_on_stderr_and_escaped(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A pip, userland or liboqs build reports through a "pqbench" logger; the console
+    shows each message once (however often the handler is asked for), named by its room,
+    with the control characters a package name could carry removed."""
+    console.show_progress()
+    console.show_progress()
+    logging.getLogger("pqbench.provision").info("building cryptography==43.0.3\x1b[2J [b]x[/b]")
+    err = capsys.readouterr().err
+    assert err.count("pqbench.provision: building cryptography==43.0.3") == 1
+    assert "\x1b" not in err and "[b]x[/b]" in err

@@ -357,6 +357,41 @@ def test_the_door_check_sees_a_type_only_import() -> None:
         "pqbench.record.results -> pqbench.analysis.stats"]
 
 
+def prints(source: str) -> list[int]:
+    """The lines of `source` that print: print(), sys.stdout.write, sys.stderr.write."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "print") or (
+                isinstance(func, ast.Attribute) and func.attr == "write"
+                and isinstance(func.value, ast.Attribute)
+                and func.value.attr in ("stdout", "stderr")
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == "sys"):
+            found.append(node.lineno)
+    return found
+
+
+def test_rooms_below_presentation_never_print() -> None:
+    """Output leaves through presentation (console.py) and the commands that call it: a
+    room below them reports progress through logging (shown by `console.show_progress`)
+    and never prints. A room's `__main__.py`, a process entry of its own (`python -m
+    pqbench.liboqs`), writes its answer itself."""
+    tiers = tier_of()
+    below = tiers["presentation"]
+    printing = [f"{module}:{line}" for module, path in sorted(MODULES.items())
+                if tiers[room(module)] > below and not module.endswith("__main__")
+                for line in prints(path.read_text("utf-8"))]
+    assert not printing, "modules below presentation that print:\n" + "\n".join(printing)
+
+
+def test_the_print_check_sees_print_and_stream_writes() -> None:
+    source = ('import sys\nprint("x")\ndef f():\n    sys.stderr.write("y")\n'
+              'log = print\nlogger.info("z")\n')
+    assert prints(source) == [2, 4]
+
+
 _DRAWING_ROOM = re.compile(r"(\S+)/|(\S+)\.py")
 
 
