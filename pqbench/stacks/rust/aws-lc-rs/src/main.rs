@@ -1,0 +1,480 @@
+//! pqbench stack worker for aws-lc-rs, the Rust API over AWS-LC (rustls's default provider).
+//!
+//! What its API allows, and so what this worker advertises:
+//! - ML-KEM (`aws_lc_rs::kem`): keys are generated inside AWS-LC only (no seeded key
+//!   generation, no caller randomness for encapsulation); an expanded decapsulation key
+//!   (FIPS 203 dk) can be imported (`DecapsulationKey::new`).
+//! - ML-DSA (`aws_lc_rs::signature::PqdsaKeyPair`): key generation from the 32-byte seed xi
+//!   (`from_seed`, FIPS 204 ML-DSA.KeyGen_internal) and import of an expanded key
+//!   (`from_raw_private_key`); signing is hedged only (AWS-LC draws rnd), with an empty
+//!   context only.
+//! - X25519 and ECDH P-256 (`agreement::PrivateKey::from_private_key`): a raw private key
+//!   (RFC 7748 scalar, SEC1 big-endian scalar); Ed25519 from its RFC 8032 seed
+//!   (`Ed25519KeyPair::from_seed_unchecked`); ECDSA P-256 from its scalar (with the public
+//!   point computed by the same library). ECDSA signatures are DER (X9.62 Ecdsa-Sig-Value);
+//!   AWS-LC mixes the key and digest into its DRBG for the nonce (hedged).
+//! All randomness comes from AWS-LC's own DRBG, as it does for a user of the crate.
+
+use std::hint::black_box;
+
+use aws_lc_rs::agreement::{self, ParsedPublicKey as PeerKey, UnparsedPublicKey};
+use aws_lc_rs::kem::{self, Ciphertext, DecapsulationKey, EncapsulationKey};
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{
+    self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair,
+    PqdsaSigningAlgorithm, VerificationAlgorithm,
+};
+use pqbench_stack_common::{
+    ek_inside_dk, locked_version, random_messages, row_sizes, serve, timed, Alg, Answer, Failure, Feature, Hello,
+    Library, NewKey, Offer, Op, Prepared, MESSAGES,
+};
+use serde_json::{json, Value};
+
+include!(concat!(env!("OUT_DIR"), "/locked_versions.rs"));
+include!(concat!(env!("OUT_DIR"), "/aws_lc_symbols.rs"));
+
+const CRATE: &str = "aws-lc-rs";
+
+enum Key {
+    Kem(DecapsulationKey),
+    MlDsa(PqdsaKeyPair),
+    Agreement(agreement::PrivateKey),
+    Ed25519(Ed25519KeyPair),
+    Ecdsa(EcdsaKeyPair),
+}
+
+fn kem_algorithm(alg: Alg) -> &'static kem::Algorithm {
+    match alg {
+        Alg::MlKem512 => &kem::ML_KEM_512,
+        Alg::MlKem768 => &kem::ML_KEM_768,
+        _ => &kem::ML_KEM_1024,
+    }
+}
+
+fn mldsa_algorithms(alg: Alg) -> (&'static PqdsaSigningAlgorithm, &'static dyn VerificationAlgorithm) {
+    match alg {
+        Alg::MlDsa44 => (&signature::ML_DSA_44_SIGNING, &signature::ML_DSA_44),
+        Alg::MlDsa65 => (&signature::ML_DSA_65_SIGNING, &signature::ML_DSA_65),
+        _ => (&signature::ML_DSA_87_SIGNING, &signature::ML_DSA_87),
+    }
+}
+
+fn agreement_algorithm(alg: Alg) -> &'static agreement::Algorithm {
+    match alg {
+        Alg::X25519 => &agreement::X25519,
+        _ => &agreement::ECDH_P256,
+    }
+}
+
+fn verification_algorithm(alg: Alg) -> &'static dyn VerificationAlgorithm {
+    match alg {
+        Alg::Ed25519 => &signature::ED25519,
+        Alg::EcdsaP256 => &signature::ECDSA_P256_SHA256_ASN1,
+        _ => mldsa_algorithms(alg).1,
+    }
+}
+
+/// Length of a public key in its standard encoding.
+fn public_len(alg: Alg) -> usize {
+    alg.sizes().0
+}
+
+fn failed(what: &str) -> Failure {
+    Failure::error(format!("{CRATE}: {what}"))
+}
+
+fn exact_len(what: &str, bytes: &[u8], expected: usize) -> Answer<()> {
+    if bytes.len() == expected {
+        Ok(())
+    } else {
+        Err(Failure::error(format!("{what} is {} bytes, expected {expected}", bytes.len())))
+    }
+}
+
+fn no_context(alg: Alg, context: &[u8]) -> Answer<()> {
+    if context.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::not_offered(format!(
+            "{CRATE}'s {} API takes no context string (empty context only)",
+            alg.name()
+        )))
+    }
+}
+
+/// AWS-LC's CPU capability vector (OPENSSL_ia32cap_P), once the library is initialised.
+fn capabilities() -> [u32; 4] {
+    aws_lc_rs::init();
+    // SAFETY: AWS-LC writes the vector once during initialisation (done above) and only
+    // reads it afterwards; this is a plain read of four words.
+    unsafe { std::ptr::read_volatile(std::ptr::addr_of!(OPENSSL_ia32cap_P)) }
+}
+
+/// The code path AWS-LC dispatches to for `alg`, from its own capability vector and the
+/// rules of its sources: mlkem-native's x86_64 backend needs AVX2 and BMI2
+/// (ml_kem/mlkem_native_config.h), mldsa-native's AVX2 (ml_dsa/mldsa_native_config.h);
+/// s2n-bignum's curve25519 and the nistz256 P-256 code take their MULX/ADX variants when
+/// both are present and their `_alt`/plain variants otherwise.
+fn code_path(alg: Alg, cap: [u32; 4]) -> String {
+    if !cfg!(target_arch = "x86_64") {
+        return "unknown".to_string();
+    }
+    let avx2 = cap[2] & (1 << 5) != 0;
+    let bmi2 = cap[2] & (1 << 8) != 0;
+    let adx = cap[2] & (1 << 19) != 0;
+    let mulx = if bmi2 && adx { "mulx/adx" } else { "no mulx/adx" };
+    match alg {
+        Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
+            if avx2 && bmi2 { "avx2" } else { "portable" }.to_string()
+        }
+        Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
+            if avx2 { "avx2" } else { "portable" }.to_string()
+        }
+        Alg::X25519 | Alg::Ed25519 => format!("amd64 assembly (s2n-bignum, {mulx})"),
+        Alg::EcdhP256 | Alg::EcdsaP256 => format!("amd64 assembly (nistz256, {mulx})"),
+    }
+}
+
+struct AwsLc {
+    rng: SystemRandom,
+}
+
+impl AwsLc {
+    fn new_key(&self, alg: Alg, seed: Option<&[u8]>) -> Answer<NewKey<Key>> {
+        match alg {
+            Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
+                let dk = DecapsulationKey::generate(kem_algorithm(alg))
+                    .map_err(|_| failed("ML-KEM key generation failed"))?;
+                let ek = dk.encapsulation_key().map_err(|_| failed("no encapsulation key"))?;
+                let public = ek.key_bytes().map_err(|_| failed("encoding the public key"))?;
+                Ok(NewKey { public: Some(public.as_ref().to_vec()), secret: Key::Kem(dk) })
+            }
+            Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
+                let algorithm = mldsa_algorithms(alg).0;
+                let pair = match seed {
+                    Some(xi) => {
+                        exact_len("seed", xi, 32)?;
+                        PqdsaKeyPair::from_seed(algorithm, xi)
+                            .map_err(|e| failed(&format!("seed rejected: {e}")))?
+                    }
+                    None => PqdsaKeyPair::generate(algorithm)
+                        .map_err(|_| failed("ML-DSA key generation failed"))?,
+                };
+                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::MlDsa(pair) })
+            }
+            Alg::X25519 | Alg::EcdhP256 => {
+                let algorithm = agreement_algorithm(alg);
+                let private = match seed {
+                    Some(scalar) => {
+                        exact_len("seed", scalar, 32)?;
+                        agreement::PrivateKey::from_private_key(algorithm, scalar)
+                            .map_err(|e| failed(&format!("private key rejected: {e}")))?
+                    }
+                    None => agreement::PrivateKey::generate(algorithm)
+                        .map_err(|_| failed("key generation failed"))?,
+                };
+                let public =
+                    private.compute_public_key().map_err(|_| failed("computing the public key"))?;
+                Ok(NewKey { public: Some(public.as_ref().to_vec()), secret: Key::Agreement(private) })
+            }
+            Alg::Ed25519 => {
+                let pair = match seed {
+                    Some(seed) => {
+                        exact_len("seed", seed, 32)?;
+                        Ed25519KeyPair::from_seed_unchecked(seed)
+                            .map_err(|e| failed(&format!("seed rejected: {e}")))?
+                    }
+                    None => Ed25519KeyPair::generate().map_err(|_| failed("key generation failed"))?,
+                };
+                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::Ed25519(pair) })
+            }
+            Alg::EcdsaP256 => {
+                let algorithm = &signature::ECDSA_P256_SHA256_ASN1_SIGNING;
+                let pair = match seed {
+                    Some(scalar) => {
+                        exact_len("seed", scalar, 32)?;
+                        let private = agreement::PrivateKey::from_private_key(&agreement::ECDH_P256, scalar)
+                            .map_err(|e| failed(&format!("private scalar rejected: {e}")))?;
+                        let public = private
+                            .compute_public_key()
+                            .map_err(|_| failed("computing the public point"))?;
+                        EcdsaKeyPair::from_private_key_and_public_key(algorithm, scalar, public.as_ref())
+                            .map_err(|e| failed(&format!("private scalar rejected: {e}")))?
+                    }
+                    None => EcdsaKeyPair::generate(algorithm).map_err(|_| failed("key generation failed"))?,
+                };
+                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::Ecdsa(pair) })
+            }
+        }
+    }
+
+    fn signature(&self, alg: Alg, key: &Key, message: &[u8]) -> Answer<Vec<u8>> {
+        match key {
+            Key::MlDsa(pair) => {
+                let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
+                let len = pair.sign(message, &mut out).map_err(|_| failed("ML-DSA signing failed"))?;
+                out.truncate(len);
+                Ok(out)
+            }
+            Key::Ed25519(pair) => Ok(pair.sign(message).as_ref().to_vec()),
+            Key::Ecdsa(pair) => pair
+                .sign(&self.rng, message)
+                .map(|sig| sig.as_ref().to_vec())
+                .map_err(|_| failed("ECDSA signing failed")),
+            _ => Err(Failure::error(format!("not a {} signing key", alg.name()))),
+        }
+    }
+
+    fn prepare_kem(&self, alg: Alg, op: Op) -> Answer<Prepared> {
+        let algorithm = kem_algorithm(alg);
+        let sizes = row_sizes(alg, op);
+        let dk = DecapsulationKey::generate(algorithm).map_err(|_| failed("key generation failed"))?;
+        let ek = dk.encapsulation_key().map_err(|_| failed("no encapsulation key"))?;
+        let (key_form, timed) = match op {
+            Op::Keygen => (
+                "object",
+                timed(move || {
+                    // A key pair is only usable once its public key can be sent.
+                    let dk = DecapsulationKey::generate(algorithm).expect("ML-KEM keygen");
+                    let ek = dk.encapsulation_key().expect("ML-KEM encapsulation key");
+                    (ek.key_bytes().expect("ML-KEM public key").as_ref()[0], dk)
+                }),
+            ),
+            Op::Encaps => {
+                // The public key as a peer's bytes, parsed once (outside the clock).
+                let public = ek.key_bytes().map_err(|_| failed("encoding the public key"))?;
+                let ek = EncapsulationKey::new(algorithm, public.as_ref())
+                    .map_err(|e| failed(&format!("public key rejected: {e}")))?;
+                ("object", timed(move || ek.encapsulate().expect("ML-KEM encapsulate")))
+            }
+            _ => {
+                let (ciphertext, _) = ek.encapsulate().map_err(|_| failed("encapsulation failed"))?;
+                let ciphertext = ciphertext.as_ref().to_vec();
+                (
+                    "object",
+                    timed(move || {
+                        dk.decapsulate(Ciphertext::from(ciphertext.as_slice())).expect("ML-KEM decapsulate")
+                    }),
+                )
+            }
+        };
+        Ok(Prepared {
+            sizes,
+            attributes: vec![("key_form", json!(key_form)), ("randomness", json!("AWS-LC DRBG"))],
+            timed,
+        })
+    }
+
+    fn prepare_agreement(&self, alg: Alg, op: Op) -> Answer<Prepared> {
+        let algorithm = agreement_algorithm(alg);
+        let sizes = row_sizes(alg, op);
+        let timed = match op {
+            Op::Keygen => timed(move || {
+                let private = agreement::PrivateKey::generate(algorithm).expect("keygen");
+                let public = private.compute_public_key().expect("public key");
+                (public.as_ref()[0], private)
+            }),
+            _ => {
+                let private = agreement::PrivateKey::generate(algorithm).map_err(|_| failed("keygen"))?;
+                let peer_private =
+                    agreement::PrivateKey::generate(algorithm).map_err(|_| failed("keygen"))?;
+                let peer_public =
+                    peer_private.compute_public_key().map_err(|_| failed("peer public key"))?;
+                let peer = PeerKey::try_from(UnparsedPublicKey::new(algorithm, peer_public.as_ref()))
+                    .map_err(|e| failed(&format!("peer key rejected: {e}")))?;
+                timed(move || {
+                    agreement::agree(&private, peer.clone(), (), |secret| {
+                        let mut out = [0u8; 32];
+                        out.copy_from_slice(secret);
+                        Ok(out)
+                    })
+                    .expect("key agreement")
+                })
+            }
+        };
+        Ok(Prepared {
+            sizes,
+            attributes: vec![("key_form", json!("object")), ("randomness", json!("AWS-LC DRBG"))],
+            timed,
+        })
+    }
+
+    fn prepare_signature(&self, alg: Alg, op: Op) -> Answer<Prepared> {
+        let sizes = row_sizes(alg, op);
+        let signing = if alg == Alg::Ed25519 { "deterministic" } else { "hedged" };
+        let mut attributes: Vec<(&'static str, Value)> =
+            vec![("key_form", json!("object")), ("randomness", json!("AWS-LC DRBG"))];
+        let timed = match op {
+            Op::Keygen => match alg {
+                Alg::Ed25519 => timed(|| Ed25519KeyPair::generate().expect("Ed25519 keygen")),
+                Alg::EcdsaP256 => timed(|| {
+                    EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).expect("ECDSA keygen")
+                }),
+                _ => {
+                    let algorithm = mldsa_algorithms(alg).0;
+                    timed(move || PqdsaKeyPair::generate(algorithm).expect("ML-DSA keygen"))
+                }
+            },
+            _ => {
+                attributes.push(("signing", json!(signing)));
+                attributes.push(("messages", json!(MESSAGES)));
+                let key = self.new_key(alg, None)?;
+                let public = key.public.unwrap_or_default();
+                let messages = random_messages(MESSAGES);
+                if op == Op::Sign {
+                    self.timed_sign(alg, key.secret, messages)
+                } else {
+                    let signatures = messages
+                        .iter()
+                        .map(|m| self.signature(alg, &key.secret, m))
+                        .collect::<Answer<Vec<Vec<u8>>>>()?;
+                    let parsed = ParsedPublicKey::new(verification_algorithm(alg), &public)
+                        .map_err(|e| failed(&format!("public key rejected: {e}")))?;
+                    for (message, signature) in messages.iter().zip(&signatures) {
+                        parsed
+                            .verify_sig(message, signature)
+                            .map_err(|_| failed("a fresh signature did not verify"))?;
+                    }
+                    let mut next = 0;
+                    timed(move || {
+                        let at = next;
+                        next = (next + 1) % MESSAGES;
+                        parsed.verify_sig(&messages[at], &signatures[at]).is_ok()
+                    })
+                }
+            }
+        };
+        Ok(Prepared { sizes, attributes, timed })
+    }
+
+    fn timed_sign(&self, alg: Alg, key: Key, messages: Vec<[u8; 32]>) -> Box<dyn pqbench_stack_common::Timed> {
+        let mut next = 0;
+        let mut rotate = move || {
+            let at = next;
+            next = (next + 1) % MESSAGES;
+            at
+        };
+        match key {
+            Key::Ed25519(pair) => timed(move || pair.sign(&messages[rotate()])),
+            Key::Ecdsa(pair) => {
+                let rng = SystemRandom::new();
+                timed(move || pair.sign(&rng, &messages[rotate()]).expect("ECDSA sign"))
+            }
+            Key::MlDsa(pair) => {
+                let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
+                timed(move || {
+                    let len = pair.sign(&messages[rotate()], &mut out).expect("ML-DSA sign");
+                    black_box(&out);
+                    len
+                })
+            }
+            _ => unreachable!("signature keys only"),
+        }
+    }
+}
+
+impl Library for AwsLc {
+    type Key = Key;
+
+    fn hello(&self) -> Hello {
+        let cap = capabilities();
+        let mut offers = Vec::new();
+        for alg in Alg::ALL {
+            let features = match alg {
+                Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => vec![Feature::ImportExpanded],
+                Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
+                    vec![Feature::SeededKeygen, Feature::ImportExpanded]
+                }
+                _ => vec![Feature::SeededKeygen],
+            };
+            offers.push(Offer { alg, library: CRATE, features, code_path: code_path(alg, cap) });
+        }
+        Hello {
+            implementation: "aws-lc-rs",
+            runtime: RUSTC.to_string(),
+            libraries: vec![
+                (CRATE.to_string(), locked_version(LOCKED, "aws-lc-rs")),
+                ("aws-lc-sys".to_string(), locked_version(LOCKED, "aws-lc-sys")),
+                ("AWS-LC".to_string(), aws_lc_rs::awslc_version().to_string()),
+            ],
+            offers,
+        }
+    }
+
+    fn keygen(&self, alg: Alg, seed: Option<&[u8]>) -> Answer<NewKey<Key>> {
+        self.new_key(alg, seed)
+    }
+
+    fn import(&self, alg: Alg, secret: &[u8]) -> Answer<NewKey<Key>> {
+        match alg {
+            Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
+                exact_len("secret", secret, alg.sizes().1)?;
+                let dk = DecapsulationKey::new(kem_algorithm(alg), secret)
+                    .map_err(|e| failed(&format!("decapsulation key rejected: {e}")))?;
+                Ok(NewKey { public: ek_inside_dk(alg, secret), secret: Key::Kem(dk) })
+            }
+            _ => {
+                let pair = PqdsaKeyPair::from_raw_private_key(mldsa_algorithms(alg).0, secret)
+                    .map_err(|e| failed(&format!("private key rejected: {e}")))?;
+                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::MlDsa(pair) })
+            }
+        }
+    }
+
+    fn encaps(&self, alg: Alg, public: &[u8], _random: Option<&[u8]>) -> Answer<(Vec<u8>, Vec<u8>)> {
+        exact_len("public", public, public_len(alg))?;
+        let ek = EncapsulationKey::new(kem_algorithm(alg), public)
+            .map_err(|e| failed(&format!("public key rejected: {e}")))?;
+        let (ciphertext, shared) = ek.encapsulate().map_err(|_| failed("encapsulation failed"))?;
+        Ok((ciphertext.as_ref().to_vec(), shared.as_ref().to_vec()))
+    }
+
+    fn decaps(&self, alg: Alg, key: &Key, ciphertext: &[u8]) -> Answer<Vec<u8>> {
+        let Key::Kem(dk) = key else {
+            return Err(Failure::error(format!("not an {} key", alg.name())));
+        };
+        exact_len("ciphertext", ciphertext, alg.sizes().2.unwrap_or(0))?;
+        let shared = dk
+            .decapsulate(Ciphertext::from(ciphertext))
+            .map_err(|_| failed("decapsulation failed"))?;
+        Ok(shared.as_ref().to_vec())
+    }
+
+    fn sign(&self, alg: Alg, key: &Key, message: &[u8], context: &[u8], _det: bool) -> Answer<Vec<u8>> {
+        no_context(alg, context)?;
+        self.signature(alg, key, message)
+    }
+
+    fn verify(&self, alg: Alg, public: &[u8], message: &[u8], context: &[u8], signature: &[u8]) -> Answer<bool> {
+        no_context(alg, context)?;
+        exact_len("public", public, public_len(alg))?;
+        let parsed = ParsedPublicKey::new(verification_algorithm(alg), public)
+            .map_err(|e| failed(&format!("public key rejected: {e}")))?;
+        Ok(parsed.verify_sig(message, signature).is_ok())
+    }
+
+    fn derive(&self, alg: Alg, key: &Key, peer: &[u8]) -> Answer<Vec<u8>> {
+        let Key::Agreement(private) = key else {
+            return Err(Failure::error(format!("not an {} key", alg.name())));
+        };
+        exact_len("peer", peer, public_len(alg))?;
+        agreement::agree(
+            private,
+            UnparsedPublicKey::new(agreement_algorithm(alg), peer),
+            failed("the peer's public key was rejected or the shared secret is invalid"),
+            |secret| Ok(secret.to_vec()),
+        )
+    }
+
+    fn prepare(&self, alg: Alg, op: Op) -> Answer<Prepared> {
+        match alg {
+            Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => self.prepare_kem(alg, op),
+            Alg::X25519 | Alg::EcdhP256 => self.prepare_agreement(alg, op),
+            _ => self.prepare_signature(alg, op),
+        }
+    }
+}
+
+fn main() {
+    std::process::exit(serve(AwsLc { rng: SystemRandom::new() }));
+}

@@ -1,0 +1,168 @@
+//! A plain benchmark of aws-lc-rs's documented API, without the worker: the reference that
+//! pqbench's fidelity benchmark pairs with the worker's rows.
+//!
+//! `pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]` prints one JSON line per round:
+//! `{"alg", "operation", "ops", "wall_ns", "thread_cpu_ns"}`. Each round is the simplest
+//! loop: one call of the API per iteration, `Instant` read after every call, the result
+//! passed to `black_box`. Inputs (keys, a ciphertext, one message and its signature) are
+//! made before the loop, as the crate's own examples make them.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use aws_lc_rs::agreement::{self, ParsedPublicKey as PeerKey, UnparsedPublicKey};
+use aws_lc_rs::kem::{self, Ciphertext, DecapsulationKey};
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair};
+use pqbench_stack_common::thread_cpu_ns;
+
+fn round<R>(seconds: f64, mut op: impl FnMut() -> R) -> (u64, u64, u64) {
+    let budget = Duration::from_secs_f64(seconds);
+    let cpu = thread_cpu_ns();
+    let start = Instant::now();
+    let mut ops = 0u64;
+    while start.elapsed() < budget {
+        black_box(op());
+        ops += 1;
+    }
+    let wall = start.elapsed().as_nanos() as u64;
+    (ops, wall, thread_cpu_ns() - cpu)
+}
+
+type Op = Box<dyn FnMut() -> usize>;
+
+fn kem_op(alg: &'static kem::Algorithm, op: &str) -> Option<Op> {
+    let dk = DecapsulationKey::generate(alg).ok()?;
+    let ek = dk.encapsulation_key().ok()?;
+    Some(match op {
+        "keygen" => Box::new(move || {
+            let dk = DecapsulationKey::generate(alg).unwrap();
+            dk.encapsulation_key().unwrap().key_bytes().unwrap().as_ref().len()
+        }),
+        "encaps" => Box::new(move || ek.encapsulate().unwrap().1.as_ref().len()),
+        "decaps" => {
+            let (ct, _) = ek.encapsulate().ok()?;
+            let ct = ct.as_ref().to_vec();
+            Box::new(move || dk.decapsulate(Ciphertext::from(ct.as_slice())).unwrap().as_ref().len())
+        }
+        _ => return None,
+    })
+}
+
+fn agreement_op(alg: &'static agreement::Algorithm, op: &str) -> Option<Op> {
+    Some(match op {
+        "keygen" => Box::new(move || {
+            let key = agreement::PrivateKey::generate(alg).unwrap();
+            key.compute_public_key().unwrap().as_ref().len()
+        }),
+        "derive" => {
+            let mine = agreement::PrivateKey::generate(alg).ok()?;
+            let theirs = agreement::PrivateKey::generate(alg).ok()?.compute_public_key().ok()?;
+            let peer = PeerKey::try_from(UnparsedPublicKey::new(alg, theirs.as_ref().to_vec())).ok()?;
+            Box::new(move || agreement::agree(&mine, peer.clone(), (), |s| Ok(s.len())).unwrap())
+        }
+        _ => return None,
+    })
+}
+
+fn signature_op(
+    keygen: fn() -> (Box<dyn Fn(&[u8]) -> Vec<u8>>, Vec<u8>),
+    verification: &'static dyn signature::VerificationAlgorithm,
+    op: &str,
+) -> Option<Op> {
+    let message = [0x5au8; 32];
+    Some(match op {
+        "keygen" => Box::new(move || keygen().1.len()),
+        "sign" => {
+            let (sign, _) = keygen();
+            Box::new(move || sign(&message).len())
+        }
+        "verify" => {
+            let (sign, public) = keygen();
+            let sig = sign(&message);
+            let parsed = ParsedPublicKey::new(verification, public).ok()?;
+            Box::new(move || usize::from(parsed.verify_sig(&message, &sig).is_ok()))
+        }
+        _ => return None,
+    })
+}
+
+fn mldsa(alg: &'static signature::PqdsaSigningAlgorithm) -> (Box<dyn Fn(&[u8]) -> Vec<u8>>, Vec<u8>) {
+    let pair = PqdsaKeyPair::generate(alg).unwrap();
+    let public = pair.public_key().as_ref().to_vec();
+    let sign = move |m: &[u8]| {
+        let mut sig = vec![0u8; alg.signature_len()];
+        pair.sign(m, &mut sig).unwrap();
+        sig
+    };
+    (Box::new(sign), public)
+}
+
+fn operation(alg: &str, op: &str) -> Option<Op> {
+    match alg {
+        "ML-KEM-512" => kem_op(&kem::ML_KEM_512, op),
+        "ML-KEM-768" => kem_op(&kem::ML_KEM_768, op),
+        "ML-KEM-1024" => kem_op(&kem::ML_KEM_1024, op),
+        "X25519" => agreement_op(&agreement::X25519, op),
+        "ECDH-P-256" => agreement_op(&agreement::ECDH_P256, op),
+        "ML-DSA-44" => signature_op(|| mldsa(&signature::ML_DSA_44_SIGNING), &signature::ML_DSA_44, op),
+        "ML-DSA-65" => signature_op(|| mldsa(&signature::ML_DSA_65_SIGNING), &signature::ML_DSA_65, op),
+        "ML-DSA-87" => signature_op(|| mldsa(&signature::ML_DSA_87_SIGNING), &signature::ML_DSA_87, op),
+        "Ed25519" => signature_op(
+            || {
+                let pair = Ed25519KeyPair::generate().unwrap();
+                let public = pair.public_key().as_ref().to_vec();
+                (Box::new(move |m: &[u8]| pair.sign(m).as_ref().to_vec()), public)
+            },
+            &signature::ED25519,
+            op,
+        ),
+        "ECDSA-P-256" => signature_op(
+            || {
+                let pair = EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
+                let public = pair.public_key().as_ref().to_vec();
+                let rng = SystemRandom::new();
+                (Box::new(move |m: &[u8]| pair.sign(&rng, m).unwrap().as_ref().to_vec()), public)
+            },
+            &signature::ECDSA_P256_SHA256_ASN1,
+            op,
+        ),
+        _ => None,
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]";
+    let (Some(alg), Some(op), Some(seconds)) = (args.first(), args.get(1), args.get(2)) else {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    };
+    let seconds: f64 = match seconds.parse() {
+        Ok(s) if s > 0.0 && s <= 600.0 => s,
+        _ => {
+            eprintln!("{usage}\nSECONDS must be a number above 0 and at most 600");
+            return ExitCode::from(2);
+        }
+    };
+    let rounds: u32 = match args.get(3).map(|r| r.parse()) {
+        None => 1,
+        Some(Ok(r)) if r > 0 => r,
+        Some(_) => {
+            eprintln!("{usage}\nROUNDS must be a positive integer");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(mut operation) = operation(alg, op) else {
+        eprintln!("aws-lc-rs reference: no operation {op:?} of {alg:?}");
+        return ExitCode::from(2);
+    };
+    for _ in 0..rounds {
+        let (ops, wall, cpu) = round(seconds, &mut operation);
+        let line = serde_json::json!({"alg": alg, "operation": op, "ops": ops,
+                                      "wall_ns": wall, "thread_cpu_ns": cpu});
+        println!("{line}");
+    }
+    ExitCode::SUCCESS
+}
