@@ -1,1 +1,171 @@
-fn main(){}
+//! A plain benchmark of libcrux's documented API, without the worker: the reference that
+//! pqbench's fidelity benchmark pairs with the worker's rows.
+//!
+//! `pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]` prints one JSON line per round:
+//! `{"alg", "operation", "ops", "wall_ns", "thread_cpu_ns"}`. Each round is the simplest
+//! loop: one call of the API per iteration with fresh OS randomness where the API takes
+//! randomness, `Instant` read after every call, the result passed to `black_box`. Inputs
+//! (keys, a ciphertext, one message and its signature) are made before the loop.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use pqbench_stack_common::{random_array, thread_cpu_ns};
+
+fn round(seconds: f64, op: &mut Op) -> (u64, u64, u64) {
+    let budget = Duration::from_secs_f64(seconds);
+    let cpu = thread_cpu_ns();
+    let start = Instant::now();
+    let mut ops = 0u64;
+    while start.elapsed() < budget {
+        op();
+        ops += 1;
+    }
+    let wall = start.elapsed().as_nanos() as u64;
+    (ops, wall, thread_cpu_ns() - cpu)
+}
+
+/// One timed call; it passes its whole result to `black_box`, so nothing is elided.
+type Op = Box<dyn FnMut()>;
+
+macro_rules! mlkem_op {
+    ($module:ident, $op:expr) => {{
+        use libcrux_ml_kem::$module as kem;
+        let pair = kem::generate_key_pair(random_array());
+        let public = pair.public_key().clone();
+        let (ciphertext, _) = kem::encapsulate(&public, random_array());
+        let secret = pair.private_key().clone();
+        let op: Option<Op> = match $op {
+            "keygen" => Some(Box::new(|| {
+                black_box(kem::generate_key_pair(random_array()));
+            })),
+            "encaps" => Some(Box::new(move || {
+                black_box(kem::encapsulate(&public, random_array()));
+            })),
+            "decaps" => Some(Box::new(move || {
+                black_box(kem::decapsulate(&secret, &ciphertext));
+            })),
+            _ => None,
+        };
+        op
+    }};
+}
+
+macro_rules! mldsa_op {
+    ($module:ident, $op:expr) => {{
+        use libcrux_ml_dsa::$module as dsa;
+        let message = [0x5au8; 32];
+        let pair = dsa::generate_key_pair(random_array());
+        let signature = dsa::sign(&pair.signing_key, &message, b"", random_array()).unwrap();
+        let op: Option<Op> = match $op {
+            "keygen" => Some(Box::new(|| {
+                black_box(dsa::generate_key_pair(random_array()));
+            })),
+            "sign" => Some(Box::new(move || {
+                black_box(dsa::sign(&pair.signing_key, &message, b"", random_array()).unwrap());
+            })),
+            "verify" => Some(Box::new(move || {
+                black_box(dsa::verify(&pair.verification_key, &message, b"", &signature).is_ok());
+            })),
+            _ => None,
+        };
+        op
+    }};
+}
+
+fn x25519_op(op: &str) -> Option<Op> {
+    let public_of = |secret: &[u8; 32]| {
+        let mut public = [0u8; 32];
+        libcrux_curve25519::secret_to_public(&mut public, secret);
+        public
+    };
+    match op {
+        "keygen" => Some(Box::new(move || {
+            let secret: [u8; 32] = random_array();
+            black_box((public_of(&secret), secret));
+        })),
+        "derive" => {
+            let secret: [u8; 32] = random_array();
+            let peer = public_of(&random_array());
+            Some(Box::new(move || {
+                let mut shared = [0u8; 32];
+                black_box(libcrux_curve25519::ecdh(&mut shared, &peer, &secret).is_ok());
+                black_box(shared);
+            }))
+        }
+        _ => None,
+    }
+}
+
+fn ed25519_op(op: &str) -> Option<Op> {
+    let message = [0x5au8; 32];
+    let secret: [u8; 32] = random_array();
+    let mut public = [0u8; 32];
+    libcrux_ed25519::secret_to_public(&mut public, &secret);
+    let signature = libcrux_ed25519::sign(&message, &secret).ok()?;
+    match op {
+        "keygen" => Some(Box::new(|| {
+            let secret: [u8; 32] = random_array();
+            let mut public = [0u8; 32];
+            libcrux_ed25519::secret_to_public(&mut public, &secret);
+            black_box((public, secret));
+        })),
+        "sign" => Some(Box::new(move || {
+            black_box(libcrux_ed25519::sign(&message, &secret).unwrap());
+        })),
+        "verify" => Some(Box::new(move || {
+            black_box(libcrux_ed25519::verify(&message, &public, &signature).is_ok());
+        })),
+        _ => None,
+    }
+}
+
+fn operation(alg: &str, op: &str) -> Option<Op> {
+    match alg {
+        "ML-KEM-512" => mlkem_op!(mlkem512, op),
+        "ML-KEM-768" => mlkem_op!(mlkem768, op),
+        "ML-KEM-1024" => mlkem_op!(mlkem1024, op),
+        "ML-DSA-44" => mldsa_op!(ml_dsa_44, op),
+        "ML-DSA-65" => mldsa_op!(ml_dsa_65, op),
+        "ML-DSA-87" => mldsa_op!(ml_dsa_87, op),
+        "X25519" => x25519_op(op),
+        "Ed25519" => ed25519_op(op),
+        _ => None,
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]";
+    let (Some(alg), Some(op), Some(seconds)) = (args.first(), args.get(1), args.get(2)) else {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    };
+    let seconds: f64 = match seconds.parse() {
+        Ok(s) if s > 0.0 && s <= 600.0 => s,
+        _ => {
+            eprintln!("{usage}\nSECONDS must be a number above 0 and at most 600");
+            return ExitCode::from(2);
+        }
+    };
+    let rounds: u32 = match args.get(3).map(|r| r.parse()) {
+        None => 1,
+        Some(Ok(r)) if r > 0 => r,
+        Some(_) => {
+            eprintln!("{usage}\nROUNDS must be a positive integer");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(mut operation) = operation(alg, op) else {
+        eprintln!("libcrux reference: no operation {op:?} of {alg:?}");
+        return ExitCode::from(2);
+    };
+    for _ in 0..rounds {
+        let (ops, wall, cpu) = round(seconds, &mut operation);
+        let line = serde_json::json!({"alg": alg, "operation": op, "ops": ops,
+                                      "wall_ns": wall, "thread_cpu_ns": cpu});
+        println!("{line}");
+    }
+    ExitCode::SUCCESS
+}
