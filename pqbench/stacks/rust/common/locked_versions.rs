@@ -16,7 +16,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn quoted(line: &str, key: &str) -> Option<String> {
-    let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?.trim();
+    let rest = line
+        .strip_prefix(key)?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim();
     Some(rest.strip_prefix('"')?.strip_suffix('"')?.to_string())
 }
 
@@ -33,7 +37,11 @@ fn locked_packages(lock: &str) -> Vec<LockedPackage> {
     for line in lock.lines() {
         let line = line.trim();
         if line == "[[package]]" {
-            packages.push(LockedPackage { name: String::new(), version: String::new(), dependencies: Vec::new() });
+            packages.push(LockedPackage {
+                name: String::new(),
+                version: String::new(),
+                dependencies: Vec::new(),
+            });
             in_dependencies = false;
         } else if let Some(package) = packages.last_mut() {
             if line.starts_with("dependencies") {
@@ -58,22 +66,33 @@ fn locked_packages(lock: &str) -> Vec<LockedPackage> {
 /// when the lock holds several versions of it).
 fn linked_aws_lc_sys(packages: &[LockedPackage]) -> Option<String> {
     let aws_lc_rs = packages.iter().find(|p| p.name == "aws-lc-rs")?;
-    let entry = aws_lc_rs.dependencies.iter().find(|d| d.split(' ').next() == Some("aws-lc-sys"))?;
+    let entry = aws_lc_rs
+        .dependencies
+        .iter()
+        .find(|d| d.split(' ').next() == Some("aws-lc-sys"))?;
     match entry.split_once(' ') {
         Some((_, version)) => Some(version.to_string()),
-        None => packages.iter().find(|p| p.name == "aws-lc-sys").map(|p| p.version.clone()),
+        None => packages
+            .iter()
+            .find(|p| p.name == "aws-lc-sys")
+            .map(|p| p.version.clone()),
     }
 }
 
 fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let lock_path = manifest.join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock_path.display());
     println!("cargo:rerun-if-changed=../common/locked_versions.rs");
     let lock = fs::read_to_string(&lock_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", lock_path.display()));
     let packages = locked_packages(&lock);
-    assert!(!packages.is_empty(), "no packages in {}", lock_path.display());
+    assert!(
+        !packages.is_empty(),
+        "no packages in {}",
+        lock_path.display()
+    );
 
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let version = Command::new(&rustc)
@@ -87,10 +106,16 @@ fn main() {
 
     let mut out = String::from("pub const LOCKED: &[(&str, &str)] = &[\n");
     for package in &packages {
-        out.push_str(&format!("    ({:?}, {:?}),\n", package.name, package.version));
+        out.push_str(&format!(
+            "    ({:?}, {:?}),\n",
+            package.name, package.version
+        ));
     }
     out.push_str("];\n");
-    out.push_str(&format!("pub const RUSTC: &str = {:?};\n", format!("{version} {target}")));
+    out.push_str(&format!(
+        "pub const RUSTC: &str = {:?};\n",
+        format!("{version} {target}")
+    ));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     fs::write(out_dir.join("locked_versions.rs"), out).expect("cannot write locked_versions.rs");
 
@@ -100,6 +125,7 @@ fn main() {
             "extern \"C\" {{\n    #[link_name = \"{prefix}_OPENSSL_ia32cap_P\"]\n    \
              static OPENSSL_ia32cap_P: [u32; 4];\n}}\n"
         );
-        fs::write(out_dir.join("aws_lc_symbols.rs"), symbols).expect("cannot write aws_lc_symbols.rs");
+        fs::write(out_dir.join("aws_lc_symbols.rs"), symbols)
+            .expect("cannot write aws_lc_symbols.rs");
     }
 }

@@ -13,6 +13,7 @@
 //!   (`Ed25519KeyPair::from_seed_unchecked`); ECDSA P-256 from its scalar (with the public
 //!   point computed by the same library). ECDSA signatures are DER (X9.62 Ecdsa-Sig-Value);
 //!   AWS-LC mixes the key and digest into its DRBG for the nonce (hedged).
+//!
 //! All randomness comes from AWS-LC's own DRBG, as it does for a user of the crate.
 
 use std::hint::black_box;
@@ -25,8 +26,8 @@ use aws_lc_rs::signature::{
     PqdsaSigningAlgorithm, VerificationAlgorithm,
 };
 use pqbench_stack_common::{
-    ek_inside_dk, locked_version, random_messages, row_sizes, serve, timed, Alg, Answer, Failure, Feature, Hello,
-    Library, NewKey, Offer, Op, Prepared, MESSAGES,
+    ek_inside_dk, key_attributes, locked_version, random_messages, row_sizes, serve, timed, Alg,
+    Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op, Prepared, MESSAGES,
 };
 use serde_json::{json, Value};
 
@@ -51,7 +52,12 @@ fn kem_algorithm(alg: Alg) -> &'static kem::Algorithm {
     }
 }
 
-fn mldsa_algorithms(alg: Alg) -> (&'static PqdsaSigningAlgorithm, &'static dyn VerificationAlgorithm) {
+fn mldsa_algorithms(
+    alg: Alg,
+) -> (
+    &'static PqdsaSigningAlgorithm,
+    &'static dyn VerificationAlgorithm,
+) {
     match alg {
         Alg::MlDsa44 => (&signature::ML_DSA_44_SIGNING, &signature::ML_DSA_44),
         Alg::MlDsa65 => (&signature::ML_DSA_65_SIGNING, &signature::ML_DSA_65),
@@ -79,6 +85,14 @@ fn public_len(alg: Alg) -> usize {
     alg.sizes().0
 }
 
+/// Every key is an AWS-LC object (an EVP_PKEY), parsed or made outside the clock, and every
+/// random byte comes from AWS-LC's own DRBG.
+fn attributes(op: Op) -> Vec<(&'static str, Value)> {
+    let mut attributes = key_attributes(op, "object", "object");
+    attributes.push(("randomness", json!("AWS-LC DRBG")));
+    attributes
+}
+
 fn failed(what: &str) -> Failure {
     Failure::error(format!("{CRATE}: {what}"))
 }
@@ -87,7 +101,10 @@ fn exact_len(what: &str, bytes: &[u8], expected: usize) -> Answer<()> {
     if bytes.len() == expected {
         Ok(())
     } else {
-        Err(Failure::error(format!("{what} is {} bytes, expected {expected}", bytes.len())))
+        Err(Failure::error(format!(
+            "{what} is {} bytes, expected {expected}",
+            bytes.len()
+        )))
     }
 }
 
@@ -122,7 +139,11 @@ fn code_path(alg: Alg, cap: [u32; 4]) -> String {
     let avx2 = cap[2] & (1 << 5) != 0;
     let bmi2 = cap[2] & (1 << 8) != 0;
     let adx = cap[2] & (1 << 19) != 0;
-    let mulx = if bmi2 && adx { "mulx/adx" } else { "no mulx/adx" };
+    let mulx = if bmi2 && adx {
+        "mulx/adx"
+    } else {
+        "no mulx/adx"
+    };
     match alg {
         Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
             if avx2 && bmi2 { "avx2" } else { "portable" }.to_string()
@@ -145,9 +166,16 @@ impl AwsLc {
             Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
                 let dk = DecapsulationKey::generate(kem_algorithm(alg))
                     .map_err(|_| failed("ML-KEM key generation failed"))?;
-                let ek = dk.encapsulation_key().map_err(|_| failed("no encapsulation key"))?;
-                let public = ek.key_bytes().map_err(|_| failed("encoding the public key"))?;
-                Ok(NewKey { public: Some(public.as_ref().to_vec()), secret: Key::Kem(dk) })
+                let ek = dk
+                    .encapsulation_key()
+                    .map_err(|_| failed("no encapsulation key"))?;
+                let public = ek
+                    .key_bytes()
+                    .map_err(|_| failed("encoding the public key"))?;
+                Ok(NewKey {
+                    public: Some(public.as_ref().to_vec()),
+                    secret: Key::Kem(dk),
+                })
             }
             Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
                 let algorithm = mldsa_algorithms(alg).0;
@@ -160,7 +188,10 @@ impl AwsLc {
                     None => PqdsaKeyPair::generate(algorithm)
                         .map_err(|_| failed("ML-DSA key generation failed"))?,
                 };
-                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::MlDsa(pair) })
+                Ok(NewKey {
+                    public: Some(pair.public_key().as_ref().to_vec()),
+                    secret: Key::MlDsa(pair),
+                })
             }
             Alg::X25519 | Alg::EcdhP256 => {
                 let algorithm = agreement_algorithm(alg);
@@ -173,9 +204,13 @@ impl AwsLc {
                     None => agreement::PrivateKey::generate(algorithm)
                         .map_err(|_| failed("key generation failed"))?,
                 };
-                let public =
-                    private.compute_public_key().map_err(|_| failed("computing the public key"))?;
-                Ok(NewKey { public: Some(public.as_ref().to_vec()), secret: Key::Agreement(private) })
+                let public = private
+                    .compute_public_key()
+                    .map_err(|_| failed("computing the public key"))?;
+                Ok(NewKey {
+                    public: Some(public.as_ref().to_vec()),
+                    secret: Key::Agreement(private),
+                })
             }
             Alg::Ed25519 => {
                 let pair = match seed {
@@ -184,26 +219,40 @@ impl AwsLc {
                         Ed25519KeyPair::from_seed_unchecked(seed)
                             .map_err(|e| failed(&format!("seed rejected: {e}")))?
                     }
-                    None => Ed25519KeyPair::generate().map_err(|_| failed("key generation failed"))?,
+                    None => {
+                        Ed25519KeyPair::generate().map_err(|_| failed("key generation failed"))?
+                    }
                 };
-                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::Ed25519(pair) })
+                Ok(NewKey {
+                    public: Some(pair.public_key().as_ref().to_vec()),
+                    secret: Key::Ed25519(pair),
+                })
             }
             Alg::EcdsaP256 => {
                 let algorithm = &signature::ECDSA_P256_SHA256_ASN1_SIGNING;
                 let pair = match seed {
                     Some(scalar) => {
                         exact_len("seed", scalar, 32)?;
-                        let private = agreement::PrivateKey::from_private_key(&agreement::ECDH_P256, scalar)
-                            .map_err(|e| failed(&format!("private scalar rejected: {e}")))?;
+                        let private =
+                            agreement::PrivateKey::from_private_key(&agreement::ECDH_P256, scalar)
+                                .map_err(|e| failed(&format!("private scalar rejected: {e}")))?;
                         let public = private
                             .compute_public_key()
                             .map_err(|_| failed("computing the public point"))?;
-                        EcdsaKeyPair::from_private_key_and_public_key(algorithm, scalar, public.as_ref())
-                            .map_err(|e| failed(&format!("private scalar rejected: {e}")))?
+                        EcdsaKeyPair::from_private_key_and_public_key(
+                            algorithm,
+                            scalar,
+                            public.as_ref(),
+                        )
+                        .map_err(|e| failed(&format!("private scalar rejected: {e}")))?
                     }
-                    None => EcdsaKeyPair::generate(algorithm).map_err(|_| failed("key generation failed"))?,
+                    None => EcdsaKeyPair::generate(algorithm)
+                        .map_err(|_| failed("key generation failed"))?,
                 };
-                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::Ecdsa(pair) })
+                Ok(NewKey {
+                    public: Some(pair.public_key().as_ref().to_vec()),
+                    secret: Key::Ecdsa(pair),
+                })
             }
         }
     }
@@ -212,7 +261,9 @@ impl AwsLc {
         match key {
             Key::MlDsa(pair) => {
                 let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
-                let len = pair.sign(message, &mut out).map_err(|_| failed("ML-DSA signing failed"))?;
+                let len = pair
+                    .sign(message, &mut out)
+                    .map_err(|_| failed("ML-DSA signing failed"))?;
                 out.truncate(len);
                 Ok(out)
             }
@@ -228,39 +279,41 @@ impl AwsLc {
     fn prepare_kem(&self, alg: Alg, op: Op) -> Answer<Prepared> {
         let algorithm = kem_algorithm(alg);
         let sizes = row_sizes(alg, op);
-        let dk = DecapsulationKey::generate(algorithm).map_err(|_| failed("key generation failed"))?;
-        let ek = dk.encapsulation_key().map_err(|_| failed("no encapsulation key"))?;
-        let (key_form, timed) = match op {
-            Op::Keygen => (
-                "object",
-                timed(move || {
-                    // A key pair is only usable once its public key can be sent.
-                    let dk = DecapsulationKey::generate(algorithm).expect("ML-KEM keygen");
-                    let ek = dk.encapsulation_key().expect("ML-KEM encapsulation key");
-                    (ek.key_bytes().expect("ML-KEM public key").as_ref()[0], dk)
-                }),
-            ),
+        let dk =
+            DecapsulationKey::generate(algorithm).map_err(|_| failed("key generation failed"))?;
+        let ek = dk
+            .encapsulation_key()
+            .map_err(|_| failed("no encapsulation key"))?;
+        let timed = match op {
+            Op::Keygen => timed(move || {
+                // A key pair is only usable once its public key can be sent.
+                let dk = DecapsulationKey::generate(algorithm).expect("ML-KEM keygen");
+                let ek = dk.encapsulation_key().expect("ML-KEM encapsulation key");
+                (ek.key_bytes().expect("ML-KEM public key").as_ref()[0], dk)
+            }),
             Op::Encaps => {
                 // The public key as a peer's bytes, parsed once (outside the clock).
-                let public = ek.key_bytes().map_err(|_| failed("encoding the public key"))?;
+                let public = ek
+                    .key_bytes()
+                    .map_err(|_| failed("encoding the public key"))?;
                 let ek = EncapsulationKey::new(algorithm, public.as_ref())
                     .map_err(|e| failed(&format!("public key rejected: {e}")))?;
-                ("object", timed(move || ek.encapsulate().expect("ML-KEM encapsulate")))
+                timed(move || ek.encapsulate().expect("ML-KEM encapsulate"))
             }
             _ => {
-                let (ciphertext, _) = ek.encapsulate().map_err(|_| failed("encapsulation failed"))?;
+                let (ciphertext, _) = ek
+                    .encapsulate()
+                    .map_err(|_| failed("encapsulation failed"))?;
                 let ciphertext = ciphertext.as_ref().to_vec();
-                (
-                    "object",
-                    timed(move || {
-                        dk.decapsulate(Ciphertext::from(ciphertext.as_slice())).expect("ML-KEM decapsulate")
-                    }),
-                )
+                timed(move || {
+                    dk.decapsulate(Ciphertext::from(ciphertext.as_slice()))
+                        .expect("ML-KEM decapsulate")
+                })
             }
         };
         Ok(Prepared {
             sizes,
-            attributes: vec![("key_form", json!(key_form)), ("randomness", json!("AWS-LC DRBG"))],
+            attributes: attributes(op),
             timed,
         })
     }
@@ -275,13 +328,16 @@ impl AwsLc {
                 (public.as_ref()[0], private)
             }),
             _ => {
-                let private = agreement::PrivateKey::generate(algorithm).map_err(|_| failed("keygen"))?;
+                let private =
+                    agreement::PrivateKey::generate(algorithm).map_err(|_| failed("keygen"))?;
                 let peer_private =
                     agreement::PrivateKey::generate(algorithm).map_err(|_| failed("keygen"))?;
-                let peer_public =
-                    peer_private.compute_public_key().map_err(|_| failed("peer public key"))?;
-                let peer = PeerKey::try_from(UnparsedPublicKey::new(algorithm, peer_public.as_ref()))
-                    .map_err(|e| failed(&format!("peer key rejected: {e}")))?;
+                let peer_public = peer_private
+                    .compute_public_key()
+                    .map_err(|_| failed("peer public key"))?;
+                let peer =
+                    PeerKey::try_from(UnparsedPublicKey::new(algorithm, peer_public.as_ref()))
+                        .map_err(|e| failed(&format!("peer key rejected: {e}")))?;
                 timed(move || {
                     agreement::agree(&private, peer.clone(), (), |secret| {
                         let mut out = [0u8; 32];
@@ -294,21 +350,25 @@ impl AwsLc {
         };
         Ok(Prepared {
             sizes,
-            attributes: vec![("key_form", json!("object")), ("randomness", json!("AWS-LC DRBG"))],
+            attributes: attributes(op),
             timed,
         })
     }
 
     fn prepare_signature(&self, alg: Alg, op: Op) -> Answer<Prepared> {
         let sizes = row_sizes(alg, op);
-        let signing = if alg == Alg::Ed25519 { "deterministic" } else { "hedged" };
-        let mut attributes: Vec<(&'static str, Value)> =
-            vec![("key_form", json!("object")), ("randomness", json!("AWS-LC DRBG"))];
+        let signing = if alg == Alg::Ed25519 {
+            "deterministic"
+        } else {
+            "hedged"
+        };
+        let mut attributes = attributes(op);
         let timed = match op {
             Op::Keygen => match alg {
                 Alg::Ed25519 => timed(|| Ed25519KeyPair::generate().expect("Ed25519 keygen")),
                 Alg::EcdsaP256 => timed(|| {
-                    EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).expect("ECDSA keygen")
+                    EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING)
+                        .expect("ECDSA keygen")
                 }),
                 _ => {
                     let algorithm = mldsa_algorithms(alg).0;
@@ -344,10 +404,19 @@ impl AwsLc {
                 }
             }
         };
-        Ok(Prepared { sizes, attributes, timed })
+        Ok(Prepared {
+            sizes,
+            attributes,
+            timed,
+        })
     }
 
-    fn timed_sign(&self, alg: Alg, key: Key, messages: Vec<[u8; 32]>) -> Box<dyn pqbench_stack_common::Timed> {
+    fn timed_sign(
+        &self,
+        alg: Alg,
+        key: Key,
+        messages: Vec<[u8; 32]>,
+    ) -> Box<dyn pqbench_stack_common::Timed> {
         let mut next = 0;
         let mut rotate = move || {
             let at = next;
@@ -363,7 +432,9 @@ impl AwsLc {
             Key::MlDsa(pair) => {
                 let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
                 timed(move || {
-                    let len = pair.sign(&messages[rotate()], &mut out).expect("ML-DSA sign");
+                    let len = pair
+                        .sign(&messages[rotate()], &mut out)
+                        .expect("ML-DSA sign");
                     black_box(&out);
                     len
                 })
@@ -387,14 +458,22 @@ impl Library for AwsLc {
                 }
                 _ => vec![Feature::SeededKeygen],
             };
-            offers.push(Offer { alg, library: CRATE, features, code_path: code_path(alg, cap) });
+            offers.push(Offer {
+                alg,
+                library: CRATE,
+                features,
+                code_path: code_path(alg, cap),
+            });
         }
         Hello {
             implementation: "aws-lc-rs",
             runtime: RUSTC.to_string(),
             libraries: vec![
                 (CRATE.to_string(), locked_version(LOCKED, "aws-lc-rs")),
-                ("aws-lc-sys".to_string(), locked_version(LOCKED, "aws-lc-sys")),
+                (
+                    "aws-lc-sys".to_string(),
+                    locked_version(LOCKED, "aws-lc-sys"),
+                ),
                 ("AWS-LC".to_string(), aws_lc_rs::awslc_version().to_string()),
             ],
             offers,
@@ -411,21 +490,34 @@ impl Library for AwsLc {
                 exact_len("secret", secret, alg.sizes().1)?;
                 let dk = DecapsulationKey::new(kem_algorithm(alg), secret)
                     .map_err(|e| failed(&format!("decapsulation key rejected: {e}")))?;
-                Ok(NewKey { public: ek_inside_dk(alg, secret), secret: Key::Kem(dk) })
+                Ok(NewKey {
+                    public: ek_inside_dk(alg, secret),
+                    secret: Key::Kem(dk),
+                })
             }
             _ => {
                 let pair = PqdsaKeyPair::from_raw_private_key(mldsa_algorithms(alg).0, secret)
                     .map_err(|e| failed(&format!("private key rejected: {e}")))?;
-                Ok(NewKey { public: Some(pair.public_key().as_ref().to_vec()), secret: Key::MlDsa(pair) })
+                Ok(NewKey {
+                    public: Some(pair.public_key().as_ref().to_vec()),
+                    secret: Key::MlDsa(pair),
+                })
             }
         }
     }
 
-    fn encaps(&self, alg: Alg, public: &[u8], _random: Option<&[u8]>) -> Answer<(Vec<u8>, Vec<u8>)> {
+    fn encaps(
+        &self,
+        alg: Alg,
+        public: &[u8],
+        _random: Option<&[u8]>,
+    ) -> Answer<(Vec<u8>, Vec<u8>)> {
         exact_len("public", public, public_len(alg))?;
         let ek = EncapsulationKey::new(kem_algorithm(alg), public)
             .map_err(|e| failed(&format!("public key rejected: {e}")))?;
-        let (ciphertext, shared) = ek.encapsulate().map_err(|_| failed("encapsulation failed"))?;
+        let (ciphertext, shared) = ek
+            .encapsulate()
+            .map_err(|_| failed("encapsulation failed"))?;
         Ok((ciphertext.as_ref().to_vec(), shared.as_ref().to_vec()))
     }
 
@@ -440,12 +532,26 @@ impl Library for AwsLc {
         Ok(shared.as_ref().to_vec())
     }
 
-    fn sign(&self, alg: Alg, key: &Key, message: &[u8], context: &[u8], _det: bool) -> Answer<Vec<u8>> {
+    fn sign(
+        &self,
+        alg: Alg,
+        key: &Key,
+        message: &[u8],
+        context: &[u8],
+        _det: bool,
+    ) -> Answer<Vec<u8>> {
         no_context(alg, context)?;
         self.signature(alg, key, message)
     }
 
-    fn verify(&self, alg: Alg, public: &[u8], message: &[u8], context: &[u8], signature: &[u8]) -> Answer<bool> {
+    fn verify(
+        &self,
+        alg: Alg,
+        public: &[u8],
+        message: &[u8],
+        context: &[u8],
+        signature: &[u8],
+    ) -> Answer<bool> {
         no_context(alg, context)?;
         exact_len("public", public, public_len(alg))?;
         let parsed = ParsedPublicKey::new(verification_algorithm(alg), public)
@@ -476,5 +582,7 @@ impl Library for AwsLc {
 }
 
 fn main() {
-    std::process::exit(serve(AwsLc { rng: SystemRandom::new() }));
+    std::process::exit(serve(AwsLc {
+        rng: SystemRandom::new(),
+    }));
 }

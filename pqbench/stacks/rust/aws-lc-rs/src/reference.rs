@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use aws_lc_rs::agreement::{self, ParsedPublicKey as PeerKey, UnparsedPublicKey};
 use aws_lc_rs::kem::{self, Ciphertext, DecapsulationKey};
 use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair};
+use aws_lc_rs::signature::{
+    self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair,
+};
 use pqbench_stack_common::thread_cpu_ns;
 
 fn round<R>(seconds: f64, mut op: impl FnMut() -> R) -> (u64, u64, u64) {
@@ -32,19 +34,32 @@ fn round<R>(seconds: f64, mut op: impl FnMut() -> R) -> (u64, u64, u64) {
 
 type Op = Box<dyn FnMut() -> usize>;
 
+/// A way to sign with a fresh key pair, and that key pair's public key.
+type Signer = (Box<dyn Fn(&[u8]) -> Vec<u8>>, Vec<u8>);
+
 fn kem_op(alg: &'static kem::Algorithm, op: &str) -> Option<Op> {
     let dk = DecapsulationKey::generate(alg).ok()?;
     let ek = dk.encapsulation_key().ok()?;
     Some(match op {
         "keygen" => Box::new(move || {
             let dk = DecapsulationKey::generate(alg).unwrap();
-            dk.encapsulation_key().unwrap().key_bytes().unwrap().as_ref().len()
+            dk.encapsulation_key()
+                .unwrap()
+                .key_bytes()
+                .unwrap()
+                .as_ref()
+                .len()
         }),
         "encaps" => Box::new(move || ek.encapsulate().unwrap().1.as_ref().len()),
         "decaps" => {
             let (ct, _) = ek.encapsulate().ok()?;
             let ct = ct.as_ref().to_vec();
-            Box::new(move || dk.decapsulate(Ciphertext::from(ct.as_slice())).unwrap().as_ref().len())
+            Box::new(move || {
+                dk.decapsulate(Ciphertext::from(ct.as_slice()))
+                    .unwrap()
+                    .as_ref()
+                    .len()
+            })
         }
         _ => return None,
     })
@@ -58,8 +73,12 @@ fn agreement_op(alg: &'static agreement::Algorithm, op: &str) -> Option<Op> {
         }),
         "derive" => {
             let mine = agreement::PrivateKey::generate(alg).ok()?;
-            let theirs = agreement::PrivateKey::generate(alg).ok()?.compute_public_key().ok()?;
-            let peer = PeerKey::try_from(UnparsedPublicKey::new(alg, theirs.as_ref().to_vec())).ok()?;
+            let theirs = agreement::PrivateKey::generate(alg)
+                .ok()?
+                .compute_public_key()
+                .ok()?;
+            let peer =
+                PeerKey::try_from(UnparsedPublicKey::new(alg, theirs.as_ref().to_vec())).ok()?;
             Box::new(move || agreement::agree(&mine, peer.clone(), (), |s| Ok(s.len())).unwrap())
         }
         _ => return None,
@@ -67,7 +86,7 @@ fn agreement_op(alg: &'static agreement::Algorithm, op: &str) -> Option<Op> {
 }
 
 fn signature_op(
-    keygen: fn() -> (Box<dyn Fn(&[u8]) -> Vec<u8>>, Vec<u8>),
+    keygen: fn() -> Signer,
     verification: &'static dyn signature::VerificationAlgorithm,
     op: &str,
 ) -> Option<Op> {
@@ -88,7 +107,7 @@ fn signature_op(
     })
 }
 
-fn mldsa(alg: &'static signature::PqdsaSigningAlgorithm) -> (Box<dyn Fn(&[u8]) -> Vec<u8>>, Vec<u8>) {
+fn mldsa(alg: &'static signature::PqdsaSigningAlgorithm) -> Signer {
     let pair = PqdsaKeyPair::generate(alg).unwrap();
     let public = pair.public_key().as_ref().to_vec();
     let sign = move |m: &[u8]| {
@@ -106,24 +125,43 @@ fn operation(alg: &str, op: &str) -> Option<Op> {
         "ML-KEM-1024" => kem_op(&kem::ML_KEM_1024, op),
         "X25519" => agreement_op(&agreement::X25519, op),
         "ECDH-P-256" => agreement_op(&agreement::ECDH_P256, op),
-        "ML-DSA-44" => signature_op(|| mldsa(&signature::ML_DSA_44_SIGNING), &signature::ML_DSA_44, op),
-        "ML-DSA-65" => signature_op(|| mldsa(&signature::ML_DSA_65_SIGNING), &signature::ML_DSA_65, op),
-        "ML-DSA-87" => signature_op(|| mldsa(&signature::ML_DSA_87_SIGNING), &signature::ML_DSA_87, op),
+        "ML-DSA-44" => signature_op(
+            || mldsa(&signature::ML_DSA_44_SIGNING),
+            &signature::ML_DSA_44,
+            op,
+        ),
+        "ML-DSA-65" => signature_op(
+            || mldsa(&signature::ML_DSA_65_SIGNING),
+            &signature::ML_DSA_65,
+            op,
+        ),
+        "ML-DSA-87" => signature_op(
+            || mldsa(&signature::ML_DSA_87_SIGNING),
+            &signature::ML_DSA_87,
+            op,
+        ),
         "Ed25519" => signature_op(
             || {
                 let pair = Ed25519KeyPair::generate().unwrap();
                 let public = pair.public_key().as_ref().to_vec();
-                (Box::new(move |m: &[u8]| pair.sign(m).as_ref().to_vec()), public)
+                (
+                    Box::new(move |m: &[u8]| pair.sign(m).as_ref().to_vec()),
+                    public,
+                )
             },
             &signature::ED25519,
             op,
         ),
         "ECDSA-P-256" => signature_op(
             || {
-                let pair = EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
+                let pair =
+                    EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
                 let public = pair.public_key().as_ref().to_vec();
                 let rng = SystemRandom::new();
-                (Box::new(move |m: &[u8]| pair.sign(&rng, m).unwrap().as_ref().to_vec()), public)
+                (
+                    Box::new(move |m: &[u8]| pair.sign(&rng, m).unwrap().as_ref().to_vec()),
+                    public,
+                )
             },
             &signature::ECDSA_P256_SHA256_ASN1,
             op,

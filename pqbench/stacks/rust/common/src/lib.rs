@@ -139,6 +139,25 @@ pub fn row_sizes(alg: Alg, op: Op) -> Vec<(&'static str, usize)> {
     sizes
 }
 
+/// How a row's keys are held while it is timed: `key_form` for the secret key an operation
+/// uses or makes (`seed`, `expanded`, `object`), `public_key_form` for the public key it
+/// takes (`object`: parsed once, outside the clock; `encoded`: the bytes, decoded by every
+/// call).
+pub fn key_attributes(
+    op: Op,
+    secret: &'static str,
+    public: &'static str,
+) -> Vec<(&'static str, Value)> {
+    let mut attributes = Vec::new();
+    if !matches!(op, Op::Encaps | Op::Verify) {
+        attributes.push(("key_form", Value::from(secret)));
+    }
+    if matches!(op, Op::Encaps | Op::Verify | Op::Derive) {
+        attributes.push(("public_key_form", Value::from(public)));
+    }
+    attributes
+}
+
 /// FIPS 203 section 7.1: an expanded ML-KEM decapsulation key is
 /// dk_PKE (384k bytes) || ek (384k + 32 bytes) || H(ek) || z; this is its ek.
 pub fn ek_inside_dk(alg: Alg, dk: &[u8]) -> Option<Vec<u8>> {
@@ -174,9 +193,16 @@ impl Op {
     }
 
     pub fn from_name(name: &str) -> Option<Op> {
-        [Op::Keygen, Op::Encaps, Op::Decaps, Op::Sign, Op::Verify, Op::Derive]
-            .into_iter()
-            .find(|op| op.name() == name)
+        [
+            Op::Keygen,
+            Op::Encaps,
+            Op::Decaps,
+            Op::Sign,
+            Op::Verify,
+            Op::Derive,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
     }
 }
 
@@ -311,12 +337,7 @@ pub trait Library {
     fn keygen(&self, alg: Alg, seed: Option<&[u8]>) -> Answer<NewKey<Self::Key>>;
     fn import(&self, alg: Alg, secret: &[u8]) -> Answer<NewKey<Self::Key>>;
     /// Returns (ciphertext, shared secret).
-    fn encaps(
-        &self,
-        alg: Alg,
-        public: &[u8],
-        random: Option<&[u8]>,
-    ) -> Answer<(Vec<u8>, Vec<u8>)>;
+    fn encaps(&self, alg: Alg, public: &[u8], random: Option<&[u8]>) -> Answer<(Vec<u8>, Vec<u8>)>;
     fn decaps(&self, alg: Alg, key: &Self::Key, ciphertext: &[u8]) -> Answer<Vec<u8>>;
     fn sign(
         &self,
@@ -342,8 +363,11 @@ pub trait Library {
 /// The version of `name` in the build's Cargo.lock table (see common/locked_versions.rs);
 /// every version the lock holds, joined, if it holds several.
 pub fn locked_version(locked: &[(&str, &str)], name: &str) -> String {
-    let versions: Vec<&str> =
-        locked.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v).collect();
+    let versions: Vec<&str> = locked
+        .iter()
+        .filter(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .collect();
     if versions.is_empty() {
         "unknown".to_string()
     } else {

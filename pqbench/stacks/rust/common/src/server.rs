@@ -13,7 +13,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde_json::{json, Map, Value};
 
 use crate::hex::{decode_hex, encode_hex};
-use crate::{Alg, Answer, Failure, Feature, Hello, Library, NewKey, Op, Prepared, PROTOCOL_VERSION};
+use crate::{
+    Alg, Answer, Failure, Feature, Hello, Library, NewKey, Op, Prepared, PROTOCOL_VERSION,
+};
 
 /// No line in either direction is longer than this (the protocol's limit).
 const MAX_LINE: usize = 1 << 20;
@@ -33,7 +35,13 @@ struct Server<L: Library> {
 pub fn serve<L: Library>(library: L) -> i32 {
     // A panic is answered as an error reply (below); its default report on stderr stays.
     let hello = library.hello();
-    let mut server = Server { library, hello, keys: HashMap::new(), next_key: 1, rows: HashMap::new() };
+    let mut server = Server {
+        library,
+        hello,
+        keys: HashMap::new(),
+        next_key: 1,
+        rows: HashMap::new(),
+    };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
@@ -105,7 +113,11 @@ fn read_line(input: &mut impl BufRead, buffer: &mut Vec<u8>) -> std::io::Result<
         };
         input.consume(used);
         if found.is_some() {
-            return Ok(if too_long { Line::TooLong } else { Line::Complete });
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
         }
     }
 }
@@ -138,7 +150,9 @@ fn problem(reason: &str) -> Value {
 }
 
 fn field<'a>(request: &'a Map<String, Value>, name: &str) -> Answer<&'a Value> {
-    request.get(name).ok_or_else(|| Failure::error(format!("missing field '{name}'")))
+    request
+        .get(name)
+        .ok_or_else(|| Failure::error(format!("missing field '{name}'")))
 }
 
 fn text_field<'a>(request: &'a Map<String, Value>, name: &str) -> Answer<&'a str> {
@@ -286,7 +300,10 @@ impl<L: Library> Server<L> {
                 key_alg.name(),
                 alg.name()
             ))),
-            None => Err(Failure::error(format!("no key '{}'", handle.escape_debug()))),
+            None => Err(Failure::error(format!(
+                "no key '{}'",
+                handle.escape_debug()
+            ))),
         }
     }
 
@@ -323,8 +340,10 @@ impl<L: Library> Server<L> {
             self.require(alg, Feature::DerandomizedEncaps, "caller randomness")?;
         }
         let (ciphertext, shared) = self.library.encaps(alg, &public, random.as_deref())?;
-        Ok(json!({"type": "encapsulated", "ciphertext": encode_hex(&ciphertext),
-                  "shared_secret": encode_hex(&shared)}))
+        Ok(
+            json!({"type": "encapsulated", "ciphertext": encode_hex(&ciphertext),
+                  "shared_secret": encode_hex(&shared)}),
+        )
     }
 
     fn decaps(&mut self, request: &Map<String, Value>) -> Answer<Value> {
@@ -345,7 +364,9 @@ impl<L: Library> Server<L> {
             self.require(alg, Feature::DeterministicSign, "deterministic signing")?;
         }
         let key = self.key(request, alg)?;
-        let signature = self.library.sign(alg, key, &message, &context, deterministic)?;
+        let signature = self
+            .library
+            .sign(alg, key, &message, &context, deterministic)?;
         Ok(json!({"type": "signed", "signature": encode_hex(&signature)}))
     }
 
@@ -355,7 +376,9 @@ impl<L: Library> Server<L> {
         let message = bytes_field(request, "message")?;
         let context = optional_bytes(request, "context")?.unwrap_or_default();
         let signature = bytes_field(request, "signature")?;
-        let valid = self.library.verify(alg, &public, &message, &context, &signature)?;
+        let valid = self
+            .library
+            .verify(alg, &public, &message, &context, &signature)?;
         Ok(json!({"type": "verified", "valid": valid}))
     }
 
@@ -375,10 +398,16 @@ impl<L: Library> Server<L> {
         })?;
         let alg = self.offered(request, Some(op))?;
         let prepared = self.library.prepare(alg, op)?;
-        let sizes: Map<String, Value> =
-            prepared.sizes.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        let attributes: Map<String, Value> =
-            prepared.attributes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let sizes: Map<String, Value> = prepared
+            .sizes
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let attributes: Map<String, Value> = prepared
+            .attributes
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
         self.rows.insert(row.clone(), prepared);
         Ok(json!({"type": "prepared", "row": row, "sizes": sizes, "attributes": attributes}))
     }
@@ -398,7 +427,9 @@ impl<L: Library> Server<L> {
             .get_mut(&row)
             .ok_or_else(|| Failure::error(format!("no prepared row '{}'", row.escape_debug())))?;
         let round = prepared.timed.round(seconds);
-        Ok(json!({"type": "round", "row": row, "ops": round.ops, "wall_ns": round.wall_ns,
-                  "thread_cpu_ns": round.thread_cpu_ns, "process_cpu_ns": round.process_cpu_ns}))
+        Ok(
+            json!({"type": "round", "row": row, "ops": round.ops, "wall_ns": round.wall_ns,
+                  "thread_cpu_ns": round.thread_cpu_ns, "process_cpu_ns": round.process_cpu_ns}),
+        )
     }
 }

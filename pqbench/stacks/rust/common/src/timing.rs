@@ -17,7 +17,10 @@ pub struct Round {
 }
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `now` is a valid timespec to write; the three clocks used here exist on Linux.
     let status = unsafe { libc::clock_gettime(clock, &mut now) };
     assert_eq!(status, 0, "clock_gettime({clock}) failed");

@@ -12,9 +12,9 @@
 //! dk, FIPS 204 sk) and the 32-byte X25519 / Ed25519 private keys.
 
 use pqbench_stack_common::{
-    ek_inside_dk, fill_random, locked_version, random_array, random_messages, row_sizes, serve,
-    timed, Alg, Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op, Prepared, Timed,
-    MESSAGES,
+    ek_inside_dk, fill_random, key_attributes, locked_version, random_array, random_messages,
+    row_sizes, serve, timed, Alg, Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op,
+    Prepared, Timed, MESSAGES,
 };
 use serde_json::{json, Value};
 
@@ -119,7 +119,10 @@ macro_rules! mlkem_set {
                     Op::Encaps => {
                         // The peer's key, checked once as it arrives (outside the clock).
                         let public = pair.public_key().clone();
-                        assert!(kem::validate_public_key(&public), "fresh key fails its check");
+                        assert!(
+                            kem::validate_public_key(&public),
+                            "fresh key fails its check"
+                        );
                         timed(move || kem::encapsulate(&public, random_array()))
                     }
                     _ => {
@@ -133,9 +136,27 @@ macro_rules! mlkem_set {
     };
 }
 
-mlkem_set!(MlKem512, mlkem512, MlKem512PublicKey, MlKem512PrivateKey, MlKem512Ciphertext);
-mlkem_set!(MlKem768, mlkem768, MlKem768PublicKey, MlKem768PrivateKey, MlKem768Ciphertext);
-mlkem_set!(MlKem1024, mlkem1024, MlKem1024PublicKey, MlKem1024PrivateKey, MlKem1024Ciphertext);
+mlkem_set!(
+    MlKem512,
+    mlkem512,
+    MlKem512PublicKey,
+    MlKem512PrivateKey,
+    MlKem512Ciphertext
+);
+mlkem_set!(
+    MlKem768,
+    mlkem768,
+    MlKem768PublicKey,
+    MlKem768PrivateKey,
+    MlKem768Ciphertext
+);
+mlkem_set!(
+    MlKem1024,
+    mlkem1024,
+    MlKem1024PublicKey,
+    MlKem1024PrivateKey,
+    MlKem1024Ciphertext
+);
 
 /// One ML-DSA parameter set of libcrux-ml-dsa.
 trait MlDsaSet {
@@ -152,10 +173,18 @@ macro_rules! mldsa_set {
         impl MlDsaSet for $set {
             fn keygen(xi: [u8; 32]) -> (Vec<u8>, Vec<u8>) {
                 let pair = libcrux_ml_dsa::$module::generate_key_pair(xi);
-                (pair.verification_key.as_slice().to_vec(), pair.signing_key.as_slice().to_vec())
+                (
+                    pair.verification_key.as_slice().to_vec(),
+                    pair.signing_key.as_slice().to_vec(),
+                )
             }
 
-            fn sign(secret: &[u8], message: &[u8], context: &[u8], rnd: [u8; 32]) -> Answer<Vec<u8>> {
+            fn sign(
+                secret: &[u8],
+                message: &[u8],
+                context: &[u8],
+                rnd: [u8; 32],
+            ) -> Answer<Vec<u8>> {
                 use libcrux_ml_dsa::$module as dsa;
                 let secret = dsa::$signing::new(exact("secret key", secret)?);
                 dsa::sign(&secret, message, context, rnd)
@@ -163,14 +192,22 @@ macro_rules! mldsa_set {
                     .map_err(|e| failed(&format!("signing failed: {e:?}")))
             }
 
-            fn verify(public: &[u8], message: &[u8], context: &[u8], signature: &[u8]) -> Answer<bool> {
+            fn verify(
+                public: &[u8],
+                message: &[u8],
+                context: &[u8],
+                signature: &[u8],
+            ) -> Answer<bool> {
                 use libcrux_ml_dsa::$module as dsa;
                 let public = dsa::$verification::new(exact("public", public)?);
                 // A signature of the wrong length is a wrong signature.
                 let Ok(signature) = exact("signature", signature) else {
                     return Ok(false);
                 };
-                Ok(dsa::verify(&public, message, context, &dsa::$signature::new(signature)).is_ok())
+                Ok(
+                    dsa::verify(&public, message, context, &dsa::$signature::new(signature))
+                        .is_ok(),
+                )
             }
 
             fn prepare(op: Op) -> Box<dyn Timed> {
@@ -185,16 +222,22 @@ macro_rules! mldsa_set {
                     let secret = pair.signing_key;
                     // Hedged (FIPS 204 section 3.4): fresh rnd for every signature.
                     return timed(move || {
-                        dsa::sign(&secret, &messages[rotate()], b"", random_array()).expect("ML-DSA sign")
+                        dsa::sign(&secret, &messages[rotate()], b"", random_array())
+                            .expect("ML-DSA sign")
                     });
                 }
                 let signatures: Vec<_> = messages
                     .iter()
-                    .map(|m| dsa::sign(&pair.signing_key, m, b"", random_array()).expect("ML-DSA sign"))
+                    .map(|m| {
+                        dsa::sign(&pair.signing_key, m, b"", random_array()).expect("ML-DSA sign")
+                    })
                     .collect();
                 let public = pair.verification_key;
                 for (message, signature) in messages.iter().zip(&signatures) {
-                    assert!(dsa::verify(&public, message, b"", signature).is_ok(), "fresh signature fails");
+                    assert!(
+                        dsa::verify(&public, message, b"", signature).is_ok(),
+                        "fresh signature fails"
+                    );
                 }
                 timed(move || {
                     let at = rotate();
@@ -205,9 +248,27 @@ macro_rules! mldsa_set {
     };
 }
 
-mldsa_set!(MlDsa44, ml_dsa_44, MLDSA44SigningKey, MLDSA44VerificationKey, MLDSA44Signature);
-mldsa_set!(MlDsa65, ml_dsa_65, MLDSA65SigningKey, MLDSA65VerificationKey, MLDSA65Signature);
-mldsa_set!(MlDsa87, ml_dsa_87, MLDSA87SigningKey, MLDSA87VerificationKey, MLDSA87Signature);
+mldsa_set!(
+    MlDsa44,
+    ml_dsa_44,
+    MLDSA44SigningKey,
+    MLDSA44VerificationKey,
+    MLDSA44Signature
+);
+mldsa_set!(
+    MlDsa65,
+    ml_dsa_65,
+    MLDSA65SigningKey,
+    MLDSA65VerificationKey,
+    MLDSA65Signature
+);
+mldsa_set!(
+    MlDsa87,
+    ml_dsa_87,
+    MLDSA87SigningKey,
+    MLDSA87VerificationKey,
+    MLDSA87Signature
+);
 
 fn mlkem_keygen(alg: Alg, seed: [u8; 64]) -> (Vec<u8>, Vec<u8>) {
     match alg {
@@ -248,7 +309,10 @@ fn x25519_prepare(op: Op) -> Box<dyn Timed> {
     let peer = x25519_public(&random_array());
     timed(move || {
         let mut shared = [0u8; 32];
-        libcrux_curve25519::ecdh(&mut shared, &peer, &secret).ok().map(|()| shared).expect("X25519")
+        libcrux_curve25519::ecdh(&mut shared, &peer, &secret)
+            .ok()
+            .map(|()| shared)
+            .expect("X25519")
     })
 }
 
@@ -264,10 +328,14 @@ fn ed25519_prepare(op: Op) -> Box<dyn Timed> {
     let messages = random_messages(MESSAGES);
     let mut rotate = rotation();
     if op == Op::Sign {
-        return timed(move || libcrux_ed25519::sign(&messages[rotate()], &secret).expect("Ed25519 sign"));
+        return timed(move || {
+            libcrux_ed25519::sign(&messages[rotate()], &secret).expect("Ed25519 sign")
+        });
     }
-    let signatures: Vec<[u8; 64]> =
-        messages.iter().map(|m| libcrux_ed25519::sign(m, &secret).expect("Ed25519 sign")).collect();
+    let signatures: Vec<[u8; 64]> = messages
+        .iter()
+        .map(|m| libcrux_ed25519::sign(m, &secret).expect("Ed25519 sign"))
+        .collect();
     timed(move || {
         let at = rotate();
         libcrux_ed25519::verify(&messages[at], &public, &signatures[at]).is_ok()
@@ -296,8 +364,16 @@ impl Library for Libcrux {
             features: features.to_vec(),
             code_path: code_path.to_string(),
         };
-        let kem = [Feature::SeededKeygen, Feature::DerandomizedEncaps, Feature::ImportExpanded];
-        let dsa = [Feature::SeededKeygen, Feature::DeterministicSign, Feature::ImportExpanded];
+        let kem = [
+            Feature::SeededKeygen,
+            Feature::DerandomizedEncaps,
+            Feature::ImportExpanded,
+        ];
+        let dsa = [
+            Feature::SeededKeygen,
+            Feature::DeterministicSign,
+            Feature::ImportExpanded,
+        ];
         let mut offers = Vec::new();
         for alg in [Alg::MlKem512, Alg::MlKem768, Alg::MlKem1024] {
             offers.push(with_all(alg, "libcrux-ml-kem", &kem, simd_path()));
@@ -306,8 +382,18 @@ impl Library for Libcrux {
             offers.push(with_all(alg, "libcrux-ml-dsa", &dsa, simd_path()));
         }
         // HACL* curve25519_51 and ed25519, compiled to Rust (hacl-rs): no assembly, no dispatch.
-        offers.push(with_all(Alg::X25519, "libcrux-curve25519", &[Feature::SeededKeygen], "portable"));
-        offers.push(with_all(Alg::Ed25519, "libcrux-ed25519", &[Feature::SeededKeygen], "portable"));
+        offers.push(with_all(
+            Alg::X25519,
+            "libcrux-curve25519",
+            &[Feature::SeededKeygen],
+            "portable",
+        ));
+        offers.push(with_all(
+            Alg::Ed25519,
+            "libcrux-ed25519",
+            &[Feature::SeededKeygen],
+            "portable",
+        ));
         let crates = [
             "libcrux-ml-kem",
             "libcrux-ml-dsa",
@@ -322,7 +408,10 @@ impl Library for Libcrux {
         Hello {
             implementation: "libcrux",
             runtime: RUSTC.to_string(),
-            libraries: crates.iter().map(|c| (c.to_string(), locked_version(LOCKED, c))).collect(),
+            libraries: crates
+                .iter()
+                .map(|c| (c.to_string(), locked_version(LOCKED, c)))
+                .collect(),
             offers,
         }
     }
@@ -335,7 +424,10 @@ impl Library for Libcrux {
                     None => random_array(),
                 };
                 let (public, secret) = mlkem_keygen(alg, seed);
-                Ok(NewKey { public: Some(public), secret: Key::MlKem(secret) })
+                Ok(NewKey {
+                    public: Some(public),
+                    secret: Key::MlKem(secret),
+                })
             }
             Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
                 let xi = match seed {
@@ -343,21 +435,30 @@ impl Library for Libcrux {
                     None => random_array(),
                 };
                 let (public, secret) = mldsa_keygen(alg, xi);
-                Ok(NewKey { public: Some(public), secret: Key::MlDsa(secret) })
+                Ok(NewKey {
+                    public: Some(public),
+                    secret: Key::MlDsa(secret),
+                })
             }
             Alg::X25519 => {
                 let secret = match seed {
                     Some(seed) => exact("seed", seed)?,
                     None => random_array(),
                 };
-                Ok(NewKey { public: Some(x25519_public(&secret).to_vec()), secret: Key::X25519(secret) })
+                Ok(NewKey {
+                    public: Some(x25519_public(&secret).to_vec()),
+                    secret: Key::X25519(secret),
+                })
             }
             _ => {
                 let secret = match seed {
                     Some(seed) => exact("seed", seed)?,
                     None => random_array(),
                 };
-                Ok(NewKey { public: Some(ed25519_public(&secret).to_vec()), secret: Key::Ed25519(secret) })
+                Ok(NewKey {
+                    public: Some(ed25519_public(&secret).to_vec()),
+                    secret: Key::Ed25519(secret),
+                })
             }
         }
     }
@@ -365,7 +466,10 @@ impl Library for Libcrux {
     fn import(&self, alg: Alg, secret: &[u8]) -> Answer<NewKey<Key>> {
         let (_, secret_len, _) = alg.sizes();
         if secret.len() != secret_len {
-            return Err(Failure::error(format!("secret is {} bytes, expected {secret_len}", secret.len())));
+            return Err(Failure::error(format!(
+                "secret is {} bytes, expected {secret_len}",
+                secret.len()
+            )));
         }
         match alg {
             Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
@@ -378,10 +482,16 @@ impl Library for Libcrux {
                     // FIPS 203 section 7.3: the hash check on dk.
                     return Err(failed("decapsulation key fails the FIPS 203 hash check"));
                 }
-                Ok(NewKey { public: ek_inside_dk(alg, secret), secret: Key::MlKem(secret.to_vec()) })
+                Ok(NewKey {
+                    public: ek_inside_dk(alg, secret),
+                    secret: Key::MlKem(secret.to_vec()),
+                })
             }
             // A FIPS 204 sk does not hold t1, so the public key cannot be read from it.
-            _ => Ok(NewKey { public: None, secret: Key::MlDsa(secret.to_vec()) }),
+            _ => Ok(NewKey {
+                public: None,
+                secret: Key::MlDsa(secret.to_vec()),
+            }),
         }
     }
 
@@ -408,12 +518,23 @@ impl Library for Libcrux {
         }
     }
 
-    fn sign(&self, alg: Alg, key: &Key, message: &[u8], context: &[u8], deterministic: bool) -> Answer<Vec<u8>> {
+    fn sign(
+        &self,
+        alg: Alg,
+        key: &Key,
+        message: &[u8],
+        context: &[u8],
+        deterministic: bool,
+    ) -> Answer<Vec<u8>> {
         match key {
             Key::MlDsa(secret) => {
                 context_len(context)?;
                 // FIPS 204 algorithm 2: rnd is 0^32 for the deterministic variant.
-                let rnd = if deterministic { [0u8; 32] } else { random_array() };
+                let rnd = if deterministic {
+                    [0u8; 32]
+                } else {
+                    random_array()
+                };
                 match alg {
                     Alg::MlDsa44 => MlDsa44::sign(secret, message, context, rnd),
                     Alg::MlDsa65 => MlDsa65::sign(secret, message, context, rnd),
@@ -422,7 +543,9 @@ impl Library for Libcrux {
             }
             Key::Ed25519(secret) => {
                 if !context.is_empty() {
-                    return Err(Failure::not_offered("Ed25519 (RFC 8032 pure) takes no context"));
+                    return Err(Failure::not_offered(
+                        "Ed25519 (RFC 8032 pure) takes no context",
+                    ));
                 }
                 libcrux_ed25519::sign(message, secret)
                     .map(|signature| signature.to_vec())
@@ -432,11 +555,20 @@ impl Library for Libcrux {
         }
     }
 
-    fn verify(&self, alg: Alg, public: &[u8], message: &[u8], context: &[u8], signature: &[u8]) -> Answer<bool> {
+    fn verify(
+        &self,
+        alg: Alg,
+        public: &[u8],
+        message: &[u8],
+        context: &[u8],
+        signature: &[u8],
+    ) -> Answer<bool> {
         match alg {
             Alg::Ed25519 => {
                 if !context.is_empty() {
-                    return Err(Failure::not_offered("Ed25519 (RFC 8032 pure) takes no context"));
+                    return Err(Failure::not_offered(
+                        "Ed25519 (RFC 8032 pure) takes no context",
+                    ));
                 }
                 let public: [u8; 32] = exact("public", public)?;
                 let Ok(signature) = <[u8; 64]>::try_from(signature) else {
@@ -479,14 +611,21 @@ impl Library for Libcrux {
             Alg::X25519 => (x25519_prepare(op), "seed", "encoded"),
             _ => (ed25519_prepare(op), "seed", "encoded"),
         };
-        let key_form = if matches!(op, Op::Encaps | Op::Verify) { public_form } else { secret_form };
-        attributes.push(("key_form", json!(key_form)));
+        attributes.extend(key_attributes(op, secret_form, public_form));
         if matches!(op, Op::Sign | Op::Verify) {
-            let signing = if alg == Alg::Ed25519 { "deterministic" } else { "hedged" };
+            let signing = if alg == Alg::Ed25519 {
+                "deterministic"
+            } else {
+                "hedged"
+            };
             attributes.push(("signing", json!(signing)));
             attributes.push(("messages", json!(MESSAGES)));
         }
-        Ok(Prepared { sizes: row_sizes(alg, op), attributes, timed })
+        Ok(Prepared {
+            sizes: row_sizes(alg, op),
+            attributes,
+            timed,
+        })
     }
 }
 
