@@ -113,21 +113,21 @@ def memory(
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect()
     started = datetime.now(UTC)
-    record = runner.MemoryRecorder()
+    recorder = runner.MemoryRecorder()
     status = "complete"
     with console.progress_bar(len(tasks)) as advance:
         try:
-            runner.execute(tasks, calls, record, lambda t: advance(t.title))
+            runner.execute(tasks, calls, recorder, lambda t: advance(t.title))
         except KeyboardInterrupt:
             status = "interrupted"
     _, missing = runner.interposer()
     settings = {"calls": calls, "operations": list(operation or ()), "label": label,
                 "stack_region_bytes": runner.STACK_REGION_BYTES,
-                "harness_stack_bytes": record.harness_stack_bytes,
-                "heap_counted": record.heap_counted,
-                "heap": "counted" if record.heap_counted else missing}
-    run = memory_runs.memory_run(started, settings, env, record.figures, record.problems,
-                             record.verifications, status)
+                "harness_stack_bytes": recorder.harness_stack_bytes,
+                "heap_counted": recorder.heap_counted,
+                "heap": "counted" if recorder.heap_counted else missing}
+    run = memory_runs.memory_run(started, settings, env, recorder.figures, recorder.problems,
+                             recorder.verifications, status)
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:
         print_json(codec.run_document(run))

@@ -23,7 +23,8 @@ from pqbench.errors import UsageError
 from pqbench.presentation import console, runs
 from pqbench.record import codec
 from pqbench.record.results import Run
-from pqbench.tls import catalog, grid, records, registry
+from pqbench.tls import catalog, grid, registry
+from pqbench.tls import runs as tls_runs
 from pqbench.tls.base import TlsImplementation
 
 if TYPE_CHECKING:
@@ -129,15 +130,15 @@ def tls(
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect(extra={"tls": _fingerprint(implementations)})
     started = datetime.now(UTC)
-    record = grid.GridRecorder()
+    recorder = grid.GridRecorder()
     status = "complete"
     with console.progress_bar(grid.plan_size(cells, implementations, settings)) as advance:
         try:
-            grid.run_grid(cells, implementations, settings, record, advance)
+            grid.run_grid(cells, implementations, settings, recorder, advance)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep the rows completed so far
             status = "interrupted"
-    run = records.tls_run(started, settings, env, record.results, record.problems,
-                          record.verifications, status)
+    run = tls_runs.tls_run(started, settings, env, recorder.results, recorder.problems,
+                          recorder.verifications, status)
     # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:

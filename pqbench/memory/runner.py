@@ -200,7 +200,7 @@ def _figure(task: MemoryTask, reply: dict[str, Any], heap_counted: bool) -> Memo
         sizes={k: int(v) for k, v in reply.get("sizes", {}).items()})
 
 
-def _offered(task: MemoryTask, record: MemoryRecorder, refused: set[tuple[str, str]]) -> bool:
+def _offered(task: MemoryTask, recorder: MemoryRecorder, refused: set[tuple[str, str]]) -> bool:
     """Support asked, not assumed: a pair refused as a whole is one problem, as in speed."""
     alg, impl = task.algorithm, task.implementation
     pair = (alg.name, impl.name)
@@ -209,31 +209,31 @@ def _offered(task: MemoryTask, record: MemoryRecorder, refused: set[tuple[str, s
     whole = impl.offers(alg, alg.all_operations[0])
     if whole:
         kind = "unavailable" if impl.unavailable_reason() else "not offered"
-        record.problems.append(Problem(*pair, kind, whole))
+        recorder.problems.append(Problem(*pair, kind, whole))
         refused.add(pair)
         return False
     reason = impl.offers(alg, MEMORY_ONLY_OPERATIONS.get(task.operation, task.operation))
     if reason:
-        record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+        recorder.problems.append(Problem(*pair, "not offered", reason, task.operation))
         return False
     return True
 
 
 def _ask(hook: Path | None, task: MemoryTask, calls: int,
-         record: MemoryRecorder) -> dict[str, Any]:
+         recorder: MemoryRecorder) -> dict[str, Any]:
     """One task in a worker of its own, so that its figures never depend on what else the
     run measured: libcrypto's global state (name maps, method caches) grows with each
     algorithm a process uses, and with it the heap of later calls (by 8 bytes for X25519
     key generation after P-256 on OpenSSL 3.0). The worker is gone when this returns."""
     worker = Worker(hook)
     try:
-        record.heap_counted = bool(worker.hello.get("heap"))
+        recorder.heap_counted = bool(worker.hello.get("heap"))
         return worker.ask(task.request(calls))
     finally:
         worker.close()
 
 
-def execute(tasks: Sequence[MemoryTask], calls: int, record: MemoryRecorder,
+def execute(tasks: Sequence[MemoryTask], calls: int, recorder: MemoryRecorder,
             progress: Callable[[MemoryTask], None] | None = None) -> None:
     """Measure each task in a fresh worker; raises KeyboardInterrupt through, keeping the
     rest."""
@@ -243,20 +243,20 @@ def execute(tasks: Sequence[MemoryTask], calls: int, record: MemoryRecorder,
     for task in tasks:
         if progress:
             progress(task)
-        if not _offered(task, record, refused):
+        if not _offered(task, recorder, refused):
             continue
         pair = (task.algorithm.name, task.implementation.name)
         try:
-            reply = _ask(hook, task, calls, record)
+            reply = _ask(hook, task, calls, recorder)
         except WorkerDied as exc:
-            record.problems.append(Problem(*pair, "error", str(exc), task.operation))
+            recorder.problems.append(Problem(*pair, "error", str(exc), task.operation))
             continue
         if not reply.get("ok"):
-            record.problems.append(Problem(*pair, str(reply.get("kind", "error")),
+            recorder.problems.append(Problem(*pair, str(reply.get("kind", "error")),
                                            str(reply.get("reason")), task.operation))
             continue
-        record.harness_stack_bytes = int(reply["memory"]["harness_stack_bytes"])
-        record.figures.append(_figure(task, reply, bool(record.heap_counted)))
+        recorder.harness_stack_bytes = int(reply["memory"]["harness_stack_bytes"])
+        recorder.figures.append(_figure(task, reply, bool(recorder.heap_counted)))
         if pair not in verified:
             verified.add(pair)
-            record.verifications.append(Verification(*pair, ("native check",)))
+            recorder.verifications.append(Verification(*pair, ("native check",)))

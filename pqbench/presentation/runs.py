@@ -174,7 +174,7 @@ def unstable_rows(run: Run) -> list[str]:
 
 def tls_table(run: Run) -> Table:
     """A `pqbench tls` run: one line per (cell, library, transport, operation)."""
-    from pqbench.tls.records import LOOPBACK_SUFFIX
+    from pqbench.tls.runs import LOOPBACK_SUFFIX
 
     rows = []
     for m in run.measurements:

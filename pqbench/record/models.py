@@ -221,7 +221,7 @@ class FileFacts(_Open):
 
 
 class TlsFacts(_Open):
-    """`pqbench tls` rows (pqbench/tls/records.py): the cell, the bytes and the CPU."""
+    """`pqbench tls` rows (pqbench/tls/runs.py): the cell, the bytes and the CPU."""
 
     group: Name | None = None
     certificate: Name | None = None

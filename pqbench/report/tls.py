@@ -1,7 +1,7 @@
 """PQ in a TLS handshake: `pqbench tls` runs as a table, two charts and a summary line.
 
 Rows are stored one per (cell, implementation + transport, operation) (see
-pqbench/tls/records.py); here each (cell, library) becomes one table row with its full and
+pqbench/tls/runs.py); here each (cell, library) becomes one table row with its full and
 resumed rates over memory buffers and over loopback side by side, its CPU split, the bytes
 each side sends and the paper round trips. The classical baseline is X25519 with an
 ECDSA P-256 certificate, what most TLS 1.3 servers negotiate today.
@@ -18,7 +18,7 @@ from pqbench.record.results import Measurement
 from pqbench.report.base import Section
 from pqbench.report.charts import GroupedBars
 from pqbench.tls import catalog
-from pqbench.tls.records import LOOPBACK_SUFFIX
+from pqbench.tls.runs import LOOPBACK_SUFFIX
 
 BASELINE = "X25519 + ECDSA-P-256"
 #: The summary's post-quantum cell, in order of preference: what browsers and servers

@@ -173,23 +173,23 @@ def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed
 
 
 def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str], bool],
-             record: SuiteRecorder) -> _Row | None:
+             recorder: SuiteRecorder) -> _Row | None:
     """Check the pair (once), ask for the operation, prepare it outside the clock and warm
     it up; None (with the problem recorded) where it cannot be timed."""
     pair = (task.algorithm.name, task.implementation.name)
     if pair not in verified:
-        verified[pair] = check_pair(task.algorithm, task.implementation, record)
+        verified[pair] = check_pair(task.algorithm, task.implementation, recorder)
     if not verified[pair]:
         return None
     if settings.processes > 1 and not task.implementation.multi_process:
-        record.problems.append(Problem(*pair, "not offered", (
+        recorder.problems.append(Problem(*pair, "not offered", (
             f"{task.implementation.name} is timed by one worker thread; --multi runs "
             "Python and native loops in several processes"), task.operation))
         return None
     try:
         reason = task.implementation.offers(task.algorithm, task.operation)
         if reason:
-            record.problems.append(Problem(*pair, "not offered", reason, task.operation))
+            recorder.problems.append(Problem(*pair, "not offered", reason, task.operation))
             return None
         prepared = task.implementation.prepare(task.algorithm, task.operation,
                                                task.block_size)
@@ -198,11 +198,11 @@ def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str]
             row.attributes = warm_up(prepared, settings)
     except (NotOfferedError, VerificationError) as exc:
         kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
-        record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+        recorder.problems.append(Problem(*pair, kind, str(exc), task.operation))
         return None
     except (WorkerFailed, ImplementationUnavailable) as exc:
         kind = "error" if isinstance(exc, WorkerFailed) else "unavailable"
-        record.problems.append(Problem(*pair, kind, str(exc), task.operation))
+        recorder.problems.append(Problem(*pair, kind, str(exc), task.operation))
         return None
     return row
 
@@ -225,17 +225,17 @@ def warm_up(prepared: TimedOperation, settings: SpeedSettings) -> dict[str, Any]
     return {"warmup_rounds": len(rates), "warmup_settled": False}
 
 
-def check_pair(alg: Algorithm, impl: Implementation, record: SuiteRecorder) -> bool:
+def check_pair(alg: Algorithm, impl: Implementation, recorder: SuiteRecorder) -> bool:
     """Verify before timing (`checks.pair`); a pair that fails is recorded, never timed."""
     checked = pair_check(alg, impl)
     if checked.problem is not None:
-        record.problems.append(checked.problem)
+        recorder.problems.append(checked.problem)
         return False
-    record.verifications.append(checked.verification)
+    recorder.verifications.append(checked.verification)
     return True
 
 
-def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorder,
+def execute(tasks: Sequence[Task], settings: SpeedSettings, recorder: SuiteRecorder,
             progress: Progress | None = None, rng: random.Random | None = None) -> None:
     """Check, prepare and warm up every task, then time them in cycles: each cycle runs one
     round of every row, in a fresh random order, so any two rows of the run are paired by
@@ -253,7 +253,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
         for task in tasks:
             if progress:
                 progress(task)
-            prepared = _prepare(task, settings, verified, record)
+            prepared = _prepare(task, settings, verified, recorder)
             if prepared is not None:
                 rows.append(prepared)
         if not rows:
@@ -279,7 +279,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
                     # Its worker is gone: the row keeps its finished rounds, says why it
                     # has no more, and the other rows go on.
                     row.failed = str(exc)
-                    record.problems.append(Problem(row.task.algorithm.name,
+                    recorder.problems.append(Problem(row.task.algorithm.name,
                                                    row.task.implementation.name, "error",
                                                    str(exc), row.task.operation))
     finally:
@@ -288,7 +288,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, record: SuiteRecorde
             pool.close()
         for index, row in enumerate(rows):
             if row.rounds:
-                record.measurements.append(row_measurement(
+                recorder.measurements.append(row_measurement(
                     row.task, row.prepared, row.rounds, base,
                     _multi_attributes(settings, per_worker[index]) if per_worker
                     else {**row.attributes,
@@ -319,13 +319,13 @@ def run_suite(
 ) -> Run:
     """Measure everything; on Ctrl-C return what finished, marked interrupted."""
     started = datetime.now(UTC)
-    record = SuiteRecorder()
+    recorder = SuiteRecorder()
     status = "complete"
     try:
-        execute(plan(algorithms, implementations, settings), settings, record, progress)
+        execute(plan(algorithms, implementations, settings), settings, recorder, progress)
     except KeyboardInterrupt:
         status = "interrupted"
     return new_run("speed", started, settings=settings.as_dict(), environment=environment,
-                   measurements=record.measurements, problems=record.problems,
-                   verifications=record.verifications, status=status, label=settings.label,
+                   measurements=recorder.measurements, problems=recorder.problems,
+                   verifications=recorder.verifications, status=status, label=settings.label,
                    command=command)

@@ -159,7 +159,7 @@ def _time(client: ClientSide, server: ServerSide, cell: Cell, credentials: Crede
 
 
 def _cell(implementation: TlsImplementation, cell: Cell, credentials: Credentials,
-          settings: TlsSettings, record: GridRecorder, servers: _Servers,
+          settings: TlsSettings, recorder: GridRecorder, servers: _Servers,
           progress: Progress) -> None:
     name = implementation.name
     client = implementation.client(cell, credentials)
@@ -169,7 +169,7 @@ def _cell(implementation: TlsImplementation, cell: Cell, credentials: Credential
         try:
             facts, found = verify(client, server, cell, credentials, operation)
         except VerificationError as exc:
-            record.problems.append(Problem(cell.name, name, "failed verification", str(exc),
+            recorder.problems.append(Problem(cell.name, name, "failed verification", str(exc),
                                            operation))
             for transport in settings.transports:
                 progress(f"{cell.name} {operation} {transport} [{name}]")
@@ -185,20 +185,20 @@ def _cell(implementation: TlsImplementation, cell: Cell, credentials: Credential
             except (NotOfferedError, VerificationError) as exc:
                 kind = "not offered" if isinstance(exc, NotOfferedError) else \
                     "failed verification"
-                record.problems.append(Problem(cell.name, name, kind,
+                recorder.problems.append(Problem(cell.name, name, kind,
                                                f"{transport}: {exc}", operation))
                 continue
             passed += [c for c in more if c not in passed]
-            record.results.append(TlsResult(
+            recorder.results.append(TlsResult(
                 cell=cell, implementation=name, library=implementation.library(),
                 explain_library=implementation.explain_library, transport=transport,
                 operation=operation, rounds=tuple(rounds), wire=facts, trips=trips))
     if passed:
-        record.verifications.append(Verification(cell.name, name, tuple(passed)))
+        recorder.verifications.append(Verification(cell.name, name, tuple(passed)))
 
 
 def run_grid(cells: Sequence[Cell], implementations: Sequence[TlsImplementation],
-             settings: TlsSettings, record: GridRecorder,
+             settings: TlsSettings, recorder: GridRecorder,
              progress: Progress | None = None) -> None:
     """Everything in order; KeyboardInterrupt passes through, keeping what finished."""
     report = progress or (lambda _title: None)
@@ -216,12 +216,12 @@ def run_grid(cells: Sequence[Cell], implementations: Sequence[TlsImplementation]
                         credentials[kind] = make_credentials(cell.certificate,
                                                              settings.intermediates)
                     try:
-                        _cell(implementation, cell, credentials[kind], settings, record,
+                        _cell(implementation, cell, credentials[kind], settings, recorder,
                               servers, report)
                         continue
                     except NotOfferedError as exc:
                         reason = str(exc)
-                record.problems.append(Problem(
+                recorder.problems.append(Problem(
                     cell.name, implementation.name,
                     "unavailable" if unavailable else "not offered", reason))
                 for _ in range(steps):

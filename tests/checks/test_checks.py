@@ -43,11 +43,11 @@ def test_a_wrong_answer_stops_the_pair_everywhere(monkeypatch: pytest.MonkeyPatc
     assert "decapsulation did not return the encapsulated secret" in checked.problem.reason
     (row,) = self_checks(alg, impl)
     assert (row.check, row.status) == ("self-check", "failed")
-    record = suite.SuiteRecorder()
+    recorder = suite.SuiteRecorder()
     tasks = suite.plan([alg], [impl], suite.SpeedSettings(seconds=0.01, rounds=1))
-    suite.execute(tasks, suite.SpeedSettings(seconds=0.01, rounds=1), record)
-    assert record.measurements == [] and record.verifications == []
-    assert [p.kind for p in record.problems] == ["failed verification"]
+    suite.execute(tasks, suite.SpeedSettings(seconds=0.01, rounds=1), recorder)
+    assert recorder.measurements == [] and recorder.verifications == []
+    assert [p.kind for p in recorder.problems] == ["failed verification"]
 
 
 def test_a_pair_not_offered_is_refused_before_any_check() -> None:

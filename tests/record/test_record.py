@@ -121,7 +121,7 @@ def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
     from pqbench.record.memory import memory_run
     from pqbench.speed.suite import SpeedSettings, run_suite
     from pqbench.tls.grid import TlsSettings
-    from pqbench.tls.records import tls_run
+    from pqbench.tls.runs import tls_run
 
     monkeypatch.setattr("sys.argv", ["pqbench", "speed", "--db", "postgresql://u:pw@h/db"])
     started = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

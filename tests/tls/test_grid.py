@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pqbench.errors import NotOfferedError
-from pqbench.tls import catalog, grid, inprocess, pyopenssl, records, registry, wire
+from pqbench.tls import catalog, grid, inprocess, pyopenssl, registry, wire
+from pqbench.tls import runs as tls_runs
 from pqbench.tls.base import ClientSide, MemoryEndpoint, TlsImplementation
 
 QUICK = grid.TlsSettings(seconds=0.05, rounds=5, warmup=0.0, transports=("memory",))
@@ -139,7 +140,7 @@ def test_loopback_rows_run_between_two_processes_after_their_own_verification() 
         assert all(r.handshakes > 0 and r.server_cpu_ns > 0 for r in row.rounds)
     checks = {c for v in record.verifications for c in v.checks}
     assert any("over loopback" in c for c in checks)
-    measurement = records.measurement(rows[("X25519 + ECDSA-P-256", "python-ssl", "full")])
+    measurement = tls_runs.measurement(rows[("X25519 + ECDSA-P-256", "python-ssl", "full")])
     assert measurement.implementation == "python-ssl-loopback"
 
 
@@ -157,7 +158,7 @@ def test_a_server_process_that_cannot_serve_the_cell_is_reported() -> None:
 def test_the_record_mapping_carries_the_fields_the_json_promises() -> None:
     record = _run(_cells(["X25519MLKEM768"], ["ML-DSA-65"]), [registry.by_name("pyopenssl")])
     full = next(r for r in record.results if r.operation == "full")
-    m = records.measurement(full)
+    m = tls_runs.measurement(full)
     assert (m.algorithm, m.implementation, m.operation) == (
         "X25519MLKEM768 + ML-DSA-65", "pyopenssl", "full")
     a = m.attributes

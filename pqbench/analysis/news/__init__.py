@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pqbench.analysis import explain, pairing, verdict
-from pqbench.analysis.news.record import (
+from pqbench.analysis.news.model import (
     Availability,
     CauseGroup,
     Change,
