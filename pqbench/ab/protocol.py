@@ -34,6 +34,8 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
+from pqbench.record.results import RowKey
+
 VERSION = 1
 
 #: The longest line a controller reads, in characters: far above any real message (a
@@ -81,11 +83,11 @@ def _excerpt(line: str, width: int = 120) -> str:
     return repr(text if len(text) <= width else text[:width] + "...")
 
 
-def row_of(message: dict[str, Any]) -> tuple[str, str, str, int | None]:
+def row_of(message: dict[str, Any]) -> RowKey:
     """The (algorithm, implementation, operation, block size) a prepare names."""
     row = message.get("row")
     if not (isinstance(row, list) and len(row) == 4 and all(isinstance(v, str) for v in row[:3])
             and (row[3] is None or isinstance(row[3], int))):
         raise ProtocolError(f"prepare needs a row [algorithm, implementation, operation, "
                             f"block size], not {row!r}")
-    return row[0], row[1], row[2], row[3]
+    return RowKey(*row)

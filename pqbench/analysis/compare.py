@@ -132,7 +132,7 @@ def compare_runs(
     context = explain.context_of(r.environment for r in [*before, *after])
     differences = explain.annotate(
         explain.differences([r.environment for r in before], [r.environment for r in after]),
-        context, {key[0] for key in outcomes})
+        context, {key.algorithm for key in outcomes})
     backends = row_libraries([*before, *after])
     rows = [_with_causes(row, differences, context, backends.get(key))
             for key, row in outcomes.items()]

@@ -129,12 +129,12 @@ def history(
     seen_algorithms: set[str] = set()
     for _, _, pooled in per_build:
         for key in pooled:
-            seen_algorithms.add(key[0])
-            if _norm(key[0]) != wanted:
+            seen_algorithms.add(key.algorithm)
+            if _norm(key.algorithm) != wanted:
                 continue
-            if implementation and key[1] != implementation:
+            if implementation and key.implementation != implementation:
                 continue
-            if operation and key[2] != operation:
+            if operation and key.operation != operation:
                 continue
             keys[key] = None
     if not keys:

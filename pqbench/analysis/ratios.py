@@ -59,8 +59,7 @@ class Side:
 
     def as_dict(self) -> dict[str, Any]:
         return {"label": self.label, "rows": [
-            {"algorithm": k[0], "implementation": k[1], "operation": k[2],
-             "block_size": k[3], "count": count} for k, count in self.rows]}
+            {**k._asdict(), "count": count} for k, count in self.rows]}
 
 
 @dataclass(frozen=True)
@@ -322,9 +321,9 @@ def _binding_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list
     index = {m.key: m for m in rows}
     found = []
     for binding, native in BINDINGS:
-        pairs = [(m, index[(m.algorithm, native, m.operation, m.block_size)])
+        pairs = [(m, index[m.key._replace(implementation=native)])
                  for m in rows if m.implementation == binding
-                 and (m.algorithm, native, m.operation, m.block_size) in index]
+                 and m.key._replace(implementation=native) in index]
         if not pairs:
             continue
         count = len(pairs)
@@ -476,21 +475,21 @@ def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
     for role, preferred, _ in exchanges.HEADLINE_PAIRS:
         of_role = [r for r in ratios if r.kind == role]
         for name in preferred:
-            mine = [r for r in of_role if r.numerator.rows[0][0][0] == name]
+            mine = [r for r in of_role if r.numerator.rows[0][0].algorithm == name]
             if mine:
                 first = min(mine, key=_native_first)
                 chosen.append(first)
                 chosen += [r for r in mine if r is not first and _within_stack(r)]
                 chosen += [r for r in ratios if r.kind == "implementation" and r.per == role
-                           and r.numerator.rows[0][0][0] == name]
+                           and r.numerator.rows[0][0].algorithm == name]
                 break
     largest: dict[tuple[str, str, str], Ratio] = {}
     for r in ratios:
         if r.kind in ("key size", "digest size"):
             key = r.numerator.rows[0][0]
-            slot = (r.numerator.label, r.denominator.label, key[2])
-            block = key[3] or 0
-            if slot not in largest or block > (largest[slot].numerator.rows[0][0][3] or 0):
+            slot = (r.numerator.label, r.denominator.label, key.operation)
+            block = key.block_size or 0
+            if slot not in largest or block > (largest[slot].numerator.rows[0][0].block_size or 0):
                 largest[slot] = r
     chosen += list(largest.values())
     chosen += [r for r in ratios if r.kind == "binding"]
@@ -499,13 +498,13 @@ def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
 
 def _within_stack(r: Ratio) -> bool:
     """A foreign implementation's ratio of two of its own rows."""
-    impl = r.numerator.rows[0][0][1]
-    return impl in STACKS and impl == r.denominator.rows[0][0][1]
+    impl = r.numerator.rows[0][0].implementation
+    return impl in STACKS and impl == r.denominator.rows[0][0].implementation
 
 
 def _native_first(r: Ratio) -> tuple[int, str]:
     natives = ("liboqs", "libcrypto")
-    impl = r.numerator.rows[0][0][1]
+    impl = r.numerator.rows[0][0].implementation
     return (0 if impl in natives else 1, r.denominator.label)
 
 

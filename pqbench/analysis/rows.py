@@ -46,19 +46,19 @@ class Row:
 
     @property
     def algorithm(self) -> str:
-        return self.key[0]
+        return self.key.algorithm
 
     @property
     def implementation(self) -> str:
-        return self.key[1]
+        return self.key.implementation
 
     @property
     def operation(self) -> str:
-        return self.key[2]
+        return self.key.operation
 
     @property
     def block_size(self) -> int | None:
-        return self.key[3]
+        return self.key.block_size
 
     @property
     def unit(self) -> str:

@@ -124,10 +124,10 @@ class Runner:
         s = self.plan.settings
         if rows is None:
             return s
-        blocks = tuple(sorted({k[3] for k in rows if k[3] is not None}))
-        return replace(s, algorithms=tuple(sorted({k[0] for k in rows})),
-                       implementations=tuple(sorted({k[1] for k in rows})),
-                       operations=tuple(sorted({k[2] for k in rows})),
+        blocks = tuple(sorted({k.block_size for k in rows if k.block_size is not None}))
+        return replace(s, algorithms=tuple(sorted({k.algorithm for k in rows})),
+                       implementations=tuple(sorted({k.implementation for k in rows})),
+                       operations=tuple(sorted({k.operation for k in rows})),
                        block_sizes=blocks or s.block_sizes)
 
     def _tagged(self, run: Run, position: int, other: int) -> Run:

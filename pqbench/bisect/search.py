@@ -307,7 +307,7 @@ def _changed(session: Measured, key: RowKey) -> bool:
 
 
 def _order(key: RowKey) -> tuple[str, str, str, int]:
-    return key[0], key[1], key[2], key[3] or 0
+    return key.algorithm, key.implementation, key.operation, key.block_size or 0
 
 
 def change_points(result: Result) -> set[tuple[RowKey, int, int]]:

@@ -94,7 +94,8 @@ class Search:
 
     def row_keys(self) -> list[RowKey]:
         keys = {key for s in self.sessions for key in s.rows}
-        return sorted(keys, key=lambda k: (k[0], k[1], k[2], k[3] or 0))
+        return sorted(keys, key=lambda k: (k.algorithm, k.implementation, k.operation,
+                                           k.block_size or 0))
 
     def levels(self, key: RowKey) -> dict[int, Level]:
         """Per position measured for the row, its level over all its rounds there."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _name(key: Any) -> str:
-    return f"{key[0]} {operation_name(key[2], key[3])} [{key[1]}]"
+    return f"{key.algorithm} {operation_name(key.operation, key.block_size)} [{key.implementation}]"
 
 
 def cause_text(point: ChangePoint) -> str:
@@ -80,8 +80,7 @@ def bisection_document(result: Result, chosen: Series, location: str) -> dict[st
         "sessions": [{"before": build(s.before), "after": build(s.after),
                       "runs": list(s.run_ids), "seconds": round(s.seconds, 3),
                       "status": s.status} for s in result.sessions],
-        "rows": [{"algorithm": r.key[0], "implementation": r.key[1], "operation": r.key[2],
-                  "block_size": r.key[3], "ends": r.ends.as_dict(), "searched": r.searched,
+        "rows": [{**r.key._asdict(), "ends": r.ends.as_dict(), "searched": r.searched,
                   "change_points": [{"before": build(c.before), "after": build(c.after),
                                      "unusable_between": [build(p) for p in c.skipped],
                                      "comparison": c.row.as_dict(),

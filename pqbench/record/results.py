@@ -12,13 +12,20 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.rounds import LoopResult
 from pqbench.record.summary import Summary, summarize
 
-RowKey = tuple[str, str, str, int | None]
+
+class RowKey(NamedTuple):
+    """What names a row across runs: the same four make the same row in every run."""
+
+    algorithm: str
+    implementation: str
+    operation: str
+    block_size: int | None
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class Measurement:
 
     @property
     def key(self) -> RowKey:
-        return (self.algorithm, self.implementation, self.operation, self.block_size)
+        return RowKey(self.algorithm, self.implementation, self.operation, self.block_size)
 
     @property
     def time_base(self) -> str:

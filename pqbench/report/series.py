@@ -58,7 +58,7 @@ def section(runs: Sequence[Run]) -> Section | None:
 
 
 def _row_name(key: RowKey) -> str:
-    return f"{key[0]} {operation_name(key[2], key[3])} [{key[1]}]"
+    return f"{key.algorithm} {operation_name(key.operation, key.block_size)} [{key.implementation}]"
 
 
 def _table(search: stored.Search, key: RowKey) -> md.Markdown:

@@ -100,7 +100,7 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
     if not rows:
         return
     runs = np.array([found._position[row[0]] for row in rows], dtype=np.int64)
-    keys = np.array([codes.setdefault((row[1], row[2], row[3], row[4]), len(codes))
+    keys = np.array([codes.setdefault(RowKey(*row[1:5]), len(codes))
                      for row in rows], dtype=np.int64)
     lengths = np.array([len(row[5]) for row in rows], dtype=np.int64)
     if not np.array_equal(lengths, [len(row[6]) for row in rows]):

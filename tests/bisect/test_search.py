@@ -19,8 +19,8 @@ from pqbench.bisect.search import Bisection, Measured, change_points, exhaustive
 from pqbench.errors import UsageError
 from pqbench.record.results import RowKey
 
-KEY: RowKey = ("AES-256-GCM", "cryptography", "encrypt", 16384)
-OTHER: RowKey = ("SHA-256", "libcrypto", "hash", 16384)
+KEY = RowKey("AES-256-GCM", "cryptography", "encrypt", 16384)
+OTHER = RowKey("SHA-256", "libcrypto", "hash", 16384)
 
 
 def _row(key: RowKey, before: float, after: float) -> Row:
