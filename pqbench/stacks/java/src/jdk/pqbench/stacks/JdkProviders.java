@@ -17,6 +17,7 @@ import java.security.spec.ECPoint;
 import java.security.spec.ECPrivateKeySpec;
 import java.security.spec.ECPublicKeySpec;
 import java.security.spec.NamedParameterSpec;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.security.spec.X509EncodedKeySpec;
 import java.security.spec.XECPublicKeySpec;
 import java.util.ArrayList;
@@ -143,10 +144,27 @@ final class JdkProviders implements Implementation {
         return generator.generateKeyPair();
     }
 
-    /** ML-KEM (FIPS 203) from the JDK's provider. */
+    /** The PKCS#8 header before an expanded secret key of {@code size} bytes, where the JDK
+     * encodes its private keys that way (JDK 25's default: the key is a DER OCTET STRING,
+     * tag 04, two length bytes, right before the key); null where it holds the seed. */
+    private static byte[] expandedHeader(PrivateKey key, int size) {
+        byte[] encoded = key.getEncoded();
+        int start = encoded.length - size;
+        if (start < 4 || encoded[start - 4] != 0x04 || encoded[start - 3] != (byte) 0x82
+                || ((encoded[start - 2] & 0xff) << 8 | (encoded[start - 1] & 0xff)) != size) {
+            return null;
+        }
+        return Arrays.copyOf(encoded, start);
+    }
+
+    /** ML-KEM (FIPS 203) from the JDK's provider. Decapsulation makes a Decapsulator for the
+     * key each time, as a handshake with a fresh key does (the JDK checks the key there). */
     private static final class MlKem extends Algorithm {
         private final int publicSize;
+        private final int expandedSize;
         private final byte[] header;
+        /** The PKCS#8 header of an expanded key, null where the JDK holds seeds. */
+        private final byte[] privateHeader;
         private final KeyFactory factory;
         private final Object kem;
 
@@ -157,15 +175,22 @@ final class JdkProviders implements Implementation {
             }
             int k = name.equals("ML-KEM-512") ? 2 : name.equals("ML-KEM-768") ? 3 : 4;
             publicSize = 384 * k + 32;
-            int ciphertextSize = k == 4 ? 1568 : 32 * (k * 10 + 4) ;
-            header = spkiHeader(KeyPairGenerator.getInstance(name).generateKeyPair().getPublic(), publicSize);
+            int ciphertextSize = k == 4 ? 1568 : 32 * (k * 10 + 4);
+            expandedSize = 768 * k + 96;
+            KeyPair sample = KeyPairGenerator.getInstance(name).generateKeyPair();
+            header = spkiHeader(sample.getPublic(), publicSize);
+            privateHeader = expandedHeader(sample.getPrivate(), expandedSize);
             factory = KeyFactory.getInstance("ML-KEM");
             kem = KemApi.getInstance("ML-KEM");
             codePath = intrinsics("UseKyberIntrinsics", "UseSHA3Intrinsics");
             features.add("seeded_keygen");
             features.add("derandomized_encaps");
+            if (privateHeader != null) {
+                features.add("import_expanded");
+            }
+            keyForm = privateHeader != null ? "expanded" : "seed";
             sizes.put("public_key", publicSize);
-            sizes.put("secret_key", 64);
+            sizes.put("secret_key", privateHeader != null ? expandedSize : 64);
             sizes.put("ciphertext", ciphertextSize);
             sizes.put("shared_secret", 32);
         }
@@ -179,13 +204,23 @@ final class JdkProviders implements Implementation {
             return new Key(pair.getPrivate(), raw(pair.getPublic(), publicSize));
         }
 
+        /** The 64-byte seed, or the expanded dk (FIPS 203: dk_PKE || ek || H(ek) || z), whose
+         * ek is the public key. */
         @Override
         public Key importSecret(byte[] secret) throws Exception {
-            if (secret.length != 64) {
-                throw new NotOffered("the JDK's ML-KEM imports only the 64-byte seed d || z here, not a "
-                        + secret.length + "-byte key");
+            if (secret.length == 64) {
+                return keygen(secret);
             }
-            return keygen(secret);
+            if (secret.length != expandedSize) {
+                throw new BadInput(name + " secret key must be the 64-byte seed or the " + expandedSize
+                        + "-byte dk, got " + secret.length);
+            }
+            if (privateHeader == null) {
+                throw new NotOffered("this JDK holds ML-KEM keys as seeds and imports no expanded dk");
+            }
+            PrivateKey key = factory.generatePrivate(new PKCS8EncodedKeySpec(concat(privateHeader, secret)));
+            int start = expandedSize - publicSize - 64;
+            return new Key(key, Arrays.copyOfRange(secret, start, start + publicSize));
         }
 
         @Override
@@ -223,7 +258,11 @@ final class JdkProviders implements Implementation {
         MlDsa(String name) throws Exception {
             super(name, Kind.SIGNATURE, provider(KeyPairGenerator.getInstance(name)));
             publicSize = name.equals("ML-DSA-44") ? 1312 : name.equals("ML-DSA-65") ? 1952 : 2592;
-            header = spkiHeader(KeyPairGenerator.getInstance(name).generateKeyPair().getPublic(), publicSize);
+            KeyPair sample = KeyPairGenerator.getInstance(name).generateKeyPair();
+            header = spkiHeader(sample.getPublic(), publicSize);
+            int expandedSize = name.equals("ML-DSA-44") ? 2560 : name.equals("ML-DSA-65") ? 4032 : 4896;
+            boolean expanded = expandedHeader(sample.getPrivate(), expandedSize) != null;
+            keyForm = expanded ? "expanded" : "seed";
             factory = KeyFactory.getInstance("ML-DSA");
             signer = Signature.getInstance("ML-DSA");
             deterministicSigner = Signature.getInstance("ML-DSA");
@@ -233,7 +272,7 @@ final class JdkProviders implements Implementation {
             features.add("deterministic_sign");
             signing = "hedged";
             sizes.put("public_key", publicSize);
-            sizes.put("secret_key", 32);
+            sizes.put("secret_key", expanded ? expandedSize : 32);
             sizes.put("signature", name.equals("ML-DSA-44") ? 2420 : name.equals("ML-DSA-65") ? 3309 : 4627);
         }
 
