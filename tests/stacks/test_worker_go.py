@@ -7,6 +7,7 @@ rounds with the protocol's clocks."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -496,3 +497,18 @@ def test_a_run_outside_the_protocol_range_is_an_error(worker: Worker, seconds: o
     worker.expect({"type": "prepare", "row": "range", "alg": "X25519", "operation": "keygen"},
                   "prepared")
     assert worker.request({"type": "run", "row": "range", "seconds": seconds})["type"] == "error"
+
+
+def test_the_go_reference_benchmark_runs_every_row_it_names() -> None:
+    """`go test -bench` over the same operations (the fidelity reference): every benchmark
+    runs once and is named after a worker row."""
+    done = subprocess.run(["go", "test", "-run", "^$", "-bench", ".", "-benchtime", "1x",
+                           "./reference"], cwd=STACKS / "go", capture_output=True, text=True,
+                          timeout=900, check=False,
+                          env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = set(re.findall(r"^Benchmark\w+/([\w-]+/\w+)-\d+\s", done.stdout, re.MULTILINE))
+    assert rows == {f"{alg}/{op}" for alg in ("ML-KEM-768", "ML-KEM-1024")
+                    for op in ("keygen", "encaps", "decaps")} | {
+        f"{alg}/{op}" for alg in ("X25519", "ECDH-P-256") for op in ("keygen", "derive")} | {
+        f"Ed25519/{op}" for op in ("keygen", "sign", "verify")}

@@ -596,3 +596,34 @@ def test_a_run_outside_the_protocol_range_is_an_error(worker: Worker, seconds: o
     worker.expect({"type": "prepare", "row": "range", "alg": "X25519", "operation": "keygen"},
                   "prepared")
     assert worker.request({"type": "run", "row": "range", "seconds": seconds})["type"] == "error"
+
+
+# --- the fidelity references -----------------------------------------------------------
+
+REFERENCES = {"java": "pqbench.stacks.Reference", "bouncycastle": "pqbench.stacks.bc.Reference"}
+
+
+@pytest.mark.parametrize("name", IMPLEMENTATIONS)
+def test_the_reference_harness_times_every_operation(argv: dict[str, list[str]],
+                                                     name: str) -> None:
+    """The plain JCA / lightweight-API loops the fidelity benchmark pairs with the worker's
+    rows: one JSON round per line, for one row of each kind of operation (a JVM start
+    each)."""
+    command = argv[name]
+    main = command.index("pqbench.stacks.Worker")
+    rows = {"ML-KEM-512": ["keygen"], "ML-KEM-768": ["encaps", "decaps"], "ML-DSA-65": ["sign"],
+            "X25519": ["derive"], "ECDSA-P-256": ["verify"], "Ed25519": ["verify"]}
+    for alg, operations in rows.items():
+        for operation in operations:
+            done = subprocess.run([*command[:main], REFERENCES[name], alg, operation, "0.001",
+                                   "2"], capture_output=True, text=True, timeout=300,
+                                  check=False)
+            assert done.returncode == 0, done.stderr
+            rounds = [json.loads(line) for line in done.stdout.splitlines()]
+            assert len(rounds) == 2
+            for r in rounds:
+                assert (r["alg"], r["operation"]) == (alg, operation)
+                assert r["ops"] >= 1 and r["wall_ns"] >= 1_000_000 and r["thread_cpu_ns"] > 0
+    done = subprocess.run([*command[:main], REFERENCES[name], "ML-KEM-768", "fly", "0.001"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2 and "fly" in done.stderr

@@ -366,22 +366,19 @@ public final class BouncyCastle implements Implementation {
 
         @Override
         public Key keygen(byte[] seed) {
-            ECPrivateKeyParameters secret;
             if (seed == null) {
                 ECKeyPairGenerator keys = new ECKeyPairGenerator();
                 keys.init(new ECKeyGenerationParameters(domain, random));
                 AsymmetricCipherKeyPair pair = keys.generateKeyPair();
-                secret = (ECPrivateKeyParameters) pair.getPrivate();
-            } else {
-                need(name + " private scalar", seed, 32);
-                BigInteger d = new BigInteger(1, seed);
-                if (d.signum() == 0 || d.compareTo(domain.getN()) >= 0) {
-                    throw new BadInput(name + " private scalar out of range");
-                }
-                secret = new ECPrivateKeyParameters(d, domain);
+                return new Key(pair.getPrivate(), ((ECPublicKeyParameters) pair.getPublic()).getQ().getEncoded(false));
             }
-            ECPoint q = domain.getG().multiply(secret.getD()).normalize();
-            return new Key(secret, q.getEncoded(false));
+            need(name + " private scalar", seed, 32);
+            BigInteger d = new BigInteger(1, seed);
+            if (d.signum() == 0 || d.compareTo(domain.getN()) >= 0) {
+                throw new BadInput(name + " private scalar out of range");
+            }
+            ECPoint q = domain.getG().multiply(d).normalize();
+            return new Key(new ECPrivateKeyParameters(d, domain), q.getEncoded(false));
         }
 
         @Override

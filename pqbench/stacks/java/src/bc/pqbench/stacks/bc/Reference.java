@@ -1,0 +1,307 @@
+package pqbench.stacks.bc;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.security.SecureRandom;
+
+import org.bouncycastle.asn1.x9.X9ECParameters;
+import org.bouncycastle.crypto.AsymmetricCipherKeyPair;
+import org.bouncycastle.crypto.CryptoServicesRegistrar;
+import org.bouncycastle.crypto.agreement.ECDHBasicAgreement;
+import org.bouncycastle.crypto.agreement.X25519Agreement;
+import org.bouncycastle.crypto.digests.SHA256Digest;
+import org.bouncycastle.crypto.ec.CustomNamedCurves;
+import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
+import org.bouncycastle.crypto.generators.MLDSAKeyPairGenerator;
+import org.bouncycastle.crypto.generators.MLKEMKeyPairGenerator;
+import org.bouncycastle.crypto.kems.MLKEMExtractor;
+import org.bouncycastle.crypto.kems.MLKEMGenerator;
+import org.bouncycastle.crypto.params.ECDomainParameters;
+import org.bouncycastle.crypto.params.ECKeyGenerationParameters;
+import org.bouncycastle.crypto.params.ECPrivateKeyParameters;
+import org.bouncycastle.crypto.params.ECPublicKeyParameters;
+import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
+import org.bouncycastle.crypto.params.Ed25519PublicKeyParameters;
+import org.bouncycastle.crypto.params.MLDSAKeyGenerationParameters;
+import org.bouncycastle.crypto.params.MLDSAParameters;
+import org.bouncycastle.crypto.params.MLDSAPrivateKeyParameters;
+import org.bouncycastle.crypto.params.MLDSAPublicKeyParameters;
+import org.bouncycastle.crypto.params.MLKEMKeyGenerationParameters;
+import org.bouncycastle.crypto.params.MLKEMParameters;
+import org.bouncycastle.crypto.params.MLKEMPrivateKeyParameters;
+import org.bouncycastle.crypto.params.MLKEMPublicKeyParameters;
+import org.bouncycastle.crypto.params.ParametersWithRandom;
+import org.bouncycastle.crypto.params.X25519PrivateKeyParameters;
+import org.bouncycastle.crypto.params.X25519PublicKeyParameters;
+import org.bouncycastle.crypto.signers.DSADigestSigner;
+import org.bouncycastle.crypto.signers.ECDSASigner;
+import org.bouncycastle.crypto.signers.Ed25519Signer;
+import org.bouncycastle.crypto.signers.MLDSASigner;
+import org.bouncycastle.crypto.signers.StandardDSAEncoding;
+
+/**
+ * A plain benchmark of BouncyCastle's lightweight API, without the worker: the reference
+ * that pqbench's fidelity benchmark pairs with the {@code bouncycastle} rows.
+ *
+ * <p>{@code java OPTIONS -cp CLASSES:LIB/* pqbench.stacks.bc.Reference ALG OPERATION SECONDS
+ * [ROUNDS]} prints one JSON line per round: {@code {"alg", "operation", "ops", "wall_ns",
+ * "thread_cpu_ns"}}. Each round is the simplest loop: one operation per iteration,
+ * System.nanoTime read after every call, a byte of each result folded into a volatile
+ * field. The operation is the one the worker times (the received public key decoded by each
+ * call, 64 rotating messages, BouncyCastle's default SecureRandom), written directly against
+ * the API, sharing no code with the worker.
+ */
+public final class Reference {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    static volatile int sink;
+
+    private interface Call {
+        int run() throws Exception;
+    }
+
+    private Reference() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 3 || args.length > 4) {
+            System.err.println("usage: pqbench.stacks.bc.Reference ALG OPERATION SECONDS [ROUNDS]");
+            System.exit(2);
+        }
+        String alg = args[0];
+        String operation = args[1];
+        double seconds = Double.parseDouble(args[2]);
+        int rounds = args.length == 4 ? Integer.parseInt(args[3]) : 1;
+        Call call = call(alg, operation, CryptoServicesRegistrar.getSecureRandom());
+        if (call == null) {
+            System.err.println("the BouncyCastle reference has no " + alg + " " + operation);
+            System.exit(2);
+        }
+        for (int r = 0; r < rounds; r++) {
+            long budget = (long) (seconds * 1e9);
+            long cpu = THREADS.getCurrentThreadCpuTime();
+            long start = System.nanoTime();
+            long ops = 0;
+            int folded = 0;
+            while (System.nanoTime() - start < budget) {
+                folded ^= call.run();
+                ops++;
+            }
+            long wall = System.nanoTime() - start;
+            long thread = THREADS.getCurrentThreadCpuTime() - cpu;
+            sink ^= folded;
+            System.out.println("{\"alg\":\"" + alg + "\",\"operation\":\"" + operation + "\",\"ops\":" + ops
+                    + ",\"wall_ns\":" + wall + ",\"thread_cpu_ns\":" + thread + "}");
+        }
+    }
+
+    private static byte[][] messages(SecureRandom random) {
+        byte[][] messages = new byte[64][32];
+        for (byte[] m : messages) {
+            random.nextBytes(m);
+        }
+        return messages;
+    }
+
+    private static Call call(String alg, String operation, SecureRandom random) throws Exception {
+        switch (alg) {
+            case "ML-KEM-512":
+                return mlkem(MLKEMParameters.ml_kem_512, operation, random);
+            case "ML-KEM-768":
+                return mlkem(MLKEMParameters.ml_kem_768, operation, random);
+            case "ML-KEM-1024":
+                return mlkem(MLKEMParameters.ml_kem_1024, operation, random);
+            case "ML-DSA-44":
+                return mldsa(MLDSAParameters.ml_dsa_44, operation, random);
+            case "ML-DSA-65":
+                return mldsa(MLDSAParameters.ml_dsa_65, operation, random);
+            case "ML-DSA-87":
+                return mldsa(MLDSAParameters.ml_dsa_87, operation, random);
+            case "X25519":
+                return x25519(operation, random);
+            case "Ed25519":
+                return ed25519(operation, random);
+            case "ECDH-P-256":
+            case "ECDSA-P-256":
+                return p256(alg, operation, random);
+            default:
+                return null;
+        }
+    }
+
+    private static Call mlkem(MLKEMParameters parameters, String operation, SecureRandom random) {
+        MLKEMKeyPairGenerator generator = new MLKEMKeyPairGenerator();
+        generator.init(new MLKEMKeyGenerationParameters(random, parameters));
+        AsymmetricCipherKeyPair pair = generator.generateKeyPair();
+        byte[] encoded = ((MLKEMPublicKeyParameters) pair.getPublic()).getEncoded();
+        MLKEMGenerator encapsulator = new MLKEMGenerator(random);
+        switch (operation) {
+            case "keygen":
+                return () -> ((MLKEMPublicKeyParameters) generator.generateKeyPair().getPublic()).getEncoded()[0];
+            case "encaps":
+                return () -> encapsulator.generateEncapsulated(new MLKEMPublicKeyParameters(parameters, encoded))
+                        .getEncapsulation()[0];
+            case "decaps": {
+                byte[] ciphertext = encapsulator.generateEncapsulated(pair.getPublic()).getEncapsulation();
+                MLKEMPrivateKeyParameters key = (MLKEMPrivateKeyParameters) pair.getPrivate();
+                return () -> new MLKEMExtractor(key).extractSecret(ciphertext)[0];
+            }
+            default:
+                return null;
+        }
+    }
+
+    private static Call mldsa(MLDSAParameters parameters, String operation, SecureRandom random) throws Exception {
+        MLDSAKeyPairGenerator generator = new MLDSAKeyPairGenerator();
+        generator.init(new MLDSAKeyGenerationParameters(random, parameters));
+        AsymmetricCipherKeyPair pair = generator.generateKeyPair();
+        MLDSAPrivateKeyParameters key = (MLDSAPrivateKeyParameters) pair.getPrivate();
+        byte[] encoded = ((MLDSAPublicKeyParameters) pair.getPublic()).getEncoded();
+        MLDSASigner signer = new MLDSASigner();
+        byte[][] messages = messages(random);
+        byte[][] signatures = new byte[64][];
+        for (int i = 0; i < 64; i++) {
+            signer.init(true, new ParametersWithRandom(key, random));
+            signer.update(messages[i], 0, 32);
+            signatures[i] = signer.generateSignature();
+        }
+        int[] next = {0};
+        switch (operation) {
+            case "keygen":
+                return () -> ((MLDSAPublicKeyParameters) generator.generateKeyPair().getPublic()).getEncoded()[0];
+            case "sign":
+                return () -> {
+                    signer.init(true, new ParametersWithRandom(key, random));
+                    signer.update(messages[next[0]], 0, 32);
+                    next[0] = (next[0] + 1) & 63;
+                    return signer.generateSignature()[0];
+                };
+            case "verify":
+                return () -> {
+                    int i = next[0];
+                    next[0] = (i + 1) & 63;
+                    signer.init(false, new MLDSAPublicKeyParameters(parameters, encoded));
+                    signer.update(messages[i], 0, 32);
+                    if (!signer.verifySignature(signatures[i])) {
+                        throw new IllegalStateException("a signature did not verify");
+                    }
+                    return i;
+                };
+            default:
+                return null;
+        }
+    }
+
+    private static Call x25519(String operation, SecureRandom random) {
+        X25519PrivateKeyParameters mine = new X25519PrivateKeyParameters(random);
+        byte[] theirs = new X25519PrivateKeyParameters(random).generatePublicKey().getEncoded();
+        X25519Agreement agreement = new X25519Agreement();
+        switch (operation) {
+            case "keygen":
+                return () -> new X25519PrivateKeyParameters(random).generatePublicKey().getEncoded()[0];
+            case "derive":
+                return () -> {
+                    byte[] shared = new byte[32];
+                    agreement.init(mine);
+                    agreement.calculateAgreement(new X25519PublicKeyParameters(theirs, 0), shared, 0);
+                    return shared[0];
+                };
+            default:
+                return null;
+        }
+    }
+
+    private static Call ed25519(String operation, SecureRandom random) {
+        Ed25519PrivateKeyParameters key = new Ed25519PrivateKeyParameters(random);
+        byte[] encoded = key.generatePublicKey().getEncoded();
+        Ed25519Signer signer = new Ed25519Signer();
+        byte[][] messages = messages(random);
+        byte[][] signatures = new byte[64][];
+        for (int i = 0; i < 64; i++) {
+            signer.init(true, key);
+            signer.update(messages[i], 0, 32);
+            signatures[i] = signer.generateSignature();
+        }
+        int[] next = {0};
+        switch (operation) {
+            case "keygen":
+                return () -> new Ed25519PrivateKeyParameters(random).generatePublicKey().getEncoded()[0];
+            case "sign":
+                return () -> {
+                    signer.init(true, key);
+                    signer.update(messages[next[0]], 0, 32);
+                    next[0] = (next[0] + 1) & 63;
+                    return signer.generateSignature()[0];
+                };
+            case "verify":
+                return () -> {
+                    int i = next[0];
+                    next[0] = (i + 1) & 63;
+                    signer.init(false, new Ed25519PublicKeyParameters(encoded, 0));
+                    signer.update(messages[i], 0, 32);
+                    if (!signer.verifySignature(signatures[i])) {
+                        throw new IllegalStateException("a signature did not verify");
+                    }
+                    return i;
+                };
+            default:
+                return null;
+        }
+    }
+
+    private static Call p256(String alg, String operation, SecureRandom random) {
+        X9ECParameters curve = CustomNamedCurves.getByName("secp256r1");
+        ECDomainParameters domain = new ECDomainParameters(curve.getCurve(), curve.getG(), curve.getN(),
+                curve.getH(), curve.getSeed());
+        ECKeyPairGenerator generator = new ECKeyPairGenerator();
+        generator.init(new ECKeyGenerationParameters(domain, random));
+        AsymmetricCipherKeyPair pair = generator.generateKeyPair();
+        ECPrivateKeyParameters key = (ECPrivateKeyParameters) pair.getPrivate();
+        byte[] encoded = ((ECPublicKeyParameters) pair.getPublic()).getQ().getEncoded(false);
+        if (operation.equals("keygen")) {
+            return () -> ((ECPublicKeyParameters) generator.generateKeyPair().getPublic()).getQ().getEncoded(false)[1];
+        }
+        if (alg.equals("ECDH-P-256")) {
+            if (!operation.equals("derive")) {
+                return null;
+            }
+            byte[] theirs = ((ECPublicKeyParameters) generator.generateKeyPair().getPublic()).getQ().getEncoded(false);
+            ECDHBasicAgreement agreement = new ECDHBasicAgreement();
+            return () -> {
+                agreement.init(key);
+                return agreement.calculateAgreement(
+                        new ECPublicKeyParameters(domain.getCurve().decodePoint(theirs), domain)).intValue();
+            };
+        }
+        DSADigestSigner signer = new DSADigestSigner(new ECDSASigner(), new SHA256Digest(), StandardDSAEncoding.INSTANCE);
+        byte[][] messages = messages(random);
+        byte[][] signatures = new byte[64][];
+        for (int i = 0; i < 64; i++) {
+            signer.init(true, new ParametersWithRandom(key, random));
+            signer.update(messages[i], 0, 32);
+            signatures[i] = signer.generateSignature();
+        }
+        int[] next = {0};
+        switch (operation) {
+            case "sign":
+                return () -> {
+                    signer.init(true, new ParametersWithRandom(key, random));
+                    signer.update(messages[next[0]], 0, 32);
+                    next[0] = (next[0] + 1) & 63;
+                    return signer.generateSignature()[0];
+                };
+            case "verify":
+                return () -> {
+                    int i = next[0];
+                    next[0] = (i + 1) & 63;
+                    signer.init(false, new ECPublicKeyParameters(domain.getCurve().decodePoint(encoded), domain));
+                    signer.update(messages[i], 0, 32);
+                    if (!signer.verifySignature(signatures[i])) {
+                        throw new IllegalStateException("a signature did not verify");
+                    }
+                    return i;
+                };
+            default:
+                return null;
+        }
+    }
+}
