@@ -138,23 +138,24 @@ def speed(
         "mask": capability_mask.fingerprint() if capability_mask else None})
     # One step to check and prepare each row, then one per round of it.
     with console.progress_bar(len(tasks) * (1 + settings.rounds)) as advance:
-        run = suite.run_suite(chosen, impls, settings, env, lambda t: advance(t.title))
+        run = suite.run_suite(tasks, settings, env, lambda t: advance(t.title))
     # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)
-    console.warn_unstable(run)
     from pqbench.analysis import ratios
+    from pqbench.analysis.figures import run_figures
 
-    found = ratios.run_ratios(run)
+    figures = run_figures(run)
+    console.warn_unstable(figures)
     asked = ratios.relative_to(run, reference) if reference else []
     if json_output:
         document = codec.run_document(run)
-        document["ratios"] = [r.as_dict() for r in found + asked]
+        document["ratios"] = [r.as_dict() for r in (*figures.ratios, *asked)]
         print_json(document)
     elif csv_output:
         print(codec.run_csv(run), end="")
     else:
-        console.show_run(run)
-        console.show_ratios(ratios.headline(found), asked)
+        console.show_run(run, figures)
+        console.show_ratios(figures.headline, asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
     exit_for(run, "measurements", "an implementation", workers_fail=True)
 

@@ -43,6 +43,7 @@ from pqbench.record.results import Problem, Run
 from pqbench.untrusted import printable
 
 if TYPE_CHECKING:
+    from pqbench.analysis.figures import RunFigures
     from pqbench.analysis.ratios import Across, Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
@@ -184,7 +185,7 @@ def problems_table(problems: Sequence[Problem]) -> FittedTable:
     return rich_table(runs.problems_table(problems))
 
 
-def show_run(run: Run, console: Console = stdout) -> None:
+def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
     """A speed run: the public-key rows, the ciphers and hashes with block sizes as
     columns (as `openssl speed`; --json and --csv keep a row per block size), what each
     binding costs, what was not measured."""
@@ -197,7 +198,7 @@ def show_run(run: Run, console: Console = stdout) -> None:
             bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
                   f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
             else None), console)
-    for line in runs.binding_notes(run):
+    for line in runs.binding_notes(figures):
         console.print(safe(line))
     if run.problems:
         print_table(runs.problems_table(run.problems), console)
@@ -388,11 +389,11 @@ def history_table(series: Any) -> FittedTable:
 _UNSTABLE_SHOWN = 8
 
 
-def warn_unstable(run: Run) -> None:
+def warn_unstable(figures: RunFigures) -> None:
     """pyperf-style: say which rows are too unsteady to trust, and what helps."""
     from pqbench.analysis import stability
 
-    lines = unstable_rows(run)
+    lines = unstable_rows(figures)
     if not lines:
         return
     shown = lines[:_UNSTABLE_SHOWN]

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pqbench.analysis.bindings import bundled_openssl
 from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Problem, Run
+
+if TYPE_CHECKING:
+    from pqbench.analysis.figures import RunFigures
 
 #: Sizes a public-key row shows, by their short names.
 _SIZES = {"public_key": "pk", "secret_key": "sk", "ciphertext": "ct", "signature": "sig",
@@ -148,28 +150,21 @@ def run_name(run: Run) -> str:
     return run.label or run.run_id
 
 
-def binding_notes(run: Run) -> list[str]:
+def binding_notes(figures: RunFigures) -> list[str]:
     """What a reader must know before reading cryptography against libcrypto: where
     cryptography bundles another OpenSSL than the system's, the ratio is that difference
     too (`analysis.ratios` gives the binding's paired ratio)."""
-    bundled = bundled_openssl(run.environment)
-    if bundled is None or not any(m.implementation == "cryptography" for m in run.measurements):
+    if figures.bundled is None:
         return []
-    return [f"note: cryptography bundles {bundled[0]}, libcrypto is {bundled[1]}: "
+    bundled, system = figures.bundled
+    return [f"note: cryptography bundles {bundled}, libcrypto is {system}: "
             "cryptography against libcrypto measures both the binding and that difference"]
 
 
-def unstable_rows(run: Run) -> list[str]:
+def unstable_rows(figures: RunFigures) -> list[str]:
     """One line per row whose spread or trend makes its figure shaky (`stability`)."""
-    from pqbench.analysis import stability  # scipy, only once a run is shown
-    lines = []
-    for m in run.measurements:
-        found = stability.problems(m.samples)
-        if found:
-            lines.append(f"{m.algorithm} {operation(m.operation, m.block_size)} "
-                         f"[{m.implementation}]: "
-                         + "; ".join(found))
-    return lines
+    return [f"{u.key.algorithm} {operation(u.key.operation, u.key.block_size)} "
+            f"[{u.key.implementation}]: " + "; ".join(u.problems) for u in figures.unsteady]
 
 
 def tls_table(run: Run) -> Table:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pqbench import interrupts
 from pqbench.analysis import ratios
+from pqbench.analysis.figures import RunFigures, run_figures
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
@@ -109,12 +110,13 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     tls_rows = list(tls_run.measurements) if tls_run else []
     speed_rows = list(speed_run.measurements) if speed_run else []
     cycles = ratios.cycles_of(speed_run) if speed_run else 0
+    figures = run_figures(speed_run) if speed_run else None
     # A session's report is its comparison: told first, the tables of side B after it.
     session = _one_session(runs)
     sections: list[Section | None] = [
         *(comparison if session else ()),
         publickey.headline(speed_rows, "", cycles),
-        publickey.ratios_section(speed_run),
+        publickey.ratios_section(figures),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles),
         memory.section(memory_run, speed_rows),
         bulk.symmetric(speed_rows, ""),
@@ -129,7 +131,7 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     ]
     present = [s for s in sections if s is not None]
     text = "\n\n".join([md.heading(1, _title(runs, fleet)), _introduction(runs, shown, fleet),
-                        *_summary(present, tls_rows, speed_run),
+                        *_summary(present, tls_rows, speed_run, figures),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)
     names = [c.filename for c in charts]
@@ -139,12 +141,12 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
 
 
 def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
-             newest: Run | None) -> list[str]:
+             newest: Run | None, figures: RunFigures | None) -> list[str]:
     """The bullets at the top: the story across the groups first (one bullet per
     comparison: what changed, what appeared, what moved and why), then the headline
     figures of the newest run, named as such when there is a story before it."""
     story = [bullet for s in sections for bullet in s.bullets]
-    headline = publickey.summary(newest) + tls.summary(tls_rows)
+    headline = publickey.summary(newest, figures) + tls.summary(tls_rows)
     blocks = ["\n".join(story)] if story else []
     if headline:
         if story and newest is not None:

@@ -22,6 +22,7 @@ from pqbench.analysis.exchanges import (
     implementations_of,
     operations_in,
 )
+from pqbench.analysis.figures import RunFigures
 from pqbench.analysis.ratios import Ratio
 from pqbench.implementations import BINDINGS
 from pqbench.presentation import markdown as md
@@ -205,13 +206,13 @@ def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cyc
     return Section("\n\n".join(text))
 
 
-def ratios_section(run: Run | None) -> Section | None:
+def ratios_section(figures: RunFigures | None) -> Section | None:
     """Every paired ratio of the run (`analysis.ratios`), and the rows too unsteady to
     trust, flagged as `speed` flags them."""
-    if run is None:
+    if figures is None:
         return None
-    found = ratios.run_ratios(run)
-    shaky = unstable_rows(run)
+    found = list(figures.ratios)
+    shaky = unstable_rows(figures)
     if not found and not shaky:
         return None
     parts = [md.heading(2, "What it costs, paired"),
@@ -268,12 +269,12 @@ def _ratio_line(found: Ratio) -> str:
             "cycles).")
 
 
-def summary(run: Run | None) -> list[str]:
+def summary(run: Run | None, figures: RunFigures | None) -> list[str]:
     """Bullets for the top of the report: the run's headline paired ratios
     (`ratios.headline`: the level-3 PQ schemes against their classical baselines, larger
     keys and digests against smaller, each binding against its native loop), each with its
     interval. A run whose rows were not paired shows the times alone."""
-    if run is None:
+    if run is None or figures is None:
         return []
     public = [m for m in run.measurements if m.block_size is None and m.unit == "op"]
     cycles = ratios.cycles_of(run)
@@ -282,7 +283,7 @@ def summary(run: Run | None) -> list[str]:
                 for role, pq, classical in headline_pairs(public)]
     lines = []
     every = {role: exchanges(role, public) for role in ("exchange", "signature")}
-    for found in ratios.headline(ratios.run_ratios(run)):
+    for found in figures.headline:
         if found.kind in every:
             sides = [next((ex for ex in every[found.kind]
                            if f"{ex.algorithm} [{ex.implementation}]" == side.label), None)

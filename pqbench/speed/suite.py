@@ -310,19 +310,19 @@ def _multi_attributes(settings: SpeedSettings, per_worker: Sequence[Sequence[flo
 
 
 def run_suite(
-    algorithms: Sequence[Algorithm],
-    implementations: Sequence[Implementation],
+    tasks: Sequence[Task],
     settings: SpeedSettings,
     environment: dict[str, Any],
     progress: Progress | None = None,
     command: str | None = None,
 ) -> Run:
-    """Measure everything; on Ctrl-C return what finished, marked interrupted."""
+    """Measure the planned tasks (`plan`, made once by the caller, which also needs them
+    to say what it will measure); on Ctrl-C return what finished, marked interrupted."""
     started = datetime.now(UTC)
     recorder = SuiteRecorder()
     status = "complete"
     try:
-        execute(plan(algorithms, implementations, settings), settings, recorder, progress)
+        execute(tasks, settings, recorder, progress)
     except KeyboardInterrupt:
         status = "interrupted"
     return new_run("speed", started, settings=settings.as_dict(), environment=environment,

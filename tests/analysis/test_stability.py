@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.analysis import stability
+from pqbench.analysis.figures import run_figures
 from pqbench.cli import app
 from pqbench.presentation import console
 from tests.helpers.runs import make_run
@@ -35,13 +36,13 @@ def test_a_trend_from_first_to_last_rounds_is_named() -> None:
 
 
 def test_speed_warns_on_stderr_and_says_what_helps(capsys: pytest.CaptureFixture[str]) -> None:
-    shaky = make_run("r", seed=1, noise=0.3)
+    shaky = run_figures(make_run("r", seed=1, noise=0.3))
     lines = console.unstable_rows(shaky)
     assert lines and all("CV" in line for line in lines)
     console.warn_unstable(shaky)
     err = capsys.readouterr().err
     assert "too unsteady to trust" in err and "pqbench ab" in err and "--cpu" in err
-    console.warn_unstable(make_run("s", seed=1, noise=0.01))
+    console.warn_unstable(run_figures(make_run("s", seed=1, noise=0.01)))
     assert capsys.readouterr().err == ""
 
 
@@ -56,4 +57,5 @@ def test_speed_command_runs_the_check(tmp_path) -> None:
 
     (info,) = Store.open(str(db), create=False).list_runs()
     run = Store.open(str(db), create=False).load_run(info.run_id)
-    assert ("too unsteady to trust" in result.stderr) == bool(console.unstable_rows(run))
+    shaky = console.unstable_rows(run_figures(run))
+    assert ("too unsteady to trust" in result.stderr) == bool(shaky)

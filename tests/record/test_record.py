@@ -128,7 +128,7 @@ def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
     runs = [files_run(started, {"label": "f"}, {}, []),
             memory_run(started, {"label": "m"}, {}, [], []),
             tls_run(started, TlsSettings(label="t"), {}, [], [], []),
-            run_suite([], [], SpeedSettings(label="s"), {})]
+            run_suite([], SpeedSettings(label="s"), {})]
     assert [r.kind for r in runs] == ["files", "memory", "tls", "speed"]
     assert [r.label for r in runs] == ["f", "m", "t", "s"]
     for run in runs:
