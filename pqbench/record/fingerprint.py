@@ -34,6 +34,32 @@ LIBRARY_FIELDS = {
 #: kernel-read virtualization fields beside it carry the comparison).
 INERT_FIELDS = frozenset({"label", "testbed", "cpu.flags", "mask.detected",
                           "platform.virtualization.detected"})
+#: Parts whose every field is inert: the machine's state over one run (`run`) is a fact
+#: of that moment, not of the build; the noise model reads it (`taken_under_load`).
+INERT_PARTS = ("run",)
+
+#: A run was taken under load when other processes took at least this share of all the
+#: machine's cores over its window (`run.others_cpu`), or a hypervisor stole at least
+#: `STEAL_THRESHOLD` of it. A tenth of the machine is a core in ten, about what a
+#: desktop's background never reaches and one busy process on a machine of up to ten
+#: cores always does: on two cores, one other busy process is 0.5.
+LOAD_THRESHOLD = 0.10
+STEAL_THRESHOLD = 0.05
+
+#: Which rows run on each loaded binary (`binaries.<role>`), by implementation or the
+#: library a row names; the C library, Python and pqbench's own loops reach every row a
+#: little (`analysis.explain` says how much each).
+BINARY_USERS: dict[str, frozenset[str]] = {
+    "libcrypto": frozenset({"libcrypto", "hashlib", "openssl"}),
+    "libssl": frozenset({"openssl"}),
+    "liboqs": frozenset({"liboqs", "liboqs-python"}),
+    "liboqs-python": frozenset({"liboqs-python"}),
+    "cryptography": frozenset({"cryptography"}),
+}
+#: Binaries whose identity makes a build (`record.builds`): pqbench's own extension is
+#: the measuring tool, rebuilt with every checkout, not the build under test.
+BUILD_BINARIES = ("libcrypto", "libssl", "liboqs", "liboqs-python", "libc", "python",
+                  "cryptography")
 
 
 class Fingerprint(Mapping[str, Any]):
@@ -174,6 +200,59 @@ class Fingerprint(Mapping[str, Any]):
             return bool(build["OQS_USE_OPENSSL"])
         return None
 
+    @property
+    def machine_state(self) -> dict[str, Any]:
+        """The machine over the run's window (`run`: load averages, others' CPU share,
+        steal); {} for runs recorded before pqbench kept it."""
+        found = self.path("run")
+        return dict(found) if isinstance(found, Mapping) else {}
+
+    @property
+    def others_cpu(self) -> float | None:
+        """The share of all cores other processes took during the run, 0 to 1."""
+        value = self.machine_state.get("others_cpu")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def steal(self) -> float | None:
+        """The share of the run's CPU time a hypervisor gave to other guests, 0 to 1."""
+        value = self.machine_state.get("steal")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def binaries(self) -> dict[str, dict[str, Any]]:
+        """role -> the loaded binary's identity (path, size, build_id or sha256, package,
+        package_version, version); {} for runs recorded before pqbench kept them."""
+        found = self.path("binaries")
+        if not isinstance(found, Mapping):
+            return {}
+        return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
+
+    def binary_identity(self, role: str) -> str | None:
+        """A loaded binary's identity: "build-id HEX" or "sha256 HEX"; None if unknown."""
+        return binary_identity(self.binaries.get(role))
+
     def to_dict(self) -> dict[str, Any]:
         """The fingerprint as JSON-ready data (a copy)."""
         return dict(self._data)
+
+
+def binary_identity(entry: Mapping[str, Any] | None) -> str | None:
+    """"build-id HEX" or "sha256 HEX" of a `binaries` entry; None where neither is known."""
+    if not isinstance(entry, Mapping):
+        return None
+    if entry.get("build_id"):
+        return f"build-id {entry['build_id']}"
+    if entry.get("sha256"):
+        return f"sha256 {entry['sha256']}"
+    return None
+
+
+def taken_under_load(fingerprint: Mapping[str, Any]) -> bool:
+    """Whether a run was taken while other work ran: other processes took at least
+    `LOAD_THRESHOLD` of the machine's cores, or a hypervisor stole at least
+    `STEAL_THRESHOLD`; False where the run did not record its load (older runs)."""
+    found = fingerprint if isinstance(fingerprint, Fingerprint) else Fingerprint(fingerprint)
+    others, steal = found.others_cpu, found.steal
+    return (others is not None and others >= LOAD_THRESHOLD) \
+        or (steal is not None and steal >= STEAL_THRESHOLD)

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 RUN_FORMAT = "pqbench-run"
 BUNDLE_FORMAT = "pqbench-export"
-#: The version `--json` and `export` write. Version 1 is read too (it is this version:
-#: no field has changed its meaning; `record.codec` reads the older spellings of it).
-FORMAT_VERSION = 1
+#: The version `--json` and `export` write; every older one is read too. History:
+#:
+#: 1. the run, its rows with their samples, problems, checks and fingerprint
+#:    (`record.codec` reads its older spellings).
+#: 2. three typed parts of the fingerprint: `run` (the machine's load over the run),
+#:    `binaries` (the identity of each library the process loaded) and
+#:    `openssl_capabilities` (what each loaded OpenSSL uses). No field changed its
+#:    meaning: a version 1 document lacks these parts, and reads as a run whose load and
+#:    binaries are unknown.
+FORMAT_VERSION = 2
 BUNDLE_VERSION = 1
 
 #: The store's BigInteger columns (samples' ops, elapsed_ns, cycles).

@@ -372,6 +372,49 @@ class Platform(_Open):
     mitigations: dict[Key, Text] = Field(default_factory=dict, max_length=1_000)
 
 
+class MachineState(_Open):
+    """The machine over the run's window (environment.load; format version 2): how long it
+    was, the cores, the load averages (1, 5, 15 min) at its start and end, the share of all
+    cores other processes took and the share a hypervisor stole, 0 to 1 (null: unknown)."""
+
+    seconds: NonNegative | None = None
+    cpus: Annotated[int, Field(ge=0, le=1 << 20)] | None = None
+    loadavg_start: Annotated[list[NonNegative], Field(min_length=3, max_length=3)] | None \
+        = None
+    loadavg_end: Annotated[list[NonNegative], Field(min_length=3, max_length=3)] | None = None
+    others_cpu: Fraction | None = None
+    steal: Fraction | None = None
+
+
+#: A GNU build-id (an ELF note of 8 to 64 bytes, commonly 20) and a SHA-256, as hex.
+BUILD_ID_PATTERN = r"^[0-9a-f]{16,128}$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+
+class Binary(_Open):
+    """A shared object the measuring process loaded (environment.binaries; format version
+    2): where, how large, which build (its build-id, else its content's SHA-256), the
+    distribution package and version that own the file, the version string it answers."""
+
+    path: Text | None = None
+    size: Count | None = None
+    build_id: Annotated[str, StringConstraints(pattern=BUILD_ID_PATTERN)] | None = None
+    sha256: Annotated[str, StringConstraints(pattern=SHA256_PATTERN)] | None = None
+    package: Name | None = None
+    package_version: Text | None = None
+    version: Text | None = None
+
+
+class OpenSSLCapabilities(_Open):
+    """The CPU capabilities one loaded OpenSSL uses (environment.openssl; format version 2):
+    its vector as OpenSSL prints it, the capabilities set in it (the names `--mask` takes),
+    and where the vector was read."""
+
+    vector: Text | None = None
+    enabled: list[Name] | None = _items(1_000)
+    source: Text | None = None
+
+
 class Fingerprint(_Open):
     """The environment a run measured in; the fields compare, history and reports read."""
 
@@ -392,6 +435,10 @@ class Fingerprint(_Open):
     mask: dict[Key, Json] | None = None
     storage: list[dict[Key, Json]] | None = _items(1_000)
     platform: Platform | None = None
+    run: MachineState | None = None
+    binaries: dict[Key, Binary] | None = Field(default=None, max_length=1_000)
+    openssl_capabilities: dict[Key, OpenSSLCapabilities] | None = Field(default=None,
+                                                                        max_length=100)
 
 
 # --- documents ---------------------------------------------------------------------------

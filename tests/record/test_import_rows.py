@@ -24,6 +24,7 @@ from sqlalchemy import select
 
 from pqbench.errors import InputFileError
 from pqbench.record import codec, exchange, models, validation
+from pqbench.record.format import BUNDLE_VERSION, FORMAT_VERSION
 from pqbench.store import Store, bulk, schema
 from tests.helpers.runs import json_paths, make_run
 
@@ -96,8 +97,8 @@ def test_a_real_export_validates_to_what_the_models_dump(small_run) -> None:
 @pytest.mark.parametrize("change, why", [
     (lambda d: d["runs"][0].update(label="a\x00b"), "NUL escape"),
     (lambda d: d["runs"][0].update(label="\ud800"), "lone surrogate escape"),
-    (lambda d: d["runs"][0].update(format_version=2), "newer run format"),
-    (lambda d: d.update(format_version=2), "newer bundle format"),
+    (lambda d: d["runs"][0].update(format_version=FORMAT_VERSION + 1), "newer run format"),
+    (lambda d: d.update(format_version=BUNDLE_VERSION + 1), "newer bundle format"),
     (lambda d: d["runs"][0]["results"][0].update(samples=[]), "a row without samples"),
     (lambda d: d["runs"][0]["results"][0].update(stack_bytes=10, memory_method="x"),
      "a memory row with samples"),

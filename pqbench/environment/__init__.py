@@ -1,4 +1,6 @@
-"""The environment fingerprint: OS build, CPU and crypto flags, library stack, knobs.
+"""The environment fingerprint: OS build, CPU and crypto flags, library stack, knobs,
+the identity of every library the process loaded (`binaries`), the CPU capabilities each
+OpenSSL uses (`openssl`), and the machine's load over the run (`load`).
 
 Stored with every run so that a jump between two runs can be traced to what changed
 (the macOS 10.14.5 `openssl speed` jump came with an unchanged library version).
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pqbench.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
+from pqbench.environment.load import Watch as Watch  # the machine's state over a run
 
 #: Environment variables that make OpenSSL ignore CPU capabilities.
 KNOBS = ("OPENSSL_ia32cap", "OPENSSL_armcap", "OPENSSL_ppccap", "OPENSSL_sparcv9cap")
@@ -268,6 +271,23 @@ def libraries(implementation_versions: dict[str, object]) -> dict[str, Any]:
     return found
 
 
+def loaded_binaries(versions: dict[str, Any]) -> dict[str, Any]:
+    """The libraries this process has mapped, by identity (`binaries.loaded`), with the
+    version string each one answers where it has one."""
+    from pqbench.environment import binaries
+
+    crypto = versions.get("cryptography")
+    bundled = versions.get("cryptography_openssl")
+    return binaries.loaded({
+        "libcrypto": versions.get("system_libcrypto"),
+        "liboqs": versions.get("liboqs"),
+        "libc": libc(),
+        "python": versions.get("python"),
+        "cryptography": f"{crypto} ({bundled})" if crypto and bundled else crypto,
+        "pqbench-native": versions.get("pqbench"),
+    })
+
+
 def testbed(cpu_info: dict[str, Any], arch: str) -> str:
     """Runs are comparable without warning only within one testbed (CPU model, flags, arch)."""
     blob = json.dumps([cpu_info.get("model"), cpu_info.get("flags"), arch], sort_keys=True)
@@ -284,21 +304,28 @@ def collect(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     for impl in all_implementations():
         versions.update(impl.versions())
         details.update(impl.details())
+    from pqbench.environment import openssl
+
     os_info = operating_system()
     cpu_info = cpu()
     arch = platform.machine()
+    found_libraries = libraries(versions)
+    # Read after every implementation has loaded its libraries (all_implementations).
+    loaded = loaded_binaries(found_libraries)
     return {
         "os": os_info,
         "os_build": os_build(os_info),
         "arch": arch,
         "cpu": cpu_info,
         "cpu_flags": cpu_info["flags"],
-        "libraries": libraries(versions),
+        "libraries": found_libraries,
         "library_details": {"system_libcrypto": system_libcrypto(), **details},
         "knobs": {k: os.environ.get(k) for k in KNOBS},
         "hostname": socket.gethostname(),
         "python_executable": sys.executable,
         "testbed": testbed(cpu_info, arch),
         "platform": platform_state(),
+        "binaries": loaded,
+        "openssl_capabilities": openssl.capabilities(loaded),
         **(extra or {}),
     }
