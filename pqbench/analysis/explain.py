@@ -3,11 +3,15 @@
 A cause is ranked by how directly it reaches the row's code path:
 
 * strong: a CPU capability the row's algorithm dispatches on changed, either on the CPU
-  (`cpu_flags`) or as seen by OpenSSL (`knobs.OPENSSL_ia32cap`/`OPENSSL_armcap`) for an
+  (`cpu_flags`), as asked of OpenSSL (`knobs.OPENSSL_ia32cap`/`OPENSSL_armcap`) or as the
+  loaded OpenSSL uses it (`openssl_capabilities`, its effective vector) for an
   implementation that runs on OpenSSL; e.g. an AES row and hidden AES-NI.
 * likely: the library that implements the row changed (liboqs for liboqs rows, the
   cryptography package or its bundled OpenSSL for cryptography rows, the system libcrypto
-  for libcrypto rows).
+  for libcrypto rows), by its version or, under the same version string, as another
+  binary: a loaded library whose build-id (or content hash) differs is another build of
+  it, as a distribution's security update or a rebuild with other options is, and is
+  ranked as a version change is.
 * weak: everything else that can move every row a little: OS build, kernel, Python, host.
 
 A cause must be able to act: hiding a capability the CPU does not have changes
@@ -28,11 +32,14 @@ from typing import Any
 from pqbench.algorithms import capabilities
 from pqbench.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
 from pqbench.record.fingerprint import (
+    BINARY_USERS,
     INERT_FIELDS,
+    INERT_PARTS,
     KNOB_FIELDS,
     LIBRARY_FIELDS,
     SYSTEM_LIBCRYPTO_FIELDS,
     Fingerprint,
+    binary_identity,
 )
 
 STRENGTHS = ("strong", "likely", "weak")
@@ -51,7 +58,11 @@ LIBOQS_ON_OPENSSL = {"liboqs", "liboqs-python"}
 LIBRARIES = LIBRARY_FIELDS
 
 #: Fields that say the system libcrypto changed; liboqs built with OQS_USE_OPENSSL uses it.
-SYSTEM_LIBCRYPTO = SYSTEM_LIBCRYPTO_FIELDS
+SYSTEM_LIBCRYPTO = (*SYSTEM_LIBCRYPTO_FIELDS, "binaries.libcrypto")
+
+#: Which OpenSSL each `openssl_capabilities` entry is, by the rows that run on it.
+CAPABILITY_USERS = {"libcrypto": BINARY_USERS["libcrypto"],
+                    "cryptography": BINARY_USERS["cryptography"]}
 
 #: How people name the capabilities in prose ("this CPU has no SHA-NI").
 COMMON_NAMES = {"aesni": "AES-NI", "shani": "SHA-NI", "pclmulqdq": "PCLMULQDQ",
@@ -181,9 +192,19 @@ def _distinct(values: Iterable[Any]) -> list[Any]:
     return list(seen.values())
 
 
+def _ignored(path: str) -> bool:
+    """Fields that never explain: the inert ones, the machine's state over a run, and
+    the parts read whole below (a binary by its identity; an OpenSSL's capabilities by
+    the set it uses, not by how its vector is spelled or where it was read)."""
+    return path in IGNORED or path.split(".", 1)[0] in (*INERT_PARTS, "binaries") \
+        or (path.startswith("openssl_capabilities.")
+            and not path.endswith(".enabled"))
+
+
 def differences(before: Sequence[Mapping[str, Any]],
                 after: Sequence[Mapping[str, Any]]) -> list[Difference]:
-    """Fields whose set of values differs between the two groups of fingerprints."""
+    """Fields whose set of values differs between the two groups of fingerprints, and each
+    loaded binary whose identity differs (`binary_differences`)."""
     flat_before = [flatten(f) for f in before]
     flat_after = [flatten(f) for f in after]
     paths: dict[str, None] = {}
@@ -191,14 +212,101 @@ def differences(before: Sequence[Mapping[str, Any]],
         paths.update(dict.fromkeys(flat))
     found: list[Difference] = []
     for path in paths:
-        if path in IGNORED:
+        if _ignored(path):
             continue
         old = _distinct(f.get(path) for f in flat_before)
         new = _distinct(f.get(path) for f in flat_after)
         if _keys(old) != _keys(new):
             found.append(Difference(path, old[0] if len(old) == 1 else old,
                                     new[0] if len(new) == 1 else new))
-    return found
+    return found + binary_differences(before, after)
+
+
+def binary_differences(before: Sequence[Mapping[str, Any]],
+                       after: Sequence[Mapping[str, Any]]) -> list[Difference]:
+    """Each loaded binary (`binaries.<role>`) that is another build on the other side: its
+    identity (build-id, else content hash) differs and is known on both sides (a run
+    recorded before pqbench kept identities tells nothing). The values are the binaries'
+    entries (path, size, identity, package, version), one per side or a list of them."""
+    sides = [[Fingerprint(f).binaries for f in group] for group in (before, after)]
+    roles: dict[str, None] = {}
+    for side in sides:
+        for found in side:
+            roles.update(dict.fromkeys(found))
+    differing = []
+    for role in roles:
+        entries = [_distinct_by_identity(found.get(role) for found in side) for side in sides]
+        if not all(entries) or any(binary_identity(e) is None for e in (*entries[0],
+                                                                          *entries[1])):
+            continue
+        if {binary_identity(e) for e in entries[0]} != {binary_identity(e) for e in entries[1]}:
+            old, new = entries
+            differing.append(Difference(f"binaries.{role}", old[0] if len(old) == 1 else old,
+                                        new[0] if len(new) == 1 else new))
+    return differing
+
+
+def _distinct_by_identity(entries: Iterable[Any]) -> list[dict[str, Any]]:
+    found: dict[str | None, dict[str, Any]] = {}
+    for entry in entries:
+        if isinstance(entry, Mapping):
+            found.setdefault(binary_identity(entry), dict(entry))
+    return list(found.values())
+
+
+def short_identity(entry: Mapping[str, Any]) -> str:
+    """"build-id 30563306a0d3…": enough hex to tell two builds apart in a sentence."""
+    known = binary_identity(entry) or "unknown"
+    kind, _, digest = known.partition(" ")
+    return f"{kind} {digest[:12]}…" if len(digest) > 12 else known
+
+
+def binary_text(entry: Mapping[str, Any]) -> str:
+    """A loaded binary on one line: its whole identity, package, version, size and path."""
+    parts = [binary_identity(entry) or "identity unknown", _package(entry)]
+    if entry.get("version"):
+        parts.append(str(entry["version"]))
+    if entry.get("size"):
+        parts.append(f"{entry['size']} bytes")
+    if entry.get("path"):
+        parts.append(str(entry["path"]))
+    return "; ".join(parts)
+
+
+def _package(entry: Mapping[str, Any]) -> str:
+    package = entry.get("package")
+    if not package:
+        return "no package"
+    version = entry.get("package_version")
+    return f"{package} {version}" if version else str(package)
+
+
+def binary_change(before: Any, after: Any) -> str:
+    """A binary's change in words: "same version string, another binary (build-id
+    30563306a0d3… → 1a2b3c4d5e6f…, libssl3 3.0.19-1~deb12u1 → 3.0.19-1~deb12u2)"; the
+    version change instead where the version strings differ, and the paths and sizes where
+    they differ too."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return "another binary on one side or both (several builds among the runs)"
+    old_version, new_version = before.get("version"), after.get("version")
+    if old_version and new_version and old_version == new_version:
+        head = "same version string, another binary"
+    elif old_version and new_version:
+        head = f"{old_version} → {new_version}, another binary"
+    else:
+        head = "another binary"
+    parts = [f"{short_identity(before)} → {short_identity(after)}"]
+    if _package(before) != _package(after):
+        if before.get("package") and before.get("package") == after.get("package"):
+            parts.append(f"{before['package']} {before.get('package_version')} → "
+                         f"{after.get('package_version')}")
+        else:
+            parts.append(f"{_package(before)} → {_package(after)}")
+    if before.get("size") != after.get("size") and before.get("size") and after.get("size"):
+        parts.append(f"{before['size']} → {after['size']} bytes")
+    if before.get("path") != after.get("path"):
+        parts.append(f"{before.get('path')} → {after.get('path')}")
+    return f"{head} ({', '.join(parts)})"
 
 
 def _keys(values: list[Any]) -> set[str]:
@@ -231,7 +339,10 @@ def causes_for(algorithm: str, implementation: str, found: Sequence[Difference],
     for diff in found:
         cause = (_capability_cause(diff, algorithm, library or implementation, used, openssl,
                                    context, operation)
+                 or _effective_capability_cause(diff, algorithm, implementation, library, used,
+                                                context)
                  or _libcrypto_under_liboqs(diff, implementation, context)
+                 or _binary_cause(diff, implementation, library)
                  or _python_under_loop(diff, implementation)
                  or _library_cause(diff, implementation)
                  or (_library_cause(diff, library) if library else None)
@@ -341,13 +452,79 @@ def _python_under_loop(diff: Difference, implementation: str) -> Cause | None:
 
 def _libcrypto_under_liboqs(diff: Difference, implementation: str,
                             context: Context) -> Cause | None:
-    """A new system libcrypto reaches liboqs rows through OQS_USE_OPENSSL."""
+    """A new system libcrypto (another version, or another binary of the same version)
+    reaches liboqs rows through OQS_USE_OPENSSL."""
     if implementation not in LIBOQS_ON_OPENSSL or diff.field not in SYSTEM_LIBCRYPTO \
             or context.liboqs_openssl is False:
         return None
+    which = (f"libcrypto: {binary_change(diff.before, diff.after)}; "
+             if diff.field == "binaries.libcrypto" else "")
     return Cause(diff.field, diff.before, diff.after, "likely",
-                 "liboqs built with OQS_USE_OPENSSL takes SHA-2, AES and its random bytes "
-                 "from the system libcrypto")
+                 f"{which}liboqs built with OQS_USE_OPENSSL takes SHA-2, AES and its random "
+                 "bytes from the system libcrypto")
+
+
+#: Implementations timed in pqbench's own C loops (`timing/csrc`).
+NATIVE_LOOPS = frozenset({"libcrypto", "liboqs"})
+
+#: Loaded binaries that sit under every row a little, and why each is only a weak cause.
+_WEAK_BINARIES = {
+    "libc": "the C library (memcpy, malloc) sits under every implementation",
+    "python": "the interpreter runs the harness around every row",
+    "pqbench-native": "pqbench's own timing loops call the row's library",
+}
+
+
+def _binary_cause(diff: Difference, implementation: str, library: str | None) -> Cause | None:
+    """Another binary of a loaded library: likely for the rows that run its code (as a
+    new version of it would be), weak for the libraries under every row."""
+    if not diff.field.startswith("binaries."):
+        return None
+    role = diff.field.removeprefix("binaries.")
+    change = f"{role}: {binary_change(diff.before, diff.after)}"
+    users = BINARY_USERS.get(role, frozenset())
+    if implementation in users or (library is not None and library in users):
+        return Cause(diff.field, diff.before, diff.after, "likely",
+                     f"{change}; {implementation} rows run its code",
+                     f"{change}; the rows run its code")
+    if role == "python" and implementation in PYTHON_LOOP:
+        return Cause(diff.field, diff.before, diff.after, "likely",
+                     f"{change}; {implementation} rows are timed in a Python loop",
+                     f"{change}; the rows are timed in a Python loop")
+    if role == "pqbench-native" and implementation not in NATIVE_LOOPS:
+        return None
+    if role in _WEAK_BINARIES:
+        return Cause(diff.field, diff.before, diff.after, "weak",
+                     f"{change}; {_WEAK_BINARIES[role]}")
+    return None
+
+
+def _effective_capability_cause(diff: Difference, algorithm: str, implementation: str,
+                                library: str | None, used: frozenset[str],
+                                context: Context) -> Cause | None:
+    """The capabilities an OpenSSL actually uses differ (its effective vector: a mask, a
+    knob, another build of it such as one without assembly, another CPU): strong for the
+    rows that run on that OpenSSL and dispatch on a capability that differs."""
+    if not (diff.field.startswith("openssl_capabilities.") and diff.field.endswith(".enabled")):
+        return None
+    which = diff.field.split(".")[1]
+    if implementation not in CAPABILITY_USERS.get(which, ()) \
+            and library not in CAPABILITY_USERS.get(which, ()):
+        return None
+    if not isinstance(diff.before, list) or not isinstance(diff.after, list) \
+            or any(isinstance(v, list) for v in (*diff.before, *diff.after)):
+        return None  # unknown on a side, or several vectors among a side's runs
+    old, new = set(map(str, diff.before)), set(map(str, diff.after))
+    lost = {c for c in (old - new) & used if not context.lacks(c)}
+    gained = {c for c in (new - old) & used if not context.lacks(c)}
+    if not lost and not gained:
+        return None
+    parts = ([f"{', '.join(sorted(lost))} no longer used"] if lost else []) \
+        + ([f"{', '.join(sorted(gained))} used now"] if gained else [])
+    said = f"{which}'s OpenSSL uses other CPU capabilities ({'; '.join(parts)})"
+    return Cause(diff.field, diff.before, diff.after, "strong",
+                 f"{said}; {algorithm} dispatches on them",
+                 f"{said}; the rows dispatch on them")
 
 
 #: How the capability names of `algorithms.capabilities` read to a person ("aesni" is "AES-NI").

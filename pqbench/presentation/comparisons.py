@@ -7,16 +7,17 @@ module only lays them out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pqbench.analysis import verdict
+from pqbench.analysis import explain, verdict
 from pqbench.analysis.memory import MemoryChange
 from pqbench.analysis.news import cause_topics
 from pqbench.presentation import numbers
 from pqbench.presentation import runs as runs_view
 from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
+from pqbench.record.fingerprint import binary_identity
 
 if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
     from pqbench.analysis.compare import RunComparison
@@ -129,7 +130,11 @@ def short(value: Any) -> str:
     wraps in its column)."""
     if value is None or value == "":
         return numbers.MISSING
-    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    if isinstance(value, Mapping) and binary_identity(value) is not None:
+        return explain.binary_text(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(short(v) if isinstance(v, Mapping) else str(v) for v in value)
+    return str(value)
 
 
 def differences_table(result: RunComparison, limit: int | None = None) -> tuple[Table, int]:

@@ -9,7 +9,7 @@ in the news as in the table below it; `Formats` lets a test pin them down.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from pqbench.analysis.news import (
     NO_REASON,
     Availability,
     CauseGroup,
+    Change,
     Highlight,
     News,
     Reason,
@@ -27,6 +28,7 @@ from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.presentation.runs import operation
 from pqbench.presentation.tables import Cell, Column, Table
+from pqbench.record.fingerprint import binary_identity
 
 #: Row names listed per cause before the rest are counted.
 ROWS_NAMED = 4
@@ -61,9 +63,12 @@ def row_name(key: RowKey | Sequence[Any]) -> str:
 
 
 def value(found: Any) -> str:
-    """A fingerprint value as text: lists joined, nothing as "none"."""
+    """A fingerprint value as text: lists joined, nothing as "none", a loaded binary by its
+    identity ("build-id 30563306a0d3…")."""
     if found is None or found == "" or found == []:
         return "none"
+    if isinstance(found, Mapping) and binary_identity(found) is not None:
+        return explain.short_identity(found)
     if isinstance(found, list | tuple):
         return ", ".join(value(v) if isinstance(v, list | tuple) else str(v) for v in found)
     return str(found)
@@ -92,8 +97,8 @@ def items(news: News, formats: Formats = FORMATS) -> list[Item]:
 
 
 def _builds(news: News) -> tuple[str, ...]:
-    lines = [f"{c.topic}: {_told(c.field, c.before)} → {_told(c.field, c.after)}"
-             + (f" ({c.note})" if c.note else "") for c in news.builds]
+    lines = [f"{c.topic}: {_change(c)}" + (f" ({c.note})" if c.note else "")
+             for c in news.builds]
     if not lines:
         lines.append("the fingerprints do not differ (apart from labels)")
     if news.unchanged:
@@ -102,6 +107,14 @@ def _builds(news: News) -> tuple[str, ...]:
         lines.append(f"{news.other_fields} minor field(s) differ too (paths, other "
                      "packages): see the differences")
     return tuple(lines)
+
+
+def _change(change: Change) -> str:
+    """A topic's change: "before → after", or for a loaded binary under the same version
+    string what makes it another one (`explain.binary_change`)."""
+    if change.field.startswith("binaries."):
+        return explain.binary_change(change.before, change.after)
+    return f"{_told(change.field, change.before)} → {_told(change.field, change.after)}"
 
 
 def _told(field: str, found: Any) -> str:
@@ -195,8 +208,7 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
     headline, told after the two sides' names) and the points under it (what appeared or
     went, how many rows moved, the largest change with its causes, failures)."""
     shown = [c for c in news.builds if c.topic != "host"]
-    builds = "; ".join(f"{c.topic} {_told(c.field, c.before)} → {_told(c.field, c.after)}"
-                       for c in shown)
+    builds = "; ".join(f"{c.topic} {_change(c)}" for c in shown)
     if news.unchanged:
         builds += f"{'; ' if builds else ''}the same {', '.join(news.unchanged)}"
     headline = builds or "the same fingerprint"
