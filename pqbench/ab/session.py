@@ -44,6 +44,7 @@ from typing import Any
 from pqbench.ab import sequential
 from pqbench.ab.client import Worker, WorkerError
 from pqbench.analysis import pairing
+from pqbench.environment import load
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run, new_run_id
@@ -150,6 +151,9 @@ class Session:
         self.paddings = choose_paddings(self.rng, settings.worker_pairs)
         self.notes: list[str] = []
         self.started = datetime.now(UTC)
+        # The machine over the whole session, the workers' CPU time counted as its own.
+        self.watch = load.Watch()
+        self.machine_state: dict[str, Any] | None = None
 
     def run(self) -> Outcome:
         status, error = "complete", None
@@ -329,6 +333,7 @@ class Session:
 
     def _runs(self, status: str) -> tuple[Run, Run]:
         finished = datetime.now(UTC)
+        self.machine_state = self.watch.state()
         ids = [new_run_id(self.started) for _ in self.sides]
         while ids[0] == ids[1]:
             ids[1] = new_run_id(self.started)
@@ -371,6 +376,7 @@ class Session:
         found["mask"] = side.side.mask.fingerprint() if side.side.mask else None
         if side.side.env:
             found["ab_env"] = side.side.shown_env()
+        found["run"] = self.machine_state
         return found
 
 

@@ -110,6 +110,7 @@ def _report(outcome: session.Outcome, band: float | None, json_output: bool,
             print_json(document)
         else:
             console.show_comparison(result)
+            console.show_load(a)  # one window for the session: both sides share it
     elif json_output:
         print_json({"rows": [], "session": dict(a.settings.get("ab") or {},
                                                 status=outcome.status)})

@@ -107,6 +107,7 @@ def hash_command(
     names = [_hash_name(a) for a in algorithm or ["sha256"]]
     store = Store.open(db)
     started = datetime.now(UTC)
+    watch = environment.Watch()
     outcomes: list[hashing.FileOutcome] = []
     interrupted: KeyboardInterrupt | None = None
     total = len(paths) * hashing.passes_per_file(names, runs_wanted)
@@ -118,7 +119,7 @@ def hash_command(
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
         interrupted = exc
     measurements, problems = runs.hash_measurements(outcomes)
-    env = environment.collect(extra={"storage": _storage(paths)})
+    env = environment.collect(extra={"storage": _storage(paths), "run": watch.state()})
     settings = {"algorithm": names[0], "algorithms": names, "jobs": jobs, "cache": cache_mode,
                 "label": label, "runs": runs_wanted, "warmup": warmup,
                 "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
@@ -134,6 +135,7 @@ def hash_command(
     else:
         store_or_keep(store, [run], None)
         console.print_table(file_views.hash_table(run))
+        console.show_load(run)
         if run.problems:
             console.print_table(run_views.problems_table(run.problems))
         console.lines(file_views.digest_lines(run), wrap=False)
@@ -172,12 +174,13 @@ def corpus_command(
     size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)
     started = datetime.now(UTC)
+    watch = environment.Watch()
     where = directory or os.environ.get("TMPDIR") or "/tmp"
     # The first Ctrl-C or SIGTERM stops the corpus; later ones (pressed again while it
     # is removed) cannot cut the removal or the storing of what was measured short.
     with interrupts.first_only():
         result = corpus.run_corpus(size, directory, seed)
-        env = environment.collect(extra={"storage": _storage([where])})
+        env = environment.collect(extra={"storage": _storage([where]), "run": watch.state()})
         settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
                     "label": label, "removed": result.removed,
                     "xts": corpus.xts_implementation()}

@@ -54,6 +54,7 @@ def show(run: Run, store: Store) -> None:
          Column("varies between calls", priority=1, wrap=True)),
         tuple((f.algorithm, f.implementation, f.operation, f.stack_bytes, f.heap_bytes,
                f.allocations, _varies(f)) for f in found)))
+    console.show_load(run)
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
     settings = run.settings
@@ -113,6 +114,7 @@ def memory(
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect()
     started = datetime.now(UTC)
+    watch = environment.Watch()
     recorder = runner.MemoryRecorder()
     status = "complete"
     with console.progress_bar(len(tasks)) as advance:
@@ -126,6 +128,7 @@ def memory(
                 "harness_stack_bytes": recorder.harness_stack_bytes,
                 "heap_counted": recorder.heap_counted,
                 "heap": "counted" if recorder.heap_counted else missing}
+    env["run"] = watch.state()
     run = memory_runs.memory_run(started, settings, env, recorder.figures, recorder.problems,
                              recorder.verifications, status)
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)

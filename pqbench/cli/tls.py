@@ -57,6 +57,7 @@ def _settings(seconds: float, rounds: int, operations: list[str] | None,
 def _show(run: Run, store: Store) -> None:
     settings = run.settings
     console.print_table(runs.tls_table(run))
+    console.show_load(run)
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
     console.note("hs/s: handshakes per second (median of the rounds); client/server µs: CPU "
@@ -130,6 +131,7 @@ def tls(
     store = Store.open(db)  # fail before measuring if the database is unusable
     env = environment.collect(extra={"tls": _fingerprint(implementations)})
     started = datetime.now(UTC)
+    watch = environment.Watch()
     recorder = grid.GridRecorder()
     status = "complete"
     with console.progress_bar(grid.plan_size(cells, implementations, settings)) as advance:
@@ -137,6 +139,7 @@ def tls(
             grid.run_grid(cells, implementations, settings, recorder, advance)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep the rows completed so far
             status = "interrupted"
+    env["run"] = watch.state()
     run = tls_runs.tls_run(started, settings, env, recorder.results, recorder.problems,
                           recorder.verifications, status)
     # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from pqbench.analysis.ratios import Across, Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
-           "rich_table", "safe", "show_comparison", "show_run", "status", "stderr", "stdout",
-           "unstable_rows", "warn_unstable", "warning"]
+           "rich_table", "safe", "show_comparison", "show_load", "show_run", "status", "stderr",
+           "stdout", "unstable_rows", "warn_unstable", "warning"]
 
 
 def clean(value: object) -> str:
@@ -200,8 +200,16 @@ def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
             else None), console)
     for line in runs.binding_notes(figures):
         console.print(safe(line))
+    show_load(run, console)
     if run.problems:
         print_table(runs.problems_table(run.problems), console)
+
+
+def show_load(run: Run, console: Console = stdout) -> None:
+    """The line under a run's table that says it was taken while other work ran."""
+    line = runs.load_note(run)
+    if line is not None:
+        console.print(safe(line, "yellow"))
 
 
 def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pqbench.analysis.exchanges import implementations_of
 from pqbench.presentation import numbers
 from pqbench.presentation.tables import Column, Table
+from pqbench.record.fingerprint import LOAD_THRESHOLD, STEAL_THRESHOLD, taken_under_load
 from pqbench.record.results import Measurement, Problem, Run
 
 if TYPE_CHECKING:
@@ -159,6 +160,28 @@ def binding_notes(figures: RunFigures) -> list[str]:
     bundled, system = figures.bundled
     return [f"note: cryptography bundles {bundled}, libcrypto is {system}: "
             "cryptography against libcrypto measures both the binding and that difference"]
+
+
+def load_note(run: Run) -> str | None:
+    """One line for a run taken while other work ran (`record.fingerprint.taken_under_load`):
+    how much of the machine others took, the hypervisor's steal, the load averages; None
+    for a quiet run or one recorded before pqbench kept its load."""
+    env = run.environment
+    if not taken_under_load(env):
+        return None
+    state = env.machine_state
+    parts = []
+    if env.others_cpu is not None:
+        cores = f" of {state['cpus']} cores" if isinstance(state.get("cpus"), int) else ""
+        parts.append(f"other processes took {numbers.share(env.others_cpu)}{cores}")
+    if env.steal is not None and env.steal >= STEAL_THRESHOLD:
+        parts.append(f"the hypervisor stole {numbers.share(env.steal)}")
+    start, end = state.get("loadavg_start"), state.get("loadavg_end")
+    if isinstance(start, list) and isinstance(end, list) and start and end:
+        parts.append(f"load {numbers.number(start[0])} → {numbers.number(end[0])}")
+    return (f"taken under load: {', '.join(parts)} (flagged from "
+            f"{numbers.share(LOAD_THRESHOLD)} of the machine or {numbers.share(STEAL_THRESHOLD)}"
+            " stolen); its figures may be slower than on a quiet machine")
 
 
 def unstable_rows(figures: RunFigures) -> list[str]:

@@ -214,20 +214,29 @@ def _is_collection(annotation: Any) -> bool:
     return any(_is_collection(arg) for arg in get_args(annotation))
 
 
+#: The run's own facts each row repeats, last: the machine's load over the run (the
+#: fingerprint's `run` part), where the run recorded it.
+CSV_RUN_COLUMNS = ("others_cpu", "cpu_steal")
+
+
 def run_csv(run: Run) -> str:
     """One tidy table per run (a run has one kind): the key, the summary and the sizes of
     `csv_columns` always, the typed attributes only where some row of this run fills them,
-    so a speed run carries no TLS, memory or file columns."""
+    so a speed run carries no TLS, memory or file columns; then the run's load
+    (`CSV_RUN_COLUMNS`) where it was recorded."""
     rows = []
+    state = {"others_cpu": run.environment.others_cpu, "cpu_steal": run.environment.steal}
     for m in run.measurements:
         row = result_row(m)
         row.update(row.pop("sizes"))
         row["run_id"] = run.run_id
+        row.update(state)
         rows.append(row)
     every = csv_columns()
     core = every.index(CSV_SIZES[-1]) + 1
     columns = [*every[:core], *(name for name in every[core:]
-                                if any(row.get(name) not in (None, "") for row in rows))]
+                                if any(row.get(name) not in (None, "") for row in rows)),
+               *(CSV_RUN_COLUMNS if run.environment.machine_state else ())]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore",
                             lineterminator="\n")

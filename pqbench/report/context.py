@@ -44,10 +44,27 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
     ]
     if any(r.environment.libc for r in runs):  # older runs did not record it
         fields.insert(7, ("C library", lambda r: r.environment.libc))
+    if any(r.environment.machine_state for r in runs):  # older runs did not record it
+        fields.insert(4, ("machine load", _machine_load))
     fields += [(f"{lib}", lambda r, lib=lib: r.environment.library(lib)) for lib in libraries]
     if any(r.environment.tls for r in runs):
         fields.append(("TLS libraries", _tls_libraries))
     return fields
+
+
+def _machine_load(run: Run) -> str | None:
+    """Others' share of the cores, steal and load averages over the run, in one cell."""
+    env = run.environment
+    state = env.machine_state
+    if not state:
+        return None
+    parts = [f"others {numbers.share(env.others_cpu)}"]
+    if env.steal is not None:
+        parts.append(f"steal {numbers.share(env.steal)}")
+    start, end = state.get("loadavg_start"), state.get("loadavg_end")
+    if isinstance(start, list) and isinstance(end, list) and start and end:
+        parts.append(f"load {numbers.number(start[0])} → {numbers.number(end[0])}")
+    return ", ".join(parts) + (" (under load)" if views.load_note(run) else "")
 
 
 def _tls_libraries(run: Run) -> str | None:
@@ -171,6 +188,9 @@ def method(runs: Sequence[Run]) -> Section:
                      "unverified), so it is not shown as one to run.")]
         if _one_invocation(run.command):
             parts.append(md.code_block(run.command, "sh"))
+        loaded = views.load_note(run)
+        if loaded is not None:
+            parts.append(f"**Run {md.inline_code(run.run_id)} was {md.text(loaded)}.**")
     return Section("\n\n".join(parts))
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pqbench.algorithms.base import Algorithm
 from pqbench.checks.pair import check_pair as pair_check
+from pqbench.environment import load
 from pqbench.errors import (
     ImplementationUnavailable,
     NotOfferedError,
@@ -317,15 +318,18 @@ def run_suite(
     command: str | None = None,
 ) -> Run:
     """Measure the planned tasks (`plan`, made once by the caller, which also needs them
-    to say what it will measure); on Ctrl-C return what finished, marked interrupted."""
+    to say what it will measure); on Ctrl-C return what finished, marked interrupted. The
+    machine's state over the run (`environment.load`) joins the fingerprint as `run`."""
     started = datetime.now(UTC)
+    watch = load.Watch()
     recorder = SuiteRecorder()
     status = "complete"
     try:
         execute(tasks, settings, recorder, progress)
     except KeyboardInterrupt:
         status = "interrupted"
-    return new_run("speed", started, settings=settings.as_dict(), environment=environment,
+    return new_run("speed", started, settings=settings.as_dict(),
+                   environment={**environment, "run": watch.state()},
                    measurements=recorder.measurements, problems=recorder.problems,
                    verifications=recorder.verifications, status=status, label=settings.label,
                    command=command)
