@@ -3,7 +3,8 @@
 A history point and a side of a comparison stand for one build, and the run-to-run spread
 of a row is only the machine's own when every run of a group measured the same thing.
 `build_of` names what makes a run's build: its OS build, the version of every library it
-reports (the tools that do not run in the timed code, pqbench itself and numpy, aside),
+reports (the tools that do not run in the timed code, pqbench itself and numpy, aside)
+and the identity of each library it loaded (`record.fingerprint.BUILD_BINARIES`),
 the OpenSSL capability knobs it set, its capability mask, the environment an `ab` side
 added, and how it was timed (time base, process count). Runs of one `--by` group that
 differ here (a `bisect` run with an older cryptography wheel, a masked run beside unmasked
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pqbench.record.fingerprint import BUILD_BINARIES
 from pqbench.record.results import Run
 
 __all__ = ["Build", "build_of", "one_build", "principal"]
@@ -98,6 +100,12 @@ def build_of(run: Run) -> Build:
     if isinstance(added, Mapping):
         for name, value in added.items():
             facts[f"ab_env.{name}"] = _text(value)
+    # Which binary ran, not only its version: a rebuilt libcrypto of the same version
+    # string is another build (`environment.binaries`; runs before it lack these).
+    for role in BUILD_BINARIES:
+        identity = env.binary_identity(role)
+        if identity is not None:
+            facts[f"binaries.{role}"] = identity
     return Build(tuple(sorted(facts.items())), tuple(sorted(_timing(run.settings).items())))
 
 
