@@ -32,7 +32,9 @@ from pqbench.environment import elf
 OPENSSL_INFO_CPU_SETTINGS = 1008
 #: The vector's symbol per architecture (crypto/cryptlib.c, crypto/armcap.c).
 VECTOR_SYMBOLS = {"ia32cap": "OPENSSL_ia32cap_P", "armcap": "OPENSSL_armcap_P"}
-_SETTING = re.compile(r"^OPENSSL_(ia32cap|armcap)=(0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)*)$")
+#: "OPENSSL_ia32cap=0x...:0x...", followed by " env:VALUE" when the variable was set.
+_SETTING = re.compile(r"^OPENSSL_(ia32cap|armcap)=(0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)*)"
+                      r"(?:\s+env:\S*)?$")
 
 
 def decode(setting: str | None) -> tuple[str | None, list[str] | None]:
