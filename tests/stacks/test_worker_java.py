@@ -211,6 +211,7 @@ def test_bouncycastle_runs_on_an_older_jdk_where_the_jdk_offers_only_its_classic
         assert public.hex() == v["pk"]
         assert bc.decaps("ML-KEM-768", key, bytes.fromhex(v["ct"])).hex() == v["ss"]
         assert jdk.hello["offers"] == CLASSICAL
+        assert "JDK 24" in jdk.hello["needs"] and "JDK 17" in bc.hello["needs"]
         reply = jdk.request({"type": "keygen", "alg": "ML-KEM-768"})
         assert reply["type"] == "problem" and reply["kind"] == "not_offered"
         key, public = jdk.key_pair("X25519")

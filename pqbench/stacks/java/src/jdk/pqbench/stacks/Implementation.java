@@ -11,4 +11,7 @@ public interface Implementation {
     /** Every library version that matters, read from the runtime or the jar (never
      * hand-written); each library named by an algorithm is a key. */
     Map<String, String> libraries();
+
+    /** The runtime this implementation needs, in words, for the hello (field "needs"). */
+    String needs();
 }

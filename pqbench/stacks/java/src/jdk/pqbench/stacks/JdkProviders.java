@@ -89,6 +89,12 @@ final class JdkProviders implements Implementation {
         return libraries;
     }
 
+    @Override
+    public String needs() {
+        return "JDK 24 or newer for ML-KEM and ML-DSA (JEP 496, 497), JDK 17 for the rest; this is "
+                + JvmRuntime.version();
+    }
+
     /** The HotSpot intrinsic flags that are on, as a code path. They are diagnostic flags,
      * which the JVM shows only when started with -XX:+UnlockDiagnosticVMOptions (it changes
      * nothing else); without it the path is unknown. */

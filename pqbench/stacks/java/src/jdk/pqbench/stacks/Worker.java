@@ -198,6 +198,7 @@ public final class Worker {
         hello.put("features", features);
         hello.put("code_paths", codePaths);
         hello.put("library_of", libraryOf);
+        hello.put("needs", implementation.needs());
         hello.put("process_clock", rows.clocks.processClock());
         hello.put("pid", ProcessHandle.current().pid());
         return hello;

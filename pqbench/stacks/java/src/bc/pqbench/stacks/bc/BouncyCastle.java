@@ -107,6 +107,11 @@ public final class BouncyCastle implements Implementation {
         return libraries;
     }
 
+    @Override
+    public String needs() {
+        return "JDK 17 or newer (the worker is compiled for Java 17); this is " + JvmRuntime.version();
+    }
+
     /** The version in the manifest of the jar BouncyCastle's classes were loaded from. */
     static String jarVersion() {
         CodeSource source = MLKEMGenerator.class.getProtectionDomain().getCodeSource();
