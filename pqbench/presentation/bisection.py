@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pqbench.analysis import explain
 from pqbench.bisect.series import NAMING
 from pqbench.presentation import console, numbers
 from pqbench.presentation.runs import operation as operation_name
@@ -21,13 +22,22 @@ def _name(key: Any) -> str:
 def cause_text(point: ChangePoint) -> str:
     """The fingerprint differences the comparison ranks as causes of this row, strongest
     first; without one, what else differs between the two builds' fingerprints."""
-    causes = [f"{c.field.rpartition('.')[2]} {c.before} → {c.after} ({c.strength})"
+    causes = [f"{_change(c.field, c.before, c.after, short=True)} ({c.strength})"
               for c in point.row.causes]
     if causes:
         return "; ".join(causes)
-    other = [f"{d.field} {d.before} → {d.after}" for d in point.differences
+    other = [_change(d.field, d.before, d.after) for d in point.differences
              if d.field not in NAMING and d.note is None]
     return ("differs: " + "; ".join(other)) if other else "the fingerprints do not differ"
+
+
+def _change(field: str, before: Any, after: Any, *, short: bool = False) -> str:
+    """A difference in words: a loaded binary by what makes it another one (its identity,
+    package and path, `explain.binary_change`), any other field as "before → after"."""
+    if field.startswith("binaries."):
+        return f"{field.removeprefix('binaries.')}: {explain.binary_change(before, after)}"
+    name = field.rpartition(".")[2] if short else field
+    return f"{name} {before} → {after}"
 
 
 def show_bisection(result: Result, chosen: Series) -> None:
