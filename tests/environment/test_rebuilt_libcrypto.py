@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pqbench import environment
 from tests.helpers import binutils, run_cli
 from tests.helpers.rebuilt_libcrypto import rebuilt_libcrypto, system_openssl
 
@@ -60,8 +61,9 @@ def _named(causes: list[dict[str, Any]], system_id: str, rebuilt_id: str) -> lis
 def test_ab_and_compare_name_the_rebuilt_binary_as_the_cause(rebuilt: Path,
                                                              tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
-    _, system = _loaded(None)
-    _, entry = _loaded(rebuilt)
+    system_path = environment.system_libcrypto()["path"]
+    system = {"build_id": binutils.build_id(system_path)}
+    entry = {"build_id": binutils.build_id(str(rebuilt / Path(system_path).name))}
     done = run_cli("ab", "aes-256-gcm", "-i", "libcrypto", "-o", "encrypt", "--bytes", "16384",
                    "--a", "here", "--b", f"env:LD_LIBRARY_PATH={rebuilt}",
                    "--label-a", "system", "--label-b", "rebuilt", "--max-seconds", "5",
