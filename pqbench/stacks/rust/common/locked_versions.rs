@@ -122,10 +122,53 @@ fn main() {
     if let Some(sys_version) = linked_aws_lc_sys(&packages) {
         let prefix = format!("aws_lc_{}", sys_version.replace('.', "_"));
         let symbols = format!(
-            "extern \"C\" {{\n    #[link_name = \"{prefix}_OPENSSL_ia32cap_P\"]\n    \
-             static OPENSSL_ia32cap_P: [u32; 4];\n}}\n"
+            "extern \"C\" {{\n    \
+             #[link_name = \"{prefix}_OPENSSL_ia32cap_P\"]\n    \
+             static OPENSSL_ia32cap_P: [u32; 4];\n    \
+             #[link_name = \"{prefix}_OpenSSL_version\"]\n    \
+             fn OpenSSL_version(which: std::os::raw::c_int) -> *const std::os::raw::c_char;\n\
+             }}\n\
+             const OPENSSL_VERSION: std::os::raw::c_int = 0;\n"
         );
         fs::write(out_dir.join("aws_lc_symbols.rs"), symbols)
             .expect("cannot write aws_lc_symbols.rs");
+    }
+    aws_lc_rs_api(&packages);
+}
+
+fn major_minor(version: &str) -> (u64, u64) {
+    let mut parts = version.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// The cfgs that tell aws-lc-rs's APIs apart, from the locked version: a bisect builds the
+/// worker against older releases. `aws_lc_rs_kem_import`: `kem::DecapsulationKey::new`
+/// (1.16.0); `aws_lc_rs_stable_mldsa`: ML-DSA in `signature` without the unstable feature
+/// (1.18.0). Releases before 1.15.0 lack the parsed public keys the worker times with.
+/// `aws_lc_mlkem_needs_bmi2`: AWS-LC's mlkem-native x86_64 backend asks for BMI2 beside AVX2
+/// (aws-lc-sys 0.46.0, ml_kem/mlkem_native_config.h; AVX2 alone before).
+fn aws_lc_rs_api(packages: &[LockedPackage]) {
+    println!("cargo:rustc-check-cfg=cfg(aws_lc_rs_kem_import)");
+    println!("cargo:rustc-check-cfg=cfg(aws_lc_rs_stable_mldsa)");
+    println!("cargo:rustc-check-cfg=cfg(aws_lc_mlkem_needs_bmi2)");
+    if let Some(sys_version) = linked_aws_lc_sys(packages) {
+        if major_minor(&sys_version) >= (0, 46) {
+            println!("cargo:rustc-cfg=aws_lc_mlkem_needs_bmi2");
+        }
+    }
+    let Some(package) = packages.iter().find(|p| p.name == "aws-lc-rs") else {
+        return;
+    };
+    let version = major_minor(&package.version);
+    assert!(
+        version >= (1, 15),
+        "aws-lc-rs {} is older than 1.15.0, the oldest this worker builds against",
+        package.version
+    );
+    if version >= (1, 16) {
+        println!("cargo:rustc-cfg=aws_lc_rs_kem_import");
+    }
+    if version >= (1, 18) {
+        println!("cargo:rustc-cfg=aws_lc_rs_stable_mldsa");
     }
 }

@@ -3,11 +3,11 @@
 //! What its API allows, and so what this worker advertises:
 //! - ML-KEM (`aws_lc_rs::kem`): keys are generated inside AWS-LC only (no seeded key
 //!   generation, no caller randomness for encapsulation); an expanded decapsulation key
-//!   (FIPS 203 dk) can be imported (`DecapsulationKey::new`).
-//! - ML-DSA (`aws_lc_rs::signature::PqdsaKeyPair`): key generation from the 32-byte seed xi
-//!   (`from_seed`, FIPS 204 ML-DSA.KeyGen_internal) and import of an expanded key
-//!   (`from_raw_private_key`); signing is hedged only (AWS-LC draws rnd), with an empty
-//!   context only.
+//!   (FIPS 203 dk) can be imported (`DecapsulationKey::new`, aws-lc-rs 1.16.0 and newer).
+//! - ML-DSA (`aws_lc_rs::signature::PqdsaKeyPair`, 1.18.0 and newer: see mldsa.rs): key
+//!   generation from the 32-byte seed xi (`from_seed`, FIPS 204 ML-DSA.KeyGen_internal) and
+//!   import of an expanded key (`from_raw_private_key`); signing is hedged only (AWS-LC
+//!   draws rnd), with an empty context only.
 //! - X25519 and ECDH P-256 (`agreement::PrivateKey::from_private_key`): a raw private key
 //!   (RFC 7748 scalar, SEC1 big-endian scalar); Ed25519 from its RFC 8032 seed
 //!   (`Ed25519KeyPair::from_seed_unchecked`); ECDSA P-256 from its scalar (with the public
@@ -15,6 +15,11 @@
 //!   AWS-LC mixes the key and digest into its DRBG for the nonce (hedged).
 //!
 //! All randomness comes from AWS-LC's own DRBG, as it does for a user of the crate.
+//!
+//! The worker builds against aws-lc-rs 1.15.0 and newer (a bisect over its releases); the
+//! build script reads the version from Cargo.lock and sets the cfgs that tell the APIs apart.
+
+mod mldsa;
 
 use std::hint::black_box;
 
@@ -22,8 +27,7 @@ use aws_lc_rs::agreement::{self, ParsedPublicKey as PeerKey, UnparsedPublicKey};
 use aws_lc_rs::kem::{self, Ciphertext, DecapsulationKey, EncapsulationKey};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
-    self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair,
-    PqdsaSigningAlgorithm, VerificationAlgorithm,
+    self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, VerificationAlgorithm,
 };
 use pqbench_stack_common::{
     ek_inside_dk, key_attributes, locked_version, random_messages, row_sizes, serve, timed, Alg,
@@ -38,7 +42,7 @@ const CRATE: &str = "aws-lc-rs";
 
 enum Key {
     Kem(DecapsulationKey),
-    MlDsa(PqdsaKeyPair),
+    MlDsa(mldsa::Pair),
     Agreement(agreement::PrivateKey),
     Ed25519(Ed25519KeyPair),
     Ecdsa(EcdsaKeyPair),
@@ -49,19 +53,6 @@ fn kem_algorithm(alg: Alg) -> &'static kem::Algorithm {
         Alg::MlKem512 => &kem::ML_KEM_512,
         Alg::MlKem768 => &kem::ML_KEM_768,
         _ => &kem::ML_KEM_1024,
-    }
-}
-
-fn mldsa_algorithms(
-    alg: Alg,
-) -> (
-    &'static PqdsaSigningAlgorithm,
-    &'static dyn VerificationAlgorithm,
-) {
-    match alg {
-        Alg::MlDsa44 => (&signature::ML_DSA_44_SIGNING, &signature::ML_DSA_44),
-        Alg::MlDsa65 => (&signature::ML_DSA_65_SIGNING, &signature::ML_DSA_65),
-        _ => (&signature::ML_DSA_87_SIGNING, &signature::ML_DSA_87),
     }
 }
 
@@ -76,7 +67,7 @@ fn verification_algorithm(alg: Alg) -> &'static dyn VerificationAlgorithm {
     match alg {
         Alg::Ed25519 => &signature::ED25519,
         Alg::EcdsaP256 => &signature::ECDSA_P256_SHA256_ASN1,
-        _ => mldsa_algorithms(alg).1,
+        _ => mldsa::verification(alg),
     }
 }
 
@@ -119,6 +110,32 @@ fn no_context(alg: Alg, context: &[u8]) -> Answer<()> {
     }
 }
 
+/// Whether this aws-lc-rs imports an expanded ML-KEM key (`DecapsulationKey::new`, 1.16.0).
+const KEM_IMPORT: bool = cfg!(aws_lc_rs_kem_import);
+
+#[cfg(aws_lc_rs_kem_import)]
+fn import_dk(alg: Alg, dk: &[u8]) -> Answer<DecapsulationKey> {
+    DecapsulationKey::new(kem_algorithm(alg), dk)
+        .map_err(|e| failed(&format!("decapsulation key rejected: {e}")))
+}
+
+#[cfg(not(aws_lc_rs_kem_import))]
+fn import_dk(_alg: Alg, _dk: &[u8]) -> Answer<DecapsulationKey> {
+    Err(Failure::not_offered(
+        "this aws-lc-rs cannot import an ML-KEM key",
+    ))
+}
+
+/// The version of the AWS-LC linked in ("AWS-LC 5.12.0" from OpenSSL_version, as
+/// aws-lc-rs's own `awslc_version` reads it in the releases that have it).
+fn awslc_version() -> String {
+    aws_lc_rs::init();
+    // SAFETY: OpenSSL_version returns a pointer to a static NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(OpenSSL_version(OPENSSL_VERSION)) };
+    let text = text.to_string_lossy();
+    text.strip_prefix("AWS-LC ").unwrap_or(&text).to_string()
+}
+
 /// AWS-LC's CPU capability vector (OPENSSL_ia32cap_P), once the library is initialised.
 fn capabilities() -> [u32; 4] {
     aws_lc_rs::init();
@@ -128,8 +145,9 @@ fn capabilities() -> [u32; 4] {
 }
 
 /// The code path AWS-LC dispatches to for `alg`, from its own capability vector and the
-/// rules of its sources: mlkem-native's x86_64 backend needs AVX2 and BMI2
-/// (ml_kem/mlkem_native_config.h), mldsa-native's AVX2 (ml_dsa/mldsa_native_config.h);
+/// rules of its sources: mlkem-native's x86_64 backend needs AVX2 (and BMI2 from aws-lc-sys
+/// 0.46.0: ml_kem/mlkem_native_config.h), mldsa-native's AVX2 (ml_dsa/mldsa_native_config.h,
+/// in every AWS-LC that an aws-lc-rs with stable ML-DSA links);
 /// s2n-bignum's curve25519 and the nistz256 P-256 code take their MULX/ADX variants when
 /// both are present and their `_alt`/plain variants otherwise.
 fn code_path(alg: Alg, cap: [u32; 4]) -> String {
@@ -146,7 +164,12 @@ fn code_path(alg: Alg, cap: [u32; 4]) -> String {
     };
     match alg {
         Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
-            if avx2 && bmi2 { "avx2" } else { "portable" }.to_string()
+            if avx2 && (bmi2 || !cfg!(aws_lc_mlkem_needs_bmi2)) {
+                "avx2"
+            } else {
+                "portable"
+            }
+            .to_string()
         }
         Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
             if avx2 { "avx2" } else { "portable" }.to_string()
@@ -178,18 +201,16 @@ impl AwsLc {
                 })
             }
             Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
-                let algorithm = mldsa_algorithms(alg).0;
                 let pair = match seed {
                     Some(xi) => {
                         exact_len("seed", xi, 32)?;
-                        PqdsaKeyPair::from_seed(algorithm, xi)
-                            .map_err(|e| failed(&format!("seed rejected: {e}")))?
+                        mldsa::from_seed(alg, xi)
                     }
-                    None => PqdsaKeyPair::generate(algorithm)
-                        .map_err(|_| failed("ML-DSA key generation failed"))?,
-                };
+                    None => mldsa::generate(alg),
+                }
+                .map_err(|why| failed(&why))?;
                 Ok(NewKey {
-                    public: Some(pair.public_key().as_ref().to_vec()),
+                    public: Some(pair.public()),
                     secret: Key::MlDsa(pair),
                 })
             }
@@ -260,10 +281,10 @@ impl AwsLc {
     fn signature(&self, alg: Alg, key: &Key, message: &[u8]) -> Answer<Vec<u8>> {
         match key {
             Key::MlDsa(pair) => {
-                let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
+                let mut out = Vec::new();
                 let len = pair
-                    .sign(message, &mut out)
-                    .map_err(|_| failed("ML-DSA signing failed"))?;
+                    .sign_into(message, &mut out)
+                    .map_err(|why| failed(&why))?;
                 out.truncate(len);
                 Ok(out)
             }
@@ -370,10 +391,7 @@ impl AwsLc {
                     EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING)
                         .expect("ECDSA keygen")
                 }),
-                _ => {
-                    let algorithm = mldsa_algorithms(alg).0;
-                    timed(move || PqdsaKeyPair::generate(algorithm).expect("ML-DSA keygen"))
-                }
+                _ => timed(move || mldsa::generate(alg).expect("ML-DSA keygen")),
             },
             _ => {
                 attributes.push(("signing", json!(signing)));
@@ -382,7 +400,7 @@ impl AwsLc {
                 let public = key.public.unwrap_or_default();
                 let messages = random_messages(MESSAGES);
                 if op == Op::Sign {
-                    self.timed_sign(alg, key.secret, messages)
+                    self.timed_sign(key.secret, messages)
                 } else {
                     let signatures = messages
                         .iter()
@@ -413,7 +431,6 @@ impl AwsLc {
 
     fn timed_sign(
         &self,
-        alg: Alg,
         key: Key,
         messages: Vec<[u8; 32]>,
     ) -> Box<dyn pqbench_stack_common::Timed> {
@@ -430,10 +447,10 @@ impl AwsLc {
                 timed(move || pair.sign(&rng, &messages[rotate()]).expect("ECDSA sign"))
             }
             Key::MlDsa(pair) => {
-                let mut out = vec![0u8; mldsa_algorithms(alg).0.signature_len()];
+                let mut out = Vec::new();
                 timed(move || {
                     let len = pair
-                        .sign(&messages[rotate()], &mut out)
+                        .sign_into(&messages[rotate()], &mut out)
                         .expect("ML-DSA sign");
                     black_box(&out);
                     len
@@ -451,8 +468,14 @@ impl Library for AwsLc {
         let cap = capabilities();
         let mut offers = Vec::new();
         for alg in Alg::ALL {
+            if mldsa::is_mldsa(alg) && !mldsa::OFFERED {
+                continue;
+            }
             let features = match alg {
-                Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => vec![Feature::ImportExpanded],
+                Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 if KEM_IMPORT => {
+                    vec![Feature::ImportExpanded]
+                }
+                Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => vec![],
                 Alg::MlDsa44 | Alg::MlDsa65 | Alg::MlDsa87 => {
                     vec![Feature::SeededKeygen, Feature::ImportExpanded]
                 }
@@ -474,7 +497,7 @@ impl Library for AwsLc {
                     "aws-lc-sys".to_string(),
                     locked_version(LOCKED, "aws-lc-sys"),
                 ),
-                ("AWS-LC".to_string(), aws_lc_rs::awslc_version().to_string()),
+                ("AWS-LC".to_string(), awslc_version()),
             ],
             offers,
         }
@@ -488,18 +511,16 @@ impl Library for AwsLc {
         match alg {
             Alg::MlKem512 | Alg::MlKem768 | Alg::MlKem1024 => {
                 exact_len("secret", secret, alg.sizes().1)?;
-                let dk = DecapsulationKey::new(kem_algorithm(alg), secret)
-                    .map_err(|e| failed(&format!("decapsulation key rejected: {e}")))?;
+                let dk = import_dk(alg, secret)?;
                 Ok(NewKey {
                     public: ek_inside_dk(alg, secret),
                     secret: Key::Kem(dk),
                 })
             }
             _ => {
-                let pair = PqdsaKeyPair::from_raw_private_key(mldsa_algorithms(alg).0, secret)
-                    .map_err(|e| failed(&format!("private key rejected: {e}")))?;
+                let pair = mldsa::from_expanded(alg, secret).map_err(|why| failed(&why))?;
                 Ok(NewKey {
-                    public: Some(pair.public_key().as_ref().to_vec()),
+                    public: Some(pair.public()),
                     secret: Key::MlDsa(pair),
                 })
             }

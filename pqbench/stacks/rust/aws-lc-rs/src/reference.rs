@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 use aws_lc_rs::agreement::{self, ParsedPublicKey as PeerKey, UnparsedPublicKey};
 use aws_lc_rs::kem::{self, Ciphertext, DecapsulationKey};
 use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{
-    self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey, PqdsaKeyPair,
-};
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, ParsedPublicKey};
 use pqbench_stack_common::thread_cpu_ns;
 
 fn round<R>(seconds: f64, mut op: impl FnMut() -> R) -> (u64, u64, u64) {
@@ -107,8 +105,10 @@ fn signature_op(
     })
 }
 
+/// ML-DSA's stable API (aws-lc-rs 1.18.0 and newer; the build script sets the cfg).
+#[cfg(aws_lc_rs_stable_mldsa)]
 fn mldsa(alg: &'static signature::PqdsaSigningAlgorithm) -> Signer {
-    let pair = PqdsaKeyPair::generate(alg).unwrap();
+    let pair = signature::PqdsaKeyPair::generate(alg).unwrap();
     let public = pair.public_key().as_ref().to_vec();
     let sign = move |m: &[u8]| {
         let mut sig = vec![0u8; alg.signature_len()];
@@ -125,16 +125,19 @@ fn operation(alg: &str, op: &str) -> Option<Op> {
         "ML-KEM-1024" => kem_op(&kem::ML_KEM_1024, op),
         "X25519" => agreement_op(&agreement::X25519, op),
         "ECDH-P-256" => agreement_op(&agreement::ECDH_P256, op),
+        #[cfg(aws_lc_rs_stable_mldsa)]
         "ML-DSA-44" => signature_op(
             || mldsa(&signature::ML_DSA_44_SIGNING),
             &signature::ML_DSA_44,
             op,
         ),
+        #[cfg(aws_lc_rs_stable_mldsa)]
         "ML-DSA-65" => signature_op(
             || mldsa(&signature::ML_DSA_65_SIGNING),
             &signature::ML_DSA_65,
             op,
         ),
+        #[cfg(aws_lc_rs_stable_mldsa)]
         "ML-DSA-87" => signature_op(
             || mldsa(&signature::ML_DSA_87_SIGNING),
             &signature::ML_DSA_87,
