@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from pqbench.algorithms import by_name
 from pqbench.liboqs import import_oqs
+from pqbench.stacks import builds, pins, registry
 from pqbench.vectors import load_vectors, parse_pqbench_json
 from tests.helpers import CPU_FLAGS
 from tests.helpers.stack_workers import REPLY_DEADLINE, STACKS, Worker, built_worker
@@ -590,6 +591,29 @@ def test_every_offered_row_prepares_and_times_interleaved_rounds(worker: Worker)
         assert isinstance(reply["ops"], int) and reply["ops"] >= 1
         assert reply["wall_ns"] >= seconds * 1e9
         assert 0 < reply["thread_cpu_ns"] <= reply["process_cpu_ns"]
+
+
+def test_aws_lc_rs_pinned_to_an_older_release_offers_what_that_release_has() -> None:
+    """A bisect builds the worker against older aws-lc-rs releases: 1.17.0 links AWS-LC
+    through aws-lc-sys 0.41, imports ML-KEM keys but has ML-DSA only behind its unstable
+    feature, and its ML-KEM asks AVX2 alone of the CPU; what it offers still answers."""
+    pin = pins.parse("crate:aws-lc-rs==1.17.0")
+    built = builds.build(builds.plan(registry.by_name("aws-lc-rs"), (pin,)), log=lambda _: None)
+    worker = Worker(built.argv(), {"OPENSSL_ia32cap": ":~0x100"})  # BMI2 masked off
+    try:
+        hello = worker.hello
+        assert (hello["libraries"]["aws-lc-rs"], hello["libraries"]["aws-lc-sys"]) == \
+            ("1.17.0", "0.41.0")
+        assert set(hello["offers"]) == set(FEATURES["aws-lc-rs"]) - set(MLDSA)
+        assert hello["features"]["ML-KEM-768"] == ["import_expanded"]
+        assert hello["code_paths"]["ML-KEM-768"] == ("avx2" if "avx2" in CPU_FLAGS
+                                                    else "portable")
+        reply = worker.request({"type": "keygen", "alg": "ML-DSA-65"})
+        assert (reply["type"], reply["kind"]) == ("problem", "not_offered")
+        check_mlkem_vectors(worker, "ML-KEM-768")
+        check_x25519_vectors(worker)
+    finally:
+        worker.stop()
 
 
 def test_the_reference_benchmark_prints_one_line_per_round(
