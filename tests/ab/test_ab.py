@@ -24,6 +24,7 @@ import pytest
 
 from pqbench.store import Store
 from tests.helpers import CPU_FLAGS, run_cli
+from tests.helpers.jobs import Job
 
 
 def _ab(db: Path, *args: str, env: dict[str, str] | None = None,
@@ -249,28 +250,27 @@ def _environments_with(marker: str) -> dict[int, dict[bytes, bytes]]:
 def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) -> None:
     marker = f"PQBENCH_TEST_MARK=sigterm-{os.getpid()}"
     db = tmp_path / "term.db"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pqbench", "ab", "sha256", "-i", "libcrypto", "--bytes",
-         "1024", "--a", "here", "--b", "here", "--threshold", "0", "--max-seconds", "600",
-         # half-second rounds: the first look (12 pairs) cannot come before the signal, even
-         # when a process effect of 0.1 % would decide an A/A row at threshold 0
-         "--round", "0.5", "--worker-pairs", "3",
-         "--db", str(db)], env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    job = Job("ab", "sha256", "-i", "libcrypto", "--bytes", "1024", "--a", "here",
+              "--b", "here", "--threshold", "0", "--max-seconds", "600",
+              # half-second rounds: the first look (12 pairs) cannot come before the
+              # signal, even when a process effect of 0.1 % would decide an A/A row at
+              # threshold 0
+              "--round", "0.5", "--worker-pairs", "3", "--db", str(db),
+              env={marker.split("=")[0]: marker.split("=")[1]})
     deadline = time.monotonic() + 120
     while len(_workers_with(marker)) < 7 and time.monotonic() < deadline:
         time.sleep(0.5)  # the controller and the 3 x 2 workers carry the marker
-    time.sleep(8)  # let it measure some pairs (none is fine too: then none are kept)
+    job.wait_for(r"row 1 of 1, [1-9][0-9]* pairs")  # some pairs measured
     # Each worker pair has an environment of its own size, the same on both sides.
     paddings = sorted(len(environ[b"PQBENCH_AB_PADDING"]) for environ
                       in _environments_with(marker).values()
                       if b"PQBENCH_AB_PADDING" in environ)
     assert len(paddings) == 6 and paddings[::2] == paddings[1::2]
     assert len(set(paddings)) == 3
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 143, stderr  # 128 + SIGTERM, as every command
-    assert "interrupted" in stderr
+    job.signal(signal.SIGTERM, group=False)
+    status, output = job.finish()
+    assert status == 143, output  # 128 + SIGTERM, as every command
+    assert "interrupted" in output
     assert _workers_with(marker) == []
     store = Store.open(str(db), create=False)
     runs = [store.load_run(info.run_id) for info in store.list_runs()]

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -14,6 +11,7 @@ from typer.testing import CliRunner
 from pqbench.cli import app
 from pqbench.store import Store
 from tests.helpers import run_cli
+from tests.helpers.jobs import Job
 
 
 def _rows(doc: dict, algorithm: str) -> dict[tuple[str, str], dict]:
@@ -125,21 +123,19 @@ def test_without_liboqs_the_other_implementations_still_run(tmp_path: Path) -> N
 
 def test_ctrl_c_keeps_completed_measurements_and_exits_130(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pqbench", "speed", "x25519", "ecdh-p-256", "ml-kem-768",
-         "ml-dsa-65", "rsa2048", "-i", "cryptography", "--seconds", "3", "--rounds", "3",
-         "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Start-up and checks (up to ~5 s on a busy machine), then rounds of 1 s in cycles of
-    # the 13 rows: at 9 s the first cycle is under way, some rows timed and some not yet.
-    time.sleep(9)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    job = Job("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
+              "-i", "cryptography", "--seconds", "3", "--rounds", "3", "--db", str(db))
+    # One step to check each of the 14 rows, then one per round of 1 s, in cycles of the
+    # 14 rows: from step 16 on the first round has finished, and until step 26 at most 11
+    # rows have one.
+    job.wait_for(r"\b(?:1[6-9]|2[0-6])/56\b")
+    job.signal(signal.SIGINT)
+    status, output = job.finish()
+    assert status == 130, output
     (info,) = Store.open(str(db), create=False).list_runs()
     assert info.status == "interrupted"
     assert 0 < info.measurements < 13
-    assert "interrupted" in stderr
+    assert "interrupted" in output
 
 
 def test_env_json_names_the_stack(runner: CliRunner) -> None:

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from pqbench.cli import app
 from pqbench.store import Store
 from pqbench.timing import multi
+from tests.helpers.jobs import Job
 
 FAST = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02", "--rounds", "1"]
 
@@ -141,17 +142,17 @@ def _start(*args: str) -> subprocess.Popen[str]:
 
 def test_sigterm_stores_completed_measurements_and_exits_143(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
-    proc = _start("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
-                  "-i", "cryptography", "--seconds", "3", "--rounds", "3", "--db", str(db))
-    # Start-up and checks (up to ~5 s on a busy machine), then rounds of 1 s in cycles of
-    # the 13 rows: at 9 s the first cycle is under way, some rows timed and some not yet.
-    time.sleep(9)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 143, stderr
+    job = Job("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
+              "-i", "cryptography", "--seconds", "3", "--rounds", "3", "--db", str(db))
+    # One step to check each of the 14 rows, then one per round of 1 s in cycles of the 14
+    # rows: from step 16 the first round has finished, until step 26 at most 11 have one.
+    job.wait_for(r"\b(?:1[6-9]|2[0-6])/56\b")
+    job.signal(signal.SIGTERM, group=False)
+    status, output = job.finish()
+    assert status == 143, output
     (info,) = Store.open(str(db), create=False).list_runs()
     assert info.status == "interrupted" and 0 < info.measurements < 13
-    assert "Traceback" not in stderr
+    assert "Traceback" not in output
 
 
 def test_sigterm_during_files_corpus_removes_the_corpus(tmp_path: Path) -> None:

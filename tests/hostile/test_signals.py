@@ -4,7 +4,6 @@ without a traceback (the worker processes of `speed --multi` included)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.store import Store
+from tests.helpers.jobs import Job
 
 
 def _start(*args: str) -> subprocess.Popen[str]:
@@ -57,12 +57,12 @@ def test_sigterm_during_memory_exits_143_and_keeps_the_rows(tmp_path: Path) -> N
     db = tmp_path / "memory.db"
     # 200 calls a row: the suite takes well over a minute (RSA key generation alone
     # seconds), so the signal lands mid-suite however fast the machine.
-    proc = _start("memory", "--calls", "200", "--db", str(db))
-    time.sleep(6)  # start-up, then a few rows (each in a worker process of its own)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=120)
-    assert "Traceback" not in stderr, stderr
-    assert proc.returncode == 143, stderr
+    job = Job("memory", "--calls", "200", "--db", str(db))
+    job.wait_for(r"\b(?:[3-9]|[1-9][0-9]+)/[0-9]+\b")  # two rows measured, each in a worker
+    job.signal(signal.SIGTERM, group=False)
+    status, output = job.finish()
+    assert "Traceback" not in output, output
+    assert status == 143, output
     (info,) = Store.open(str(db), create=False).list_runs()
     assert info.status == "interrupted" and info.kind == "memory"
 
@@ -71,17 +71,14 @@ def test_sigterm_during_memory_exits_143_and_keeps_the_rows(tmp_path: Path) -> N
 def test_a_signal_during_speed_multi_prints_no_worker_traceback(tmp_path: Path, sig: int,
                                                                 code: int) -> None:
     db = tmp_path / "multi.db"
-    proc = _start("speed", "x25519", "ecdh-p-256", "ml-kem-768", "-i", "cryptography",
-                  "--seconds", "1", "--rounds", "5", "--multi", "2", "--db", str(db))
-    time.sleep(7)
+    job = Job("speed", "x25519", "ecdh-p-256", "ml-kem-768", "-i", "cryptography",
+              "--seconds", "1", "--rounds", "5", "--multi", "2", "--db", str(db))
+    job.wait_for(r"\b[1-9][0-9]/[0-9]+\b")  # ten steps: the 7 rows checked, rounds under way
     # A terminal sends Ctrl-C to the whole process group, workers included; `kill`
     # sends SIGTERM to the command alone.
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, sig)
-    else:
-        proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=120)
-    assert "Traceback" not in stderr, stderr
-    assert proc.returncode == code, stderr
+    job.signal(signal.Signals(sig), group=sig == signal.SIGINT)
+    status, output = job.finish()
+    assert "Traceback" not in output, output
+    assert status == code, output
     (info,) = Store.open(str(db), create=False).list_runs()
     assert info.status == "interrupted"

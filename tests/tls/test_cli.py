@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +16,7 @@ from pqbench.analysis.verdict import TOO_FEW
 from pqbench.cli import app
 from pqbench.store import Store
 from tests.helpers import markdown
+from tests.helpers.jobs import Job
 
 GRID = ["-g", "x25519", "-g", "X25519MLKEM768", "-c", "ecdsa-p-256", "-c", "mldsa65"]
 QUICK = ["--seconds", "0.1", "--rounds", "5"]
@@ -216,18 +213,14 @@ def test_an_interrupted_run_stores_what_finished(tmp_path: Path, signum: int, gr
     """The server process must not print a traceback, the completed rows are stored, and
     the exit status says which signal it was."""
     db = tmp_path / "r.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pqbench", "tls", *GRID, "-i", "pyopenssl", "--seconds", "1",
-         "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    time.sleep(10)  # start-up, certificates, the loopback server and a few one-second rows
-    if group:
-        os.killpg(proc.pid, signum)
-    else:
-        proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == status, stderr
-    assert "Traceback" not in stderr
+    job = Job("tls", *GRID, "-i", "pyopenssl", "--seconds", "1", "--db", str(db))
+    # One step per (cell, operation, transport), shown before it is timed: from step 2 on
+    # a row is stored, and 16 steps make the grid.
+    job.wait_for(r"\b(?:[2-9]|1[0-5])/16\b")
+    job.signal(signal.Signals(signum), group=group)
+    status_seen, output = job.finish()
+    assert status_seen == status, output
+    assert "Traceback" not in output
     (info,) = Store.open(str(db), create=False).list_runs()
     assert (info.kind, info.status) == ("tls", "interrupted")
     assert 0 < info.measurements < 16
