@@ -8,9 +8,10 @@ Modes: `good`; `garbage-hello` (the first line is not JSON); `no-hello` (never g
 and exits during a run); `exit-later` (the same on its fifth run); `wrong-counts` (a round
 with more operations than nanoseconds); `short-round` (a round shorter than asked);
 `huge-line` (a 2 MiB reply to prepare); `wrong-row` (a round naming another row);
-`wrong-answer` (decapsulates to the wrong secret); `slow-run` (a run that waits for the
---fifo to be opened, so a test can interrupt it at a known moment: the worker opens the
-fifo for writing, which blocks until the test opens it for reading). Unknown requests get
+`wrong-answer` (decapsulates to the wrong secret); `block-later` (a row's runs after its
+22nd write the worker's pid to the --fifo and never answer: past any warm-up (at most 20
+rounds) and two timed rounds, so a test can interrupt a run at a known moment; opening the
+fifo blocks until the test opens it to read). Unknown requests get
 an error; a closed stdin or `quit` ends it with status 0.
 """
 
@@ -28,6 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, mlkem, x25519
 
 RAW = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+BLOCK_AFTER = 22
 PRIVATE_RAW = (serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
                serialization.NoEncryption())
 
@@ -53,6 +55,7 @@ class Worker:
         self.fifo = fifo
         self.keys: dict[str, Any] = {}
         self.rows: dict[str, Any] = {}
+        self.per_row: dict[str, int] = {}
 
     def key(self, private: Any) -> dict[str, Any]:
         handle = f"k{len(self.keys) + 1}"
@@ -161,9 +164,10 @@ class Worker:
             sys.stderr.write("fatal error: out of memory\n")
             sys.stderr.flush()
             os._exit(3)
-        if self.mode == "slow-run" and self.fifo:
+        self.per_row[m["row"]] = self.per_row.get(m["row"], 0) + 1
+        if self.mode == "block-later" and self.fifo and self.per_row[m["row"]] > BLOCK_AFTER:
             with open(self.fifo, "w") as told:  # blocks until the test opens it to read
-                told.write("running\n")
+                told.write(f"{os.getpid()}\n")
             time.sleep(3600)
         call = self.rows[m["row"]]
         budget = int(m["seconds"] * 1e9)
