@@ -129,7 +129,7 @@ def main() -> int:
     args = parser.parse_args()
     stack = registry.by_name(args.impl)
     impl = StackImplementation(stack)
-    impl.process.ensure(lambda message: print(message, file=sys.stderr))
+    impl.process.ensure()
     assert impl.process.planned is not None
     built = builds.build(impl.process.planned, lambda _m: None)
     reference = go_reference(built) if stack.recipe.language == "go" else rust_reference(built)

@@ -142,7 +142,7 @@ def _plan(message: dict[str, Any], state: _State) -> dict[str, Any]:
     details: dict[str, object] = {}
     for impl in dict.fromkeys(t.implementation for t in tasks):
         if on_request(impl):
-            impl.provision(lambda _message: None)
+            impl.provision()
             libraries.update(impl.versions())
             details.update(impl.details())
     return {"type": "plan", "rows": [list(row) for row in state.tasks], "problems": problems,

@@ -107,8 +107,7 @@ class Runner:
             build = self.plan.series.builds[position]
             try:
                 side = sides.parse(list(build.items), f"series[{position + 1}]")
-                sides.provision_stacks(side, self.plan.settings.implementations,
-                                       self.progress)
+                sides.provision_stacks(side, self.plan.settings.implementations)
                 worker = Worker(build.spec, side)
                 try:
                     worker.greet()

@@ -71,7 +71,7 @@ def ab(
         label_a=label_a, label_b=label_b)
     store = Store.open(db)  # fail before measuring if the database is unusable
     for side in (a, b):  # the foreign workers each side starts, built before it starts
-        sides.provision_stacks(side, settings.implementations, console.note)
+        sides.provision_stacks(side, settings.implementations)
     command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
     # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
     # handles_errors): the session stops its workers and keeps the finished pairs.

@@ -142,11 +142,11 @@ def handles_errors(command: F) -> F:
 
 
 def provision(impls: Sequence[Implementation]) -> None:
-    """Make what the implementations need before their first row, its progress on stderr:
-    a foreign worker is built here once per machine, then started and greeted. A failure
-    is kept by the implementation and becomes its rows' problem."""
+    """Make what the implementations need before their first row (its progress on stderr,
+    through logging): a foreign worker is built here once per machine, then started and
+    greeted. A failure is kept by the implementation and becomes its rows' problem."""
     for impl in impls:
-        impl.provision(console.note)
+        impl.provision()
 
 
 def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) -> None:

@@ -77,10 +77,10 @@ class Implementation(ABC):
         """None when usable here; otherwise why not and how to fix it."""
         return None
 
-    def provision(self, log: Callable[[str], None]) -> None:
+    def provision(self) -> None:
         """Make what this implementation needs before its first use here (a worker built
-        once per machine), telling `log` what it does; nothing for most. A failure is not
-        raised: `unavailable_reason` then says it."""
+        once per machine, its progress logged); nothing for most. A failure is not raised:
+        `unavailable_reason` then says it."""
         return None
 
     @abstractmethod

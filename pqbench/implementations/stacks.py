@@ -97,10 +97,10 @@ class StackImplementation(Implementation):
         found = self.process.availability()
         return found.detail if found.state == "missing" else None
 
-    def provision(self, log: Callable[[str], None]) -> None:
+    def provision(self) -> None:
         # A failure's reason is kept: unavailable_reason says it.
         with contextlib.suppress(Exception):
-            self.process.ensure(log)
+            self.process.ensure()
 
     def _hello(self) -> Hello:
         return self.process.ensure()

@@ -28,7 +28,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pqbench import untrusted
@@ -256,8 +256,7 @@ def shown(item: str) -> str:
     return untrusted.redact(item.strip())
 
 
-def provision_stacks(side: Side, implementations: Sequence[str] | None,
-                     log: Callable[[str], None]) -> None:
+def provision_stacks(side: Side, implementations: Sequence[str] | None) -> None:
     """Build, before the session starts, the foreign workers the side will start with its
     pinned versions (a build takes seconds for Go and minutes for Rust, longer than a
     worker may take to answer); a build that fails is a PqbenchError naming the side."""
@@ -270,4 +269,4 @@ def provision_stacks(side: Side, implementations: Sequence[str] | None,
                    side.env.get(pins.VARIABLE, os.environ.get(pins.VARIABLE, "")).split())
     for name in chosen:
         planned = builds.plan(registry.by_name(name), pinned)
-        builds.build(planned, log)
+        builds.build(planned)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import logging
 import os
 import platform
 import re
@@ -40,6 +41,9 @@ from pqbench.stacks.registry import (
 )
 
 Log = Callable[[str], None]
+#: Where a build reports its progress: the "pqbench.stacks" logger, which the command line
+#: shows on stderr (`presentation.console.show_progress`); nothing here prints.
+progress: Log = logging.getLogger("pqbench.stacks").info
 
 #: Changes whenever how a worker is built changes, so older builds are not reused.
 FORMAT = 1
@@ -184,7 +188,7 @@ def find_built(planned: Plan) -> Built | None:
     return Built(planned, manifest)
 
 
-def build(planned: Plan, log: Log) -> Built:
+def build(planned: Plan, log: Log = progress) -> Built:
     """The build for `planned`, made now unless it exists; BuildFailed says why not."""
     from pqbench.liboqs.locate import exclusive_lock, replace_dir
 

@@ -2,8 +2,9 @@
 kept for every row it serves, and stopped when pqbench exits.
 
 `availability` says what `pqbench list` shows (built, buildable, or what is missing) without
-building or starting anything; `ensure` builds if needed (with progress through the `log`
-the caller passes: the CLI hands its console), starts the worker and returns its hello. A
+building or starting anything; `ensure` builds if needed (its progress through the
+"pqbench.stacks" logger, which the command line shows), starts the worker and returns its
+hello. A
 build or a worker that failed once is not tried again in the same process: its reason is
 kept and given to every row that asks.
 """
@@ -23,10 +24,6 @@ from pqbench.stacks.protocol import Hello, ProtocolError, parse_hello
 from pqbench.stacks.registry import Stack
 
 Log = Callable[[str], None]
-
-
-def _quiet(_message: str) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ class StackProcess:
             hello = None
         return Availability("built", f"{found.plan.directory}", hello)
 
-    def ensure(self, log: Log = _quiet) -> Hello:
+    def ensure(self, log: Log = builds.progress) -> Hello:
         """The worker's hello, building and starting it first if needed; raises
         ImplementationUnavailable (no toolchain, a failed build) or WorkerFailed."""
         if self.unavailable is not None:
