@@ -4,6 +4,7 @@
 #   make reports                 # both (the OS-builds one needs root for its userland)
 #   sh reports/regenerate.sh example
 #   sh reports/regenerate.sh os-builds
+#   sh reports/regenerate.sh stacks
 #
 # Each is one paired `pqbench ab` session, stored in a throw-away database (the user's own
 # store is never touched), then `pqbench report` with no run named: it reports the session
@@ -11,6 +12,9 @@
 # example:   AES-NI and SHA-NI hidden from OpenSSL against this system as it is.
 # os-builds: Debian 12 (this system) against Debian 13 in a userland built beside it
 #            (`pqbench userland build debian-trixie`: debootstrap, needs root).
+# stacks:    one `pqbench speed` run, not a session: ML-KEM-768 and ML-DSA-65 against X25519
+#            and Ed25519 through every foreign implementation (each worker built on first
+#            use) beside liboqs and libcrypto, paired by cycle.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,9 +44,17 @@ os_builds() {
     "$pqbench" report --out "$here/reports/os-builds" --force --db "$db"
 }
 
+stacks() {
+    db="$work/stacks.db"
+    "$pqbench" speed ml-kem-768 ml-dsa-65 x25519 ed25519 -i go -i aws-lc-rs -i libcrux \
+        -i java -i bouncycastle -i liboqs -i libcrypto --seconds 2 --db "$db"
+    "$pqbench" report --out "$here/reports/stacks" --force --db "$db"
+}
+
 case "${1:-all}" in
     example) example ;;
     os-builds) os_builds ;;
-    all) example; os_builds ;;
-    *) echo "usage: $0 [example|os-builds|all]" >&2; exit 2 ;;
+    stacks) stacks ;;
+    all) example; os_builds; stacks ;;
+    *) echo "usage: $0 [example|os-builds|stacks|all]" >&2; exit 2 ;;
 esac

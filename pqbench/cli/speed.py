@@ -28,6 +28,7 @@ from pqbench.errors import UnknownAlgorithmError, UsageError
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.presentation import console
 from pqbench.record import codec
+from pqbench.record.results import Run
 from pqbench.speed import mask as capmask
 from pqbench.speed import suite
 from pqbench.timing import multi
@@ -155,9 +156,25 @@ def speed(
         print(codec.run_csv(run), end="")
     else:
         console.show_run(run, figures)
+        _note_helpers(run)
         console.show_ratios(figures.headline, asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
     exit_for(run, "measurements", "an implementation", workers_fail=True)
+
+
+def _note_helpers(run: Run) -> None:
+    """Foreign rows whose process's other threads worked while they were timed, and those
+    whose warm-up never settled: their rates deserve a second look."""
+    helped = [f"{m.algorithm} {m.operation} [{m.implementation}]" for m in run.measurements
+              if m.attributes.get("helper_threads")]
+    unsettled = [f"{m.algorithm} {m.operation} [{m.implementation}]"
+                 for m in run.measurements if m.attributes.get("warmup_settled") is False]
+    if helped:
+        console.note(f"other threads of the worker's process (a JIT, a collector) used over "
+                     f"10 % more CPU than the timed thread: {', '.join(helped)}")
+    if unsettled:
+        console.note(f"no two warm-up rounds agreed within 5 % (20 tried): "
+                     f"{', '.join(unsettled)}")
 
 
 def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:

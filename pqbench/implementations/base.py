@@ -25,6 +25,9 @@ class TimedOperation(ABC):
     #: How it is warmed up before its timed rounds: one short untimed round, or untimed
     #: rounds until two agree (a JIT compiles the hot code while it runs: `measure.suite`).
     warmup: Literal["once", "steady"] = "once"
+    #: A "steady" warm-up lasts at least this long (a JVM's JIT compiles its hottest code
+    #: only after many calls, so two early rounds can agree before it has).
+    warmup_min_seconds: float = 0.0
 
     @abstractmethod
     def run(self, seconds: float) -> LoopResult:

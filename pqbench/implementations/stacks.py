@@ -235,7 +235,9 @@ class StackImplementation(Implementation):
             **prepared.attributes, "runtime": hello.runtime,
             "library": hello.library_of.get(alg.name, self.name),
             "code_path": hello.code_paths.get(alg.name, "unknown")}
-        return StackOperation(worker, row, dict(prepared.sizes), attributes)
+        operation_ = StackOperation(worker, row, dict(prepared.sizes), attributes)
+        operation_.warmup_min_seconds = self.stack.recipe.warmup_min_seconds
+        return operation_
 
     # --- fingerprint --------------------------------------------------------------------
 

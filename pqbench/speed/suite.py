@@ -43,8 +43,9 @@ BULK_KINDS = ("cipher", "hash")
 #: Warm-up of a row whose speed settles only over its first rounds (a JIT compiles the hot
 #: code while it runs: a JDK's ML-KEM encapsulation more than quadruples its rate over its
 #: first seconds): untimed rounds of the run's round length until two in a row agree within
-#: WARMUP_AGREE, at most WARMUP_MAX_ROUNDS of them. The row states how many it took and
-#: whether they agreed (`warmup_rounds`, `warmup_settled`).
+#: WARMUP_AGREE and the operation's least warm-up time has passed, at most
+#: WARMUP_MAX_ROUNDS of them. The row states how many it took and whether they agreed
+#: (`warmup_rounds`, `warmup_settled`).
 WARMUP_AGREE = 0.05
 WARMUP_MAX_ROUNDS = 20
 
@@ -215,13 +216,18 @@ def warm_up(prepared: TimedOperation, settings: SpeedSettings) -> dict[str, Any]
     if prepared.warmup == "once":
         prepared.run(settings.warmup)
         return {}
-    seconds = max(settings.warmup, settings.round_seconds)
+    seconds = max(settings.warmup, settings.round_seconds,
+                  2 * prepared.warmup_min_seconds / WARMUP_MAX_ROUNDS)
     base = time_base(settings)
     rates: list[float] = []
+    spent = 0.0
     while len(rates) < WARMUP_MAX_ROUNDS:
-        timed = timed_round(prepared, seconds).in_base(base)
-        rates.append(timed.ops / max(timed.elapsed_ns, 1))
-        if len(rates) >= 2 and abs(rates[-1] / rates[-2] - 1) <= WARMUP_AGREE:
+        timed = timed_round(prepared, seconds)
+        spent += timed.result.elapsed_ns / 1e9
+        found = timed.in_base(base)
+        rates.append(found.ops / max(found.elapsed_ns, 1))
+        if len(rates) >= 2 and abs(rates[-1] / rates[-2] - 1) <= WARMUP_AGREE \
+                and spent >= prepared.warmup_min_seconds:
             return {"warmup_rounds": len(rates), "warmup_settled": True}
     return {"warmup_rounds": len(rates), "warmup_settled": False}
 

@@ -43,6 +43,10 @@ class Recipe:
     toolchains: tuple[str, ...]
     #: Java: also compile the BouncyCastle sources and fetch its jars.
     bouncycastle: bool = False
+    #: Least warm-up of each row before its timed rounds, in seconds: a JVM's JIT compiles
+    #: the hottest code only after many calls (a JDK 25's ML-KEM encapsulation rose for
+    #: seconds), so two early warm-up rounds can agree before it has.
+    warmup_min_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,9 @@ class Stack:
 
 
 _GO = Recipe("go", ("go",), "go/go.mod", ("go",))
-_JAVA = Recipe("java", ("java/src/jdk",), "java/pom.xml", ("jdk",))
+_JAVA = Recipe("java", ("java/src/jdk",), "java/pom.xml", ("jdk",), warmup_min_seconds=3.0)
 _BC = Recipe("java", ("java/src/jdk", "java/src/bc", "java/pom.xml"), "java/pom.xml",
-             ("jdk", "maven"), bouncycastle=True)
+             ("jdk", "maven"), bouncycastle=True, warmup_min_seconds=3.0)
 
 STACKS: tuple[Stack, ...] = (
     Stack("go", "Go", "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ed25519, "
