@@ -24,7 +24,7 @@ from pqbench.analysis.exchanges import (
 )
 from pqbench.analysis.figures import RunFigures
 from pqbench.analysis.ratios import Ratio
-from pqbench.implementations import BINDINGS
+from pqbench.implementations import BINDINGS, STACKS
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
 from pqbench.presentation import ratios as ratio_views
@@ -176,8 +176,10 @@ def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cyc
     keys = list(dict.fromkeys((m.algorithm, m.operation) for m in public))
     index = {(m.algorithm, m.operation, m.implementation): m for m in public}
     pairs = [(b, n) for b, n in BINDINGS if b in impls and n in impls]
+    foreign = [i for i in impls if i in STACKS]
     headers = ["algorithm", "operation", *(f"{i} (ops/s)" for i in impls),
-               *(f"{b} time / {n} time" for b, n in pairs)]
+               *(f"{b} time / {n} time" for b, n in pairs),
+               *(f"{i} time / reference" for i in foreign)]
     table_rows = []
     for alg, op in keys:
         cells = [md.si(index[(alg, op, i)].ops_per_sec) if (alg, op, i) in index else md.MISSING
@@ -190,6 +192,14 @@ def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cyc
                                                           "binding")))
             else:
                 found.append(md.MISSING)
+        reference = next((r for r in ratios.REFERENCES if (alg, op, r) in index), None)
+        for i in foreign:
+            if reference is not None and (alg, op, i) in index:
+                against = ratios.row_ratio(index[(alg, op, i)], index[(alg, op, reference)],
+                                           cycles, "implementation")
+                found.append(f"{paired_text(against)} ({md.text(reference)})")
+            else:
+                found.append(md.MISSING)
         table_rows.append([alg, op, *cells, *found])
     text = [md.heading(2, "Implementation gap"),
             "The same operation through each implementation. `liboqs` and `libcrypto` are "
@@ -198,6 +208,11 @@ def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cyc
             "program sees. A binding's time against its native loop is paired by cycle, "
             "with its interval; above 1 is what the binding costs; a dash means not offered, "
             "not measured, or not paired."]
+    if foreign:
+        text.append("A foreign implementation (a worker in its own language: Go, Rust, "
+                    "Java) is paired with the reference named in its cell: liboqs, else "
+                    "libcrypto, the first measured for the row; above 1 it takes longer "
+                    "than that reference.")
     note = _library_note(environment or Fingerprint())
     if note and ("cryptography", "libcrypto") in pairs:
         text.append(note)
