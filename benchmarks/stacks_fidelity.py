@@ -34,7 +34,6 @@ import random
 import re
 import resource
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
