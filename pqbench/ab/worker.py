@@ -157,7 +157,12 @@ def _problem(algorithm: str, implementation: str, kind: str, reason: str,
 
 def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
     from pqbench.checks.pair import check_pair
-    from pqbench.errors import NotOfferedError, VerificationError
+    from pqbench.errors import (
+        ImplementationUnavailable,
+        NotOfferedError,
+        VerificationError,
+        WorkerFailed,
+    )
 
     row = protocol.row_of(message)
     task = state.tasks.get(row)
@@ -177,14 +182,24 @@ def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
     if reason:
         return _problem(*pair, "not offered", reason, operation)
     state.current = None
+    warmed: dict[str, Any] = {}
     try:
         prepared = impl.prepare(alg, operation, block)
+        if prepared.warmup == "steady":
+            # A JIT-compiled row settles over its first rounds: warm it here as `speed`
+            # does, before the session's pairs begin (each side's worker alike).
+            from pqbench.speed import suite
+
+            warmed = suite.warm_up(prepared, suite.SpeedSettings())
     except (NotOfferedError, VerificationError) as exc:
         kind = "not offered" if isinstance(exc, NotOfferedError) else "failed verification"
         return _problem(*pair, kind, str(exc), operation)
+    except (WorkerFailed, ImplementationUnavailable) as exc:
+        kind = "error" if isinstance(exc, WorkerFailed) else "unavailable"
+        return _problem(*pair, kind, str(exc), operation)
     state.current = prepared
     return {"type": "prepared", "checks": checked["checks"], "sizes": dict(prepared.sizes),
-            "attributes": dict(prepared.attributes), "counter": prepared.counter}
+            "attributes": {**prepared.attributes, **warmed}, "counter": prepared.counter}
 
 
 def _run(message: dict[str, Any], state: _State) -> dict[str, Any]:
