@@ -5,6 +5,7 @@ happened (and a problem of its rows in a suite), never a hang or a traceback."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,13 +14,20 @@ from pqbench.checks.pair import check_pair
 from pqbench.errors import WorkerFailed
 from pqbench.record.rounds import LoopResult
 from pqbench.speed import suite
-from pqbench.stacks import protocol
+from pqbench.stacks import protocol, running
 from pqbench.stacks.client import StackWorker
 from tests.helpers.stacks import fake_command, fake_implementation
 
 
 def _alg(name: str):  # type: ignore[no-untyped-def]
     return resolve([name], (), ())[0]
+
+
+@pytest.fixture(autouse=True)
+def _stop_workers() -> Iterator[None]:
+    """Each test's workers are stopped when it ends, as pqbench stops them at exit."""
+    yield
+    running._close_all()
 
 
 def test_a_good_worker_greets_checks_prepares_and_times() -> None:
