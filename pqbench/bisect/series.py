@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pqbench import sides
 from pqbench.errors import UsageError
+from pqbench.record.format import LABEL_CHARS
 
 #: How the items of one build are joined.
 JOIN = " + "
@@ -107,6 +108,10 @@ def parse(values: Sequence[str]) -> Series:
         for item in items:
             _check_kind(item)
         build = Build(len(builds), items)
+        if len(build.spec) > LABEL_CHARS:
+            raise UsageError(f"--series: build {build.position + 1} is {len(build.spec)} "
+                             f"characters long, at most {LABEL_CHARS}: a build names its "
+                             "runs, and their label holds that many")
         key = " + ".join(items).lower()
         if key in seen:
             raise UsageError(f"--series: {build.spec} is given twice (positions "

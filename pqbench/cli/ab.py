@@ -15,6 +15,7 @@ from pqbench.cli.common import (
     DbOption,
     JsonOption,
     ThresholdOption,
+    check_text,
     handles_errors,
     print_json,
     store_or_keep,
@@ -23,6 +24,7 @@ from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.record import codec
+from pqbench.record.format import LABEL_CHARS
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
@@ -52,10 +54,12 @@ def ab(
     worker_pairs: Annotated[int, typer.Option(
         "--worker-pairs", help="Worker pairs (an A and a B process each) the rounds rotate "
                                "over; at least 3.")] = 6,
-    label_a: Annotated[str | None, typer.Option("--label-a", help="Label of side A's run.")
-    ] = None,
-    label_b: Annotated[str | None, typer.Option("--label-b", help="Label of side B's run.")
-    ] = None,
+    label_a: Annotated[str | None, typer.Option(
+        "--label-a", help=f"Label of side A's run (up to {LABEL_CHARS} characters).",
+        callback=lambda value: check_text(value, "--label-a"))] = None,
+    label_b: Annotated[str | None, typer.Option(
+        "--label-b", help=f"Label of side B's run (up to {LABEL_CHARS} characters).",
+        callback=lambda value: check_text(value, "--label-b"))] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -12,7 +12,7 @@ import typer
 
 from pqbench.cli.common import DbOption, JsonOption, handles_errors, many_records, print_json
 from pqbench.cli.root import app
-from pqbench.errors import InputFileError, UsageError
+from pqbench.errors import InputFileError, StoreError, UsageError
 from pqbench.presentation import console
 
 
@@ -106,9 +106,18 @@ def import_(
         store = Store.open(db)
         stored = store.save_documents(documents)
     written = set(stored)
-    skipped = [doc["run_id"] for doc in documents if doc["run_id"] not in written]
+    skipped = [doc for doc in documents if doc["run_id"] not in written]
+    differing = store.stored_otherwise(skipped)
     if json_output:
-        print_json({"database": store.location, "imported": stored, "already_stored": skipped})
-        return
-    console.note(f"imported {len(stored)} run(s) into {store.location}"
-                 + (f"; {len(skipped)} already stored" if skipped else ""))
+        print_json({"database": store.location, "imported": stored,
+                    "already_stored": [doc["run_id"] for doc in skipped],
+                    "stored_with_other_contents": differing})
+    else:
+        console.note(f"imported {len(stored)} run(s) into {store.location}"
+                     + (f"; {len(skipped)} already stored" if skipped else ""))
+    if differing:
+        shown = ", ".join(differing[:5]) + (" ..." if len(differing) > 5 else "")
+        raise StoreError(f"{len(differing)} run(s) of the files were not imported: a run "
+                         f"with the same id but other contents is stored ({shown}); the "
+                         f"stored run was kept as it is (import the file into another "
+                         "database to compare them)")

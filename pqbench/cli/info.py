@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -23,7 +22,7 @@ from pqbench.presentation import console
 from pqbench.presentation import runs as views
 from pqbench.presentation.delimited import csv_text
 from pqbench.store import resolve_location
-from pqbench.store.location import is_url
+from pqbench.store.location import is_missing_file
 from pqbench.untrusted import redact
 
 
@@ -110,7 +109,7 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
     one_output(json=json_output, csv=csv_output)
     location = resolve_location(db)
     store = None
-    if not is_url(location) and not Path(location).expanduser().exists():
+    if is_missing_file(location):
         # No database yet is the first-day state, not an error: nothing is stored.
         listed, shown = [], redact(location)
     else:

@@ -11,6 +11,7 @@ from pqbench import algorithms, environment, interrupts
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
+    LabelOption,
     handles_errors,
     one_output,
     print_json,
@@ -87,7 +88,7 @@ def memory(
         help="Calls measured per operation, each on fresh keys and inputs; each figure is "
              "the largest.")
     ] = runner.DEFAULT_CALLS,
-    label: Annotated[str | None, typer.Option(help="Free label stored with the run.")] = None,
+    label: LabelOption = None,
     json_output: JsonOption = False,
     csv_output: Annotated[bool, typer.Option("--csv", help="Print CSV rows on stdout.")] = False,
     db: DbOption = None,
@@ -123,7 +124,7 @@ def memory(
         except KeyboardInterrupt:
             status = "interrupted"
     _, missing = runner.interposer()
-    settings = {"calls": calls, "operations": list(operation or ()), "label": label,
+    settings = {"calls": calls, "operations": list(dict.fromkeys(operation or ())), "label": label,
                 "stack_region_bytes": runner.STACK_REGION_BYTES,
                 "harness_stack_bytes": recorder.harness_stack_bytes,
                 "heap_counted": recorder.heap_counted,

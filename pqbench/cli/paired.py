@@ -68,7 +68,7 @@ def settings(algorithm: list[str] | None, implementation: list[str] | None,
     chosen_settings = session.Settings(
         algorithms=tuple(alg.name for alg in chosen),
         implementations=tuple(implementation) if implementation else None,
-        operations=tuple(operation or ()),
+        operations=tuple(dict.fromkeys(operation or ())),  # -o twice is one operation
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
         label_a=label_a, label_b=label_b, looks=sequential.Looks(),

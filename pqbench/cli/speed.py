@@ -110,7 +110,7 @@ def speed(
     settings = suite.SpeedSettings(
         seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
         rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else DEFAULT_ROUNDS),
-        operations=tuple(operation or ()),
+        operations=tuple(dict.fromkeys(operation or ())),  # -o twice is one operation
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         label=label,
         processes=processes,

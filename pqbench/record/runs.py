@@ -13,6 +13,7 @@ from typing import Any
 
 from pqbench.errors import ComparisonError, UsageError
 from pqbench.record.fingerprint import Fingerprint
+from pqbench.record.format import TEXT_CHARS
 from pqbench.record.results import Measurement, Problem, Run, Verification
 from pqbench.untrusted import command_line
 
@@ -55,7 +56,7 @@ def new_run(
         started_at=timestamp(started),
         finished_at=timestamp(finished or datetime.now(UTC)),
         status=status,
-        command=command if command is not None else command_line(sys.argv[1:]),
+        command=_bounded(command if command is not None else command_line(sys.argv[1:])),
         label=label,
         settings=dict(settings),
         environment=Fingerprint(environment),
@@ -64,6 +65,12 @@ def new_run(
         verifications=tuple(verifications),
         kind=kind,
     )
+
+
+def _bounded(command: str) -> str:
+    """A command the run format holds (`TEXT_CHARS`), cut with "…" when longer: a run
+    whose export could not be imported again would be a run lost."""
+    return command if len(command) <= TEXT_CHARS else command[:TEXT_CHARS - 1] + "…"
 
 
 def field_value(run: Run, name: str) -> str | None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from pqbench import untrusted
 from pqbench.errors import UsageError
+from pqbench.record.format import LABEL_CHARS
 from pqbench.speed import mask as capmask
 from pqbench.stacks import pins
 
@@ -85,11 +86,13 @@ def redact(name: str, value: str) -> str:
     return untrusted.redact(value)
 
 
+#: Longest side, as shown: with "A: " and the session's time it is its run's label.
+SPEC_CHARS = LABEL_CHARS - 40
 #: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
 SIDE_OPTIONS = ("--a", "--b", "--series")
 # Where a build's next item starts: `+`, then a side kind (bisect's `here + env:A=1`).
-_NEXT_ITEM = re.compile(r"\+(?=\s*(?:here\s*(?:\+|$)|(?:cmd|userland|pip|mask|env):))",
-                        re.IGNORECASE)
+_NEXT_ITEM = re.compile(r"\+(?=\s*(?:here\s*(?:\+|$)|(?:cmd|userland|pip|mask|env|gomod|crate"
+                        r"|maven):))", re.IGNORECASE)
 
 
 def redact_argument(argument: str) -> str:
@@ -196,6 +199,10 @@ def parse(items: Sequence[str], which: str) -> Side:
                              f"maven: items, not as env:{pins.VARIABLE}")
         env[pins.VARIABLE] = pins.joined(pinned)
     spec = " ".join(shown(item) for item in items)
+    if len(spec) > SPEC_CHARS:
+        raise UsageError(f"--{which}: the side is {len(spec)} characters long, at most "
+                         f"{SPEC_CHARS}: it names its run, whose label holds "
+                         f"{LABEL_CHARS} characters")
     return Side(spec=spec, command=command, env=env, mask=chosen_mask)
 
 

@@ -9,6 +9,7 @@ command needs (`store.queries`), never one query per run or per row.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from sqlalchemy import create_engine, event, inspect, select, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import (
     DBAPIError,
     IntegrityError,
@@ -31,9 +32,17 @@ from sqlalchemy.exc import (
 )
 
 from pqbench.errors import StoreError
+from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.store import bulk, migrate, queries, schema
-from pqbench.store.location import TIMEOUT_VAR, is_keyword_dsn, is_url, resolve_location
+from pqbench.store.location import (
+    is_keyword_dsn,
+    is_sqlite_uri,
+    is_url,
+    lock_timeout,
+    resolve_location,
+    sqlite_path,
+)
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.untrusted import passwords_in, redact, split_userinfo
 
@@ -47,12 +56,8 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA_LOCK_KEY = 0x7071626E6368
 
 
-def _engine_url(location: str) -> str:
-    if location.startswith(("postgresql://", "postgres://")) or is_keyword_dsn(location):
-        return "postgresql+psycopg://"  # libpq reads the location (`_libpq_location`)
-    if is_url(location):
-        return location
-    return f"sqlite:///{Path(location).expanduser().resolve()}"
+def _is_postgresql(location: str) -> bool:
+    return location.startswith(("postgresql://", "postgres://")) or is_keyword_dsn(location)
 
 
 def _libpq_location(location: str) -> str:
@@ -103,6 +108,12 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
             raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
 
 
+def _write_failed(exc: BaseException) -> bool:
+    """SQLite could not write: the disk (or the file size limit) is full, or I/O failed."""
+    text = str(getattr(exc, "orig", exc))
+    return "disk is full" in text or "disk I/O error" in text
+
+
 def _describe(exc: BaseException, location: str, secrets: list[str]) -> str:
     """The driver's message, with any password it quotes redacted (psycopg and SQLAlchemy
     may echo the connection string)."""
@@ -145,32 +156,42 @@ class Store:
         # A database without pqbench's tables opened only to read (an empty PostgreSQL
         # database, an SQLite file with no tables): it holds no runs, and reads say so.
         self._empty = False
+        # A new SQLite file this process makes (removed again when making it fails), and
+        # whether its schema still waits to be made (`_create_later`).
+        self._new_file: Path | None = None
+        self._pending = False
 
     # --- opening --------------------------------------------------------------------------
 
     @classmethod
     def open(cls, db: str | None = None, *, create: bool = True) -> Store:
         location = resolve_location(db)
-        if not is_url(location):
-            _check_sqlite_file(Path(location).expanduser(), for_writing=create)
-        elif not (location.startswith(("postgresql://", "postgres://", "sqlite://"))
-                  or is_keyword_dsn(location)):
-            raise StoreError(f"unsupported database URL {redact(location)!r}: use a file "
-                             "path, sqlite:///PATH or postgresql://USER@HOST/DB")
+        path = None
+        if not _is_postgresql(location):
+            if is_url(location) and not location.startswith("sqlite:"):
+                raise StoreError(f"unsupported database URL {redact(location)!r}: use a "
+                                 "file path, sqlite:///PATH or postgresql://USER@HOST/DB")
+            path = sqlite_path(location)
+            _check_sqlite_file(path, for_writing=create)
+        new_file = path if path is not None and create and not path.exists() else None
+        timeout = lock_timeout()
         try:
-            engine = cls._engine(location)
+            engine = cls._engine(location, path, timeout)
         except (SQLAlchemyError, ImportError, ValueError) as exc:
             raise StoreError(f"cannot open the database {redact(location)}: "
                              f"{redact(str(exc), passwords_in(location))}") from None
         store = cls(location, engine)
+        store._new_file = new_file
         store._validate(create)
         return store
 
     @staticmethod
-    def _engine(location: str) -> Engine:
-        url = _engine_url(location)
-        if url.startswith("sqlite"):
-            timeout = float(os.environ.get(TIMEOUT_VAR, "15"))
+    def _engine(location: str, path: Path | None, timeout: float) -> Engine:
+        if path is not None:
+            # The path as a URL's database field, never parsed: "?", "#" and "%" in a
+            # file name stay part of it. SQLite's own URI form goes as it is.
+            url = (location if is_sqlite_uri(location)
+                   else URL.create("sqlite", database=str(path.resolve())))
             engine = create_engine(url, connect_args={"timeout": timeout})
 
             @event.listens_for(engine, "connect")
@@ -183,27 +204,34 @@ class Store:
                 cursor.close()
 
             return engine
-        if url == "postgresql+psycopg://":
-            import psycopg
-            from psycopg.conninfo import conninfo_to_dict
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
 
-            try:  # a malformed location (an unbalanced quote) fails here, not at connect
-                params = conninfo_to_dict(_libpq_location(location))
-            except psycopg.Error as exc:
-                raise ValueError(f"not a valid libpq connection string: {exc}") from None
-            return create_engine(url, pool_pre_ping=True, connect_args=params)
-        return create_engine(url, pool_pre_ping=True)
+        try:  # a malformed location (an unbalanced quote) fails here, not at connect
+            params = conninfo_to_dict(_libpq_location(location))
+        except psycopg.Error as exc:
+            raise ValueError(f"not a valid libpq connection string: {exc}") from None
+        # libpq reads the location (`_libpq_location`): several hosts, its URI grammar.
+        return create_engine("postgresql+psycopg://", pool_pre_ping=True, connect_args=params)
 
     def _validate(self, create: bool) -> None:
         try:
             with self.engine.connect() as conn:
                 tables = set(inspect(conn).get_table_names())
-                # An empty meta table is another process creating the schema right now
-                # (SQLite commits DDL before the meta rows); finish it instead of refusing.
-                empty = schema.meta.name in tables and create and not conn.execute(
-                    select(schema.meta.c.key)).first()
-                ours = schema.meta.name in tables and not empty
-                version = self._check_meta(conn) if ours else None
+                # Tables without meta rows: another process creating the schema right now
+                # (SQLite commits DDL before the meta rows), or a creation cut short; it
+                # holds no runs, so a writer finishes it and a reader finds nothing.
+                stamped = schema.meta.name in tables and conn.execute(
+                    select(schema.meta.c.key)).first() is not None
+                if not stamped and schema.runs.name in tables and conn.execute(
+                        select(schema.runs.c.run_id).limit(1)).first() is not None:
+                    raise StoreError(
+                        f"{self.location} holds pqbench runs but no schema version (its "
+                        f"{schema.meta.name} table is "
+                        f"{'empty' if schema.meta.name in tables else 'missing'}): pqbench "
+                        "cannot tell how to read it, so it left it untouched; restore it "
+                        "from a backup or an export")
+                version = self._check_meta(conn) if stamped else None
             if version is not None:
                 if version < schema.SCHEMA_VERSION:
                     self._upgrade(version, create)
@@ -213,17 +241,53 @@ class Store:
                 raise StoreError(f"{self.location} is an SQLite database but not a pqbench "
                                  "one; it was left untouched")
             if create:
-                self._initialize()
+                self._create_new()
             else:
                 self._empty = True
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
 
+    def _create_new(self) -> None:
+        """Create the schema. A new file that cannot be written (a full disk, a file size
+        limit) is removed again, never left half made for every later command to refuse;
+        the schema is then made when the first run is stored (`_create_later`), and a run
+        that cannot be stored either goes to a recovery file (`store_or_keep`)."""
+        try:
+            self._initialize()
+        except OperationalError as exc:
+            if self._new_file is None or not _write_failed(exc):
+                raise
+            self._remove_new_file()
+            self._pending = self._empty = True
+
+    def _create_later(self) -> None:
+        if not self._pending:
+            return
+        try:
+            self._initialize()
+        except (OperationalError, ProgrammingError, IntegrityError) as exc:
+            self._remove_new_file()
+            raise StoreError(_describe(exc, self.location, self._secrets)) from None
+        self._pending = self._empty = False
+
+    def _remove_new_file(self) -> None:
+        self.engine.dispose()
+        if self._new_file is not None:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{self._new_file}{suffix}")
+
     def _check_meta(self, conn: Connection) -> int:
         rows = dict(conn.execute(select(schema.meta.c.key, schema.meta.c.value)).all())
         if rows.get("application") != schema.APPLICATION:
             raise StoreError(f"{self.location} is not a pqbench database; left untouched")
-        version = int(rows.get("schema_version", "0"))
+        found = rows.get("schema_version")
+        try:
+            version = int(str(found).strip())
+        except ValueError:
+            raise StoreError(f"{self.location} names a schema version pqbench does not know "
+                             f"({str(found)[:40]!r}); it was left untouched: restore it from "
+                             "a backup or an export") from None
         if version > schema.SCHEMA_VERSION:
             raise StoreError(
                 f"{self.location} was written by a newer pqbench (schema {version}; this "
@@ -262,9 +326,10 @@ class Store:
             try:
                 self._create_schema()
                 return
-            except (OperationalError, ProgrammingError, IntegrityError):
+            except (OperationalError, ProgrammingError, IntegrityError) as exc:
                 # Another creator made some tables meanwhile; the next pass skips them.
-                if time.monotonic() > deadline:
+                # A write that failed (a full disk) is no race: waiting will not help.
+                if time.monotonic() > deadline or _write_failed(exc):
                     raise
                 time.sleep(0.02 + random.random() * 0.05)
 
@@ -328,6 +393,7 @@ class Store:
 
     def _save(self, insert: Callable[[Connection], list[str]], run_ids: list[str]
               ) -> list[str]:
+        self._create_later()
         problem = ""
         for _attempt in range(3):
             try:
@@ -341,6 +407,18 @@ class Store:
         raise StoreError(f"nothing was written ({problem}); if other writers are storing "
                          "the same runs, try again")
 
+    def stored_otherwise(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The ids of the run documents (validated) whose run is stored with other
+        contents: the stored run's document differs from theirs. An import skips a run
+        already stored; one that differs is a conflict to report, not a copy."""
+        if not documents:
+            return []
+        ids = tuple(doc["run_id"] for doc in documents)
+        stored = {run.run_id: codec.run_document(run)
+                  for run in self.load_runs(RunFilter(ids=ids))}
+        return [doc["run_id"] for doc in documents
+                if stored.get(doc["run_id"]) != codec.run_document(codec.run_from_document(doc))]
+
     def _stored_meanwhile(self, run_ids: list[str]) -> bool:
         column = schema.runs.c.run_id
         with self.engine.connect() as conn:
@@ -348,6 +426,10 @@ class Store:
                        for batch in bulk.chunks(run_ids, bulk.IDS_PER_QUERY))
 
     def annotate(self, build: str, text: str) -> None:
+        if self._empty and not self._pending:
+            raise StoreError(f"no pqbench database in {self.location} yet (no runs); "
+                             "`pqbench speed` creates it")
+        self._create_later()
         now = datetime.now(UTC).isoformat(timespec="seconds")
         try:
             with self._transaction() as conn:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
 
 import platformdirs
 
-from pqbench.errors import UsageError
+from pqbench.errors import StoreError, UsageError
 
 ENV_VAR = "PQBENCH_DB"
 #: Seconds to wait for a lock held by another writer before giving up with a clear error.
 TIMEOUT_VAR = "PQBENCH_DB_TIMEOUT"
+_DEFAULT_TIMEOUT = 15.0
+_MAX_TIMEOUT = 86_400.0
 
 
 def default_path() -> Path:
@@ -56,3 +59,77 @@ def is_keyword_dsn(location: str) -> bool:
 def is_url(location: str) -> bool:
     """A URL or a libpq keyword string: anything but a file path."""
     return "://" in location or is_keyword_dsn(location)
+
+
+def is_missing_file(location: str) -> bool:
+    """A file location with no file there yet (the first day's state). False for a
+    PostgreSQL location and for a path that cannot be looked at (a name too long, a
+    folder not searchable): opening it says why."""
+    if is_url(location) and not location.startswith(("sqlite:", "file:")):
+        return False
+    try:
+        return not sqlite_path(location).exists()
+    except (OSError, StoreError):
+        return False
+
+
+def sqlite_path(location: str) -> Path:
+    """The SQLite file a location names: a path as it is (`?`, `#` and `%` are part of
+    the name), or the path of `sqlite:///PATH` (relative; `sqlite:////PATH` absolute) or
+    of `file:PATH`. An in-memory database (`sqlite://`, `sqlite:///`, `sqlite:`,
+    `file:...?mode=memory`) is refused: nothing stored there outlives the command, yet
+    it would be reported stored."""
+    memory = (f"{location!r} is an in-memory SQLite database: nothing stored in it would "
+              "outlive this command; give a file path or sqlite:///PATH")
+    if location.startswith("sqlite:"):
+        rest = location.removeprefix("sqlite:")
+        if not rest.startswith("//"):
+            if rest in ("", ":memory:"):
+                raise StoreError(memory)
+            raise StoreError(f"{location!r} is not an SQLite URL: give sqlite:///PATH (a "
+                             "relative path; sqlite:////PATH an absolute one) or the path")
+        host, _, path = rest[2:].partition("/")
+        if host:
+            raise StoreError(f"{location!r}: an SQLite URL names no host; give "
+                             "sqlite:///PATH or the path")
+        path, _, query = path.partition("?")
+        if is_sqlite_uri(location):  # SQLite's own URI (sqlite:///file:PATH?mode=ro&uri=true)
+            path = path.removeprefix("file:")
+        if path in ("", ":memory:") or "mode=memory" in query:
+            raise StoreError(memory)
+        if query and not is_sqlite_uri(location):
+            raise StoreError(f"{location!r}: SQLite URL parameters ({query}) are not "
+                             "supported; give sqlite:///PATH or the path")
+        return Path(path).expanduser()
+    if location.startswith("file:"):
+        path, _, query = location.removeprefix("file:").partition("?")
+        if "mode=memory" in query or path in ("", ":memory:"):
+            raise StoreError(memory)
+        if query:
+            raise StoreError(f"{location!r}: SQLite URI parameters ({query}) are not "
+                             "supported; give the file path")
+        return Path(path.removeprefix("//")).expanduser()
+    return Path(location).expanduser()
+
+
+def is_sqlite_uri(location: str) -> bool:
+    """`sqlite:///file:PATH?...&uri=true`: SQLAlchemy hands SQLite the URI itself (to
+    open a file read-only, say), and pqbench hands SQLAlchemy the URL as it is."""
+    query = location.partition("?")[2]
+    return location.startswith("sqlite:///file:") and "uri=true" in query.split("&")
+
+
+def lock_timeout() -> float:
+    """Seconds a writer waits for a lock another one holds ($PQBENCH_DB_TIMEOUT, 15 by
+    default): a finite number above 0, at most a day."""
+    text = os.environ.get(TIMEOUT_VAR)
+    if text is None or not text.strip():
+        return _DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= _MAX_TIMEOUT):
+        raise UsageError(f"{TIMEOUT_VAR}={text[:50]!r} is not a number of seconds above 0 "
+                         f"and at most {_MAX_TIMEOUT:g}")
+    return value

@@ -249,3 +249,29 @@ def test_fuzzed_imports_end_cleanly_with_the_database_unchanged_on_error(
     for command in (["runs"], ["export", str(mutated["runs"][0]["run_id"])]):
         after = CliRunner().invoke(app, [*command, "--db", str(db)])
         assert after.exit_code == 0 and after.exception is None, (command, after.output)
+
+
+def test_a_run_stored_with_other_contents_is_named_not_skipped_silently(
+        location: str, tmp_path: Path) -> None:
+    """Both backends: importing an export again skips its runs quietly; importing a run
+    whose id is stored with other contents says so, names it, keeps the stored run, and
+    exits 1, while the file's other runs are imported."""
+    store = Store.open(location)
+    store.save_run(make_run("20260101-a", seed=0))  # as _bundle makes it
+    store.close()
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(_bundle("20260101-a")))
+    again = CliRunner().invoke(app, ["import", str(same), "--db", location])
+    assert again.exit_code == 0 and "1 already stored" in again.stderr, again.stderr
+    changed = _set(_bundle("20260101-a", "20260102-b"), "runs.0.label", "edited elsewhere")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(changed))
+    result = CliRunner().invoke(app, ["import", str(other), "--db", location])
+    assert result.exit_code == 1, result.output
+    message = " ".join(result.stderr.split())
+    assert "20260101-a" in message and "other contents" in message, message
+    runs = {r.run_id: r for r in Store.open(location, create=False).load_runs()}
+    assert sorted(runs) == ["20260101-a", "20260102-b"]
+    assert runs["20260101-a"].label != "edited elsewhere"
+    listed = CliRunner().invoke(app, ["import", str(other), "--json", "--db", location])
+    assert json.loads(listed.stdout)["stored_with_other_contents"] == ["20260101-a"]
