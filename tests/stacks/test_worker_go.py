@@ -415,6 +415,15 @@ def test_an_encapsulation_key_out_of_range_is_an_error(worker: Worker) -> None:
         assert reply["type"] == "error", reply
 
 
+def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_refused(worker: Worker) -> None:
+    """The protocol's limit is 1 MiB with the newline."""
+    head, tail = b'{"type": "keygen", "alg": "X25519"', b"}\n"
+    worker.send_raw(head + b" " * ((1 << 20) - len(head) - len(tail)) + tail)
+    assert worker.reply()["type"] == "key"
+    worker.send_raw(head + b" " * ((1 << 20) - len(head) - len(tail) + 1) + tail)
+    assert worker.reply()["type"] == "error"
+
+
 def test_a_line_over_the_limit_is_refused_and_the_next_one_answered(worker: Worker) -> None:
     huge = json.dumps({"type": "verify", "alg": "Ed25519", "public": "00" * 32,
                        "message": "00" * (1 << 20), "signature": ""}).encode()
@@ -468,7 +477,7 @@ def test_every_operation_prepares_and_runs_a_round(worker: Worker, alg: str,
         assert attributes["messages"] == 64 and prepared["sizes"]["message"] == 32
         expected = "deterministic" if alg == "Ed25519" else "hedged"
         assert attributes["signing"] == expected
-    if operation in ("decaps", "sign", "derive"):
+    if operation in ("keygen", "decaps", "sign", "derive"):
         assert attributes["key_form"] == "object"
     seconds = 0.002
     reply = worker.expect({"type": "run", "row": row, "seconds": seconds}, "round")

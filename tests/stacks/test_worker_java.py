@@ -515,6 +515,15 @@ def test_an_invalid_peer_point_is_an_error_and_the_worker_goes_on(worker: Worker
     assert worker.derive("ECDH-P-256", key, public)
 
 
+def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_refused(worker: Worker) -> None:
+    """The protocol's limit is 1 MiB with the newline."""
+    head, tail = b'{"type": "keygen", "alg": "X25519"', b"}\n"
+    worker.send_raw(head + b" " * ((1 << 20) - len(head) - len(tail)) + tail)
+    assert worker.reply()["type"] == "key"
+    worker.send_raw(head + b" " * ((1 << 20) - len(head) - len(tail) + 1) + tail)
+    assert worker.reply()["type"] == "error"
+
+
 def test_a_line_over_the_limit_is_refused_and_the_next_one_answered(worker: Worker) -> None:
     huge = json.dumps({"type": "verify", "alg": "Ed25519", "public": "00" * 32,
                        "message": "00" * (1 << 20), "signature": ""}).encode()
@@ -566,7 +575,7 @@ def test_every_operation_prepares_and_runs_a_round(worker: Worker, alg: str,
     if operation in ("sign", "verify"):
         assert attributes["messages"] == 64 and prepared["sizes"]["message"] == 32
         assert attributes["signing"] == SIGNING[implementation(worker)].get(alg, "hedged")
-    if operation in ("decaps", "sign", "derive"):
+    if operation in ("keygen", "decaps", "sign", "derive"):
         # JDK 25 keeps ML-KEM and ML-DSA private keys as their expanded encodings
         expanded = implementation(worker) == "java" and alg.startswith("ML-")
         assert attributes["key_form"] == ("expanded" if expanded else "object")

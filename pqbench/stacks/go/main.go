@@ -20,7 +20,8 @@ import (
 // protocolVersion is the version of the worker protocol this program speaks.
 const protocolVersion = 1
 
-// maxLine is the protocol's longest line. A longer request is read to its end and refused.
+// maxLine is the protocol's longest line, its newline included. A longer request is read
+// to its end and refused.
 const maxLine = 1 << 20
 
 func init() {
@@ -79,7 +80,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > maxLine+1 {
+			if len(line)+len(chunk) > maxLine {
 				tooLong = true
 				line = nil
 			} else {

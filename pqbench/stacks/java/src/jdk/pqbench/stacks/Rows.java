@@ -98,6 +98,7 @@ final class Rows {
             attributes.put("randomness", a.randomness);
         }
         if (operation.equals("keygen")) {
+            attributes.put("key_form", a.keyForm); // the key the timed call makes
             return new Row(name, () -> a.keygen(null).publicKey[0], sizes, attributes);
         }
         Algorithm.Key key = a.keygen(null);
