@@ -28,7 +28,7 @@ from pqbench.record.results import Measurement, Run
 from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import group_runs, without_value
 from pqbench.store import Store
-from tests.helpers import run_cli
+from tests.helpers import invoke
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 ROW_FIELDS = {"algorithm", "implementation", "operation", "block_size", "before", "after",
@@ -254,14 +254,14 @@ def _stored(tmp_path: Path) -> Path:
 
 def test_cli_groups_table_json_markdown(tmp_path: Path) -> None:
     db = _stored(tmp_path)
-    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    done = invoke("compare", "--by", "label", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     verdicts = {r["algorithm"]: r["verdict"] for r in json.loads(done.stdout)["rows"]}
     assert verdicts["SHA-256"] == "faster" and verdicts["ML-KEM-768"] == "no change"
-    done = run_cli("compare", "--by", "label", "old", "new", "--markdown", "--db", str(db))
+    done = invoke("compare", "--by", "label", "old", "new", "--markdown", "--db", str(db))
     assert done.returncode == 0 and "| SHA-256 | python | hash @16384B |" in done.stdout
     assert "5/5 runs" in done.stdout
-    done = run_cli("compare", "20260101-a0", "20260102-b0", "--db", str(db))
+    done = invoke("compare", "20260101-a0", "20260102-b0", "--db", str(db))
     assert done.returncode == 0 and "too few runs" in done.stdout
     assert "5 a side" in done.stderr
 
@@ -297,7 +297,7 @@ def test_cli_bad_input_exits_non_zero(tmp_path: Path, args: tuple[str, ...],
 def test_cli_without_arguments_compares_the_newest_run_with_the_one_before(
         tmp_path: Path) -> None:
     db = _stored(tmp_path)
-    done = run_cli("compare", "--json", "--db", str(db))
+    done = invoke("compare", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert (document["before"]["runs"], document["after"]["runs"]) == (
@@ -308,7 +308,7 @@ def test_cli_without_arguments_compares_the_newest_run_with_the_one_before(
     files_run = make_run("20260103-f", seed=9, started_at="2026-01-03T00:00:00+00:00")
     store.save_run(replace(files_run, kind="files"))
     store.close()
-    done = run_cli("compare", "--db", str(db))
+    done = invoke("compare", "--db", str(db))
     assert done.returncode == 1
     assert "20260103-f is the only files run" in " ".join(done.stderr.split())
 
@@ -320,7 +320,7 @@ def test_cli_without_arguments_compares_the_two_sides_of_the_newest_ab_session(
     for run in make_ab_session("s1", seed=21, factors={"AES-256-XTS": 3.0}):
         store.save_run(run)
     store.close()
-    done = run_cli("compare", "--json", "--db", str(db))
+    done = invoke("compare", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["design"] == "pairs"
@@ -336,40 +336,40 @@ def test_cli_by_compares_the_newest_two_groups_and_leaves_unlabelled_runs_out(
         store.save_run(run)
     store.save_run(make_run("20260104-u", seed=4, started_at="2026-01-04T00:00:00+00:00"))
     store.close()
-    done = run_cli("compare", "--by", "label", "--json", "--db", str(db))
+    done = invoke("compare", "--by", "label", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert (document["before"]["name"], document["after"]["name"]) == ("new", "newest")
     assert "1 run(s) without a value for label left out" in " ".join(done.stderr.split())
-    done = run_cli("compare", "--by", "label", "--all", "--json", "--db", str(db))
+    done = invoke("compare", "--by", "label", "--all", "--json", "--db", str(db))
     names = [(c["before"]["name"], c["after"]["name"])
              for c in json.loads(done.stdout)["comparisons"]]
     assert names == [("old", "new"), ("new", "newest")]
-    done = run_cli("compare", "--by", "label", "--all", "--include-missing", "--json",
+    done = invoke("compare", "--by", "label", "--all", "--include-missing", "--json",
                    "--db", str(db))
     names = [(c["before"]["name"], c["after"]["name"])
              for c in json.loads(done.stdout)["comparisons"]]
     assert names[-1] == ("newest", "(none)")
-    done = run_cli("compare", "--by", "lable", "--db", str(db))
+    done = invoke("compare", "--by", "lable", "--db", str(db))
     assert done.returncode == 2
     assert "unknown --by field 'lable'. Did you mean: label?" in " ".join(done.stderr.split())
 
 
 def test_cli_only_changed_shows_the_changed_rows_and_gates_on_all(tmp_path: Path) -> None:
     db = _stored(tmp_path)
-    done = run_cli("compare", "--by", "label", "--only-changed", "--json", "--db", str(db))
+    done = invoke("compare", "--by", "label", "--only-changed", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
     assert [(r["algorithm"], r["verdict"]) for r in rows] == [("SHA-256", "faster")]
-    done = run_cli("compare", "--by", "label", "--only-changed", "--db", str(db))
+    done = invoke("compare", "--by", "label", "--only-changed", "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert "SHA-256" in done.stdout and "ML-KEM-768" not in done.stdout
     assert "3 row(s) without a change not shown" in " ".join(done.stderr.split())
     # Nothing changed: a line says so instead of an empty table.
-    done = run_cli("compare", "20260101-a0", "20260101-a1", "--only-changed", "--db", str(db))
+    done = invoke("compare", "20260101-a0", "20260101-a1", "--only-changed", "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert "no row changed" in done.stdout and "┏" not in done.stdout
-    done = run_cli("compare", "--by", "label", "--only-changed", "--fail-on", "faster",
+    done = invoke("compare", "--by", "label", "--only-changed", "--fail-on", "faster",
                    "--markdown", "--db", str(db))
     assert done.returncode == 3 and "| SHA-256 |" in done.stdout
 
@@ -379,8 +379,8 @@ def test_cli_no_common_rows(tmp_path: Path) -> None:
     only = (("X25519", "cryptography", "derive", None, 1000.0),)
     path.write_text(exchange.export([make_run("20260103-c", seed=3, rows=only)], "json"))
     db = _stored(tmp_path)
-    assert run_cli("import", str(path), "--db", str(db)).returncode == 0
-    done = run_cli("compare", "20260101-a0", "20260103", "--db", str(db))
+    assert invoke("import", str(path), "--db", str(db)).returncode == 0
+    done = invoke("compare", "20260101-a0", "20260103", "--db", str(db))
     assert done.returncode == 1 and "no row in common" in done.stderr
 
 

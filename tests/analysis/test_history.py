@@ -12,7 +12,7 @@ import pytest
 from pqbench.analysis.history import history
 from pqbench.errors import ComparisonError
 from pqbench.store import Store
-from tests.helpers import run_cli
+from tests.helpers import invoke
 from tests.helpers.runs import environment, make_run, make_runs
 
 BUILDS = ("18A391", "18B75", "18C54", "18D42", "18E226", "18F132", "18G84")
@@ -48,16 +48,16 @@ def test_cli_history_and_annotate(tmp_path: Path) -> None:
     for run in _runs():
         store.save_run(run)
     store.close()
-    done = run_cli("annotate", "18F132", "AES-NI enabled in the kernel", "--db", str(db))
+    done = invoke("annotate", "18F132", "AES-NI enabled in the kernel", "--db", str(db))
     assert done.returncode == 0, done.stderr
-    done = run_cli("history", "AES-256-XTS", "--json", "--db", str(db))
+    done = invoke("history", "AES-256-XTS", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     (series,) = json.loads(done.stdout)["series"]
     assert series["steps"][0]["build"] == "18F132"
     assert series["points"][5]["notes"] == ["AES-NI enabled in the kernel"]
-    table = run_cli("history", "AES-256-XTS", "--db", str(db))
+    table = invoke("history", "AES-256-XTS", "--db", str(db))
     assert "AES-NI enabled in the kernel" in table.stdout and "▲" in table.stdout
-    missing = run_cli("history", "nope", "--db", str(db))
+    missing = invoke("history", "nope", "--db", str(db))
     assert missing.returncode == 1 and "no stored run measured nope" in missing.stderr
 
 

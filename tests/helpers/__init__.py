@@ -40,6 +40,21 @@ def run_cli(*args: str, env: dict[str, str] | None = None,
                           text=True, env=merged, timeout=timeout, check=False)
 
 
+def invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """pqbench's command line run in this process (typer's CliRunner), answered as `run_cli`
+    answers: for a test of what a command prints and returns that does not need a process
+    of its own (signals, start-up, a clean environment), without a second Python's start-up."""
+    from typer.testing import CliRunner
+
+    from pqbench.cli import app
+
+    result = CliRunner().invoke(app, list(args), env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["pqbench", *args], result.exit_code, result.stdout,
+                                       result.stderr)
+
+
 #: The userland the OS-build tests build and run inside.
 NAME = "debian-trixie"
 

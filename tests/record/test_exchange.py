@@ -13,18 +13,18 @@ from pqbench.errors import InputFileError
 from pqbench.record import codec as document
 from pqbench.record import exchange
 from pqbench.store import Store
-from tests.helpers import run_cli
+from tests.helpers import invoke
 from tests.helpers.runs import make_run
 
 
 def test_export_import_round_trip_is_lossless_and_idempotent(two_runs: Path,
                                                              tmp_path: Path) -> None:
     out = tmp_path / "runs.json"
-    done = run_cli("export", "20260101", "20260102", "-O", str(out), "--db", str(two_runs))
+    done = invoke("export", "20260101", "20260102", "-O", str(out), "--db", str(two_runs))
     assert done.returncode == 0, done.stderr
     target = tmp_path / "dst.db"
-    first = run_cli("import", str(out), "--json", "--db", str(target))
-    second = run_cli("import", str(out), "--json", "--db", str(target))
+    first = invoke("import", str(out), "--json", "--db", str(target))
+    second = invoke("import", str(out), "--json", "--db", str(target))
     assert json.loads(first.stdout)["imported"] == ["20260101-a", "20260102-b"]
     assert json.loads(second.stdout)["imported"] == []
     src, dst = Store.open(str(two_runs)), Store.open(str(target))
@@ -36,7 +36,7 @@ def test_export_import_round_trip_is_lossless_and_idempotent(two_runs: Path,
 def test_pytest_benchmark_export_loads_in_pytest_benchmark_compare(two_runs: Path,
                                                                    tmp_path: Path) -> None:
     out = tmp_path / "0001_pqbench.json"
-    done = run_cli("export", "20260101", "--format", "pytest-benchmark", "-O", str(out),
+    done = invoke("export", "20260101", "--format", "pytest-benchmark", "-O", str(out),
                    "--db", str(two_runs))
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
@@ -93,7 +93,7 @@ def test_bad_files_are_refused_and_nothing_is_written(tmp_path: Path, content: o
         assert isinstance(content, bytes)
         bad.write_bytes(content)
     db = tmp_path / "dst.db"
-    done = run_cli("import", str(good), str(bad), "--db", str(db))
+    done = invoke("import", str(good), str(bad), "--db", str(db))
     assert done.returncode == 1 and message in done.stderr, done.stderr
     assert not db.exists()  # the good file was not two_runs either
 
@@ -102,7 +102,7 @@ def test_oversized_files_are_refused_before_reading(tmp_path: Path) -> None:
     huge = tmp_path / "huge.json"
     with huge.open("wb") as handle:
         handle.truncate(exchange.MAX_BYTES + 1)  # sparse: cheap to make
-    done = run_cli("import", str(huge), "--db", str(tmp_path / "x.db"))
+    done = invoke("import", str(huge), "--db", str(tmp_path / "x.db"))
     assert done.returncode == 1 and "over the import limit" in done.stderr
     small = tmp_path / "small.json"
     small.write_text(exchange.export([make_run("20260105-e", seed=5)], "json"))
@@ -111,20 +111,20 @@ def test_oversized_files_are_refused_before_reading(tmp_path: Path) -> None:
 
 
 def test_export_of_unknown_run_or_format_fails(two_runs: Path) -> None:
-    assert run_cli("export", "nope", "--db", str(two_runs)).returncode == 1
-    done = run_cli("export", "20260101", "--format", "csv", "--db", str(two_runs))
+    assert invoke("export", "nope", "--db", str(two_runs)).returncode == 1
+    done = invoke("export", "20260101", "--format", "csv", "--db", str(two_runs))
     assert done.returncode == 2 and "pytest-benchmark" in done.stderr
 
 
 def test_export_never_replaces_a_file_unless_forced(two_runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs.json"
     out.write_text("runs from another machine\n")
-    refused = run_cli("export", "20260101", "-O", str(out), "--db", str(two_runs))
+    refused = invoke("export", "20260101", "-O", str(out), "--db", str(two_runs))
     assert refused.returncode == 1
     assert "already exists" in refused.stderr and "--force" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert out.read_text() == "runs from another machine\n"
-    forced = run_cli("export", "20260101", "-O", str(out), "--force", "--db", str(two_runs))
+    forced = invoke("export", "20260101", "-O", str(out), "--force", "--db", str(two_runs))
     assert forced.returncode == 0, forced.stderr
     assert [run["run_id"] for run in json.loads(out.read_text())["runs"]] == ["20260101-a"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".runs.json")] == []

@@ -102,7 +102,7 @@ def test_newer_schema_is_refused_and_untouched(location: str, tmp_path: Path) ->
 
 
 def test_cli_import_and_compare_on_each_backend(location: str, tmp_path: Path) -> None:
-    from tests.helpers import run_cli
+    from tests.helpers import invoke
 
     # Five runs a side: the run is the unit, and fewer could not show a change.
     before = make_runs("base", 5, seed=5, label="10.14.4")
@@ -110,10 +110,10 @@ def test_cli_import_and_compare_on_each_backend(location: str, tmp_path: Path) -
     export = tmp_path / "pair.json"
     export.write_text(exchange.export([*before, *after], "json"))
     for _ in range(2):  # the second import stores nothing new
-        done = run_cli("import", str(export), "--json", "--db", location)
+        done = invoke("import", str(export), "--json", "--db", location)
         assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["already_stored"] == [r.run_id for r in [*before, *after]]
-    done = run_cli("compare", "--by", "label", "--json", "--db", location)
+    done = invoke("compare", "--by", "label", "--json", "--db", location)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
     assert rows and all(r["verdict"] == "faster" and r["runs_before"] == 5 for r in rows)
