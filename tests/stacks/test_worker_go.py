@@ -24,6 +24,10 @@ from pqbench.vectors import load_vectors, parse_pqbench_json
 from tests.helpers import CPU_FLAGS
 from tests.helpers.stack_workers import STACKS, Worker, built_worker
 
+#: Every test here starts a worker process, and the first may build it (a cold Go or Maven
+#: fetch and compile on a loaded 2-core machine takes minutes).
+pytestmark = [pytest.mark.process, pytest.mark.timeout(1800)]
+
 OQS = import_oqs()
 
 ML_KEM = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"]

@@ -17,30 +17,21 @@ import org.bouncycastle.asn1.x9.X9ECParameters;
 import org.bouncycastle.crypto.AsymmetricCipherKeyPair;
 import org.bouncycastle.crypto.CipherParameters;
 import org.bouncycastle.crypto.CryptoServicesRegistrar;
+import org.bouncycastle.crypto.EncapsulatedSecretGenerator;
 import org.bouncycastle.crypto.SecretWithEncapsulation;
+import org.bouncycastle.crypto.Signer;
 import org.bouncycastle.crypto.agreement.ECDHBasicAgreement;
 import org.bouncycastle.crypto.agreement.X25519Agreement;
 import org.bouncycastle.crypto.digests.SHA256Digest;
 import org.bouncycastle.crypto.ec.CustomNamedCurves;
 import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
-import org.bouncycastle.crypto.generators.MLDSAKeyPairGenerator;
-import org.bouncycastle.crypto.generators.MLKEMKeyPairGenerator;
-import org.bouncycastle.crypto.kems.MLKEMExtractor;
-import org.bouncycastle.crypto.kems.MLKEMGenerator;
+import org.bouncycastle.crypto.params.AsymmetricKeyParameter;
 import org.bouncycastle.crypto.params.ECDomainParameters;
 import org.bouncycastle.crypto.params.ECKeyGenerationParameters;
 import org.bouncycastle.crypto.params.ECPrivateKeyParameters;
 import org.bouncycastle.crypto.params.ECPublicKeyParameters;
 import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
 import org.bouncycastle.crypto.params.Ed25519PublicKeyParameters;
-import org.bouncycastle.crypto.params.MLDSAKeyGenerationParameters;
-import org.bouncycastle.crypto.params.MLDSAParameters;
-import org.bouncycastle.crypto.params.MLDSAPrivateKeyParameters;
-import org.bouncycastle.crypto.params.MLDSAPublicKeyParameters;
-import org.bouncycastle.crypto.params.MLKEMKeyGenerationParameters;
-import org.bouncycastle.crypto.params.MLKEMParameters;
-import org.bouncycastle.crypto.params.MLKEMPrivateKeyParameters;
-import org.bouncycastle.crypto.params.MLKEMPublicKeyParameters;
 import org.bouncycastle.crypto.params.ParametersWithContext;
 import org.bouncycastle.crypto.params.ParametersWithRandom;
 import org.bouncycastle.crypto.params.X25519PrivateKeyParameters;
@@ -49,7 +40,6 @@ import org.bouncycastle.crypto.signers.DSADigestSigner;
 import org.bouncycastle.crypto.signers.ECDSASigner;
 import org.bouncycastle.crypto.signers.Ed25519Signer;
 import org.bouncycastle.crypto.signers.HMacDSAKCalculator;
-import org.bouncycastle.crypto.signers.MLDSASigner;
 import org.bouncycastle.crypto.signers.StandardDSAEncoding;
 import org.bouncycastle.math.ec.ECPoint;
 import org.bouncycastle.util.BigIntegers;
@@ -78,12 +68,12 @@ public final class BouncyCastle implements Implementation {
     private final String randomness = "BouncyCastle's default SecureRandom (" + random.getAlgorithm() + ")";
 
     public BouncyCastle() {
-        algorithms.add(new MlKem("ML-KEM-512", MLKEMParameters.ml_kem_512));
-        algorithms.add(new MlKem("ML-KEM-768", MLKEMParameters.ml_kem_768));
-        algorithms.add(new MlKem("ML-KEM-1024", MLKEMParameters.ml_kem_1024));
-        algorithms.add(new MlDsa("ML-DSA-44", MLDSAParameters.ml_dsa_44));
-        algorithms.add(new MlDsa("ML-DSA-65", MLDSAParameters.ml_dsa_65));
-        algorithms.add(new MlDsa("ML-DSA-87", MLDSAParameters.ml_dsa_87));
+        algorithms.add(new MlKem("ML-KEM-512", "ml_kem_512", 2));
+        algorithms.add(new MlKem("ML-KEM-768", "ml_kem_768", 3));
+        algorithms.add(new MlKem("ML-KEM-1024", "ml_kem_1024", 4));
+        algorithms.add(new MlDsa("ML-DSA-44", "ml_dsa_44"));
+        algorithms.add(new MlDsa("ML-DSA-65", "ml_dsa_65"));
+        algorithms.add(new MlDsa("ML-DSA-87", "ml_dsa_87"));
         algorithms.add(new X25519());
         algorithms.add(new EcdhP256());
         algorithms.add(new Ed25519());
@@ -114,7 +104,7 @@ public final class BouncyCastle implements Implementation {
 
     /** The version in the manifest of the jar BouncyCastle's classes were loaded from. */
     static String jarVersion() {
-        CodeSource source = MLKEMGenerator.class.getProtectionDomain().getCodeSource();
+        CodeSource source = CryptoServicesRegistrar.class.getProtectionDomain().getCodeSource();
         if (source == null || source.getLocation() == null) {
             return "unknown (no code source)";
         }
@@ -132,41 +122,41 @@ public final class BouncyCastle implements Implementation {
 
     private static final String LIGHTWEIGHT = LIBRARY;
 
-    /** ML-KEM (FIPS 203): MLKEMKeyPairGenerator, MLKEMGenerator, MLKEMExtractor. */
+    /** ML-KEM (FIPS 203): MLKEMKeyPairGenerator, MLKEMGenerator, MLKEMExtractor (through
+     * {@link Pqc}, wherever this release keeps them). */
     private final class MlKem extends Algorithm {
-        private final MLKEMParameters parameters;
-        private final MLKEMGenerator generator = new MLKEMGenerator(random);
+        private final Pqc.Kem kem;
+        private final EncapsulatedSecretGenerator generator;
         private final int publicSize;
         private final int expandedSize;
+        private final int ciphertextSize;
 
-        MlKem(String name, MLKEMParameters parameters) {
+        MlKem(String name, String field, int k) {
             super(name, Kind.KEM, LIGHTWEIGHT);
-            this.parameters = parameters;
-            int k = parameters.getK();
+            kem = new Pqc.Kem(field);
+            generator = kem.generator(random);
             publicSize = 384 * k + 32;
             expandedSize = 768 * k + 96;
+            ciphertextSize = k == 4 ? 1568 : 32 * (k * 10 + 4);
             features.add("seeded_keygen");
             features.add("derandomized_encaps");
             features.add("import_expanded");
             sizes.put("public_key", publicSize);
             sizes.put("secret_key", expandedSize);
-            sizes.put("ciphertext", parameters.getEncapsulationLength());
+            sizes.put("ciphertext", ciphertextSize);
             sizes.put("shared_secret", 32);
-            keyForm = "object";
         }
 
         @Override
         public Key keygen(byte[] seed) {
-            MLKEMPrivateKeyParameters secret;
+            AsymmetricKeyParameter secret;
             if (seed == null) {
-                MLKEMKeyPairGenerator keys = new MLKEMKeyPairGenerator();
-                keys.init(new MLKEMKeyGenerationParameters(random, parameters));
-                secret = (MLKEMPrivateKeyParameters) keys.generateKeyPair().getPrivate();
+                secret = kem.keyPairGenerator(random).generateKeyPair().getPrivate();
             } else {
                 need("seed (d || z)", seed, 64);
-                secret = new MLKEMPrivateKeyParameters(parameters, seed);
+                secret = kem.privateKey(seed);
             }
-            return new Key(secret, secret.getPublicKeyParameters().getEncoded());
+            return new Key(secret, kem.publicOf(secret));
         }
 
         @Override
@@ -175,41 +165,44 @@ public final class BouncyCastle implements Implementation {
                 throw new BadInput(name + " secret key must be the 64-byte seed or the " + expandedSize
                         + "-byte dk, got " + secret.length);
             }
-            MLKEMPrivateKeyParameters key = new MLKEMPrivateKeyParameters(parameters, secret);
-            return new Key(key, key.getPublicKeyParameters().getEncoded());
+            AsymmetricKeyParameter key = kem.privateKey(secret);
+            return new Key(key, kem.publicOf(key));
         }
 
         @Override
         public Encapsulated encaps(byte[] publicKey, byte[] m) {
             need(name + " public key", publicKey, publicSize);
-            MLKEMPublicKeyParameters key = new MLKEMPublicKeyParameters(parameters, publicKey);
+            AsymmetricKeyParameter key = kem.publicKey(publicKey);
             SecretWithEncapsulation result;
             if (m == null) {
                 result = generator.generateEncapsulated(key);
             } else {
                 need("random (m)", m, 32);
-                result = MLKEMGenerator.internalGenerateEncapsulated(key, m);
+                result = kem.encapsulate(generator, key, m);
             }
             return new Encapsulated(result.getEncapsulation(), result.getSecret());
         }
 
         @Override
         public byte[] decaps(Object secret, byte[] ciphertext) {
-            need(name + " ciphertext", ciphertext, parameters.getEncapsulationLength());
-            return new MLKEMExtractor((MLKEMPrivateKeyParameters) secret).extractSecret(ciphertext);
+            need(name + " ciphertext", ciphertext, ciphertextSize);
+            return kem.extractor((AsymmetricKeyParameter) secret).extractSecret(ciphertext);
         }
     }
 
-    /** ML-DSA (FIPS 204, pure): MLDSASigner, hedged unless deterministic, with a context. */
+    /** ML-DSA (FIPS 204, pure): MLDSASigner, hedged unless deterministic, with a context
+     * (through {@link Pqc}). */
     private final class MlDsa extends Algorithm {
-        private final MLDSAParameters parameters;
-        private final MLDSASigner signer = new MLDSASigner();
-        private final MLDSASigner verifier = new MLDSASigner();
+        private final Pqc.Dsa dsa;
+        private final Signer signer;
+        private final Signer verifier;
         private final int publicSize;
 
-        MlDsa(String name, MLDSAParameters parameters) {
+        MlDsa(String name, String field) {
             super(name, Kind.SIGNATURE, LIGHTWEIGHT);
-            this.parameters = parameters;
+            dsa = new Pqc.Dsa(field);
+            signer = dsa.signer();
+            verifier = dsa.signer();
             publicSize = name.equals("ML-DSA-44") ? 1312 : name.equals("ML-DSA-65") ? 1952 : 2592;
             features.add("seeded_keygen");
             features.add("deterministic_sign");
@@ -221,16 +214,14 @@ public final class BouncyCastle implements Implementation {
 
         @Override
         public Key keygen(byte[] seed) {
-            MLDSAPrivateKeyParameters secret;
+            AsymmetricKeyParameter secret;
             if (seed == null) {
-                MLDSAKeyPairGenerator keys = new MLDSAKeyPairGenerator();
-                keys.init(new MLDSAKeyGenerationParameters(random, parameters));
-                secret = (MLDSAPrivateKeyParameters) keys.generateKeyPair().getPrivate();
+                secret = dsa.keyPairGenerator(random).generateKeyPair().getPrivate();
             } else {
                 need("seed (xi)", seed, 32);
-                secret = new MLDSAPrivateKeyParameters(parameters, seed);
+                secret = dsa.privateKey(seed);
             }
-            return new Key(secret, secret.getPublicKeyParameters().getEncoded());
+            return new Key(secret, dsa.publicOf(secret));
         }
 
         @Override
@@ -251,7 +242,7 @@ public final class BouncyCastle implements Implementation {
 
         @Override
         public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
-            CipherParameters key = (MLDSAPrivateKeyParameters) secret;
+            CipherParameters key = (AsymmetricKeyParameter) secret;
             signer.init(true, withContext(deterministic ? key : new ParametersWithRandom(key, random), context));
             signer.update(message, 0, message.length);
             return signer.generateSignature();
@@ -260,7 +251,7 @@ public final class BouncyCastle implements Implementation {
         @Override
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) {
             need(name + " public key", publicKey, publicSize);
-            verifier.init(false, withContext(new MLDSAPublicKeyParameters(parameters, publicKey), context));
+            verifier.init(false, withContext(dsa.publicKey(publicKey), context));
             verifier.update(message, 0, message.length);
             return verifier.verifySignature(signature);
         }

@@ -6,37 +6,28 @@ import java.security.SecureRandom;
 
 import org.bouncycastle.asn1.x9.X9ECParameters;
 import org.bouncycastle.crypto.AsymmetricCipherKeyPair;
+import org.bouncycastle.crypto.AsymmetricCipherKeyPairGenerator;
 import org.bouncycastle.crypto.CryptoServicesRegistrar;
+import org.bouncycastle.crypto.EncapsulatedSecretGenerator;
+import org.bouncycastle.crypto.Signer;
 import org.bouncycastle.crypto.agreement.ECDHBasicAgreement;
 import org.bouncycastle.crypto.agreement.X25519Agreement;
 import org.bouncycastle.crypto.digests.SHA256Digest;
 import org.bouncycastle.crypto.ec.CustomNamedCurves;
 import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
-import org.bouncycastle.crypto.generators.MLDSAKeyPairGenerator;
-import org.bouncycastle.crypto.generators.MLKEMKeyPairGenerator;
-import org.bouncycastle.crypto.kems.MLKEMExtractor;
-import org.bouncycastle.crypto.kems.MLKEMGenerator;
+import org.bouncycastle.crypto.params.AsymmetricKeyParameter;
 import org.bouncycastle.crypto.params.ECDomainParameters;
 import org.bouncycastle.crypto.params.ECKeyGenerationParameters;
 import org.bouncycastle.crypto.params.ECPrivateKeyParameters;
 import org.bouncycastle.crypto.params.ECPublicKeyParameters;
 import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
 import org.bouncycastle.crypto.params.Ed25519PublicKeyParameters;
-import org.bouncycastle.crypto.params.MLDSAKeyGenerationParameters;
-import org.bouncycastle.crypto.params.MLDSAParameters;
-import org.bouncycastle.crypto.params.MLDSAPrivateKeyParameters;
-import org.bouncycastle.crypto.params.MLDSAPublicKeyParameters;
-import org.bouncycastle.crypto.params.MLKEMKeyGenerationParameters;
-import org.bouncycastle.crypto.params.MLKEMParameters;
-import org.bouncycastle.crypto.params.MLKEMPrivateKeyParameters;
-import org.bouncycastle.crypto.params.MLKEMPublicKeyParameters;
 import org.bouncycastle.crypto.params.ParametersWithRandom;
 import org.bouncycastle.crypto.params.X25519PrivateKeyParameters;
 import org.bouncycastle.crypto.params.X25519PublicKeyParameters;
 import org.bouncycastle.crypto.signers.DSADigestSigner;
 import org.bouncycastle.crypto.signers.ECDSASigner;
 import org.bouncycastle.crypto.signers.Ed25519Signer;
-import org.bouncycastle.crypto.signers.MLDSASigner;
 import org.bouncycastle.crypto.signers.StandardDSAEncoding;
 
 /**
@@ -49,7 +40,8 @@ import org.bouncycastle.crypto.signers.StandardDSAEncoding;
  * System.nanoTime read after every call, a byte of each result folded into a volatile
  * field. The operation is the one the worker times (the received public key decoded by each
  * call, 64 rotating messages, BouncyCastle's default SecureRandom), written directly against
- * the API, sharing no code with the worker.
+ * the API; only the ML-KEM and ML-DSA classes are reached through the worker's {@link Pqc}
+ * shim, so the reference compiles against every release the worker does.
  */
 public final class Reference {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -105,17 +97,17 @@ public final class Reference {
     private static Call call(String alg, String operation, SecureRandom random) throws Exception {
         switch (alg) {
             case "ML-KEM-512":
-                return mlkem(MLKEMParameters.ml_kem_512, operation, random);
+                return mlkem("ml_kem_512", 2, operation, random);
             case "ML-KEM-768":
-                return mlkem(MLKEMParameters.ml_kem_768, operation, random);
+                return mlkem("ml_kem_768", 3, operation, random);
             case "ML-KEM-1024":
-                return mlkem(MLKEMParameters.ml_kem_1024, operation, random);
+                return mlkem("ml_kem_1024", 4, operation, random);
             case "ML-DSA-44":
-                return mldsa(MLDSAParameters.ml_dsa_44, operation, random);
+                return mldsa("ml_dsa_44", operation, random);
             case "ML-DSA-65":
-                return mldsa(MLDSAParameters.ml_dsa_65, operation, random);
+                return mldsa("ml_dsa_65", operation, random);
             case "ML-DSA-87":
-                return mldsa(MLDSAParameters.ml_dsa_87, operation, random);
+                return mldsa("ml_dsa_87", operation, random);
             case "X25519":
                 return x25519(operation, random);
             case "Ed25519":
@@ -128,35 +120,34 @@ public final class Reference {
         }
     }
 
-    private static Call mlkem(MLKEMParameters parameters, String operation, SecureRandom random) {
-        MLKEMKeyPairGenerator generator = new MLKEMKeyPairGenerator();
-        generator.init(new MLKEMKeyGenerationParameters(random, parameters));
+    private static Call mlkem(String field, int k, String operation, SecureRandom random) {
+        Pqc.Kem kem = new Pqc.Kem(field);
+        AsymmetricCipherKeyPairGenerator generator = kem.keyPairGenerator(random);
         AsymmetricCipherKeyPair pair = generator.generateKeyPair();
-        byte[] encoded = ((MLKEMPublicKeyParameters) pair.getPublic()).getEncoded();
-        MLKEMGenerator encapsulator = new MLKEMGenerator(random);
+        byte[] encoded = kem.encoded(pair.getPublic());
+        EncapsulatedSecretGenerator encapsulator = kem.generator(random);
         switch (operation) {
             case "keygen":
-                return () -> ((MLKEMPublicKeyParameters) generator.generateKeyPair().getPublic()).getEncoded()[0];
+                return () -> kem.encoded(generator.generateKeyPair().getPublic())[0];
             case "encaps":
-                return () -> encapsulator.generateEncapsulated(new MLKEMPublicKeyParameters(parameters, encoded))
-                        .getEncapsulation()[0];
+                return () -> encapsulator.generateEncapsulated(kem.publicKey(encoded)).getEncapsulation()[0];
             case "decaps": {
                 byte[] ciphertext = encapsulator.generateEncapsulated(pair.getPublic()).getEncapsulation();
-                MLKEMPrivateKeyParameters key = (MLKEMPrivateKeyParameters) pair.getPrivate();
-                return () -> new MLKEMExtractor(key).extractSecret(ciphertext)[0];
+                AsymmetricKeyParameter key = pair.getPrivate();
+                return () -> kem.extractor(key).extractSecret(ciphertext)[0];
             }
             default:
                 return null;
         }
     }
 
-    private static Call mldsa(MLDSAParameters parameters, String operation, SecureRandom random) throws Exception {
-        MLDSAKeyPairGenerator generator = new MLDSAKeyPairGenerator();
-        generator.init(new MLDSAKeyGenerationParameters(random, parameters));
+    private static Call mldsa(String field, String operation, SecureRandom random) throws Exception {
+        Pqc.Dsa dsa = new Pqc.Dsa(field);
+        AsymmetricCipherKeyPairGenerator generator = dsa.keyPairGenerator(random);
         AsymmetricCipherKeyPair pair = generator.generateKeyPair();
-        MLDSAPrivateKeyParameters key = (MLDSAPrivateKeyParameters) pair.getPrivate();
-        byte[] encoded = ((MLDSAPublicKeyParameters) pair.getPublic()).getEncoded();
-        MLDSASigner signer = new MLDSASigner();
+        AsymmetricKeyParameter key = pair.getPrivate();
+        byte[] encoded = dsa.encoded(pair.getPublic());
+        Signer signer = dsa.signer();
         byte[][] messages = messages(random);
         byte[][] signatures = new byte[64][];
         for (int i = 0; i < 64; i++) {
@@ -167,7 +158,7 @@ public final class Reference {
         int[] next = {0};
         switch (operation) {
             case "keygen":
-                return () -> ((MLDSAPublicKeyParameters) generator.generateKeyPair().getPublic()).getEncoded()[0];
+                return () -> dsa.encoded(generator.generateKeyPair().getPublic())[0];
             case "sign":
                 return () -> {
                     signer.init(true, new ParametersWithRandom(key, random));
@@ -179,7 +170,7 @@ public final class Reference {
                 return () -> {
                     int i = next[0];
                     next[0] = (i + 1) & 63;
-                    signer.init(false, new MLDSAPublicKeyParameters(parameters, encoded));
+                    signer.init(false, dsa.publicKey(encoded));
                     signer.update(messages[i], 0, 32);
                     if (!signer.verifySignature(signatures[i])) {
                         throw new IllegalStateException("a signature did not verify");
