@@ -445,20 +445,27 @@ final class JdkProviders implements Implementation {
             curve = parameters.getParameterSpec(ECParameterSpec.class);
             factory = KeyFactory.getInstance("EC");
             codePath = intrinsics("UseIntPolyIntrinsics");
+            features.add("seeded_keygen");
             sizes.put("public_key", 65);
             sizes.put("secret_key", 32);
         }
 
         @Override
         public Key keygen(byte[] seed) throws Exception {
+            if (seed != null) {
+                return importSecret(seed);
+            }
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
             KeyPair pair = generator.generateKeyPair();
-            ECPoint w = ((ECPublicKey) pair.getPublic()).getW();
-            return new Key(pair.getPrivate(), concat(new byte[] {4}, concat(fixed(w.getAffineX()), fixed(w.getAffineY()))));
+            return new Key(pair.getPrivate(), encode(((ECPublicKey) pair.getPublic()).getW()));
         }
 
-        /** The JCA derives no public key from a private one: an import answers none. */
+        /** A private scalar (SEC 1 2.3.6). The JCA derives no public key from a private one,
+         * so it is found with the JDK's own operations: ECDH with the base point gives x of
+         * d*G (SEC 1 3.3.1), the curve equation gives y up to its sign (p = 3 mod 4, so a
+         * square root is a power), and an ECDSA signature by d verifies under one of the two
+         * points only. Correctness requests use this; no timed operation does. */
         @Override
         public Key importSecret(byte[] secret) throws Exception {
             need(name + " private scalar", secret, 32);
@@ -466,7 +473,32 @@ final class JdkProviders implements Implementation {
             if (s.signum() == 0 || s.compareTo(curve.getOrder()) >= 0) {
                 throw new BadInput(name + " private scalar out of range");
             }
-            return new Key(factory.generatePrivate(new ECPrivateKeySpec(s, curve)), null);
+            PrivateKey key = factory.generatePrivate(new ECPrivateKeySpec(s, curve));
+            KeyAgreement ecdh = KeyAgreement.getInstance("ECDH");
+            ecdh.init(key);
+            ecdh.doPhase(factory.generatePublic(new ECPublicKeySpec(curve.getGenerator(), curve)), true);
+            BigInteger x = new BigInteger(1, ecdh.generateSecret());
+            BigInteger p = ((java.security.spec.ECFieldFp) curve.getCurve().getField()).getP();
+            BigInteger rhs = x.pow(3).add(curve.getCurve().getA().multiply(x)).add(curve.getCurve().getB()).mod(p);
+            BigInteger y = rhs.modPow(p.add(BigInteger.ONE).shiftRight(2), p);
+            Signature ecdsa = Signature.getInstance("SHA256withECDSA");
+            ecdsa.initSign(key);
+            byte[] probe = {0x70, 0x71, 0x62};
+            ecdsa.update(probe);
+            byte[] signature = ecdsa.sign();
+            for (BigInteger candidate : new BigInteger[] {y, p.subtract(y)}) {
+                ECPoint w = new ECPoint(x, candidate);
+                ecdsa.initVerify(factory.generatePublic(new ECPublicKeySpec(w, curve)));
+                ecdsa.update(probe);
+                if (ecdsa.verify(signature)) {
+                    return new Key(key, encode(w));
+                }
+            }
+            throw new IllegalStateException("no point on the curve verifies the scalar's signature");
+        }
+
+        static byte[] encode(ECPoint w) {
+            return concat(new byte[] {4}, concat(fixed(w.getAffineX()), fixed(w.getAffineY())));
         }
 
         PublicKey decode(byte[] point) throws Exception {
