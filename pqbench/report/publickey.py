@@ -217,7 +217,8 @@ def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cyc
     if note and ("cryptography", "libcrypto") in pairs:
         text.append(note)
     text.append(md.table(headers, table_rows,
-                         ["l", "l", *("r" for _ in impls), *("r" for _ in pairs)]))
+                         ["l", "l", *("r" for _ in impls), *("r" for _ in pairs),
+                          *("r" for _ in foreign)]))
     return Section("\n\n".join(text))
 
 
