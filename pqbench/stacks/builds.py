@@ -34,6 +34,7 @@ from pqbench.stacks.client import StackWorker
 from pqbench.stacks.pins import Pin
 from pqbench.stacks.registry import (
     JAVA_MAIN,
+    JAVA_RELEASE,
     JVM_OPTIONS,
     REFERENCE_BINARY,
     WORKER_BINARY,
@@ -149,7 +150,7 @@ def plan(stack: Stack, pins: tuple[Pin, ...] = ()) -> Plan:
     """The build this machine would make; ImplementationUnavailable when it cannot (no
     sources, a toolchain missing: the message says what is needed and how to get it)."""
     digest = source_digest(stack)
-    found, missing = toolchains.find(stack.recipe.toolchains)
+    found, missing = toolchains.find(stack.recipe.toolchains, stack.recipe.min_jdk)
     if missing:
         raise ImplementationUnavailable(f"{stack.name} {'; '.join(str(m) for m in missing)}")
     chosen = applicable(stack, pins)
@@ -329,7 +330,8 @@ def _build_java(planned: Plan, source: Path, staging: Path, log: Log) -> None:
                      for p in (source / folder).rglob("*.java"))
     listing = staging / "sources.txt"
     listing.write_text("\n".join(sources) + "\n")
-    _step(planned, [str(jdk.tools["javac"]), "-encoding", "UTF-8", "-d",
+    _step(planned, [str(jdk.tools["javac"]), "--release", str(JAVA_RELEASE), "-encoding",
+                    "UTF-8", "-d",
                     str(staging / "classes"), *(["-cp", classpath] if classpath else []),
                     f"@{listing}"], source, {}, log)
     listing.unlink()

@@ -18,7 +18,13 @@ SOURCES = Path(__file__).resolve().parent
 #: The JVM as these benchmarks run it on a small machine: a fixed heap, so the collector
 #: does not resize it mid-run, and the serial collector, so no collector thread competes
 #: with the timed thread for the two cores.
-JVM_OPTIONS = ("-Xms512m", "-Xmx512m", "-XX:+UseSerialGC")
+JVM_OPTIONS = ("-Xms512m", "-Xmx512m", "-XX:+UseSerialGC",
+               # Only unlocks reading HotSpot's diagnostic flags (UseKyberIntrinsics ...),
+               # from which the worker tells the code path its JDK chose.
+               "-XX:+UnlockDiagnosticVMOptions")
+#: The Java release the JVM worker's class files target: it runs on any JDK from 17, where
+#: the `java` implementation offers what that JDK has and BouncyCastle all it has.
+JAVA_RELEASE = 17
 JAVA_MAIN = "pqbench.stacks.Worker"
 WORKER_BINARY = "pqbench-stack-worker"
 #: A plain loop over the library's documented API, built beside the worker where its
@@ -43,6 +49,8 @@ class Recipe:
     toolchains: tuple[str, ...]
     #: Java: also compile the BouncyCastle sources and fetch its jars.
     bouncycastle: bool = False
+    #: The oldest JDK it runs on (the JDK's own ML-KEM and ML-DSA need 24).
+    min_jdk: int = 24
     #: Least warm-up of each row before its timed rounds, in seconds: a JVM's JIT compiles
     #: the hottest code only after many calls (a JDK 25's ML-KEM encapsulation rose for
     #: seconds), so two early warm-up rounds can agree before it has.
@@ -67,7 +75,7 @@ class Stack:
 _GO = Recipe("go", ("go",), "go/go.mod", ("go",))
 _JAVA = Recipe("java", ("java/src/jdk",), "java/pom.xml", ("jdk",), warmup_min_seconds=3.0)
 _BC = Recipe("java", ("java/src/jdk", "java/src/bc", "java/pom.xml"), "java/pom.xml",
-             ("jdk", "maven"), bouncycastle=True, warmup_min_seconds=3.0)
+             ("jdk", "maven"), bouncycastle=True, min_jdk=17, warmup_min_seconds=3.0)
 
 STACKS: tuple[Stack, ...] = (
     Stack("go", "Go", "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ed25519, "

@@ -166,12 +166,13 @@ def maven() -> Found:
 FINDERS = {"go": go, "cargo": cargo, "jdk": jdk, "maven": maven}
 
 
-def find(names: tuple[str, ...]) -> tuple[dict[str, Toolchain], list[Missing]]:
-    """The toolchains named, and what is missing of them."""
+def find(names: tuple[str, ...], min_jdk: int = MIN_JDK
+         ) -> tuple[dict[str, Toolchain], list[Missing]]:
+    """The toolchains named (a JDK of at least `min_jdk`), and what is missing of them."""
     found: dict[str, Toolchain] = {}
     missing: list[Missing] = []
     for name in names:
-        result = FINDERS[name]()
+        result = jdk(min_jdk) if name == "jdk" else FINDERS[name]()
         if isinstance(result, Missing):
             missing.append(result)
         else:
