@@ -18,6 +18,9 @@ from pqbench.stacks import protocol, running
 from pqbench.stacks.client import StackWorker
 from tests.helpers.stacks import fake_command, fake_implementation
 
+#: Every test starts fake workers (real processes).
+pytestmark = pytest.mark.process
+
 
 def _alg(name: str):  # type: ignore[no-untyped-def]
     return resolve([name], (), ())[0]

@@ -28,6 +28,10 @@ GO_STACK = registry.by_name("go")
 FAKE_SITE = REPO / "tests" / "helpers" / "stack_fake"
 CIRCL = "github.com/cloudflare/circl"
 
+#: Each test starts pqbench or the Go worker; the first builds it (with its modules: a
+#: minute on a busy machine), so each may take longer than the suite's default limit.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(1800)]
+
 
 def _json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert "Traceback" not in done.stderr, done.stderr

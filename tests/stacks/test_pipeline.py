@@ -14,6 +14,10 @@ from tests.helpers import run_cli
 
 ALGORITHMS = ("ml-kem-768", "ml-dsa-65", "x25519", "ed25519")
 
+#: The first use builds each worker: libcrux's first build took over nine minutes on a
+#: busy 2-core machine.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(3600)]
+
 
 @pytest.mark.parametrize("implementation", ["aws-lc-rs", "libcrux", "java", "bouncycastle"])
 def test_every_pair_is_checked_and_interoperates(implementation: str) -> None:

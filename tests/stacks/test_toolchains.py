@@ -13,6 +13,9 @@ import pytest
 
 from pqbench.stacks import toolchains
 
+#: Go's version is read by running a `go` made here.
+pytestmark = pytest.mark.process
+
 
 def _jdk(where: Path, version: str, vendor: str = "Test Vendor") -> Path:
     (where / "bin").mkdir(parents=True)
