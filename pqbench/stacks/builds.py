@@ -47,7 +47,7 @@ Log = Callable[[str], None]
 progress: Log = logging.getLogger("pqbench.stacks").info
 
 #: Changes whenever how a worker is built changes, so older builds are not reused.
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 #: Build outputs and editor litter that are not sources, wherever they sit.
 _NOT_SOURCES = frozenset({"target", "classes", "__pycache__"})
