@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from pqbench.stacks import registry
 from tests.helpers import REPO
 
 STACKS = REPO / "pqbench" / "stacks"
@@ -168,8 +169,9 @@ def with_jvm_options(argv: list[str], *options: str) -> list[str]:
     return [argv[0], *options, *argv[1:]]
 
 
-#: The JVM's options for every worker (docs/stacks.md: a fixed heap, the serial collector).
-JVM_OPTIONS = ["-Xms512m", "-Xmx512m", "-XX:+UseSerialGC"]
+#: The JVM's options for every worker (docs/stacks.md: a fixed heap, the serial collector),
+#: as pqbench starts it.
+JVM_OPTIONS = list(registry.JVM_OPTIONS)
 JAVA_MAIN = "pqbench.stacks.Worker"
 
 
