@@ -23,7 +23,6 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, mlkem,
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from pqbench.liboqs import import_oqs
-from pqbench.stacks import registry
 from pqbench.vectors import load_vectors, parse_pqbench_json
 from tests.helpers.stack_workers import (
     STACKS,
