@@ -492,6 +492,18 @@ def test_every_operation_prepares_and_runs_a_round(worker: Worker, alg: str,
     assert 0 < reply["thread_cpu_ns"] <= reply["process_cpu_ns"]
 
 
+def test_the_process_clock_counts_the_collector(worker: Worker) -> None:
+    """The timing goroutine is locked to its thread, so thread_cpu_ns is that thread's time
+    alone: ML-KEM key generation allocates, Go's collector marks on other threads, and over
+    a few rounds the process clock counts more than the thread clock, never less."""
+    worker.expect({"type": "prepare", "row": "gc", "alg": "ML-KEM-768", "operation": "keygen"},
+                  "prepared")
+    rounds = [worker.expect({"type": "run", "row": "gc", "seconds": 0.05}, "round")
+              for _ in range(5)]
+    assert all(r["thread_cpu_ns"] <= r["process_cpu_ns"] for r in rounds)
+    assert sum(r["process_cpu_ns"] for r in rounds) > sum(r["thread_cpu_ns"] for r in rounds)
+
+
 def test_rows_interleave_and_batches_grow(worker: Worker) -> None:
     """Two rows prepared at once run in any order; a round long enough for several batches
     counts more operations than a one-batch round (the batch doubles)."""
