@@ -21,7 +21,7 @@ _FAMILIES = (mlkem, mldsa, ecdh, rsa, signatures, ciphers, hashes)
 QUICK_SUITE = (
     "ML-KEM-512", "ML-KEM-768", "ML-KEM-1024",
     "ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
-    "X25519", "ECDH-P-256", "RSA-2048", "RSA-3072", "Ed25519",
+    "X25519", "ECDH-P-256", "RSA-2048", "RSA-3072", "Ed25519", "ECDSA-P-256",
 )
 
 

@@ -30,7 +30,9 @@ class RunFigures:
     """Everything a speed run tells beyond its rows."""
 
     ratios: tuple[Ratio, ...]
-    #: The few `ratios.headline` picks: what a reader asks first.
+    #: Those the mission asks for (`ratios.mission`): what `speed` and `ratios` show.
+    mission: tuple[Ratio, ...]
+    #: The few `ratios.headline` picks from them: the report's lead.
     headline: tuple[Ratio, ...]
     unsteady: tuple[Unsteady, ...]
     #: (cryptography's bundled OpenSSL, the system's) where they differ and cryptography
@@ -46,5 +48,6 @@ def run_figures(run: Run) -> RunFigures:
     unsteady = tuple(Unsteady(m.key, tuple(problems)) for m in run.measurements
                      if (problems := stability.problems(m.samples)))
     measured = any(m.implementation == "cryptography" for m in run.measurements)
-    return RunFigures(every, tuple(ratios.headline(list(every))), unsteady,
+    return RunFigures(every, tuple(ratios.mission(every)), tuple(ratios.headline(every)),
+                      unsteady,
                       bundled_openssl(run.environment) if measured else None)

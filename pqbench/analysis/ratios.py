@@ -57,6 +57,28 @@ class Side:
     label: str
     rows: tuple[tuple[RowKey, int], ...]
 
+    def _shared(self, field: str) -> Any:
+        values = {getattr(key, field) for key, _ in self.rows}
+        return values.pop() if len(values) == 1 else None
+
+    @property
+    def algorithm(self) -> str | None:
+        """The algorithm every row of the side has; None for a binding's many."""
+        return self._shared("algorithm")
+
+    @property
+    def implementation(self) -> str | None:
+        return self._shared("implementation")
+
+    @property
+    def operation(self) -> str | None:
+        """The operation of a one-row side; None for an exchange's or a mean's several."""
+        return self.rows[0][0].operation if len(self.rows) == 1 else None
+
+    @property
+    def block_size(self) -> int | None:
+        return self._shared("block_size")
+
     def as_dict(self) -> dict[str, Any]:
         return {"label": self.label, "rows": [
             {**k._asdict(), "count": count} for k, count in self.rows]}
@@ -89,6 +111,23 @@ class Ratio:
                 "ci_low": _finite(self.ci_low), "ci_high": _finite(self.ci_high),
                 "ci_level": self.ci_level, "pairs": self.pairs, "method": METHOD,
                 "time_base": self.time_base}
+
+
+#: The columns of `Ratio.as_row`, one value a cell: what tidy data tools (pandas) read.
+ROW_COLUMNS = ("run_id", "kind", "per", "numerator_algorithm", "numerator_implementation",
+               "numerator_operation", "denominator_algorithm", "denominator_implementation",
+               "denominator_operation", "block_size_bytes", "time_ratio", "time_ratio_ci_low",
+               "time_ratio_ci_high", "ci_level", "pairs", "time_base")
+
+
+def as_row(r: Ratio, run_id: str) -> tuple[Any, ...]:
+    """A ratio as one tidy line (`ROW_COLUMNS`): each side's algorithm, implementation and
+    operation in cells of their own (empty where a side has several), the time ratio
+    numerator / denominator (below 1 the numerator is faster) and its interval."""
+    return (run_id, r.kind, r.per, r.numerator.algorithm, r.numerator.implementation,
+            r.numerator.operation, r.denominator.algorithm, r.denominator.implementation,
+            r.denominator.operation, r.numerator.block_size, r.estimate, _finite(r.ci_low),
+            _finite(r.ci_high), r.ci_level, r.pairs, r.time_base)
 
 
 def _finite(value: float) -> float | None:
@@ -168,24 +207,25 @@ def _exchange_side(ex: exchanges.Exchange) -> Side:
 
 
 def _exchange_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list[Ratio]:
-    """Every post-quantum exchange (signature) against the classical ones of the matching
-    implementation: the role's baseline (X25519, Ed25519) where it was measured, else every
-    classical scheme measured; through the same implementation, else its counterpart
-    (native against native, binding against binding)."""
+    """Every post-quantum exchange (signature) against every classical one of its role
+    (ML-KEM-768 against X25519, ECDH P-256 and RSA-2048 key transport; ML-DSA-65 against
+    Ed25519, ECDSA P-256 and RSA-2048), each classical scheme through the same
+    implementation where it was measured there, else through its counterpart (native
+    against native, binding against binding)."""
     found = []
     public = [m for m in rows if m.block_size is None]
     for role in exchanges.ROLES:
         every = exchanges.exchanges(role, public)
         pq = [ex for ex in every if _post_quantum(ex.algorithm)]
         classical = [ex for ex in every if not _post_quantum(ex.algorithm)]
-        preferred = [ex for ex in classical if ex.algorithm == exchanges.BASELINE[role]]
-        against = preferred or classical
+        names = list(dict.fromkeys(ex.algorithm for ex in classical))
         for ex in pq:
-            for impl in (ex.implementation, exchanges.COUNTERPART.get(ex.implementation)):
-                matched = [c for c in against if c.implementation == impl]
-                if matched:
-                    break
-            for other in matched:
+            for name in names:
+                of_name = {c.implementation: c for c in classical if c.algorithm == name}
+                other = of_name.get(ex.implementation) or of_name.get(
+                    exchanges.COUNTERPART.get(ex.implementation, ""))
+                if other is None:
+                    continue
                 ratio = _ratio(_role_kind(role), role, _exchange_side(ex),
                                _exchange_side(other),
                                (_cost([(m, c) for _, c, m in ex.operations]),
@@ -317,22 +357,37 @@ def _per(m: Measurement) -> str:
 
 
 def _binding_ratios(rows: Sequence[Measurement], cycles: int, base: str) -> list[Ratio]:
-    """Each binding against its native library over every row both measured."""
+    """Each binding against its native library: over the public-key operations both
+    measured, and over the cipher and hash operations, at every block size together and at
+    each block size alone (a geometric mean over sizes can hide that the binding is faster
+    at one size and slower at another, so each size's answer stands beside it)."""
     index = {m.key: m for m in rows}
     found = []
     for binding, native in BINDINGS:
         pairs = [(m, index[m.key._replace(implementation=native)])
                  for m in rows if m.implementation == binding
                  and m.key._replace(implementation=native) in index]
-        if not pairs:
-            continue
-        count = len(pairs)
-        ratio = _ratio("binding", f"operation (geometric mean over {count} operations)",
-                       Side(binding, tuple((b.key, 1) for b, _ in pairs)),
-                       Side(native, tuple((n.key, 1) for _, n in pairs)),
-                       _geometric(pairs), cycles, base)
-        if ratio is not None:
-            found.append(ratio)
+        public = [p for p in pairs if p[0].block_size is None]
+        bulk = [p for p in pairs if p[0].block_size is not None]
+        sizes = sorted({b.block_size or 0 for b, _ in bulk})
+        groups = [(public, f"operation (geometric mean of {len(public)})")]
+        if len(sizes) > 1:
+            groups.append((bulk, f"byte (geometric mean of {len(bulk)} at {len(sizes)} "
+                                 "block sizes)"))
+        for size in sizes:
+            at = [p for p in bulk if p[0].block_size == size]
+            groups.append((at, f"byte @{size}B (geometric mean of {len(at)})"
+                          if len(at) > 1 else f"byte @{size}B ({at[0][0].algorithm} "
+                                              f"{at[0][0].operation})"))
+        for group, per in groups:
+            if not group:
+                continue
+            ratio = _ratio("binding", per,
+                           Side(binding, tuple((b.key, 1) for b, _ in group)),
+                           Side(native, tuple((n.key, 1) for _, n in group)),
+                           _geometric(group), cycles, base)
+            if ratio is not None:
+                found.append(ratio)
     return found
 
 
@@ -464,25 +519,30 @@ def _base(rows: Iterable[Measurement]) -> str:
     return bases.pop() if len(bases) == 1 else "mixed"
 
 
-def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
-    """The few a reader comes for: per exchange and per signature the preferred
-    post-quantum scheme (NIST level 3 first, as TLS deployments pick it) against the
-    baseline through native implementations where measured, then through each foreign
-    implementation measured (its own post-quantum against its own classical: what that
-    stack pays), then each foreign implementation's gap to the reference; each key-size and
-    digest-size ratio at the largest block measured; each binding."""
+def mission(ratios: Sequence[Ratio]) -> list[Ratio]:
+    """The ratios the mission asks for, in this order: per exchange and per signature the
+    preferred post-quantum scheme (NIST level 3 first, as TLS deployments pick it) against
+    every classical scheme measured (ML-KEM-768 against X25519 and ECDH P-256; ML-DSA-65
+    against Ed25519, ECDSA P-256 and RSA-2048), through native implementations where
+    measured, then through each foreign implementation measured (its own post-quantum
+    against its own classical: what that stack pays), then each foreign implementation's
+    gap to the reference; each key-size and digest-size ratio at the largest block
+    measured; each binding, with its answer at each block size beside the mean over
+    them."""
     chosen: list[Ratio] = []
     for role, preferred, _ in exchanges.HEADLINE_PAIRS:
         of_role = [r for r in ratios if r.kind == role]
         for name in preferred:
             mine = [r for r in of_role if r.numerator.rows[0][0].algorithm == name]
-            if mine:
-                first = min(mine, key=_native_first)
-                chosen.append(first)
-                chosen += [r for r in mine if r is not first and _within_stack(r)]
-                chosen += [r for r in ratios if r.kind == "implementation" and r.per == role
-                           and r.numerator.rows[0][0].algorithm == name]
-                break
+            if not mine:
+                continue
+            impl = min(mine, key=_native_first).numerator.rows[0][0].implementation
+            chosen += [r for r in mine if r.numerator.rows[0][0].implementation == impl]
+            chosen += [r for r in mine if r.numerator.rows[0][0].implementation != impl
+                       and _within_stack(r)]
+            chosen += [r for r in ratios if r.kind == "implementation" and r.per == role
+                       and r.numerator.rows[0][0].algorithm == name]
+            break
     largest: dict[tuple[str, str, str], Ratio] = {}
     for r in ratios:
         if r.kind in ("key size", "digest size"):
@@ -502,10 +562,22 @@ def _within_stack(r: Ratio) -> bool:
     return impl in STACKS and impl == r.denominator.rows[0][0].implementation
 
 
+def headline(ratios: Sequence[Ratio]) -> list[Ratio]:
+    """`mission` with each role set against its baseline alone (X25519, Ed25519) where it
+    was measured: the report's lead, one line a question."""
+    chosen = mission(ratios)
+
+    def against_baseline(r: Ratio) -> bool:
+        return r.denominator.rows[0][0].algorithm == exchanges.BASELINE.get(r.kind)
+
+    roles = {r.kind for r in chosen if against_baseline(r)}
+    return [r for r in chosen if r.kind not in roles or against_baseline(r)]
+
+
 def _native_first(r: Ratio) -> tuple[int, str]:
     natives = ("liboqs", "libcrypto")
     impl = r.numerator.rows[0][0].implementation
-    return (0 if impl in natives else 1, r.denominator.label)
+    return (0 if impl in natives else 1, impl)
 
 
 def by_name(ratios: Iterable[Ratio]) -> Mapping[str, Ratio]:

@@ -15,6 +15,7 @@ from pqbench.cli import (  # noqa: F401
     memory,
     ratios,
     report,
+    show,
     speed,
     tls,
     userland,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Annotated
 
 import typer
@@ -21,10 +19,7 @@ from pqbench.cli.common import (
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
-
-#: The columns of `--csv`, one line per ratio.
-CSV_COLUMNS = ("name", "kind", "per", "numerator", "denominator", "estimate", "ci_low",
-               "ci_high", "ci_level", "pairs", "time_base")
+from pqbench.presentation import ratios as ratio_views
 
 
 @app.command()
@@ -33,6 +28,10 @@ def ratios(
     run: Annotated[str | None, typer.Argument(
         metavar="RUN", help="Run id (or unique prefix); default: the newest speed run.")] = None,
     relative_to: RelativeToOption = None,
+    every: Annotated[bool, typer.Option(
+        "--all", help="Every ratio the run's rows allow (PQ against every classical "
+                      "scheme through every implementation, every block size), not only "
+                      "the mission's; --json and --csv always carry every one.")] = False,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
@@ -82,21 +81,11 @@ def ratios(
     if json_output:
         print_json({"run_id": loaded.run_id, "ratios": [r.as_dict() for r in found]})
     elif csv_output:
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        for r in found:
-            writer.writerow([*map(_cell, (r.name, r.kind, r.per, r.numerator.label,
-                                          r.denominator.label)),
-                             r.estimate, r.ci_low, r.ci_high, r.ci_level, r.pairs,
-                             r.time_base])
-        print(out.getvalue(), end="")
+        print(ratio_views.csv_text([paired.as_row(r, loaded.run_id) for r in found]), end="")
     elif found:
-        console.print_table(console.ratio_views.table(
-            found, f"run {loaded.run_id}: paired cost ratios"))
-
-
-def _cell(text: str) -> str:
-    """A text cell a spreadsheet will not run: names come from stored, maybe imported,
-    runs, and a cell starting with = + - @ is a formula there (OWASP, CSV injection)."""
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+        shown = found if every or relative_to is not None or loaded.kind == "files" \
+            else paired.mission(found)
+        console.print_table(ratio_views.table(shown, f"run {loaded.run_id}: what it costs, "
+                                                     "paired by cycle"))
+        if len(shown) < len(found):
+            console.note(f"{len(found) - len(shown)} more with --all")

@@ -157,7 +157,7 @@ def speed(
     else:
         console.show_run(run, figures)
         _note_helpers(run)
-        console.show_ratios(figures.headline, asked)
+        console.show_ratios(figures.mission, asked)
         console.note(f"stored as run {run.run_id} in {store.location}")
     exit_for(run, "measurements", "an implementation", workers_fail=True)
 

@@ -73,13 +73,19 @@ def causes(row: Row) -> str:
 
 
 def change(row: Row) -> str:
-    """A row's change in the words users know: "13.8x slower", "1.24x faster", "no change
-    (within ±5 %)"; a row without a verdict says why before its estimate ("too few runs:
-    1.97x faster")."""
+    """A row's change in the words users know, its interval beside it (the last thing a
+    narrow terminal may lose): "13.8x slower [13.4–14.4]", "1.24x faster [1.20–1.29]", "no
+    change (within ±5 %) [1.01x slower – 1.02x faster]"; a row without a verdict says why
+    before its estimate ("too few runs: 1.97x faster [...]")."""
+    interval = f" {numbers.bracket(row.ci_low, row.ci_high)}" if _has_interval(row) else ""
     if row.verdict == "no change":
-        return numbers.no_change(row.threshold)
-    moved = numbers.speed_change(row.ratio)
+        return f"{numbers.no_change(row.threshold)}{interval}"
+    moved = f"{numbers.speed_change(row.ratio)}{interval}"
     return moved if row.changed else f"{row.verdict}: {moved}"
+
+
+def _has_interval(row: Row) -> bool:
+    return numbers.finite(row.ci_low) and numbers.finite(row.ci_high) and row.ci_low > 0
 
 
 def shared_reason(rows: Sequence[Row]) -> str | None:
@@ -104,13 +110,16 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
     # A reason every row shares ("too few runs": one run a side) is said once, in the title.
     shared = shared_reason(shown)
     heading = title(result) + (f". Every row: {shared}" if shared else "")
-    # Where room is short the change in words and the levels it is between stay (80
-    # columns); the interval, the verdict's own column, then the test's detail go first
-    # (each cause is told in full in the news above).
+    # Where room is short the change in words with its interval beside it and the levels
+    # it is between stay (80 columns); the verdict's own column, then the test's detail go
+    # first (each cause is told in full in the news above).
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"), Column("before → after", align="right"),
-               Column("change", wrap=True),
-               Column(f"{numbers.share(ci_level(result))} CI", priority=1),
+               Column(f"change [{numbers.share(ci_level(result))} CI]"
+                      if any(map(_has_interval, shown)) else "change", wrap=True,
+                      min_width=max((len(numbers.change_beside_interval(
+                          row.ratio, row.ci_low, row.ci_high)) for row in shown
+                          if row.changed), default=0)),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
                Column("noise floor", align="right", priority=4),
                Column("verdict", priority=2),
@@ -118,8 +127,7 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
                *((Column("s", "number", priority=5),) if timed else ()))
     return Table(heading, columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
-         levels(row), Cell(change(row), strong=row.changed),
-         numbers.change_interval(row.ci_low, row.ci_high), row.p_value, units(row),
+         levels(row), Cell(change(row), strong=row.changed), row.p_value, units(row),
          floor(row), Cell(row.verdict, strong=row.changed), None if shared else causes(row),
          *((row.seconds,) if timed else ()))
         for row in shown), tuple(row.verdict for row in shown))

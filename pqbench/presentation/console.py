@@ -32,6 +32,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
 from rich.table import Column as RichColumn
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -128,9 +129,8 @@ class FittedTable:
             return
         drawn = RichTable(title=None if table.title is None else safe(table.title),
                           title_justify="left", show_header=table.show_header,
-                          box=box.HEAVY_HEAD if plan.boxed else box.SIMPLE_HEAD,
-                          show_edge=plan.boxed, pad_edge=plan.boxed,
-                          collapse_padding=not plan.boxed)
+                          box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                          collapse_padding=True)
         for i, width, header in zip(plan.kept, plan.widths, plan.headers, strict=True):
             column = table.columns[i]
             drawn.add_column(Text("\n").join(safe(line) for line in header),
@@ -139,11 +139,28 @@ class FittedTable:
         for index, (row, row_texts) in enumerate(zip(table.rows, texts, strict=True)):
             drawn.add_row(*(safe(row_texts[i], "bold" if tables.strong(row[i]) else "")
                             for i in plan.kept), style=TONES.get(table.tone(index) or ""))
-        yield drawn
+        # Each line without the spaces rich pads it with to the table's width: a copied
+        # line or a `grep` of it ends where its last figure does.
+        for line in console.render_lines(drawn, options, pad=False):
+            yield from _rstrip(line)
+            yield Segment.line()
         if plan.dropped:
             names = ", ".join(table.columns[i].title for i in plan.dropped)
             yield safe(f"not shown at {options.max_width} columns: {names} (a wider "
                        "terminal shows them)", "dim")
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """A rendered line without its trailing spaces (their styles go with them)."""
+    kept = list(line)
+    while kept and (kept[-1].control or not kept[-1].text.rstrip(" ")):
+        if kept[-1].control:
+            break
+        kept.pop()
+    if kept and not kept[-1].control:
+        last = kept[-1]
+        kept[-1] = Segment(last.text.rstrip(" "), last.style)
+    return kept
 
 
 def _records(table: tables.Table, texts: list[list[str]]) -> Iterator[Text]:
@@ -212,13 +229,13 @@ def show_load(run: Run, console: Console = stdout) -> None:
         console.print(safe(line, "yellow"))
 
 
-def show_ratios(headline: Sequence[Ratio], asked: Sequence[Ratio] = (),
+def show_ratios(chosen: Sequence[Ratio], asked: Sequence[Ratio] = (),
                 console: Console = stdout) -> None:
-    """What the run's rows cost against each other: the headline ratios as lines (each with
-    its interval), and the ratios asked for with --relative-to as a table."""
-    if headline:
-        console.print(safe("what it costs (paired by cycle):", "bold"))
-        _indented(ratio_views.lines(headline), console)
+    """What the run's rows cost against each other: the ratios the mission asks for, and
+    those asked for with --relative-to, each a table (`ratios` prints the same)."""
+    if chosen:
+        print_table(ratio_views.table(chosen), console)
+        lines(ratio_views.notes(chosen), console=console)
     if asked:
         print_table(ratio_views.table(asked, "relative to the row asked for"), console)
 

@@ -4,10 +4,12 @@ Pure arithmetic over cell texts, so the rule is tested without a terminal. Numbe
 and ids are never cut or wrapped (a run id a user must copy, "25.8 kops/s"): a column of
 them is as wide as its widest cell. Only prose columns (`Column.wrap`: reasons, details,
 explanations, labels) wrap, at spaces, keeping words whole up to `WHOLE_WORD` cells.
-To fit, in this order: draw the table boxed; drop the box lines for two spaces between
-columns and short titles ("impl."); wrap prose to a readable width, then narrower; leave
-out columns one at a time (a `group` at once), the highest priority number first and of
-equals the rightmost, trying both prose widths after each (priority 0 always stays).
+One style at every width: no box lines, two spaces between columns, a rule under the
+header (a table that changed style with the terminal's width read as two different
+tables). To fit, in this order: short titles ("impl."); wrap prose to a readable width, then
+narrower; leave out columns one at a time (a `group` at once), the highest priority number
+first and of equals the rightmost, trying both prose widths after each (priority 0 always
+stays).
 When even that is too wide, the table is drawn as one block of "title: value" lines per
 row (`Plan.records`), which fits any width its single values fit. Room left over
 unwraps titles.
@@ -23,9 +25,7 @@ from rich.cells import cell_len
 
 from pqbench.presentation.tables import Column
 
-#: Box lines cost 3 cells between columns and 2 at each edge ("┃ a ┃ b ┃").
-BOXED_GAP, BOXED_EDGES = 3, 4
-#: Without them, two spaces between columns and nothing at the edges.
+#: Two spaces between columns and nothing at the edges.
 COMPACT_GAP = 2
 #: Prose keeps at least this width while columns can still be left out instead.
 READABLE_PROSE = 24
@@ -38,25 +38,22 @@ WHOLE_WORD = 40
 
 @dataclass(frozen=True)
 class Plan:
-    """The columns kept (indices into the table's), their content widths, whether the
-    table is boxed, each kept column's header as lines, and the columns left out."""
+    """The columns kept (indices into the table's), their content widths, whether short
+    titles are used, each kept column's header as lines, and the columns left out."""
 
     kept: tuple[int, ...]
     widths: tuple[int, ...]
-    boxed: bool
+    short: bool
     headers: tuple[tuple[str, ...], ...]
     dropped: tuple[int, ...]
     records: bool = False
 
     def total(self) -> int:
-        return total_width(self.widths, self.boxed)
+        return total_width(self.widths)
 
 
-def total_width(widths: Sequence[int], boxed: bool) -> int:
-    n = len(widths)
-    if boxed:
-        return sum(widths) + BOXED_GAP * max(n - 1, 0) + BOXED_EDGES
-    return sum(widths) + COMPACT_GAP * max(n - 1, 0)
+def total_width(widths: Sequence[int]) -> int:
+    return sum(widths) + COMPACT_GAP * max(len(widths) - 1, 0)
 
 
 def text_width(text: str) -> int:
@@ -68,26 +65,27 @@ def _longest_word(text: str) -> int:
     return max((cell_len(word) for word in text.split()), default=0)
 
 
-def title(column: Column, boxed: bool) -> str:
-    """The column's title, short ("impl.") when the table is drawn without box lines."""
-    return column.title if boxed else (column.short or column.title)
+def title(column: Column, short: bool) -> str:
+    """The column's title, or its short one ("impl.") where room is short."""
+    return (column.short or column.title) if short else column.title
 
 
-def _natural(column: Column, cells: Sequence[str], boxed: bool) -> int:
+def _natural(column: Column, cells: Sequence[str], short: bool) -> int:
     """A column's width with nothing wrapped but its title (at spaces)."""
-    return max([_longest_word(title(column, boxed)), 1, *(text_width(c) for c in cells)])
+    return max([_longest_word(title(column, short)), 1, *(text_width(c) for c in cells)])
 
 
-def _least(column: Column, cells: Sequence[str], prose: int, boxed: bool,
-           whole: int = WHOLE_WORD) -> int:
+def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
+           whole: int = WHOLE_WORD, floor: bool = True) -> int:
     """The narrowest a column may be: its natural width, or for prose at most `prose`
     (never below its title's longest word, its cells' longest word up to `whole`, nor the
     widest value of a non-prose column)."""
-    natural = _natural(column, cells, boxed)
+    natural = _natural(column, cells, short)
     if not column.wrap:
         return natural
     words = max((_longest_word(c) for c in cells), default=0)
-    return min(natural, max(prose, _longest_word(title(column, boxed)), min(words, whole)))
+    return min(natural, max(prose, _longest_word(title(column, short)), min(words, whole),
+                            column.min_width if floor else 0))
 
 
 def header_lines(title: str, width: int) -> tuple[str, ...]:
@@ -104,19 +102,21 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
     """
     everything = list(range(len(columns)))
     attempts: list[tuple[bool, list[int], int | None, int]] = [
-        (True, everything, None, WHOLE_WORD), (False, everything, None, WHOLE_WORD)]
+        (False, everything, None, WHOLE_WORD), (True, everything, None, WHOLE_WORD)]
     dropped: list[int] = []
     for unit in [[], *_drop_order(columns)]:
         dropped += unit
         kept = [i for i in everything if i not in dropped]
-        attempts += [(False, kept, READABLE_PROSE, WHOLE_WORD),
-                     (False, kept, NARROWEST_PROSE, WHOLE_WORD)]
-    for boxed, kept, prose, whole in attempts:
-        fitted = _fit(columns, cells, kept, width, boxed, prose, whole)
-        if fitted is not None:
-            return fitted
-    widths = [_natural(columns[i], cells[i], False) for i in everything]
-    return Plan(tuple(everything), tuple(widths), False, (), (), records=True)
+        attempts += [(True, kept, READABLE_PROSE, WHOLE_WORD),
+                     (True, kept, NARROWEST_PROSE, WHOLE_WORD)]
+    # A column's `min_width` holds while other columns can go; past that, it wraps too.
+    for floor in (True, False):
+        for short, kept, prose, whole in attempts:
+            fitted = _fit(columns, cells, kept, width, short, prose, whole, floor)
+            if fitted is not None:
+                return fitted
+    widths = [_natural(columns[i], cells[i], True) for i in everything]
+    return Plan(tuple(everything), tuple(widths), True, (), (), records=True)
 
 
 def _drop_order(columns: Sequence[Column]) -> list[list[int]]:
@@ -131,24 +131,24 @@ def _drop_order(columns: Sequence[Column]) -> list[list[int]]:
 
 
 def _fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], kept: list[int],
-         width: int, boxed: bool, prose: int | None, whole: int = WHOLE_WORD
-         ) -> Plan | None:
-    natural = [_natural(columns[i], cells[i], boxed) for i in kept]
+         width: int, short: bool, prose: int | None, whole: int = WHOLE_WORD,
+         floor: bool = True) -> Plan | None:
+    natural = [_natural(columns[i], cells[i], short) for i in kept]
     if prose is None:
         widths = natural
     else:
-        least = [_least(columns[i], cells[i], prose, boxed, whole) for i in kept]
-        spare = width - total_width(least, boxed)
+        least = [_least(columns[i], cells[i], prose, short, whole, floor) for i in kept]
+        spare = width - total_width(least)
         if spare < 0:
             return None
         widths = _share(least, natural, spare)
-    if total_width(widths, boxed) > width:
+    if total_width(widths) > width:
         return None
-    titles = [title(columns[i], boxed) for i in kept]
-    widths = _unwrap_titles(widths, titles, width - total_width(widths, boxed))
+    titles = [title(columns[i], short) for i in kept]
+    widths = _unwrap_titles(widths, titles, width - total_width(widths))
     dropped = tuple(i for i in range(len(columns)) if i not in kept)
     headers = tuple(header_lines(text, w) for text, w in zip(titles, widths, strict=True))
-    return Plan(tuple(kept), tuple(widths), boxed, headers, dropped)
+    return Plan(tuple(kept), tuple(widths), short, headers, dropped)
 
 
 def _unwrap_titles(widths: Sequence[int], titles: Sequence[str], spare: int) -> list[int]:
@@ -167,17 +167,12 @@ def _unwrap_titles(widths: Sequence[int], titles: Sequence[str], spare: int) -> 
 
 
 def _share(least: Sequence[int], natural: Sequence[int], spare: int) -> list[int]:
-    """Give `spare` cells to the columns below their natural width, evenly."""
+    """Give `spare` cells to the columns below their natural width, the one that lacks
+    least first, each up to whole: as few columns wrap as the room allows (two columns
+    each wrapped by a few cells read worse than one wrapped more)."""
     widths = list(least)
-    while spare > 0:
-        short = [i for i, w in enumerate(widths) if w < natural[i]]
-        if not short:
-            break
-        each = max(spare // len(short), 1)
-        for i in short:
-            grant = min(each, natural[i] - widths[i], spare)
-            widths[i] += grant
-            spare -= grant
-            if spare == 0:
-                break
+    for i in sorted(range(len(widths)), key=lambda i: (natural[i] - widths[i], i)):
+        grant = min(natural[i] - widths[i], spare)
+        widths[i] += grant
+        spare -= grant
     return widths

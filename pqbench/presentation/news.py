@@ -175,6 +175,7 @@ def _highlight(h: Highlight, formats: Formats) -> str:
         or "no fingerprint difference explains it"
     row = h.row
     return (f"{row.verdict}: {row_name(row.key)} {formats.change(row.ratio)} "
+            f"{numbers.bracket(row.ci_low, row.ci_high)} "
             f"({formats.rate(row.before, row.unit)} → {formats.rate(row.after, row.unit)}); "
             f"causes: {causes}")
 
@@ -230,7 +231,7 @@ def story(news: News, formats: Formats = FORMATS) -> tuple[str, list[str]]:
             top = news.changes[0]
             causes = ", ".join(f"{t} ({s})" for t, s in top.causes) or "no known cause"
             point += (f"; the largest: {row_name(top.key)} {formats.change(top.row.ratio)} "
-                      f"({causes})")
+                      f"{numbers.bracket(top.row.ci_low, top.row.ci_high)} ({causes})")
         points.append(point)
     if news.failed:
         points.append(f"{len(news.failed)} implementation(s) failed their checks")

@@ -139,17 +139,48 @@ def speed_change(value: float | None) -> str:
     return f"{factor}x {'faster' if value > 1 else 'slower'}"
 
 
-def change_interval(low: float | None, high: float | None) -> str:
-    """A confidence interval of a speed ratio in the words of `speed_change`: "1.91–2.04x
-    faster", "13.4–14.4x slower"; an interval that straddles 1 as the two ends
-    ("0.962x slower to 1.05x faster" reads worse than "1.04x slower – 1.05x faster")."""
-    if not (finite(low) and finite(high)) or low is None or high is None or low <= 0:
+def change_beside_interval(value: float | None, low: float | None, high: float | None
+                           ) -> str:
+    """A speed ratio with its interval beside it, in one cell that a narrow terminal keeps
+    whole: "2.58x faster [2.50–2.66]", "1.42x slower [1.41–1.43]"; an interval that
+    straddles 1 by its two ends ("1.02x faster [1.01x slower – 1.05x faster]"); the ratio
+    alone, then "[no interval]", where none backs it."""
+    moved = speed_change(value)
+    if moved == MISSING:
         return MISSING
+    return f"{moved} {bracket(low, high)}"
+
+
+def bracket(low: float | None, high: float | None) -> str:
+    """A speed ratio's interval in the words of `speed_change`, in brackets: "[2.50–2.66]"
+    (faster), "[1.41–1.43]" (slower: the factors), "[1.01x slower – 1.05x faster]"."""
+    if not (finite(low) and finite(high)) or low is None or high is None or low <= 0:
+        return "[no interval]"
     if low >= 1:
-        return f"{number(low)}–{number(high)}x faster"
+        return f"[{number(low)}–{number(high)}]"
     if high <= 1:
-        return f"{number(1 / high)}–{number(1 / low)}x slower"
-    return f"{speed_change(low)} – {speed_change(high)}"
+        return f"[{number(1 / high)}–{number(1 / low)}]"
+    return f"[{_end(low)} – {_end(high)}]"
+
+
+def _end(value: float) -> str:
+    """An end of an interval that straddles 1: "1.01x slower", "1.05x faster", "1.00x"."""
+    factor = number(value if value >= 1 else 1 / value)
+    return f"{factor}x" if factor == "1.00" else \
+        f"{factor}x {'faster' if value > 1 else 'slower'}"
+
+
+def time_change(value: float | None, low: float | None, high: float | None) -> str:
+    """A time ratio (this one's time over that one's: 0.294 takes 0.294x the time) in the
+    words of every other ratio pqbench prints, with its interval: "3.40x faster
+    [3.31–3.47]"; the speed ratio is the inverse, its interval the inverted ends."""
+    if not finite(value) or value is None or value <= 0:
+        return MISSING
+    return change_beside_interval(1 / value, _inverse(high), _inverse(low))
+
+
+def _inverse(value: float | None) -> float | None:
+    return 1 / value if finite(value) and value is not None and value > 0 else None
 
 
 def no_change(band: float | None) -> str:

@@ -47,6 +47,20 @@ def spread(m: Measurement) -> tuple[float | None, float | None]:
     return (s.ci_high - s.ci_low) / 2 / s.median, s.cv
 
 
+def row_level(m: Measurement) -> float | None:
+    """The true level of a row's median interval (None under two rounds)."""
+    return m.summary.ci_level if len(m.samples) >= 2 else None
+
+
+def levels_said(rows: Sequence[Measurement]) -> str | None:
+    """"±CI: the median's 97.9 % interval" where every row's interval has that level; None
+    where rows differ (rounds differ), and each row then states its own."""
+    levels = {numbers.share(level) for m in rows if (level := row_level(m)) is not None}
+    if len(levels) == 1:
+        return f"±CI: the median's {levels.pop()} interval"
+    return None if levels else ""
+
+
 def interval_level(rows: Sequence[Measurement]) -> str:
     """The true level of the rows' median intervals ("95.7 %"), the lowest where rounds
     differ: a distribution-free interval of a median has the coverage its order statistics
@@ -66,10 +80,12 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
     """Every row of a run (or `rows` of it): rate, time per op, spread, cycles, rounds and
     sizes; the long form, one line per block size. The title names the time base."""
     chosen = list(run.measurements if rows is None else rows)
+    said = levels_said(chosen)
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"), Column("ops/s", "si"), Column("µs/op", "number"),
                Column("bytes/s", "rate", "bytes/s"),
-               Column(f"±{interval_level(chosen)} CI", "plus_minus", priority=1),
+               Column("±CI", "plus_minus", priority=1),
+               Column("CI level", align="right", priority=2),
                Column("CV", "percent", priority=2), Column("cycles/op", "si", priority=2),
                Column("rounds", "count", priority=3),
                Column("sizes (bytes) / key, security bits", priority=3, short="sizes"))
@@ -79,10 +95,11 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
         per_op = m.unit == "op" and bool(m.rounds)
         found.append((m.algorithm, m.implementation, operation(m.operation, m.block_size),
                       m.ops_per_sec if per_op else None, m.us_per_op if per_op else None,
-                      m.bytes_per_sec, half, cv, m.cycles_per_op, len(m.rounds),
+                      m.bytes_per_sec, half, None if said is not None
+                      else numbers.share(row_level(m)), cv, m.cycles_per_op, len(m.rounds),
                       _facts(m)))
-    return Table(f"pqbench run {run.run_id} ({run.status}), {time_base(chosen)}", columns,
-                 tuple(found))
+    return Table(f"pqbench run {run.run_id} ({run.status}), {time_base(chosen)}"
+                 + (f"; {said}" if said else ""), columns, tuple(found))
 
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> Table:
@@ -98,10 +115,14 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> T
                                          m.operation)):
         if m.block_size:
             lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
+    said = levels_said(rows)
     columns = (Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"),
                *(Column(numbers.size(s), "number", priority=0 if s in kept else 1)
                  for s in sizes),
+               Column("±CI (widest)", "plus_minus", short="±CI"),
+               Column("CI level", align="right", priority=2),
+               Column("CV (largest)", "percent", priority=1, short="CV"),
                Column("key bits", "count", priority=2),
                Column("security bits", "count", priority=2, short="sec. bits"),
                Column("quantum security bits", "count", priority=2, short="PQ bits"))
@@ -109,10 +130,18 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> T
     for (alg, impl, op), by_size in lines.items():
         first = next(iter(by_size.values()))
         rates = [by_size[s].bytes_per_sec if s in by_size else None for s in sizes]
+        spreads = [spread(m) for m in by_size.values()]
+        halves = [h for h, _ in spreads if h is not None]
+        cvs = [cv for _, cv in spreads if cv is not None]
+        levels = [lv for m in by_size.values() if (lv := row_level(m)) is not None]
         body.append((alg, impl, op, *(None if r is None else r / 1e6 for r in rates),
-                     *(first.attributes.get(k) for k, _ in _BITS)))
-    return Table(title or f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(rows)} by "
-                          "block size", columns, tuple(body))
+                     max(halves, default=None),
+                     None if said is not None or not levels else numbers.share(min(levels)),
+                     max(cvs, default=None), *(first.attributes.get(k) for k, _ in _BITS)))
+    heading = title or (f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(rows)} by "
+                        "block size")
+    return Table(heading + (f"; {said}, the widest of the row's block sizes" if said else ""),
+                 columns, tuple(body))
 
 
 _PROBLEM_COLUMNS = (Column("algorithm"), Column("implementation", short="impl."),
@@ -208,7 +237,7 @@ def tls_table(run: Run) -> Table:
                  f"{time_base(run.measurements)}",
                  (Column("group"), Column("certificate", short="cert."), Column("impl."),
                   Column("transport"), Column("op"), Column("hs/s", "number"),
-                  Column(f"±{interval_level(run.measurements)} CI", "plus_minus",
+                  Column(f"±CI ({interval_level(run.measurements)})", "plus_minus",
                          priority=1),
                   Column("client µs", "number", priority=3),
                   Column("server µs", "number", priority=3),

@@ -60,6 +60,9 @@ class Column:
     short: str | None = None
     #: Columns of one group are left out together (before and after).
     group: str = ""
+    #: Prose narrower than this wraps only once every other column that may go has gone
+    #: (a change beside its interval, "13.9x slower [13.4–14.4]", stays on one line).
+    min_width: int = 0
 
     @property
     def alignment(self) -> Align:

@@ -24,7 +24,7 @@ from typing import Any, get_args, get_origin
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Problem, Run, Verification
-from pqbench.record.rounds import LoopResult
+from pqbench.record.rounds import LoopResult, cycles_per_op_in_base
 from pqbench.untrusted import redact_command_line
 
 FORMAT = RUN_FORMAT
@@ -293,8 +293,10 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
              if n > 0]
     rate = _median(rates) if rates else 0.0
     per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
-    cycles = [c / n for n, c in zip(ops, counted, strict=True)
-              if c is not None and n != 0]
+    wall = attributes.get("wall_ns")
+    cycles = cycles_per_op_in_base(ops, elapsed, counted,
+                                   wall if isinstance(wall, list) else None,
+                                   "cpu" if attributes.get("time_base") == "cpu" else "wall")
     return {"algorithm": row["algorithm"], "implementation": row["implementation"],
             "operation": row["operation"], "block_size": block_size,
             "ops_per_sec": rate, "us_per_op": per_op,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from pqbench.record.fingerprint import Fingerprint
-from pqbench.record.rounds import LoopResult
+from pqbench.record.rounds import LoopResult, cycles_per_op_in_base
 from pqbench.record.summary import Summary, summarize
 
 
@@ -93,7 +93,14 @@ class Measurement:
 
     @property
     def cycles_per_op(self) -> float | None:
-        per_round = [r.cycles_per_op for r in self.rounds if r.cycles_per_op is not None]
+        """Median counter cycles per operation in the row's time base
+        (`rounds.cycles_per_op_in_base`: a CPU-time row's counts scaled to the thread's
+        share of each round), so that cycles/op and µs/op tell one story."""
+        wall = self.attributes.get("wall_ns")
+        per_round = cycles_per_op_in_base(
+            [r.ops for r in self.rounds], [r.elapsed_ns for r in self.rounds],
+            [r.cycles for r in self.rounds], wall if isinstance(wall, list) else None,
+            self.time_base)
         return statistics.median(per_round) if per_round else None
 
     @property

@@ -35,6 +35,8 @@ class LoopResult:
 
     @property
     def cycles_per_op(self) -> float | None:
+        """Counter ticks per operation over the round's wall-clock window (a row's figure,
+        in its own time base, is `cycles_per_op_in_base`)."""
         if self.cycles is None or self.ops == 0:
             return None
         return self.cycles / self.ops
@@ -42,6 +44,31 @@ class LoopResult:
 
 #: The clock a row's rates are computed in.
 TimeBase = Literal["cpu", "wall"]
+
+
+def cycles_per_op_in_base(ops: Sequence[int], base_ns: Sequence[int],
+                          cycles: Sequence[int | None], wall_ns: Sequence[int] | None,
+                          base: str) -> list[float]:
+    """Each round's cycles per operation in the row's time base.
+
+    The cycle counter (rdtsc: reference cycles at a constant rate) runs on the wall clock,
+    also while the thread waits for a core; a CPU-time row's µs do not count that wait. So
+    on a CPU-time row each round's count is scaled by the thread's share of the window
+    (its CPU time over the wall time, `wall_ns` kept beside the rounds): the cycles the
+    thread ran for, which is what a quiet machine's counter reads and what published cycle
+    counts (SUPERCOP, mlkem-native) are. A CPU-time round without its wall time cannot be
+    placed in that base and is left out, as a round without a counter is."""
+    found = []
+    for i, (n, ns, counted) in enumerate(zip(ops, base_ns, cycles, strict=True)):
+        if counted is None or n <= 0:
+            continue
+        share = 1.0
+        if base == "cpu":
+            if wall_ns is None or i >= len(wall_ns) or wall_ns[i] <= 0:
+                continue
+            share = min(ns / wall_ns[i], 1.0)
+        found.append(counted * share / n)
+    return found
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@ and `pqbench speed` printing them from real interleaved runs."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -205,11 +207,17 @@ def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -
 
     text = _speed(*common)
     assert text.returncode == 0, text.stderr
-    flat = " ".join(text.stdout.split())
-    assert "what it costs (paired by cycle):" in flat
-    assert "ML-KEM-768 [liboqs] takes" in flat and "the time of X25519 [libcrypto] per " \
-        "exchange (99.2 % CI" in flat
-    assert "CPU time" in flat
+    lines = text.stdout.splitlines()
+    assert "what it costs, paired by cycle (99.2 % CI, 8 cycles, CPU time)" in lines
+    (row,) = [line for line in lines if line.startswith("ML-KEM-768 [liboqs]")]
+    # The speed ratio (the inverse of the time ratio) with its interval beside it.
+    estimate = 1 / exchange["estimate"]
+    told = re.search(r"X25519 \[libcrypto\] +exchange +([\d.]+)x (faster|slower) "
+                     r"\[([\d.]+)–([\d.]+)\]$", row.rstrip())
+    assert told is not None, row
+    factor = float(told.group(1))
+    assert factor == pytest.approx(estimate if estimate >= 1 else 1 / estimate, rel=0.01)
+    assert told.group(2) == ("faster" if estimate >= 1 else "slower")
 
 
 def test_elapsed_measures_in_wall_time_and_keeps_the_cpu_time_beside(tmp_path) -> None:
@@ -244,14 +252,26 @@ def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     as_csv = runner.invoke(app, ["ratios", "--csv", "--db", db])
     assert as_csv.exit_code == 0, as_csv.stderr
-    header, line = as_csv.stdout.splitlines()
-    assert header.split(",") == ["name", "kind", "per", "numerator", "denominator",
-                                 "estimate", "ci_low", "ci_high", "ci_level", "pairs",
-                                 "time_base"]
-    cells = next(iter(__import__("csv").reader([line])))
-    assert cells[1:5] == ["key size", "byte (encrypt @4096B)", "AES-256-CTR [libcrypto]",
-                          "AES-128-CTR [libcrypto]"]
-    assert float(cells[6]) <= float(cells[5]) <= float(cells[7]) and cells[9] == "10"
+    # Tidy: one value a cell, each side's algorithm and implementation apart, the run id
+    # on every line, units in the column names (pandas reads it as it is).
+    import csv
+
+    reader = csv.DictReader(io.StringIO(as_csv.stdout))
+    assert reader.fieldnames == ["run_id", "kind", "per", "numerator_algorithm",
+                                   "numerator_implementation", "numerator_operation",
+                                   "denominator_algorithm", "denominator_implementation",
+                                   "denominator_operation", "block_size_bytes", "time_ratio",
+                                   "time_ratio_ci_low", "time_ratio_ci_high", "ci_level",
+                                   "pairs", "time_base"]
+    (line,) = list(reader)
+    stored = json.loads(runner.invoke(app, ["runs", "--json", "--db", db]).stdout)
+    assert line["run_id"] == stored["runs"][0]["run_id"]
+    assert (line["kind"], line["numerator_algorithm"], line["numerator_implementation"],
+            line["denominator_algorithm"], line["block_size_bytes"]) == (
+        "key size", "AES-256-CTR", "libcrypto", "AES-128-CTR", "4096")
+    low, estimate, high = (float(line[k]) for k in ("time_ratio_ci_low", "time_ratio",
+                                                     "time_ratio_ci_high"))
+    assert low <= estimate <= high and line["pairs"] == "10"
     as_json = json.loads(runner.invoke(app, ["ratios", "--json", "--relative-to",
                                              "aes256ctr", "--db", db]).stdout)
     assert [r["kind"] for r in as_json["ratios"]] == ["key size", "relative"]
@@ -311,3 +331,46 @@ def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -
 def _run_ids(db: str) -> list[str]:
     listed = json.loads(CliRunner().invoke(app, ["runs", "--json", "--all", "--db", db]).stdout)
     return sorted(r["run_id"] for r in listed["runs"])
+
+
+@pytest.fixture(scope="module")
+def mission_run(tmp_path_factory: pytest.TempPathFactory) -> str:
+    db = str(tmp_path_factory.mktemp("mission") / "r.db")
+    done = _speed("ml-kem-768", "ml-dsa-65", "x25519", "ecdh-p256", "ed25519", "ecdsa-p256",
+                  "rsa2048", "-i", "liboqs", "-i", "libcrypto", "--seconds", "0.1",
+                  "--rounds", "8", "--db", db)
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
+                                                              columns: int) -> None:
+    """Plain `ratios`: ML-KEM-768 against X25519 and ECDH P-256 per exchange, ML-DSA-65
+    against ECDSA P-256, RSA-2048 and Ed25519 per signature, each one line of the table
+    with its answer and interval whole ("2.58x faster [2.50–2.66]"), at 80 columns too."""
+    done = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--db", mission_run],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "COLUMNS": str(columns)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    answer = r"([\d.]+)x (faster|slower) \[([\d.]+)–([\d.]+)\]$"
+    found = {}
+    for index, line in enumerate(lines):
+        told = re.search(answer, line.rstrip())
+        if told is None:
+            continue
+        # A name wrapped at 80 columns goes on in the line under it.
+        text = line + " " + (lines[index + 1] if index + 1 < len(lines) else "")
+        names = re.findall(r"(ML-KEM-768|ML-DSA-65|X25519|ECDH-P-256|Ed25519|ECDSA-P-256|"
+                           r"RSA-2048) \[?", text)
+        if len(names) >= 2:
+            found[(names[0], names[1])] = told
+    for pair in (("ML-KEM-768", "X25519"), ("ML-KEM-768", "ECDH-P-256"),
+                 ("ML-DSA-65", "ECDSA-P-256"), ("ML-DSA-65", "RSA-2048"),
+                 ("ML-DSA-65", "Ed25519")):
+        assert pair in found, (pair, done.stdout)
+        low, high = float(found[pair].group(3)), float(found[pair].group(4))
+        assert low <= float(found[pair].group(1)) <= high
+    assert len(lines) < 30  # a compact table, not a card per ratio

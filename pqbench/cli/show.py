@@ -1,0 +1,60 @@
+"""`pqbench show`: a stored run printed again as the command that made it printed it (as
+`pyperf show` and asv's `show` do)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pqbench.cli.common import DbOption, handles_errors
+from pqbench.cli.root import app
+from pqbench.presentation import console
+
+
+@app.command()
+@handles_errors
+def show(
+    run: Annotated[str | None, typer.Argument(
+        metavar="RUN", help="Run id (or unique prefix); default: the newest run.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Print a stored run again: its table, its paired ratios, what was not measured."""
+    from pqbench.analysis import ratios
+    from pqbench.cli import memory, tls
+    from pqbench.presentation import files as file_views
+    from pqbench.store import Store
+
+    store = Store.open(db, create=False)
+    if run is None:
+        from pqbench.analysis.compare import run_order
+
+        every = sorted(store.load_runs(rows_too=False, fingerprints=False), key=run_order)
+        if not every:
+            console.note(f"no run stored in {store.location} yet; `pqbench speed` makes one")
+            return
+        run = every[-1].run_id
+    loaded = store.load_run(run)
+    console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
+                 f"{loaded.started_at}" + (f", label {loaded.label}" if loaded.label else ""))
+    if loaded.kind == "tls":
+        tls._show(loaded, store)
+    elif loaded.kind == "memory":
+        memory.show(loaded, store)
+    elif loaded.kind == "files":
+        console.print_table(file_views.hash_table(loaded))
+        if loaded.problems:
+            console.print_table(console.runs.problems_table(loaded.problems))
+        console.lines(file_views.digest_lines(loaded), wrap=False)
+        console.lines(file_views.ratio_lines(ratios.file_ratios(loaded)))
+    else:
+        from pqbench.analysis.figures import run_figures
+
+        figures = run_figures(loaded)
+        console.show_run(loaded, figures)
+        if loaded.settings.get("ab"):
+            console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its "
+                         "rows are paired with the other side's (`pqbench compare` shows "
+                         "the session)")
+        else:
+            console.show_ratios(figures.mission)
