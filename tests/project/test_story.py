@@ -384,7 +384,12 @@ def test_list_names_every_algorithm_with_its_spellings(columns: str) -> None:
     assert listed["RSA-2048"]["on_request"] == ["keygen"]
     table = run_cli("list", env={"COLUMNS": columns}).stdout
     assert max(map(len, table.splitlines())) <= int(columns)
-    names = [line.split()[0] for line in table.splitlines()[3:]
+    lines = table.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("─")]
+    # The algorithms' table ends where the next table's title and header (above its rule)
+    # begin.
+    end = rules[1] - 2 if len(rules) > 1 else len(lines)
+    names = [line.split()[0] for line in lines[3:end]
              if line[:1].strip() and not line.startswith("not shown")]
     assert names == list(listed)  # every algorithm on a line of its own, in table order
     assert "ecdhx25519" in table and "aes256cbc" in table
@@ -550,7 +555,8 @@ def test_report_without_arguments_after_an_ab_session_reports_the_session(
         elif t.type == "tr_close":
             rows.append(row)
     header = next(i for i, r in enumerate(rows)
-                  if any(c.startswith(("change [", "change \\[")) for c in r)
+                  if any(c == "change" or c.startswith(("change [", "change \\["))
+                         for c in r)
                   and "verdict" in r)
     found = rows[header + 1]
     assert found[0] == "X25519" and found[rows[header].index("verdict")].strip("*") in {
