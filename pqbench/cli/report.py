@@ -94,8 +94,11 @@ def report_command(
         if by and not comparison:
             values = sorted({name for name, _ in group_runs(runs, by)})
             console.warning(
-                f"every run has the same --by {by} ({', '.join(values)}); the report has no "
-                "comparison" if values else
+                f"every run has the same --by {by} ({values[0]}); the report has no "
+                "comparison" if len(values) == 1 else
+                f"the --by {by} groups ({', '.join(values)}) share no row to compare (each "
+                "kind of run measures other things); the report has no comparison"
+                if values else
                 f"no run has a value for --by {by}; the report has no comparison")
         built = report.build(runs, comparison)
     _write(built, report.resolve_out(out, runs, by, Path.cwd()), force)

@@ -40,6 +40,9 @@ QUICK_ROUNDS = 10
 DEFAULT_ROUNDS = 10
 #: An hour per operation is more than any figure needs; beyond it a typo runs for days.
 MAX_SECONDS = 3600.0
+#: The native loops time rounds of whole nanoseconds: with MAX_ROUNDS rounds, a
+#: millisecond still gives each round a microsecond.
+MIN_SECONDS = 0.001
 #: Rounds are samples: a thousand pins a median far beyond what drift between runs allows.
 MAX_ROUNDS = 1000
 #: The native loops' largest block (64 MiB, one buffer per operation and direction).
@@ -55,9 +58,9 @@ def speed(
         help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
              "liboqs name). None: the quick headline suite.")] = None,
     seconds: Annotated[float | None, typer.Option(
-        metavar="SECONDS", parser=finite_float(0, MAX_SECONDS, low_open=True),
-        help="Timed seconds per operation, split over the rounds "
-             f"(default 1; quick suite {QUICK_SECONDS}; at most {MAX_SECONDS:g}).")] = None,
+        metavar="SECONDS", parser=finite_float(MIN_SECONDS, MAX_SECONDS),
+        help="Timed seconds per operation, split over the rounds (default 1; quick suite "
+             f"{QUICK_SECONDS}; at least {MIN_SECONDS:g}, at most {MAX_SECONDS:g}).")] = None,
     rounds: Annotated[int | None, typer.Option(
         min=1, max=MAX_ROUNDS, metavar="N",
         help=f"Timed rounds per operation, taken in cycles of one round of every row "

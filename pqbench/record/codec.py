@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, get_args, get_origin
 
+from pqbench.errors import StoreError
 from pqbench.record.fingerprint import Fingerprint
 from pqbench.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.record.results import Measurement, Problem, Run, Verification
@@ -321,6 +322,9 @@ def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
     """A run from its row; with `notes`, its problems and checks (the query read them).
     The label column holds a format-1 run's label too (`run_columns`; `store.migrate`
     moved older rows')."""
+    for name in ("settings", "environment"):
+        if not isinstance(getattr(row, name), Mapping):
+            raise ValueError(f"the {name} of run {row.run_id} is not a JSON object")
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command, label=row.label,
                settings=row.settings, environment=Fingerprint(row.environment),
@@ -343,15 +347,26 @@ class JsonObject(Mapping[str, Any]):
     the settings of ten thousand headers took a tenth of a history, which never reads
     them (a paired session's two sides are the headers that are asked)."""
 
-    __slots__ = ("_text", "_value")
+    __slots__ = ("_owner", "_text", "_value")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, owner: str = "a stored value") -> None:
         self._text = text
+        self._owner = owner
         self._value: dict[str, Any] | None = None
 
     def _decoded(self) -> dict[str, Any]:
+        """The object; a StoreError when the text is not one (a damaged database), raised
+        wherever it is first read, as a damaged row read at once is."""
         if self._value is None:
-            self._value = json.loads(self._text)
+            try:
+                value = json.loads(self._text)
+            except (TypeError, ValueError) as exc:
+                raise StoreError(f"{self._owner} cannot be read as JSON ({exc}); the "
+                                 "database may be damaged") from None
+            if not isinstance(value, dict):
+                raise StoreError(f"{self._owner} cannot be read as a JSON object; the "
+                                 "database may be damaged")
+            self._value = value
         return self._value
 
     def __getitem__(self, key: str) -> Any:
@@ -375,5 +390,5 @@ def run_header_from_columns(row: Any, notes: bool = False) -> Run:
     environment = Fingerprint({name: value for name, value in kept if value is not None})
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command, label=row.label,
-               settings=JsonObject(row.settings),
+               settings=JsonObject(row.settings, f"the settings of run {row.run_id}"),
                environment=environment, kind=row.kind, **(_notes_of(row) if notes else {}))

@@ -176,6 +176,10 @@ def write(report: Report, path: Path, overwrite: bool = False) -> list[Path]:
     file that links charts not there or a file of 0 bytes.
     """
     targets = [path, *(path.parent / chart.filename for chart in report.charts)]
+    folder = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise InputFileError(f"cannot write the report to {path}: {folder} is not a "
+                             "folder; give --out a .md file or a folder")
     for target in targets:
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise InputFileError(f"{target} is not a regular file; pqbench replaces only "

@@ -11,6 +11,7 @@ from pqbench.presentation import numbers
 from pqbench.presentation import runs as views
 from pqbench.record.results import Run
 from pqbench.report.base import Section
+from pqbench.untrusted import printable
 
 #: Environments side by side up to this many runs; beyond it one row per run.
 _WIDE_LIMIT = 4
@@ -187,11 +188,37 @@ def method(runs: Sequence[Run]) -> Section:
                      "Its stored command is not one pqbench invocation (an imported run: "
                      "unverified), so it is not shown as one to run.")]
         if _one_invocation(run.command):
-            parts.append(md.code_block(run.command, "sh"))
+            shown, shell = _runnable(run.command)
+            parts.append(md.code_block(shown, shell))
         loaded = views.load_note(run)
         if loaded is not None:
             parts.append(f"**Run {md.inline_code(run.run_id)} was {md.text(loaded)}.**")
     return Section("\n\n".join(parts))
+
+
+def _runnable(command: str) -> tuple[str, str]:
+    """A stored command (one invocation, `_one_invocation`) as it may be shown and pasted,
+    and its shell. A word holding a control character (a tab or an escape in a file name)
+    is written in bash's $'...' quoting (\\xNN, \\uNNNN in a UTF-8 locale): shown as it is, the
+    character would be dropped and the line would name another file."""
+    words = shlex.split(command)
+    if all(printable(word) == word for word in words):
+        return command, "sh"
+    return " ".join(shlex.quote(word) if printable(word) == word else _ansi_c(word)
+                    for word in words), "bash"
+
+
+def _ansi_c(word: str) -> str:
+    def escaped(char: str) -> str:
+        if char in "\\'":
+            return "\\" + char
+        if printable(char) == char:
+            return char
+        code = ord(char)  # above 0x7f, bash's \\xNN would be a byte, not the character
+        return (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF
+                else f"\\U{code:08x}")
+
+    return "$'" + "".join(escaped(char) for char in word) + "'"
 
 
 def _one_invocation(command: str) -> bool:

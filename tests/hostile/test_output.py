@@ -13,6 +13,7 @@ import html
 import io
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import cmarkgfm
@@ -161,7 +162,9 @@ def test_report_escapes_everything_from_the_runs(tmp_path: Path) -> None:
     emphasised = _emphasis(tokens)
     assert all(e != "b" for e in emphasised), emphasised
     fences = [t for t in tokens if t.type == "fence"]
-    assert fences and all(f.content == f"pqbench speed --label '{_shown(HOSTILE)} ````'\n"
+    # The command is shown in bash's $'...' quoting, its control characters as escapes
+    # (dropped, the line would name another label): bash gives back every argument.
+    assert fences and all(_argv(f.content) == ["speed", "--label", f"{HOSTILE} ````"]
                           for f in fences), [f.content for f in fences]
     # Every table row has as many cells as its header: no | in the data split a row.
     for start, token in enumerate(tokens):
@@ -170,9 +173,11 @@ def test_report_escapes_everything_from_the_runs(tmp_path: Path) -> None:
             assert len(set(widths)) == 1, widths
 
 
-def _shown(text: str) -> str:
-    """What survives of HOSTILE in a code block: control characters dropped."""
-    return "".join(c for c in text if c.isprintable() and c != "\u202e")
+def _argv(line: str) -> list[str]:
+    """The arguments bash passes to `pqbench` when it runs `line`."""
+    done = subprocess.run(["bash", "-c", 'pqbench() { printf "%s\\0" "$@"; }\n' + line],
+                          capture_output=True, check=True)
+    return done.stdout.decode().split("\0")[:-1]
 
 
 def _emphasis(tokens: list[Token]) -> list[str]:

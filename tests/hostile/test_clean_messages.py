@@ -1,0 +1,104 @@
+"""Values that used to end in a traceback or a raw Python message: a clear message and a
+non-zero exit status, at the option or the database that is wrong. The report's
+"Reproduce with" line names the very file a run measured, control characters and all."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pqbench.cli import app
+from pqbench.store import Store
+from tests.helpers import run_cli
+from tests.helpers.markdown import parse
+from tests.helpers.runs import make_run
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.parametrize("value", ["5e-324", "1e-9", "0.0009"])
+def test_seconds_too_short_for_the_loop_are_refused_at_the_option(tmp_path: Path,
+                                                                  value: str) -> None:
+    """The native loops time rounds of whole nanoseconds: a shorter --seconds is a usage
+    error, before the loop's own ValueError."""
+    code, stderr = _invoke("speed", "ml-kem-768", "--seconds", value, "--db",
+                           str(tmp_path / "x.db"))
+    assert code == 2 and "--seconds" in stderr and "0.001" in stderr, stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[1, 2]"])
+def test_a_damaged_settings_column_is_a_clear_error_in_every_reader(tmp_path: Path,
+                                                                   damage: str) -> None:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1))
+    store.save_run(make_run("20260102-b", seed=2))
+    store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE pqbench_runs SET settings = ? WHERE run_id = '20260101-a'",
+                     (damage,))
+    for args in (["compare"], ["compare", "20260101-a", "20260102-b"], ["ratios"],
+                 ["history", "ML-KEM-768"], ["export", "--all", "-O", str(tmp_path / "e")],
+                 ["report", "20260101-a", "--out", str(tmp_path / "r")]):
+        code, stderr = _invoke(*args, "--db", str(db))
+        assert code == 1, (args, stderr)
+        assert "damaged" in stderr, (args, stderr)
+
+
+def test_report_by_a_field_whose_groups_share_no_row_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1))
+    store.close()
+    (tmp_path / "f.bin").write_bytes(b"x" * 4096)
+    hashed = run_cli("files", "hash", str(tmp_path / "f.bin"), "--runs", "1", "--db", str(db))
+    assert hashed.returncode == 0, hashed.stderr
+    result = CliRunner().invoke(app, ["report", "--by", "kind", "--out",
+                                      str(tmp_path / "r"), "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "the --by kind groups (files, speed) share no row to compare" in said, said
+    assert "every run has the same" not in said
+
+
+def test_report_to_a_path_under_a_file_names_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    store = Store.open(str(db))
+    store.save_run(make_run("20260101-a", seed=1))
+    store.close()
+    for out in ("/dev/null", "/dev/null/x.md"):
+        code, stderr = _invoke("report", "20260101-a", "--out", out, "--force",
+                               "--db", str(db))
+        assert code == 1 and "/dev/null is not a folder" in stderr, stderr
+        assert "File exists" not in stderr and "Not a directory" not in stderr
+
+
+def test_reproduce_with_names_a_file_whose_name_holds_control_characters(tmp_path: Path
+                                                                         ) -> None:
+    tricky = tmp_path / "a\x1bb\tc.bin"
+    tricky.write_bytes(b"x" * 4096)
+    (tmp_path / "abc.bin").write_bytes(b"y")  # what the line named with them dropped
+    db = tmp_path / "runs.db"
+    done = run_cli("files", "hash", str(tricky), "--runs", "1", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    (info,) = Store.open(str(db), create=False).list_runs()
+    made = run_cli("report", info.run_id, "--out", str(tmp_path / "r"), "--db", str(db))
+    assert made.returncode == 0, made.stderr
+    blocks = [t.content for t in parse((tmp_path / "r" / "report.md").read_text())
+              if t.type == "fence" and "pqbench" in t.content]
+    (line,) = blocks
+    # The line as a shell runs it, with `pqbench` replaced by a function that lists its
+    # arguments: the file among them is the file measured.
+    argv = subprocess.run(["bash", "-c", 'pqbench() { printf "%s\\0" "$@"; }\n' + line],
+                          capture_output=True, check=True).stdout.split(b"\0")
+    assert str(tricky).encode() in argv, argv
