@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import json
 import os
@@ -174,15 +175,23 @@ def virtualization(root: Path = Path("/")) -> dict[str, Any]:
             break
     dmi_dir = root / "sys" / "class" / "dmi" / "id"
     dmi = [_read(dmi_dir / name) for name in ("sys_vendor", "product_name")]
-    detected = None
-    if root == Path("/") and shutil.which("systemd-detect-virt"):
-        vm = _command("systemd-detect-virt", "--vm") or "none"
-        container = _command("systemd-detect-virt", "--container") or "none"
-        detected = f"vm {vm}, container {container}"
+    detected = _detected_virtualization(os.environ.get("PATH", "")) if root == Path("/") \
+        else None
     return {"hypervisor": flagged or (root / "sys" / "hypervisor" / "type").exists(),
             "hypervisor_type": _read(root / "sys" / "hypervisor" / "type"),
             "dmi": " ".join(d for d in dmi if d) or None,
             "detected": detected}
+
+
+@functools.cache
+def _detected_virtualization(path: str) -> str | None:
+    """systemd's answer, asked once per process (and PATH): a machine does not move into
+    another hypervisor while it runs, and every stored run asks."""
+    if not shutil.which("systemd-detect-virt", path=path):
+        return None
+    vm = _command("systemd-detect-virt", "--vm") or "none"
+    container = _command("systemd-detect-virt", "--container") or "none"
+    return f"vm {vm}, container {container}"
 
 
 def cpu_frequency_policy(root: Path = Path("/")) -> dict[str, Any]:
@@ -227,7 +236,7 @@ def mitigations(root: Path = Path("/")) -> dict[str, str]:
 
 def system_libcrypto() -> dict[str, Any]:
     """The OS's own libcrypto: the library the `openssl` command uses."""
-    name = ctypes.util.find_library("crypto")
+    name = _find_library("crypto", os.environ.get("LD_LIBRARY_PATH", ""))
     if not name:
         return {"version": None, "path": None}
     try:
@@ -238,6 +247,13 @@ def system_libcrypto() -> dict[str, Any]:
     except (OSError, AttributeError):
         return {"version": None, "path": name}
     return {"version": version, "path": _mapped_path(Path(name).name) or name}
+
+
+@functools.cache
+def _find_library(name: str, library_path: str) -> str | None:
+    """`ctypes.util.find_library`, which runs ldconfig (and gcc and ld where it finds
+    nothing) on every call: once per process and library search path."""
+    return ctypes.util.find_library(name)
 
 
 def _mapped_path(soname: str) -> str | None:
