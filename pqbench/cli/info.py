@@ -122,8 +122,9 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
         from pqbench.store.selection import run_algorithms
 
         found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
-        print(csv_text(views.RUNS_CSV, [views.runs_csv_row(r, found.get(r.run_id, []))
-                                        for r in listed]), end="")
+        print(csv_text(views.RUNS_CSV, [line for r in listed for line in
+                                        views.runs_csv_rows(r, found.get(r.run_id, []))]),
+              end="")
         return
     if not listed:
         console.stdout.print(console.safe(

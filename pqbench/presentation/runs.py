@@ -247,14 +247,16 @@ def tls_table(run: Run) -> Table:
                   Column("RTT (segs)", align="right", priority=4)), tuple(rows))
 
 
-#: `pqbench runs --csv`: one line per stored run, oldest first.
+#: `pqbench runs --csv`: one line per stored run and algorithm it measured (tidy: one
+#: value a cell), oldest first; a run's own facts repeat on each of its lines.
 RUNS_CSV = ("run_id", "kind", "started_at", "status", "label", "os_build", "hostname",
-            "rows", "algorithms")
+            "rows", "algorithm")
 
 
-def runs_csv_row(info: Any, algorithms: Sequence[str]) -> tuple[Any, ...]:
-    return (info.run_id, info.kind, info.started_at, info.status, info.label, info.os_build,
-            info.hostname, info.measurements, list(algorithms))
+def runs_csv_rows(info: Any, algorithms: Sequence[str]) -> list[tuple[Any, ...]]:
+    facts = (info.run_id, info.kind, info.started_at, info.status, info.label, info.os_build,
+             info.hostname, info.measurements)
+    return [(*facts, name) for name in algorithms] or [(*facts, None)]
 
 
 def runs_table(listed: Sequence[Any], location: str,

@@ -100,16 +100,21 @@ def summary_fields(m: Measurement) -> dict[str, Any]:
     """The figures derived from the samples (null where they are undefined)."""
     if not m.rounds:
         return {"ops_per_sec": None, "us_per_op": None, "bytes_per_sec": None,
-                "ci_low": None, "ci_high": None, "ci_level": None, "cv": None, "rounds": 0,
+                "ci_low": None, "ci_high": None, "ci_unit": None, "ci_level": None,
+                "cv": None, "rounds": 0,
                 "total_ops": 0, "cycles_per_op": None, "cycles_per_byte": None}
     s = m.summary
     per_op = m.unit == "op"
     cycles = m.cycles_per_op
+    # The interval in the unit the row is read in: bytes/s where a row moves bytes (a
+    # cipher's block, a file), as its headline figure, bytes_per_sec, is.
+    scale = m.block_size if per_op and m.block_size else 1
     return {
         "ops_per_sec": _number(s.median) if per_op else None,
         "us_per_op": _number(m.us_per_op) if per_op else None,
         "bytes_per_sec": _number(m.bytes_per_sec),
-        "ci_low": _number(s.ci_low), "ci_high": _number(s.ci_high),
+        "ci_low": _number(s.ci_low * scale), "ci_high": _number(s.ci_high * scale),
+        "ci_unit": "ops/s" if per_op and not m.block_size else "bytes/s",
         "ci_level": s.ci_level, "cv": _number(s.cv), "rounds": s.n,
         "total_ops": m.total_ops,
         "cycles_per_op": _number(cycles) if per_op else None,

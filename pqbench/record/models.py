@@ -163,8 +163,11 @@ class _Summary(_Open):
     ops_per_sec: NonNegative | None = None
     us_per_op: NonNegative | None = None
     bytes_per_sec: NonNegative | None = None
+    #: The median's interval, in `ci_unit`: bytes/s for a row that moves bytes (a
+    #: cipher's or hash's block, a file), as its headline `bytes_per_sec`; else ops/s.
     ci_low: NonNegative | None = None
     ci_high: NonNegative | None = None
+    ci_unit: Literal["ops/s", "bytes/s"] | None = None
     ci_level: Fraction | None = None
     cv: NonNegative | None = None
     rounds: Count | None = None

@@ -149,16 +149,20 @@ def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, column
     assert len(re.findall(r"20260101-r\d+", done.stdout)) == 25 and not done.stderr.strip()
 
 
-def test_runs_csv_lists_every_run_with_its_algorithms(many_runs: Path) -> None:
+def test_runs_csv_lists_every_run_with_its_algorithms_one_value_a_cell(many_runs: Path
+                                                                       ) -> None:
     import csv
     import io
 
     done = run_cli("runs", "--csv", "--db", str(many_runs))
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(io.StringIO(done.stdout)))
-    assert [r["run_id"] for r in rows] == [f"20260101-r{i}" for i in range(25)]
-    assert rows[0]["algorithms"].split() == ["ML-KEM-768", "AES-256-XTS", "SHA-256"]
-    assert rows[0]["rows"] == "4" and rows[0]["label"] == "nightly"
+    assert list(dict.fromkeys(r["run_id"] for r in rows)) == [
+        f"20260101-r{i}" for i in range(25)]
+    first = [r for r in rows if r["run_id"] == "20260101-r0"]
+    assert [r["algorithm"] for r in first] == ["ML-KEM-768", "AES-256-XTS", "SHA-256"]
+    assert all(r["rows"] == "4" and r["label"] == "nightly" for r in first)
+    assert all(" " not in r["algorithm"] for r in rows)  # one algorithm a cell
 
 
 def test_export_takes_the_newest_runs_or_all(many_runs: Path) -> None:
@@ -364,10 +368,23 @@ def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
                          "digest", "cache_mode", "path"}  # no TLS, memory or file columns
     for column in header - {"run_id", "algorithm", "implementation", "operation",
                             "block_size", "unit", "ops_per_sec", "us_per_op",
-                            "bytes_per_sec", "ci_low", "ci_high", "ci_level", "cv", "rounds",
+                            "bytes_per_sec", "ci_low", "ci_high", "ci_unit", "ci_level", "cv",
+                            "rounds",
                             "total_ops", "cycles_per_op", "cycles_per_byte", "public_key",
                             "secret_key", "ciphertext", "signature", "shared_secret"}:
         assert any(r[column] for r in rows), column  # no attribute column left empty
+
+
+def test_speed_json_gives_each_rows_interval_in_its_headline_unit(tmp_path: Path) -> None:
+    """A cipher row is read in bytes/s (its `bytes_per_sec`), a public-key row in ops/s:
+    the median's interval is in that unit, and named."""
+    done = run_cli("speed", "x25519", "aes-256-gcm", "--bytes", "1024", "--seconds", "0.05",
+                   "--rounds", "5", "--json", "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 0, done.stderr
+    for row in json.loads(done.stdout)["results"]:
+        headline = "bytes_per_sec" if row["block_size"] else "ops_per_sec"
+        assert row["ci_unit"] == headline.replace("_per_sec", "/s")
+        assert row["ci_low"] <= row[headline] <= row["ci_high"], row
 
 
 @pytest.mark.parametrize("columns", ["80", "120"])
