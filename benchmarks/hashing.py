@@ -161,8 +161,7 @@ def passes_against_the_loop(path: str, pairs: int, cold: bool = False) -> None:
         for name in names[i % 3:] + names[:i % 3]:
             times[name].append(runners[name]())
     size = os.path.getsize(path)
-    default = "overlapped" if hashing.overlap_by_default(1, "cold" if cold else "warm") \
-        else "in turn"
+    default = "in turn"  # what `files hash` runs (files.hashing.hash_file)
     for name in ("overlapped", "in turn"):
         found = ratios.paired(times[name], times["loop"])
         assert found is not None

@@ -1,4 +1,4 @@
-"""`pqbench files hash`: per file, a read-only pass and an overlapped hash pass.
+"""`pqbench files hash`: per file, a read-only pass and a pass of each hash asked for.
 
 Cache modes, so each figure says what it measured:
 
@@ -166,14 +166,16 @@ def _prepare_cache(fd: int, mode: CacheMode) -> tuple[cache.Residency, str | Non
 
 
 def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "cold",
-              overlap: bool | None = None, runs: int = 1, warmup: int = 0,
+              overlap: bool = False, runs: int = 1, warmup: int = 0,
               on_pass: Callable[[str], None] | None = None) -> FileOutcome:
     """Measure one file with one hash or several; never raises for a bad file, returns a
     FileFailure instead.
 
-    `overlap` reads on a second thread while hashing (`stream.hash_pass`), else each chunk
-    is read and then hashed in one thread (`stream.hash_pass_in_turn`); None: as
-    `overlap_by_default` says for one file at a time. `warmup` untimed
+    Each chunk is read and then hashed in one thread (`stream.hash_pass_in_turn`), or with
+    `overlap` read by a second thread while the first hashes (`stream.hash_pass`): on the
+    two-core machines measured the reader thread never made a pass faster when the
+    process had its cores, and only looked faster by taking CPU from other work
+    (docs: measurements, "Hashing a file: one thread or two"). `warmup` untimed
     cycles first, then `runs` timed cycles; a cycle is a plain read, then one pass of each
     hash, in an order that rotates from cycle to cycle (SHA-256 then SHA-512, then SHA-512
     then SHA-256 ...), each pass after bringing the file to `mode`'s cache state. Pass i of
@@ -185,8 +187,6 @@ def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "col
         fd = inputs.open_regular(path)
     except InputFileError as exc:
         return FileFailure(path, names[0], str(exc))
-    if overlap is None:
-        overlap = overlap_by_default(1, mode)
     hash_pass = stream.hash_pass if overlap else stream.hash_pass_in_turn
     told = on_pass or (lambda _name: None)
     passes: dict[str, list[stream.Pass]] = {name: [] for name in names}
@@ -245,12 +245,6 @@ def _usable_cpus() -> int:
     return len(getter(0)) if getter else (os.cpu_count() or 1)
 
 
-def overlap_by_default(workers: int, mode: CacheMode = "cold") -> bool:
-    """Whether `workers` hashing processes each get a reader thread: only where a core is
-    left for it."""
-    return workers < _usable_cpus()
-
-
 def hash_files(paths: Sequence[str], algorithms: str | Sequence[str],
                mode: CacheMode = "cold", jobs: int = 1, runs: int = 1, warmup: int = 0
                ) -> list[FileOutcome]:
@@ -286,13 +280,12 @@ def iter_hashes(paths: Sequence[str], algorithms: str | Sequence[str],
         raise UsageError("--runs must be at least 1 and --warmup at least 0")
     told = on_pass or (lambda _description: None)
     workers = min(jobs, len(paths))
-    overlap = overlap_by_default(workers, mode)
     if workers <= 1:
         for path in paths:
-            yield hash_file(os.fspath(path), names, mode, overlap, runs, warmup,
+            yield hash_file(os.fspath(path), names, mode, False, runs, warmup,
                             _telling(told, os.fspath(path)))
         return
-    work = [(os.fspath(p), names, mode, overlap, runs, warmup) for p in paths]
+    work = [(os.fspath(p), names, mode, False, runs, warmup) for p in paths]
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
         for outcome in pool.map(_hash_file_args, work):

@@ -1,10 +1,14 @@
-"""The two passes over a file: read only, and read while hashing.
+"""The passes over a file: read only, and read while hashing.
 
-The hash pass overlaps reading and hashing: a reader thread fills a ring of preallocated
-buffers with readinto (which releases the GIL) while the calling thread hashes the filled
-ones (hashlib, blake3 and zlib release the GIL on large buffers), so the pass costs about
-max(read, hash) instead of their sum. mmap would avoid the copy, but a file truncated
-while mapped kills the process with SIGBUS, and a changing file must be flagged, not crash.
+`files hash` reads a chunk and hashes it, in turn, in one thread (`hash_pass_in_turn`): the
+chunk is still in the core's cache when it is hashed. `hash_pass` overlaps the two instead:
+a reader thread fills a ring of preallocated buffers with readinto (which releases the GIL)
+while the calling thread hashes the filled ones (hashlib, blake3 and zlib release the GIL on
+large buffers), meant to cost max(read, hash) instead of their sum; measured paired against
+the one-thread pass, it was no faster on two cores whenever the process had them, so it is
+kept for `benchmarks/hashing.py` to measure again on other machines. mmap would avoid the
+copy, but a file truncated while mapped kills the process with SIGBUS, and a changing file
+must be flagged, not crash.
 """
 
 from __future__ import annotations
@@ -51,9 +55,8 @@ def read_pass(fd: int, chunk: int = CHUNK) -> Pass:
 
 
 def hash_pass_in_turn(fd: int, hasher: Hasher, chunk: int = CHUNK) -> Pass:
-    """Read a chunk, hash it, repeat, in one thread: the better choice when every core is
-    already busy (--jobs >= cores), where a reader thread only competes with the hashers
-    and scales worse than this (docs: measurements)."""
+    """Read a chunk, hash it, repeat, in one thread: what `files hash` does (docs:
+    measurements, "Hashing a file: one thread or two")."""
     buffer = bytearray(chunk)
     view = memoryview(buffer)
     total = 0

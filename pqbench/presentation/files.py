@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pqbench import algorithms
 from pqbench.presentation import numbers
-from pqbench.presentation.ratios import level
+from pqbench.presentation.ratios import answer, level
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Run
 
@@ -73,16 +73,15 @@ def _side(r: Ratio) -> str:
 
 
 def ratio_line(r: Ratio) -> str:
-    """"disk.img: SHA-512 takes 0.674x the time of SHA-256 (99 % CI 0.66–0.69, 10 pairs)";
-    "disk.img: hashing with SHA-256 takes 1.36x the time of reading it (...)"."""
+    """"disk.img: SHA-512 against SHA-256: 1.83x slower [1.53–2.59] (99 % CI, 10 pairs)";
+    "disk.img: hashing with SHA-256 against reading it: 7.65x slower [...] (...)": in the
+    words of every other pqbench ratio."""
     path = r.per.removeprefix("byte of ")
     what = f"hashing with {_side(r)}" if r.kind == "reading" else _side(r)
     against = ("reading it" if r.kind == "reading"
                else r.denominator.label.split(" [")[0])
-    interval = (f"{level(r.ci_level)} {numbers.interval(r.ci_low, r.ci_high)}"
-                if r.ci_level > 0 else "too few pairs for an interval")
-    return (f"{path}: {what} takes {numbers.ratio(r.estimate)} the time of {against} "
-            f"({interval}, {r.pairs} pairs)")
+    interval = level(r.ci_level) if r.ci_level > 0 else "too few pairs for an interval"
+    return (f"{path}: {what} against {against}: {answer(r)} ({interval}, {r.pairs} pairs)")
 
 
 def ratio_lines(ratios: Sequence[Ratio]) -> list[str]:

@@ -494,13 +494,17 @@ def test_files_hash_answers_sha512_against_sha256_on_the_file(tmp_path: Path, co
         assert f"{tag} ({data}) = {digest}" in lines
     assert max(len(line) for line in lines if " = " not in line) <= int(columns)
     text = " ".join(shown.stdout.split())
-    told = re.search(r"SHA-512 takes ([\d.]+)x the time of SHA-256 \(99 % CI "
-                     r"([\d.]+)–([\d.]+), 10 pairs\)", text)
+    # "2.05x slower [1.98–2.13]", or an interval across 1 by its two ends ("[1.10x slower
+    # – 1.27x faster]"), beside the ratio at every width.
+    interval = r"\[(?:([\d.]+)–([\d.]+)|[\d.]+x (?:slower|faster)? ?– [\d.]+x ?(?:faster)?)\]"
+    told = re.search(r"SHA-512 against SHA-256: ([\d.]+)x (faster|slower) " + interval
+                     + r" \(99 % CI, 10 pairs\)", text)
     assert told is not None, shown.stdout
-    assert float(told.group(2)) <= float(told.group(1)) <= float(told.group(3))
+    if told.group(3) is not None:
+        assert float(told.group(3)) <= float(told.group(1)) <= float(told.group(4))
     for name in ("SHA-256", "SHA-512"):
-        assert re.search(rf"hashing with {name} takes [\d.]+x the time of reading it \(99 % "
-                         r"CI [\d.]+–[\d.]+, 10 pairs\)", text), shown.stdout
+        assert re.search(rf"hashing with {name} against reading it: [\d.]+x (faster|slower) "
+                         + interval + r" \(99 % CI, 10 pairs\)", text), shown.stdout
     run_id = re.search(r"stored as run (\S+)", shown.stderr)
     assert run_id is not None
     table = Store.open(str(db), create=False).load_run(run_id.group(1))
