@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pqbench import algorithms
-from pqbench.presentation import numbers
 from pqbench.presentation.ratios import answer, level
 from pqbench.presentation.tables import Column, Table
 from pqbench.record.results import Measurement, Run
