@@ -28,7 +28,7 @@ FIELD = "rounds_taken"
 EDITS = (
     ("record/models.py", "    cpu_ns: list[Count] | None = _items()\n",
      f"    {FIELD}: Count | None = None\n"),
-    ("measure/suite.py", '        attributes={**prepared.attributes, **(attributes or {}), '
+    ("speed/suite.py", '        attributes={**prepared.attributes, **(attributes or {}), '
                          '"time_base": base,\n',
      f'                    "{FIELD}": len(rounds),\n'),
 )
