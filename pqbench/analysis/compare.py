@@ -6,8 +6,14 @@ Pure domain code over frozen Runs (no printing, no storage). Rows are keyed by
 rank test over runs), because rounds of one run share its phase of a drifting machine.
 When the two groups are the two sides of `pqbench ab` sessions, rows are compared pair by
 pair instead (`signedrank.compare_pairs`), at the per-look alpha the session used, so
-`compare` gives the verdict `ab` gave. Each changed row carries the fingerprint
-differences that can explain it (`explain`).
+`compare` gives the verdict `ab` gave; when the groups hold other runs besides such sides
+(`compare --by os_build` after an `ab` session), the rows a session measured are still
+judged by its pairs, the session being the stronger evidence, and the others by runs.
+A side stands for one build (`record.builds`): its runs of another build (a `bisect` run
+with an older wheel, a masked run among unmasked ones) are left out, and a warning names
+them. Where a row has too few runs for the exact test over runs, it is judged against the
+machine's run-to-run spread of that row (`noise`), when the caller has a noise model. Each
+changed row carries the fingerprint differences that can explain it (`explain`).
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from typing import Any
 from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.memory import compare_memory
 from pqbench.analysis.news import News, summarize
+from pqbench.analysis.noise import NoiseModel
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
+from pqbench.record.builds import Build, principal, split_by_build
 from pqbench.record.results import Run
 from pqbench.record.runs import run_order
 
@@ -99,49 +107,79 @@ def compare_runs(
     cross_machine: bool = False,
     before_name: str | None = None,
     after_name: str | None = None,
+    noise: NoiseModel | None = None,
 ) -> RunComparison:
     """Compare two groups of runs row by row, rows sorted by |ln ratio|, largest first, and
     tell the news of it (`news.summarize`): what every command that shows a comparison shows.
 
     ``threshold`` None is auto: each row is judged against max(5 %, its noise floor).
-    Raises ComparisonError when a group is empty, when the runs come from different
-    testbeds (unless ``cross_machine``), or when the groups share no row.
+    ``noise`` (the machine's run-to-run spread per row) judges the rows that have too few
+    runs for the exact test. Raises ComparisonError when a group is empty, when the runs
+    come from different testbeds (unless ``cross_machine``), or when the groups share no
+    row.
     """
     if not before or not after:
         raise ComparisonError("need at least one run on each side to compare")
     if threshold is not None and threshold < 0:
         raise ComparisonError("--threshold must not be negative")
     warnings = check_testbeds([*before, *after], cross_machine)
+    before_name = before_name or _group_name(before)
+    after_name = after_name or _group_name(after)
     pairs = pairing.session_pairs(before, after)
     if pairs is None:
-        outcomes, only_before, only_after = _by_runs(before, after, threshold)
-        if outcomes:  # memory runs carry no rounds: a run count says nothing about them
-            warnings += _run_count_warning(len(before), len(after))
-        method = replicates.METHOD
+        sessions, rest_before, rest_after = pairing.sessions_between(before, after)
+        rest_before = _one_build(rest_before, before_name, warnings)
+        rest_after = _one_build(rest_after, after_name, warnings)
+        outcomes, only_before, only_after = _by_runs(rest_before, rest_after, threshold, noise)
+        if outcomes and noise is None:  # memory runs carry no rounds: no run count to warn of
+            warnings += _run_count_warning(len(rest_before), len(rest_after))
+        methods = sorted({row.outcome.method for row in outcomes.values()}) or [
+            replicates.METHOD]
+        if sessions:
+            by_session, session_before, session_after = _by_pairs(sessions, threshold)
+            ids = ", ".join(sorted({str(pairing.session_of(b)) for b, _ in sessions}))
+            basis = session_basis(sessions)
+            for key, row in by_session.items():
+                outcomes[key] = replace(row, outcome=replace(row.outcome, basis=basis))
+            only_before = tuple(k for k in (*only_before, *session_before) if k not in outcomes)
+            only_after = tuple(k for k in (*only_after, *session_after) if k not in outcomes)
+            only_before, only_after = tuple(dict.fromkeys(only_before)), tuple(
+                dict.fromkeys(only_after))
+            methods.append(f"rows an ab session measured: {signedrank.WORKER_METHOD}, alpha "
+                           f"{pairing.paired_alpha(sessions):.3g} per look")
+            warnings.append(f"{len(by_session)} row(s) judged by ab session {ids} (its worker "
+                            f"pairs), which measured {before_name} against {after_name}")
+        method = "; ".join(dict.fromkeys(methods))
+        kept_before = [*(b for b, _ in sessions), *rest_before]
+        kept_after = [*(a for _, a in sessions), *rest_after]
+        alpha = ALPHA
     else:
         outcomes, only_before, only_after = _by_pairs(pairs, threshold)
         methods = sorted({row.outcome.method for row in outcomes.values()})
         method = (f"{'; '.join(methods) or signedrank.METHOD}; alpha "
                   f"{pairing.paired_alpha(pairs):.3g} per look "
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
+        kept_before, kept_after = list(before), list(after)
+        alpha = pairing.paired_alpha(pairs)
     memory = tuple(compare_memory(before, after))
     if not outcomes and not memory:
         raise ComparisonError(
             "the runs have no row in common (algorithm, implementation, operation and block "
             "size must match); `pqbench runs` and `pqbench export` show what each holds")
-    context = explain.context_of(r.environment for r in [*before, *after])
+    context = explain.context_of(r.environment for r in [*kept_before, *kept_after])
     differences = explain.annotate(
-        explain.differences([r.environment for r in before], [r.environment for r in after]),
+        explain.differences([r.environment for r in kept_before],
+                            [r.environment for r in kept_after]),
         context, {key.algorithm for key in outcomes})
-    backends = row_libraries([*before, *after])
+    backends = row_libraries([*kept_before, *kept_after])
     rows = [_with_causes(row, differences, context, backends.get(key))
             for key, row in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
     compared = RowComparison(
-        before_name=before_name or _group_name(before),
-        after_name=after_name or _group_name(after),
-        before_runs=tuple(r.run_id for r in before),
-        after_runs=tuple(r.run_id for r in after),
+        before_name=before_name,
+        after_name=after_name,
+        before_runs=tuple(r.run_id for r in kept_before),
+        after_runs=tuple(r.run_id for r in kept_after),
         threshold=threshold,
         rows=tuple(rows),
         differences=tuple(differences),
@@ -150,13 +188,50 @@ def compare_runs(
         warnings=tuple(warnings),
         method=method,
         paired=pairs is not None,
-        alpha=ALPHA if pairs is None else pairing.paired_alpha(pairs),
+        alpha=alpha,
         memory=memory,
     )
-    return RunComparison.told(compared, summarize(compared, before, after))
+    return RunComparison.told(compared, summarize(compared, kept_before, kept_after))
 
 
-def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None
+def _one_build(runs: Sequence[Run], name: str, warnings: list[str]) -> list[Run]:
+    """The runs of the build the side stands for (`record.builds.principal`); the others
+    are left out, and a warning names them and what sets them apart."""
+    if len(runs) < 2:
+        return list(runs)
+    split = split_by_build(runs)
+    if len(split) == 1:
+        return list(runs)
+    main = principal(runs)
+    kept = split[main]
+    for build, members in split.items():
+        if build != main:
+            ids = ", ".join(r.run_id for r in members)
+            warnings.append(f"{name}: {len(members)} run(s) of another build left out "
+                            f"({build_words(build, main)}: {ids}); a side is one build")
+    return kept
+
+
+def build_words(build: Build, main: Build) -> str:
+    """What sets `build` apart from `main`, in words: "cryptography 42.0.8", "AES-NI
+    hidden", "timed in wall time"."""
+    said: list[str] = []
+    for name, mine, _ in build.differences(main):
+        if name.startswith("knobs."):
+            text = explain.knob_text(name.split(".", 1)[1], mine)
+            said.append(text or f"{name.split('.', 1)[1]} unset")
+        elif name == "mask":
+            continue  # the knob it sets says it in words
+        elif name == "time_base":
+            said.append(f"timed in {mine or 'wall'} time")
+        else:
+            shown = mine if mine is not None else "(none)"
+            said.append(f"{name.removeprefix('libraries.')} {shown}")
+    return ", ".join(dict.fromkeys(said)) or "another configuration"
+
+
+def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None,
+             noise: NoiseModel | None = None
              ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     samples_before, samples_after = run_samples(before), run_samples(after)
     in_bytes = _byte_rows([*before, *after])
@@ -164,8 +239,9 @@ def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | Non
     for key, runs_before in samples_before.items():
         runs_after = samples_after.get(key)
         if runs_after:
-            outcome = replicates.compare_replicates(runs_before, runs_after, threshold=threshold,
-                                              alpha=ALPHA)
+            outcome = replicates.compare_replicates(
+                runs_before, runs_after, threshold=threshold, alpha=ALPHA,
+                spread=noise.spread(key) if noise is not None else None)
             found[key] = Row(key, outcome, sum(map(len, runs_before)),
                              sum(map(len, runs_after)), counts_bytes=key in in_bytes)
     return (found, tuple(k for k in samples_before if k not in samples_after),
@@ -188,6 +264,21 @@ def _by_pairs(pairs: Sequence[tuple[Run, Run]], threshold: float | None
     keys_after = {m.key for _, run in pairs for m in run.measurements if m.samples}
     return (found, tuple(sorted(keys_before - set(found), key=str)),
             tuple(sorted(keys_after - set(found), key=str)))
+
+
+def session_rows(pairs: Sequence[tuple[Run, Run]], threshold: float | None = None
+                 ) -> dict[RowKey, Row]:
+    """Per row the sessions' pairs measured, its row judged by them as `ab` judged it,
+    saying so (`Outcome.basis`)."""
+    basis = session_basis(pairs)
+    return {key: replace(row, outcome=replace(row.outcome, basis=basis))
+            for key, row in _by_pairs(pairs, threshold)[0].items()}
+
+
+def session_basis(pairs: Sequence[tuple[Run, Run]]) -> str:
+    """What a verdict from `ab` sessions rests on, in words."""
+    ids = ", ".join(sorted({str(pairing.session_of(b)) for b, _ in pairs}))
+    return f"ab session {ids}: its worker pairs measured both builds side by side"
 
 
 def _run_count_warning(n: int, m: int) -> list[str]:
@@ -222,13 +313,14 @@ def compare_groups(
     threshold: float | None = None,
     *,
     cross_machine: bool = False,
+    noise: NoiseModel | None = None,
 ) -> list[RunComparison]:
     """Each group against the next (in the given order): one comparison per step."""
     if len(groups) < 2:
         names = ", ".join(name for name, _ in groups) or "none"
         raise ComparisonError(f"need at least two groups to compare; found {names}")
     return [compare_runs(list(b), list(a), threshold, cross_machine=cross_machine,
-                         before_name=bn, after_name=an)
+                         before_name=bn, after_name=an, noise=noise)
             for (bn, b), (an, a) in itertools.pairwise(groups)]
 
 
@@ -249,11 +341,13 @@ def compare_steps(
     *,
     cross_machine: bool = False,
     every: bool = False,
+    noise: Callable[[Sequence[Run]], NoiseModel | None] | None = None,
 ) -> list[Compared]:
     """The newest group against the one before it (by each group's newest run), or with
     `every` each group against the next, in the given order. The groups may hold run
     headers only: `whole` loads a group's runs whole, two groups at a time, so memory grows
-    with the largest groups, not with every run stored."""
+    with the largest groups, not with every run stored. `noise` gives the noise model of
+    the runs compared (`noise.NoiseModels.for_runs`)."""
     if len(groups) > 2 and not every:
         newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
         groups = [group for group in groups if group in newest]  # in the given order
@@ -264,8 +358,10 @@ def compare_steps(
     before = whole(before_runs)
     for after_name, after_runs in rest:
         after = whole(after_runs)
+        model = noise([*before, *after]) if noise is not None else None
         steps.append(Compared(compare_runs(before, after, threshold, cross_machine=cross_machine,
-                                           before_name=before_name, after_name=after_name),
+                                           before_name=before_name, after_name=after_name,
+                                           noise=model),
                               before, after))
         before, before_name = after, after_name
     return steps

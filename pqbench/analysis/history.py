@@ -1,13 +1,27 @@
 """One algorithm's rate over OS builds (or any fingerprint field), with its steps.
 
-Runs are grouped by the field (default `os_build`) in the order the groups first appear;
-each group is one point, with the run as the unit as in `compare`: the geometric mean of
-its runs' median rates and a 95 % Student t interval over the runs
+Runs are grouped by the field (default `os_build`) in the order the groups first appear,
+and a group whose runs measured different builds (`record.builds`: a `bisect` run with an
+older wheel, a masked run) is split into one point per build, named by what sets it apart
+("debian-12/6.18 (cryptography 42.0.8)"). Each point is one build's level of one row, with
+the run as the unit as in `compare`: the geometric mean of the median rates of the runs
+that measured the row, and a 95 % Student t interval over them
 (`replicates.level_interval`; one run: that run's median and order-statistic interval).
-Steps come from `step_detect.detect_steps` (asv-style penalised weighted L1 fit on log levels,
-weights from the CI widths), and no step is smaller than the series' noise band: max(5 %,
-the pooled between-run spread of the builds that have several runs), the band `compare
---threshold auto` uses. Each step is pinned to the first build at the new level.
+An `ab` session's side joins the point of the build it ran; where that point has `speed`
+runs of the row too, they set its level (the session's pairs are timed otherwise).
+
+**One rule for two points and for many.** A step is a place where `compare` judges the
+runs before it against the runs after it `faster` or `slower`. The candidate places come
+from `step_detect.detect_steps` (asv-style penalised weighted L1 fit on the log levels,
+weights from each point's run count); then every boundary between two neighbouring
+segments is judged by the comparison rule (`replicates.compare_replicates` over the runs of
+the segment before and the segment after that measured the row, with the row's run-to-run
+spread from the noise model where the runs are too few for the exact test; or, where an
+`ab` session measured a build of each segment, the session's worker pairs, as compare
+does), and the boundary that fails with the largest p-value is merged away, again and
+again, until every boundary left is a verdict of `faster` or `slower`. A two-point history
+is therefore exactly compare's verdict on the two builds, and every step of a longer one
+is a verdict compare gives on the same runs (docs: history).
 
 `series_of` computes one series from per-build rates (a report over thousands of runs
 reads them as numbers, `store.queries.RowRates`).
@@ -15,25 +29,29 @@ reads them as numbers, `store.queries.RowRates`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.analysis import explain, replicates, step_detect, verdict
-from pqbench.analysis.compare import run_samples
+from pqbench.analysis import noise, pairing, replicates, step_detect, verdict
+from pqbench.analysis.compare import build_words, run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
 from pqbench.errors import ComparisonError
+from pqbench.record.builds import build_of, principal, split_by_build
 from pqbench.record.results import Run
 from pqbench.record.runs import group_runs
 
-#: Per build: its name, its runs, and per row key the per-run samples.
-PerBuild = Sequence[tuple[str, list[Run], dict[RowKey, list[list[float]]]]]
+#: The penalty of the candidate fit: lower than asv's 4, since every candidate is then
+#: judged by the comparison rule, which alone decides what is a step.
+CANDIDATE_PENALTY = 2.0
 
 
 @dataclass(frozen=True)
 class Point:
-    """One build: its level (geometric mean of its runs' median rates; bytes/s for block
-    rows; named ``median`` as before, and a median when the build has one run) and CI."""
+    """One build: its level (geometric mean of the median rates of the runs that measured
+    the row; bytes/s for block rows; named ``median`` as before, and a median when one run
+    measured it) and CI. ``runs`` are the runs that measured the row, ``n`` their rounds."""
 
     build: str
     started_at: str
@@ -52,17 +70,27 @@ class Point:
 
 @dataclass(frozen=True)
 class HistoryStep:
-    """A change of level; ``build`` is the first build at the new level."""
+    """A change of level; ``build`` is the first build at the new level. ``before`` and
+    ``after`` are the two segments' levels and ``ratio`` after / before, as the comparison
+    that found it (``verdict``, its interval, p-value, reason and what it rests on) says."""
 
     index: int
     build: str
     before: float
     after: float
     ratio: float
+    verdict: str = verdict.FASTER
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    reason: str = ""
+    basis: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "build": self.build, "before": self.before,
-                "after": self.after, "ratio": self.ratio}
+                "after": self.after, "ratio": self.ratio, "verdict": self.verdict,
+                "ci_low": verdict.finite(self.ci_low), "ci_high": verdict.finite(self.ci_high),
+                "p_value": self.p_value, "reason": self.reason, "basis": self.basis}
 
 
 @dataclass(frozen=True)
@@ -76,17 +104,20 @@ class Series:
     unit: str
     points: tuple[Point, ...]
     steps: tuple[HistoryStep, ...]
-    #: Pooled between-run spread as a fraction (None: no build has two runs), and the
-    #: smallest step reported.
+    #: The row's run-to-run spread as a fraction (None: not known), and the smallest step
+    #: reported.
     noise_floor: float | None = None
     threshold: float = verdict.MIN_THRESHOLD
+    #: Where the spread came from (`noise.Spread.describe`), None without a model.
+    basis: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "implementation": self.implementation,
                 "operation": self.operation, "block_size": self.block_size,
                 "unit": self.unit, "points": [p.as_dict() for p in self.points],
                 "steps": [s.as_dict() for s in self.steps],
-                "noise_floor": self.noise_floor, "threshold": self.threshold}
+                "noise_floor": self.noise_floor, "threshold": self.threshold,
+                "basis": self.basis}
 
 
 def _norm(name: str) -> str:
@@ -115,20 +146,22 @@ def history(
     operation: str | None = None,
     by: str = "os_build",
     annotations: Mapping[str, Sequence[str]] | None = None,
+    model: noise.NoiseModel | None = None,
 ) -> list[Series]:
-    """One series per matching row key, points in build order, steps detected.
+    """One series per matching row key, points in build order, steps judged.
 
-    ``annotations`` maps a build (a value of ``by``) to its notes. Raises ComparisonError
-    when no stored run measured the algorithm (with the ones that were).
+    ``annotations`` maps a build (a value of ``by``) to its notes. ``model`` is the
+    machine's noise model; None learns it from these runs. Raises ComparisonError when no
+    stored run measured the algorithm (with the ones that were).
     """
-    groups = group_runs(runs, by)
+    runs = list(runs)
+    groups = by_build(group_runs(runs, by))
     wanted = _norm(algorithm)
-    per_build: list[tuple[str, list[Run], dict[RowKey, list[list[float]]]]] = [
-        (build, members, run_samples(members)) for build, members in groups]
+    samples = {name: run_samples_by_id(members) for name, members in groups}
     keys: dict[RowKey, None] = {}
     seen_algorithms: set[str] = set()
-    for _, _, pooled in per_build:
-        for key in pooled:
+    for per_key in samples.values():
+        for key in per_key:
             seen_algorithms.add(key.algorithm)
             if _norm(key.algorithm) != wanted:
                 continue
@@ -139,101 +172,211 @@ def history(
             keys[key] = None
     if not keys:
         raise not_measured(algorithm, implementation, operation, seen_algorithms)
-    notes = annotations or {}
-    return [_series(key, per_build, notes) for key in keys]
+    if model is None:
+        by_id = {r.run_id: run_samples_by_id([r]) for r in runs}
+        model = noise.learn(runs, keys, lambda key, ids: [
+            by_id[i][key][0][1] for i in ids if key in by_id.get(i, {})],
+            sessions=pairing.all_sessions(runs))
+    judge = session_judge([r for r in runs if pairing.ab_session(r) is not None])
+
+    def rates(key: RowKey, ids: Sequence[str]) -> list[tuple[str, Sequence[float]]]:
+        wanted_ids = set(ids)
+        return [(i, one) for name, _ in groups for i, one in samples[name].get(key, [])
+                if i in wanted_ids]
+
+    return series_from_rates(keys, groups, rates, annotations or {}, model=model,
+                             sessions=judge)
 
 
-def _series(key: RowKey, per_build: PerBuild, notes: Mapping[str, Sequence[str]]) -> Series:
-    groups = [Group(build, members[0].started_at, tuple(r.run_id for r in members),
-                    samples.get(key) or [])
-              for build, members, samples in per_build]
-    return series_of(key, groups, notes)
+def run_samples_by_id(runs: Sequence[Run]) -> dict[RowKey, list[tuple[str, list[float]]]]:
+    """Per row key, (run id, per-round rates) of each run that measured it."""
+    found: dict[RowKey, list[tuple[str, list[float]]]] = {}
+    for run in runs:
+        for key, per_run in run_samples([run]).items():
+            found.setdefault(key, []).extend((run.run_id, one) for one in per_run)
+    return found
 
 
 @dataclass(frozen=True)
 class Group:
-    """One build's runs of one row key: its name, when its first run started, its run
-    ids, and per run that measured the key its per-round rates (empty: not measured)."""
+    """One build's runs of one row key: its name, when its first run started, and (run id,
+    per-round rates) of each run that measured the key (empty: not measured). ``paired``
+    holds the ids of its runs that are sides of `ab` sessions."""
 
     name: str
     started_at: str
-    runs: tuple[str, ...]
-    samples: Sequence[Sequence[float]]
+    samples: Sequence[tuple[str, Sequence[float]]]
+    paired: frozenset[str] = frozenset()
+
+    @property
+    def level_samples(self) -> list[tuple[str, Sequence[float]]]:
+        """The runs that set the point's level: its `speed` runs where it has any (an `ab`
+        side's rounds are timed as pairs on one pinned CPU), else its session sides."""
+        plain = [(i, one) for i, one in self.samples if i not in self.paired]
+        return plain or list(self.samples)
 
 
-def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence[str]]
+#: Judges two segments by the `ab` sessions that measured a build of each (the runs named
+#: before and after), for one row: the session's outcome, or None where no session did.
+SessionJudge = Callable[[RowKey, Sequence[str], Sequence[str]], verdict.Outcome | None]
+
+
+def session_judge(sides: Sequence[Run], threshold: float | None = None) -> SessionJudge:
+    """A `SessionJudge` over these `ab` sides (whole runs), as `compare` judges them."""
+    from pqbench.analysis.compare import session_rows
+
+    by_id = {r.run_id: r for r in sides}
+    cache: dict[tuple[frozenset[str], frozenset[str]], dict[RowKey, Any]] = {}
+
+    def judge(key: RowKey, before: Sequence[str], after: Sequence[str]
+              ) -> verdict.Outcome | None:
+        wanted = (frozenset(i for i in before if i in by_id),
+                  frozenset(i for i in after if i in by_id))
+        if not wanted[0] or not wanted[1]:
+            return None
+        if wanted not in cache:
+            pairs, _, _ = pairing.sessions_between([by_id[i] for i in sorted(wanted[0])],
+                                                   [by_id[i] for i in sorted(wanted[1])])
+            cache[wanted] = session_rows(pairs, threshold) if pairs else {}
+        row = cache[wanted].get(key)
+        return None if row is None else row.outcome
+
+    return judge
+
+
+def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence[str]],
+              spread: noise.Spread | None = None, sessions: SessionJudge | None = None
               ) -> Series:
     """One row key's history from its per-build rates, in build order (what `history`
-    computes from runs; a report over thousands of runs reads the rates as numbers)."""
+    computes from runs; a report over thousands of runs reads the rates as numbers).
+    ``spread`` is the row's run-to-run spread (None: the exact test over runs alone)."""
     algorithm, implementation, operation, block_size = key
     scale = block_size or 1
     measured = [g for g in groups if g.samples]
     points: list[Point] = []
     for group in measured:
-        level, low, high = replicates.level_interval(group.samples)
+        used = group.level_samples
+        level, low, high = replicates.level_interval([one for _, one in used])
         points.append(Point(
-            build=group.name, started_at=group.started_at, runs=group.runs,
-            n=sum(map(len, group.samples)), median=level * scale, ci_low=low * scale,
-            ci_high=high * scale, notes=tuple(notes.get(group.name, ()))))
-    floor = _floor(measured)
+            build=group.name, started_at=group.started_at,
+            runs=tuple(i for i, _ in group.samples), n=sum(len(one) for _, one in used),
+            median=level * scale, ci_low=low * scale, ci_high=high * scale,
+            notes=tuple(notes.get(group.name, ()))))
+    floor = (spread.percent if spread is not None else _floor(measured))
     band = verdict.threshold_for(floor, None)
-    steps: list[HistoryStep] = []
-    if len(points) >= 3:
-        lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
-        found = step_detect.detect_steps(
-            [p.median for p in points], step_detect.weights_from_ci(lows, highs),
-            noise=step_detect.noise_from_ci(lows, highs), min_step=band)
-        steps = [HistoryStep(s.index, points[s.index].build, s.before_level, s.after_level,
-                             s.ratio) for s in found]
-    elif len(points) == 2:
-        # Too short for a fit; a two-point history is a comparison of the two builds.
-        result = replicates.compare_replicates(measured[0].samples, measured[1].samples,
-                                         alpha=ALPHA)
-        if result.changed:
-            steps = [HistoryStep(1, points[1].build, points[0].median, points[1].median,
-                                 result.ratio)]
+    steps = _steps(points, measured, spread, sessions, key)
     return Series(algorithm, implementation, operation, block_size,
                   "bytes/s" if block_size else "ops/s", tuple(points), tuple(steps),
-                  floor, band)
+                  floor, band, spread.describe() if spread is not None else None)
 
 
-#: A row key's per-round rates of each of the runs named (`store.rates.RowRates.runs`:
-#: 1-D float arrays, read as sequences of floats).
-def by_configuration(groups: Sequence[tuple[str, Sequence[Run]]]
-                     ) -> list[tuple[str, list[Run]]]:
-    """Each group whose runs differ in their OpenSSL capability knobs (masked and unmasked
-    runs of one OS build) split into one group per configuration, named "build (AES-NI
-    hidden)"; runs that differ by design are not one point, whose spread would be the
-    mask's effect. Groups of one configuration keep their name (and their notes)."""
+def judge_segments(before: Sequence[Group], after: Sequence[Group], key: RowKey,
+                   spread: noise.Spread | None, sessions: SessionJudge | None = None
+                   ) -> verdict.Outcome:
+    """The comparison rule on two segments of a history: the `ab` sessions that measured a
+    build of each, where there are; else the runs of each that set its points' levels,
+    judged as compare judges runs (`replicates.compare_replicates`, against ``spread``
+    where the runs are too few for the exact test)."""
+    if sessions is not None:
+        found = sessions(key, [i for g in before for i, _ in g.samples],
+                         [i for g in after for i, _ in g.samples])
+        if found is not None:
+            return found
+    return replicates.compare_replicates(
+        [one for g in before for _, one in g.level_samples],
+        [one for g in after for _, one in g.level_samples], alpha=ALPHA, spread=spread)
+
+
+def _steps(points: Sequence[Point], measured: Sequence[Group], spread: noise.Spread | None,
+           sessions: SessionJudge | None, key: RowKey) -> list[HistoryStep]:
+    """Candidate steps from the fit, kept only where the comparison rule calls them."""
+    if len(points) < 2:
+        return []
+    starts = _candidates(points, measured, spread)
+    while starts:
+        bounds = [0, *starts, len(points)]
+        judged = [judge_segments(measured[bounds[i]:bounds[i + 1]],
+                                 measured[bounds[i + 1]:bounds[i + 2]], key, spread, sessions)
+                  for i in range(len(starts))]
+        failing = [(o.p_value, i) for i, o in enumerate(judged) if not o.changed]
+        if not failing:
+            return [HistoryStep(
+                start, points[start].build, o.before * (key[3] or 1), o.after * (key[3] or 1),
+                o.ratio, o.verdict, o.ci_low, o.ci_high, o.p_value, o.reason, o.basis)
+                for start, o in zip(starts, judged, strict=True)]
+        del starts[max(failing)[1]]
+    return []
+
+
+def _candidates(points: Sequence[Point], measured: Sequence[Group],
+                spread: noise.Spread | None) -> list[int]:
+    """Where a step may start: between two points, both; over more, the places the
+    penalised L1 fit puts its steps, each point weighted by how many runs set its level."""
+    if len(points) == 2:
+        return [1]
+    counts = [len(g.level_samples) for g in measured]
+    weights = [math.sqrt(c) for c in counts]
+    known = None if spread is None else spread.sd / math.sqrt(2.0)
+    if known is None:
+        lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
+        known = step_detect.noise_from_ci(lows, highs)
+    found = step_detect.detect_steps([p.median for p in points], weights,
+                                     penalty=CANDIDATE_PENALTY, noise=known)
+    return [s.index for s in found]
+
+
+def by_build(groups: Sequence[tuple[str, Sequence[Run]]]) -> list[tuple[str, list[Run]]]:
+    """Each group whose runs measured different builds split into one group per build
+    (`record.builds`): the build most of its runs measured keeps the group's name (and
+    notes), the others are named by what sets them apart, "debian-12/6.18 (AES-NI
+    hidden)", "... (cryptography 42.0.8)". An `ab` session's side joins the group of the
+    build it ran, however timed; runs that differ by design are not one point."""
     split: list[tuple[str, list[Run]]] = []
     for name, runs in groups:
-        configurations: dict[str | None, list[Run]] = {}
-        for run in runs:
-            configurations.setdefault(explain.configuration(run.environment), []).append(run)
-        if len(configurations) == 1:
+        plain = [r for r in runs if pairing.ab_session(r) is None]
+        sides = [r for r in runs if pairing.ab_session(r) is not None]
+        builds = split_by_build(plain)
+        for side in sides:
+            own = build_of(side)
+            home = next((b for b in builds if b.same_software(own)), None)
+            if home is None:
+                builds[own] = [side]
+            else:
+                builds[home].append(side)
+        if len(builds) <= 1:
             split.append((name, list(runs)))
             continue
-        split += [(name if config is None else f"{name} ({config})", members)
-                  for config, members in configurations.items()]
+        main = principal(plain) if plain else next(iter(builds))
+        for build, members in builds.items():
+            members.sort(key=lambda r: (r.started_at, r.run_id))
+            split.append((name if build == main else f"{name} ({build_words(build, main)})",
+                          members))
     return split
 
 
-RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
+#: Per row key, (run id, per-round rates) of each of the runs named that measured it.
+RatesOf = Callable[[RowKey, Sequence[str]], Sequence[tuple[str, Any]]]
 
 
 def series_from_rates(keys: Iterable[RowKey], groups: Sequence[tuple[str, Sequence[Run]]],
-                      rates: RatesOf, notes: Mapping[str, Sequence[str]]) -> list[Series]:
+                      rates: RatesOf, notes: Mapping[str, Sequence[str]], *,
+                      model: noise.NoiseModel | None = None,
+                      sessions: SessionJudge | None = None) -> list[Series]:
     """The series of `keys` over `groups` of run headers, each run's rates read by `rates`
     as numbers rather than from `Run`s (`history` of one row, a report over thousands of
     runs), in the order of `keys`; a key with rates in no group (a memory run's row) has
-    none."""
+    none. ``model`` gives each row's run-to-run spread; ``sessions`` judges segments an
+    `ab` session measured."""
     ids = [tuple(r.run_id for r in members) for _, members in groups]
+    paired = [frozenset(r.run_id for r in members if pairing.ab_session(r) is not None)
+              for _, members in groups]
     found = []
     for key in keys:
-        series = series_of(key, [Group(name, members[0].started_at, of_group,
-                                       rates(key, of_group))
-                                 for (name, members), of_group in zip(groups, ids,
-                                                                      strict=True)], notes)
+        series = series_of(key, [Group(name, members[0].started_at, rates(key, of_group),
+                                       sides)
+                                 for (name, members), of_group, sides
+                                 in zip(groups, ids, paired, strict=True)], notes,
+                           model.spread(key) if model is not None else None, sessions)
         if series.points:
             found.append(series)
     return found
@@ -241,7 +384,8 @@ def series_from_rates(keys: Iterable[RowKey], groups: Sequence[tuple[str, Sequen
 
 def _floor(groups: Sequence[Group]) -> float | None:
     """Pooled between-run spread of the builds' run estimates, as a fraction."""
-    sides = [replicates.run_estimates(replicates.log_runs(g.samples, "runs"))
+    sides = [replicates.run_estimates(replicates.log_runs([one for _, one in g.level_samples],
+                                                          "runs"))
              for g in groups if g.samples]
     spread = replicates.pooled_spread(*sides) if sides else None
     return verdict.floor_from_spread(spread)

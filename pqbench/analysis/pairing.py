@@ -52,6 +52,41 @@ def session_pairs(before: Sequence[Run], after: Sequence[Run]) -> list[tuple[Run
     return pairs
 
 
+def sessions_between(before: Sequence[Run], after: Sequence[Run]
+                     ) -> tuple[list[tuple[Run, Run]], list[Run], list[Run]]:
+    """The `ab` sessions whose one side is in `before` and whose other side is in `after`,
+    as (before run, after run) pairs in session order, and the runs of each group that are
+    not such a side (`speed` runs, a session's side whose other side is elsewhere)."""
+    found: dict[str, dict[str, Run]] = {}
+    for where, group in (("before", before), ("after", after)):
+        for run in group:
+            info = ab_session(run)
+            if info is not None:
+                found.setdefault(str(info["session"]), {}).setdefault(where, run)
+    pairs = [(sides["before"], sides["after"]) for _, sides in sorted(found.items())
+             if len(sides) == 2 and side_of(sides["before"]) != side_of(sides["after"])]
+    paired = {run.run_id for pair in pairs for run in pair}
+    return (pairs, [r for r in before if r.run_id not in paired],
+            [r for r in after if r.run_id not in paired])
+
+
+def all_sessions(runs: Sequence[Run]) -> list[tuple[Run, Run]]:
+    """(side A, side B) of every `ab` session both of whose sides are among `runs`."""
+    sides: dict[str, dict[str, Run]] = {}
+    for run in runs:
+        info = ab_session(run)
+        if info is not None:
+            sides.setdefault(str(info["session"]), {})[str(info["side"])] = run
+    return [(found["a"], found["b"]) for _, found in sorted(sides.items())
+            if "a" in found and "b" in found]
+
+
+def session_of(run: Run) -> str | None:
+    """The id of the `ab` session a run is one side of, or None."""
+    info = ab_session(run)
+    return None if info is None else str(info["session"])
+
+
 def side_of(run: Run) -> str | None:
     """"a" or "b" for a side of an `ab` session, None for any other run."""
     info = ab_session(run)

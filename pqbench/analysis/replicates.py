@@ -27,6 +27,17 @@ enters, the run:
 * the noise floor of a row is the pooled between-run standard deviation s of the ln run
   estimates within each side, reported as exp(s) - 1: how far one run of this row lands
   from its side's level on this machine, by itself.
+
+Where the exact test cannot reach alpha on these run counts (1 against 1, 5 against 1),
+the runs are judged against the machine's run-to-run spread of the row instead, when the
+caller has one (`noise.Spread`: from the store's replicated runs, sessions and
+calibrations, or the documented prior): the difference of the two sides' mean ln run
+estimates, d = mean(after) - mean(before), has standard error SE = s sqrt(1/n + 1/m),
+and d / SE follows Student's t with the spread's degrees of freedom when the runs scatter
+about their builds' levels as the model's runs did (a two-sample t test with the variance
+known from other samples of the same machine; with one run a side, a prediction interval
+for the next run). Its interval is d ± t(1 - alpha/2, df) SE, its p-value two-sided, the
+band max(5 %, exp(s) - 1), and the verdict follows `verdict.decide` as every other.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from pqbench.analysis import stats, verdict
+from pqbench.analysis.noise import Spread
 from pqbench.record.summary import summarize
 
 FloatArray = NDArray[np.float64]
@@ -54,6 +66,10 @@ SEED = 20130613
 METHOD = ("run as the unit: per run the median of its rounds' ln rates; levels are means of "
           "run estimates (geometric means of run medians); two-level bootstrap CI (runs, "
           "then rounds), expanded for few runs; exact Mann-Whitney U over run estimates")
+SPREAD_METHOD = ("run as the unit, judged against the machine's run-to-run spread: per run "
+                 "the median of its rounds' ln rates; levels are means of run estimates; "
+                 "t interval and two-sided t test of their difference with SE = s sqrt(1/n "
+                 "+ 1/m), s the row's spread from the noise model, at its degrees of freedom")
 
 
 def log_runs(runs: Sequence[Sequence[float]], what: str) -> list[FloatArray]:
@@ -83,7 +99,7 @@ def run_estimates(logs: Sequence[FloatArray]) -> FloatArray:
     return np.array([float(np.median(run)) for run in logs])
 
 
-def spread(estimates: FloatArray) -> float | None:
+def spread_of(estimates: FloatArray) -> float | None:
     """Between-run standard deviation of ln estimates (n - 1 denominator); None below 2."""
     return float(np.std(estimates, ddof=1)) if estimates.size >= 2 else None
 
@@ -211,13 +227,14 @@ def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], al
 
 def compare_replicates(before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *,
                  threshold: float | None = None, alpha: float = 0.01,
-                 draws: int | None = None) -> verdict.Outcome:
+                 draws: int | None = None, spread: Spread | None = None) -> verdict.Outcome:
     """Is ``after`` faster or slower than ``before``, with the run as the unit?
 
     ``before`` and ``after`` hold, per run, its per-round rates. ``threshold`` None means
     auto: max(5 %, the row's noise floor). Levels, interval and p as the module docstring
-    says; the verdict follows `verdict.decide`, or ``too few runs`` when the exact test on
-    these run counts cannot reach alpha (the reason says how many runs would).
+    says; the verdict follows `verdict.decide`. When the exact test on these run counts
+    cannot reach alpha: judged against ``spread`` (`against_spread`), or without one ``too
+    few runs`` (the reason says how many runs would).
     """
     if threshold is not None and threshold < 0:
         raise ValueError("threshold must be >= 0")
@@ -226,6 +243,8 @@ def compare_replicates(before: Sequence[Sequence[float]], after: Sequence[Sequen
     logs_before, logs_after = log_runs(before, "before"), log_runs(after, "after")
     est_before, est_after = run_estimates(logs_before), run_estimates(logs_after)
     n, m = est_before.size, est_after.size
+    if spread is not None and verdict.smallest_two_sample_p(n, m) >= alpha:
+        return against_spread(est_before, est_after, spread, threshold=threshold, alpha=alpha)
     floor = verdict.floor_from_spread(pooled_spread(est_before, est_after))
     band = verdict.threshold_for(floor, threshold)
     shift = float(est_after.mean() - est_before.mean())
@@ -245,8 +264,35 @@ def compare_replicates(before: Sequence[Sequence[float]], after: Sequence[Sequen
         before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
         ci_low=math.exp(log_low), ci_high=math.exp(log_high), ci_level=1 - alpha,
         p_value=p_value, verdict=outcome[0], reason=outcome[1], units_before=n,
-        units_after=m, spread_before=spread(est_before), spread_after=spread(est_after),
+        units_after=m, spread_before=spread_of(est_before), spread_after=spread_of(est_after),
         floor=floor, threshold=band, method=METHOD)
+
+
+def against_spread(est_before: FloatArray, est_after: FloatArray, spread: Spread, *,
+                   threshold: float | None = None, alpha: float = 0.01) -> verdict.Outcome:
+    """Two sides' ln run estimates judged against the machine's run-to-run spread of the
+    row: the t interval and test of the module docstring, the band max(5 %, exp(s) - 1)."""
+    n, m = est_before.size, est_after.size
+    shift = float(est_after.mean() - est_before.mean())
+    error = spread.sd * math.sqrt(1 / n + 1 / m)
+    half = _t_quantile(1 - alpha / 2, spread.freedom) * error
+    if error > 0:
+        p_value = min(1.0, 2.0 * float(special.stdtr(spread.freedom, -abs(shift) / error)))
+    else:
+        p_value = 1.0 if shift == 0 else 0.0
+    floor = math.expm1(spread.sd)
+    band = verdict.threshold_for(floor, threshold)
+    found, why = verdict.decide(p_value, shift - half, shift + half, alpha=alpha,
+                                threshold=band)
+    basis = spread.describe()
+    before_level = math.exp(float(est_before.mean()))
+    return verdict.Outcome(
+        before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
+        ci_low=math.exp(shift - half), ci_high=math.exp(shift + half), ci_level=1 - alpha,
+        p_value=p_value, verdict=found, reason=f"{n} and {m} runs against {basis}: {why}",
+        units_before=n, units_after=m, spread_before=spread_of(est_before),
+        spread_after=spread_of(est_after), floor=floor, threshold=band,
+        method=SPREAD_METHOD, basis=basis)
 
 
 @lru_cache(maxsize=256)

@@ -10,7 +10,8 @@ A comparison of two configurations ends in one of five verdicts:
 * ``inconclusive``: anything else: the interval is too wide to tell, or it straddles an edge
   of the band;
 * ``too few runs``: with this many independent units (runs, or pairs in an `ab` session) no
-  outcome of the exact test could reach p < alpha, so no change can ever be shown.
+  outcome of the exact test could reach p < alpha, so no change can ever be shown, and no
+  run-to-run spread of the machine was at hand to judge them against (`noise`).
 
 The band is symmetric in log, so "twice as fast" and "half as fast" need equal evidence.
 The unit of replication and the method differ between callers (runs: `replicates`; pairs:
@@ -27,6 +28,8 @@ FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, TOO_FEW = (
     "faster", "slower", "no change", "inconclusive", "too few runs")
 VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, TOO_FEW)
 CHANGED = (FASTER, SLOWER)
+#: The verdicts that decide nothing: a CI gate that fails closed fails on these too.
+UNDECIDED = (INCONCLUSIVE, TOO_FEW)
 #: The smallest noise band `--threshold auto` uses, whatever the noise floor.
 MIN_THRESHOLD = 0.05
 
@@ -58,6 +61,9 @@ class Outcome:
     floor: float | None
     threshold: float
     method: str
+    #: What the verdict rests on beyond its own runs: the machine's run-to-run spread it
+    #: was judged against (`noise.Spread.describe`), or an `ab` session; None otherwise.
+    basis: str | None = None
 
     @property
     def changed(self) -> bool:

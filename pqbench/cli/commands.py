@@ -6,6 +6,7 @@ from __future__ import annotations
 from pqbench.cli import (  # noqa: F401
     ab,
     bisect,
+    calibrate,
     compare,
     exchange,
     files,

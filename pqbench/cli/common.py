@@ -193,7 +193,8 @@ ThresholdOption = Annotated[str, typer.Option(
 
 #: Exit status of `compare --fail-on` when a row got the named verdict (1 and 2 are errors).
 FAIL_ON_EXIT = 3
-FAIL_ON = {"slower": ("slower",), "faster": ("faster",), "any": ("faster", "slower")}
+FAIL_ON = {"slower": ("slower",), "faster": ("faster",), "any": ("faster", "slower"),
+           "undecided": ("inconclusive", "too few runs")}
 
 
 def parse_threshold(text: str) -> float | None:

@@ -30,6 +30,7 @@ from pqbench.untrusted import printable
 # other commands start without them.
 if TYPE_CHECKING:
     from pqbench.analysis.compare import Compared
+    from pqbench.analysis.noise import NoiseModels
     from pqbench.record.results import Run
     from pqbench.store import Store
 
@@ -62,44 +63,50 @@ def compare(
     ] = False,
     fail_on: Annotated[str | None, typer.Option(
         "--fail-on", metavar="VERDICT",
-        help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, faster, or "
-             "either (any): a gate for CI jobs and fleets.")] = None,
+        help=f"Exit with status {FAIL_ON_EXIT} when a row's verdict is slower, faster, "
+             "either (any), or undecided (inconclusive or too few runs: a gate that fails "
+             "closed); several joined by commas (slower,undecided): a gate for CI jobs and "
+             "fleets.")] = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare runs row by row: before, after, ratio, CI, p-value, verdict and causes.
 
-    The run is the unit: each run gives one estimate per row, so a verdict needs several
-    runs a side (5 a side, or 4 and 6, at alpha 0.01); the two runs of one `pqbench ab`
-    session are compared pair by pair instead.
+    The run is the unit: each run gives one estimate per row. With several runs a side (5
+    a side, or 4 and 6, at alpha 0.01) the exact test over runs decides; with fewer (1
+    against 1, 5 against 1) each row is judged against this machine's run-to-run spread of
+    that row, learnt from every run stored (`pqbench calibrate` sharpens it). The two runs
+    of one `pqbench ab` session are compared pair by pair instead.
     """
     from pqbench.store import Store
 
     one_output(json=json_output, csv=csv_output, markdown=markdown)
     band = parse_threshold(threshold)
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise UsageError(f"--fail-on takes one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    gate = _fail_on_verdicts(fail_on)
     if by is None and (every or missing):
         raise UsageError("--all and --include-missing group runs: give --by FIELD too")
     from pqbench.analysis import ratios
     from pqbench.analysis.compare import Compared, compare_runs
+    from pqbench.analysis.noise import NoiseModels
 
     store = Store.open(db, create=False)
+    models = NoiseModels(store)
     with many_records():
         if by is None:
             before, after = _two_runs(store, runs or [])
-            steps = [Compared(compare_runs([before], [after], band, cross_machine=cross_machine),
+            steps = [Compared(compare_runs([before], [after], band, cross_machine=cross_machine,
+                                           noise=models.for_runs([before, after])),
                               [before], [after])]
         else:
             steps = _by_groups(store, by, runs or [], band, cross_machine, every=every,
-                               missing=missing)
+                               missing=missing, models=models)
     results = [step.comparison for step in steps]
     # Each run's paired cost ratios (PQ against classical, ...) followed across the sides.
     followed = [ratios.across(step.before, step.after, band) for step in steps]
     # --fail-on judges every row, whatever --only-changed shows.
     failing = [r for result in results for r in result.rows
-               if fail_on is not None and r.verdict in FAIL_ON[fail_on]]
+               if r.verdict in gate]
     shown = [r.only_changed() for r in results] if only_changed else results
     if json_output:
         document = [{**r.as_dict(), "ratios": [f.as_dict() for f in found]}
@@ -115,8 +122,20 @@ def compare(
             console.show_followed_ratios(found)
     if failing:
         console.error(f"--fail-on {fail_on}: {len(failing)} row(s) "
-                      f"{' or '.join(FAIL_ON[fail_on or 'any'])}")
+                      f"{' or '.join(sorted({r.verdict for r in failing}))}")
         raise typer.Exit(FAIL_ON_EXIT)
+
+
+def _fail_on_verdicts(text: str | None) -> frozenset[str]:
+    """The verdicts `--fail-on` fails on: the union of the comma-separated names."""
+    if text is None:
+        return frozenset()
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in FAIL_ON]
+    if unknown or not names:
+        raise UsageError(f"--fail-on takes one or more of {', '.join(FAIL_ON)} joined by "
+                         f"commas, not {printable(text)!r}")
+    return frozenset(v for name in names for v in FAIL_ON[name])
 
 
 def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
@@ -159,22 +178,34 @@ def _what(run: Run) -> str:
 
 
 def _by_groups(store: Store, by: str, values: list[str], threshold: float | None,
-               cross_machine: bool, *, every: bool, missing: bool) -> list[Compared]:
+               cross_machine: bool, *, every: bool, missing: bool, models: NoiseModels
+               ) -> list[Compared]:
     """The two groups named, or the newest group against the one before it (every group
-    against the next with `every`); only the runs compared are loaded whole."""
+    against the next with `every`), each group of one build (a masked run beside unmasked
+    ones is a group of its own, "debian-12/6.18 (AES-NI hidden)", as in history); only the
+    runs compared are loaded whole."""
     from pqbench.analysis.compare import Compared, compare_groups, compare_steps
+    from pqbench.analysis.history import by_build
     from pqbench.store.selection import select
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
-    selection = select(store, by, missing=missing or bool(values))
+    # A run's build needs its fingerprint.
+    selection = select(store, by, missing=missing or bool(values), fingerprints=True)
+    groups = by_build(selection.groups)
     if values:
-        before, after = (selection.whole(selection.group(v)) for v in values)
+        # A group named as stored is taken whole (runs of other builds in it are then left
+        # out with a warning); a build's own name ("... (AES-NI hidden)") as history shows it.
+        split = dict(groups)
+        stored = {name for name, _ in selection.groups}
+        before, after = (selection.whole(selection.group(v) if v in stored or v not in split
+                                         else split[v]) for v in values)
         (comparison,) = compare_groups([(values[0], before), (values[1], after)], threshold,
-                                       cross_machine=cross_machine)
+                                       cross_machine=cross_machine,
+                                       noise=models.for_runs([*before, *after]))
         return [Compared(comparison, before, after)]
     if selection.left_out:
         console.note(f"{len(selection.left_out)} run(s) without a value for {by} left out "
                      "(--include-missing compares them as a group '(none)')")
-    return compare_steps(selection.groups, selection.whole, threshold,
-                         cross_machine=cross_machine, every=every)
+    return compare_steps(groups, selection.whole, threshold,
+                         cross_machine=cross_machine, every=every, noise=models.for_runs)

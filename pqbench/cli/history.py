@@ -35,9 +35,9 @@ def history(
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
     pool: Annotated[bool, typer.Option(
-        "--pool", metavar="", help="Pool the runs of a group whose OpenSSL capability knobs differ "
-                       "(masked and unmasked runs of one build); by default each "
-                       "configuration is a point of its own.")] = False,
+        "--pool", metavar="", help="Pool the runs of a group whatever build each measured "
+                       "(masked and unmasked runs, a bisect's older wheels); by default "
+                       "each build is a point of its own.")] = False,
     series_order: Annotated[bool, typer.Option(
         "--series-order", metavar="", help="Points in the order of a `pqbench bisect` series (its "
                                "runs' positions), not by date; e.g. with --by label.")
@@ -46,15 +46,22 @@ def history(
     csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
-    """Rate per build, oldest first, with detected steps and annotations."""
+    """Rate per build, oldest first, with its steps and annotations.
+
+    A step is where `compare` judges the runs before it against the runs after it faster
+    or slower, with one run per build judged against this machine's run-to-run spread.
+    """
     one_output(json=json_output, csv=csv_output)
     # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
+    from pqbench.analysis import pairing
     from pqbench.analysis.history import (
-        by_configuration,
+        by_build,
         names_algorithm,
         not_measured,
         series_from_rates,
+        session_judge,
     )
+    from pqbench.analysis.noise import NoiseModels
     from pqbench.store import RunFilter, Store
     from pqbench.store.selection import select
 
@@ -64,10 +71,10 @@ def history(
     # index: one row across ten thousand runs.
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        # Telling masked from unmasked runs needs their fingerprints' knobs.
+        # Telling one build from another needs the runs' fingerprints.
         selection = select(store, by, fingerprints=not pool)
         headers = selection.headers
-        groups = selection.groups if pool else by_configuration(selection.groups)
+        groups = selection.groups if pool else by_build(selection.groups)
         if series_order:
             from pqbench.bisect.stored import in_series_order
 
@@ -78,7 +85,11 @@ def history(
         notes: dict[str, list[str]] = {}
         for build, text, _created in store.annotations():
             notes.setdefault(build, []).append(text)
-        found = series_from_rates(rates.row_keys(), groups, rates.runs, notes)
+        grouped = [r for _, members in groups for r in members]
+        model = NoiseModels(store).for_runs(grouped)
+        sides = selection.whole(r for r in grouped if pairing.ab_session(r) is not None)
+        found = series_from_rates(rates.row_keys(), groups, rates.by_run, notes, model=model,
+                                  sessions=session_judge(sides))
         if not found:
             raise not_measured(algorithm, implementation, operation,
                                store.algorithms(timed_only=True))
@@ -95,7 +106,7 @@ def history(
         print(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(series)), end="")
         return
     for one in series:
-        console.stdout.print(console.history_table(one))
+        console.show_history(one)
 
 
 @app.command()

@@ -89,8 +89,11 @@ def report_command(
                 _write(made[0], report.resolve_out(out, made[1], by, Path.cwd()), force)
                 return
         runs = _runs(store, run, by)
+        from pqbench.analysis.noise import NoiseModels
+
         with console.status(f"comparing {len(runs)} run(s)"):
-            comparison = report.comparison_sections(runs, by, band, cross_machine, notes)
+            comparison = report.comparison_sections(runs, by, band, cross_machine, notes,
+                                                    NoiseModels(store).for_runs(runs))
         if by and not comparison:
             values = sorted({name for name, _ in group_runs(runs, by)})
             console.warning(
@@ -135,7 +138,10 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     whole = selection.whole
     shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
                    if kind in newest])
-    sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes)
+    from pqbench.analysis.noise import NoiseModels
+
+    sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes,
+                              NoiseModels(store).for_runs(headers))
     bisected = [run.run_id for run in headers if series.is_bisection(run)]
     where = series.section(whole(bisected)) if bisected else None
     sections += [where] if where is not None else []

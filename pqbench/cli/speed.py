@@ -15,6 +15,7 @@ from pqbench.cli.common import (
     JsonOption,
     LabelOption,
     RelativeToOption,
+    check_text,
     exit_for,
     finite_float,
     handles_errors,
@@ -95,6 +96,9 @@ def speed(
         help="Rates in wall-clock time, as `openssl speed -elapsed` (default: "
                           "the measuring thread's CPU time).")] = False,
     relative_to: RelativeToOption = None,
+    calibration: Annotated[str | None, typer.Option(
+        "--calibration", metavar="SERIES:I:N", hidden=True,
+        help="Mark the run as run I of N of a `pqbench calibrate` series.")] = None,
     json_output: JsonOption = False,
     csv_output: CsvOption = False,
     db: DbOption = None,
@@ -119,6 +123,7 @@ def speed(
         processes=processes,
         cpus=multi.parse_cpus(cpu) if cpu else (),
         time_base="wall" if elapsed else "cpu",
+        extra=calibration_mark(calibration),
     )
     kems, sigs = liboqs_mechanisms()
     try:
@@ -178,6 +183,19 @@ def _note_helpers(run: Run) -> None:
     if unsettled:
         console.note(f"no two warm-up rounds agreed within 5 % (20 tried): "
                      f"{', '.join(unsettled)}")
+
+
+def calibration_mark(text: str | None) -> dict[str, object]:
+    """The settings a `pqbench calibrate` run carries: its series, place and count."""
+    if text is None:
+        return {}
+    series, _, rest = text.partition(":")
+    index, _, count = rest.partition(":")
+    if not series or not index.isdigit() or not count.isdigit() or not \
+            0 < int(index) <= int(count):
+        raise UsageError("--calibration takes SERIES:I:N, as `pqbench calibrate` passes it")
+    return {"calibration": {"series": check_text(series, "--calibration"),
+                            "index": int(index), "runs": int(count)}}
 
 
 def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:

@@ -211,6 +211,26 @@ def history_table(series: Series) -> Table:
                  tuple(rows), tuple(tones))
 
 
+def spread_note(rows: Sequence[Any]) -> str | None:
+    """One line for the rows judged against the machine's run-to-run spread (too few runs
+    for the exact test): how many, the spreads' range, and the prior where it was used."""
+    judged = [r for r in rows if r.outcome.basis and r.outcome.floor is not None
+              and "run-to-run spread" in r.outcome.basis]
+    if not judged:
+        return None
+    floors = sorted(r.outcome.floor for r in judged)
+    size = (numbers.percent(floors[0]) if floors[0] == floors[-1]
+            else f"{numbers.percent(floors[0])} to {numbers.percent(floors[-1])}")
+    prior = sum(1 for r in judged if "default prior" in r.outcome.basis)
+    text = (f"{len(judged)} row(s) had too few runs for the exact test and were judged against "
+            f"this machine's run-to-run spread of the row ({size}, the noise floor column; "
+            "--json gives each row's basis)")
+    if prior:
+        text += (f"; {prior} of them rest on the default prior: `pqbench calibrate` "
+                 "sharpens it")
+    return text
+
+
 def verdict_counts(result: RunComparison) -> str:
     """"12 no change, 3 faster"."""
     counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in verdict.VERDICTS}

@@ -394,6 +394,9 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
         print_table(comparisons.compare_table(result), console)
     if hidden:
         note(f"{hidden} row(s) without a change not shown (--only-changed)")
+    said = comparisons.spread_note(result.rows)
+    if said:
+        note(said)
     if result.memory:
         print_table(comparisons.memory_table(
             result.memory, f"memory: {result.before_name} → {result.after_name} "
@@ -406,6 +409,13 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
 
 def history_table(series: Any) -> FittedTable:
     return rich_table(comparisons.history_table(series))
+
+
+def show_history(series: Any, console: Console = stdout) -> None:
+    """One row's history and what its steps were judged against."""
+    console.print(history_table(series))
+    if series.basis:
+        note(f"steps judged as compare judges runs; few runs against {series.basis}")
 
 
 # --- speed: rows too unsteady to trust (pqbench speed) ---------------------------------

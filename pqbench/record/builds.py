@@ -28,6 +28,9 @@ __all__ = ["Build", "build_of", "one_build", "principal"]
 
 #: Libraries a run reports that no timed code runs: a new version is not a new build.
 NOT_TIMED = frozenset({"pqbench", "numpy"})
+#: Facts that runs stored before they were recorded lack: compared only where both runs
+#: have them, so an older run and a newer run of one build stay one build.
+OPTIONAL = ("binaries.",)
 
 
 @dataclass(frozen=True, order=True)
@@ -50,20 +53,39 @@ class Build:
 
     def same_software(self, other: Build) -> bool:
         """Whether the two ran the same software, however each was timed (an `ab` side
-        and `speed` runs of the build it ran)."""
-        return self.software == other.software
+        and `speed` runs of the build it ran); `OPTIONAL` facts count where both have them."""
+        return _agree(self.software, other.software)
+
+    def matches(self, other: Build) -> bool:
+        """One build: every fact equal, `OPTIONAL` facts compared where both have them."""
+        return _agree(self.software, other.software) and self.timing == other.timing
 
     def differences(self, other: Build) -> list[tuple[str, str | None, str | None]]:
-        """(field, this value, the other's value) of every field the two differ in."""
+        """(field, this value, the other's value) of every field the two differ in
+        (`OPTIONAL` facts only where both have them)."""
         mine, theirs = dict(self.facts), dict(other.facts)
         return [(name, mine.get(name), theirs.get(name))
-                for name in sorted(set(mine) | set(theirs)) if mine.get(name) != theirs.get(name)]
+                for name in sorted(set(mine) | set(theirs))
+                if mine.get(name) != theirs.get(name) and not (
+                    name.startswith(OPTIONAL) and (name not in mine or name not in theirs))]
 
     def against(self, other: Build) -> str:
         """This build in the words that set it apart from `other`: "cryptography 42.0.8,
         knobs.OPENSSL_ia32cap 0x..."; "" for the same build."""
         return ", ".join(f"{_short(name)} {mine if mine is not None else '(none)'}"
                          for name, mine, _ in self.differences(other))
+
+
+def _agree(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> bool:
+    if a == b:
+        return True
+    mine, theirs = dict(a), dict(b)
+    for name in set(mine) | set(theirs):
+        if name.startswith(OPTIONAL) and (name not in mine or name not in theirs):
+            continue
+        if mine.get(name) != theirs.get(name):
+            return False
+    return True
 
 
 def _short(name: str) -> str:
@@ -126,7 +148,19 @@ def _timing(settings: Mapping[str, Any] | Any) -> dict[str, str]:
 
 def one_build(a: Run, b: Run) -> bool:
     """Whether two runs measured one build."""
-    return build_of(a) == build_of(b)
+    return build_of(a).matches(build_of(b))
+
+
+def split_by_build(runs: Iterable[Run]) -> dict[Build, list[Run]]:
+    """The runs per build, builds in the order their first run appears; a run joins the
+    first build it `matches` (a run stored before an `OPTIONAL` fact was recorded joins
+    the build it agrees with)."""
+    found: dict[Build, list[Run]] = {}
+    for run in runs:
+        build = build_of(run)
+        home = build if build in found else next((b for b in found if b.matches(build)), build)
+        found.setdefault(home, []).append(run)
+    return found
 
 
 def principal(runs: Sequence[Run]) -> Build:
@@ -134,18 +168,6 @@ def principal(runs: Sequence[Run]) -> Build:
     run's among equals (runs are given oldest first)."""
     if not runs:
         raise ValueError("principal: no runs")
-    counts: dict[Build, int] = {}
-    last: dict[Build, int] = {}
-    for index, run in enumerate(runs):
-        build = build_of(run)
-        counts[build] = counts.get(build, 0) + 1
-        last[build] = index
-    return max(counts, key=lambda b: (counts[b], last[b]))
-
-
-def split_by_build(runs: Iterable[Run]) -> dict[Build, list[Run]]:
-    """The runs per build, builds in the order their first run appears."""
-    found: dict[Build, list[Run]] = {}
-    for run in runs:
-        found.setdefault(build_of(run), []).append(run)
-    return found
+    split = split_by_build(runs)
+    last = {build: max(runs.index(r) for r in members) for build, members in split.items()}
+    return max(split, key=lambda b: (len(split[b]), last[b]))

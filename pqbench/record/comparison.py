@@ -56,6 +56,9 @@ class Row(_Judged):
     unit: Literal["ops/s", "bytes/s"]
     before: float
     after: float
+    basis: str | None = Field(description="what the verdict rests on beyond the runs "
+                              "compared: the machine's run-to-run spread of the row and "
+                              "where it came from, or an ab session")
     n_before: int
     n_after: int
     runs_before: int

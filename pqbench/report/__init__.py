@@ -18,6 +18,7 @@ from pathlib import Path
 from pqbench import interrupts
 from pqbench.analysis import ratios
 from pqbench.analysis.figures import RunFigures, run_figures
+from pqbench.analysis.noise import NoiseModel
 from pqbench.errors import InputFileError
 from pqbench.presentation import markdown as md
 from pqbench.presentation import numbers
@@ -157,10 +158,11 @@ def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
 
 def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float | None = None,
                         cross_machine: bool = False,
-                        annotations: Mapping[str, Sequence[str]] | None = None
-                        ) -> list[Section]:
-    """Compare table, ratio charts and history for two or more runs or groups."""
-    return [*comparison.sections(runs, by, threshold, cross_machine, annotations),
+                        annotations: Mapping[str, Sequence[str]] | None = None,
+                        model: NoiseModel | None = None) -> list[Section]:
+    """Compare table, ratio charts and history for two or more runs or groups; ``model``
+    is the machine's noise model."""
+    return [*comparison.sections(runs, by, threshold, cross_machine, annotations, model),
             *memory.comparison_sections(runs, by)]
 
 

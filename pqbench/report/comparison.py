@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from pqbench.analysis import compare, history, verdict
 from pqbench.analysis.compare import RunComparison
+from pqbench.analysis.noise import NoiseModel
 from pqbench.presentation import comparisons, numbers
 from pqbench.presentation import markdown as md
 from pqbench.presentation import news as news_text
@@ -24,9 +25,11 @@ _CHART_ROWS = 24
 
 
 def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]]]:
-    """--by FIELD groups; otherwise each run is its own group (named by label or id)."""
+    """--by FIELD groups, each of one build (`history.by_build`: a masked run beside
+    unmasked ones is a group of its own); otherwise each run is its own group (named by
+    label or id)."""
     if by:
-        return group_runs(runs, by)
+        return history.by_build(group_runs(runs, by))
     ordered = sorted(runs, key=run_order)
     names = [r.label or r.run_id for r in ordered]
     if len(set(names)) != len(names):
@@ -126,8 +129,10 @@ def each_against_the_next(title: str, by: str | None, method: str) -> Section:
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
              cross_machine: bool = False,
-             annotations: Mapping[str, Sequence[str]] | None = None) -> list[Section]:
+             annotations: Mapping[str, Sequence[str]] | None = None,
+             model: NoiseModel | None = None) -> list[Section]:
     """The comparison part of a report; empty for a single run or a single group.
+    ``model`` is the machine's noise model (rows with too few runs are judged against it).
 
     Speed runs are compared with speed runs and file runs with file runs: they share no
     row, so comparing across kinds could only fail.
@@ -136,22 +141,24 @@ def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
     for kind, prefix, title in KINDS:
         of_kind = [r for r in runs if r.kind == kind]
         found += _sections_of_kind(of_kind, by, threshold, cross_machine, annotations or {},
-                                   prefix, title)
+                                   prefix, title, model)
     return found
 
 
 def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | None,
                       cross_machine: bool, annotations: Mapping[str, Sequence[str]],
-                      prefix: str, title: str) -> list[Section]:
+                      prefix: str, title: str, model: NoiseModel | None = None
+                      ) -> list[Section]:
     groups = groups_for(runs, by)
     if len(groups) < 2:
         return []
-    results = compare.compare_groups(groups, threshold, cross_machine=cross_machine)
+    results = compare.compare_groups(groups, threshold, cross_machine=cross_machine,
+                                     noise=model)
     head = each_against_the_next(title, by, results[0].method)
     labels = [r.label for r in runs]
     unique_labels = None not in labels and len(set(labels)) == len(labels)
     steps = history_section(runs, by or ("label" if unique_labels else "run_id"), annotations,
-                            prefix)
+                            prefix, model)
     return [head, *(comparison(r, i + 1, prefix, changed_only=len(results) > 1)
                     for i, r in enumerate(results)),
             *([steps] if steps else [])]
@@ -208,16 +215,17 @@ def _charted_series(series: Sequence[history.Series]) -> list[history.Series]:
 
 
 def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequence[str]],
-                    prefix: str = "") -> Section | None:
-    """Steps over three or more groups, with a chart per algorithm that stepped."""
-    builds = [name for name, _ in group_runs(runs, by)]
-    if len(builds) < 3:
+                    prefix: str = "", model: NoiseModel | None = None) -> Section | None:
+    """Steps over two or more groups (two: compare's verdict, as a step), with a chart per
+    algorithm that stepped."""
+    builds = [name for name, _ in history.by_build(group_runs(runs, by))]
+    if len(builds) < 2:
         return None
     names = list(dict.fromkeys(m.algorithm for r in sorted(runs, key=lambda r: r.started_at)
                                for m in r.measurements))
     # A series measured in one group only has no history to show.
     per_algorithm = {name: [s for s in history.history(runs, name, by=by,
-                                                        annotations=annotations)
+                                                        annotations=annotations, model=model)
                             if len(s.points) >= 2]
                      for name in names}
     return history_of(per_algorithm, builds, by, prefix)
@@ -250,12 +258,14 @@ def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Se
              or md.MISSING]
             for name in names for s in per_algorithm[name] for step in s.steps]
     parts = [md.heading(3, f"History by {by}"),
-             f"{len(builds)} groups in the order they were first measured. A point is a "
-             "group's level (the geometric mean of its runs' medians). Steps come from a "
-             "penalised piecewise-constant fit of the log levels (asv-style step detection, "
-             "weighted by each point's confidence interval), and none is smaller than the "
-             "series' noise band (5 %, or the spread between its replicate runs where that "
-             f"is larger). {BANDS}"]
+             f"{len(builds)} groups in the order they were first measured, each of one build. "
+             "A point is a group's level (the geometric mean of the medians of the runs that "
+             "measured the row). A step is where the comparison rule judges the runs before "
+             "it against the runs after it faster or slower, as the comparisons above do "
+             "(few runs against this machine's run-to-run spread of the row; an ab session's "
+             "worker pairs where one measured both builds); the candidates come from a "
+             "penalised piecewise-constant fit of the log levels (asv-style step detection). "
+             f"{BANDS}"]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
                                "first at new level", "before", "after", "ratio", "notes"],

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pqbench.analysis import compare, history
 from pqbench.analysis.compare import RunComparison
+from pqbench.analysis.noise import NoiseModel
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.record.runs import group_runs
@@ -45,12 +46,12 @@ def many_groups(headers: Sequence[Run], by: str) -> bool:
                for kind, _, _ in KINDS if (of_kind := [r for r in headers if r.kind == kind]))
 
 
-def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]]
-                   ) -> dict[str, list[history.Series]]:
+def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]],
+                   model: NoiseModel | None = None) -> dict[str, list[history.Series]]:
     """Per algorithm (in the order first stored), its series of two points or more."""
     found: dict[str, list[history.Series]] = {}
-    for series in history.series_from_rates(rates.row_keys(), groups, rates.runs,
-                                            annotations):
+    for series in history.series_from_rates(rates.row_keys(), groups, rates.by_run,
+                                            annotations, model=model):
         found.setdefault(series.algorithm, [])
         if len(series.points) >= 2:  # measured in one group only: no history to show
             found[series.algorithm].append(series)
@@ -92,9 +93,11 @@ def _introduction(by: str, names: Sequence[str], pairs: Sequence[tuple[int, int]
 
 def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], RowRates],
              load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
-             cross_machine: bool, annotations: Mapping[str, Sequence[str]]) -> list[Section]:
+             cross_machine: bool, annotations: Mapping[str, Sequence[str]],
+             model: NoiseModel | None = None) -> list[Section]:
     """The comparison and history sections over run headers (no rows needed): `rates`
-    reads the per-round rates of the runs named, `load` the runs named whole."""
+    reads the per-round rates of the runs named, `load` the runs named whole; ``model``
+    is the machine's noise model."""
     found: list[Section] = []
     for kind, prefix, title in KINDS:
         of_kind = [r for r in headers if r.kind == kind]
@@ -104,8 +107,8 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
         names = [name for name, _ in groups]
         many = len(groups) > FEW_GROUPS
         per_algorithm = history_series(
-            groups, rates([r.run_id for _, members in groups for r in members]), annotations
-        ) if len(groups) >= 3 else {}
+            groups, rates([r.run_id for _, members in groups for r in members]), annotations,
+            model) if len(groups) >= 3 else {}
         stepped: list[int] = []
         if many:
             stepped = step_builds(names, per_algorithm)
@@ -114,7 +117,7 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
             pairs += [] if ends in pairs else [ends]
         else:
             pairs = list(itertools.pairwise(range(len(names))))
-        results = [_compare(groups[b], groups[a], load, threshold, cross_machine)
+        results = [_compare(groups[b], groups[a], load, threshold, cross_machine, model)
                    for b, a in pairs]
         found.append(_introduction(by, names, pairs, len(stepped), title, results[0].method)
                      if many else each_against_the_next(title, by, results[0].method))
@@ -127,9 +130,9 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
 
 def _compare(before: tuple[str, Sequence[Run]], after: tuple[str, Sequence[Run]],
              load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
-             cross_machine: bool) -> RunComparison:
+             cross_machine: bool, model: NoiseModel | None = None) -> RunComparison:
     """Two groups loaded whole (only these two are held at a time) and compared."""
     return compare.compare_runs(load([r.run_id for r in before[1]]),
                                 load([r.run_id for r in after[1]]), threshold,
                                 cross_machine=cross_machine, before_name=before[0],
-                                after_name=after[0])
+                                after_name=after[0], noise=model)

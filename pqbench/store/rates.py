@@ -72,6 +72,21 @@ class RowRates:
         return [values[start:stop] for start, stop in bounds if stop > start]
 
 
+    def by_run(self, key: RowKey, run_ids: Sequence[str]) -> list[tuple[str, FloatArray]]:
+        """(run id, rates) of each of `run_ids` that measured `key`, as `runs` gives the
+        rates, in the same order."""
+        if key not in self._chunks:
+            return []
+        by_run, starts, values = self._indexed(key)
+        found = []
+        for run_id in run_ids:
+            for index in by_run.get(self._position.get(run_id, -1), ()):
+                start, stop = int(starts[index]), int(starts[index + 1])
+                if stop > start:
+                    found.append((run_id, values[start:stop]))
+        return found
+
+
 def row_rates(conn: Connection, run_ids: Sequence[str],
               rows: ColumnElement[bool] | None = None) -> RowRates:
     """Every result row's per-round rates of the runs named: one query per batch of runs

@@ -10,8 +10,9 @@ compared, not with the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pqbench.errors import ComparisonError, NothingStored
 from pqbench.record.results import RowKey, Run
@@ -20,7 +21,11 @@ from pqbench.store import schema
 from pqbench.store.database import Store
 from pqbench.store.queries import LIGHT_FIELDS, RunFilter
 
-__all__ = ["LOOK_BACK", "Selection", "newest_ids", "run_algorithms", "select"]
+if TYPE_CHECKING:
+    from pqbench.store.rates import RowRates  # numpy: only commands that draw figures
+
+__all__ = ["LOOK_BACK", "NoiseInputs", "Selection", "newest_ids", "noise_inputs",
+           "run_algorithms", "select"]
 
 #: How many of the newest runs `compare` without arguments looks through for two that
 #: share a row (each is loaded whole to see its rows).
@@ -128,3 +133,29 @@ def run_algorithms(store: Store, run_ids: Sequence[str]) -> dict[str, list[str]]
         for run_id, algorithm in conn.execute(query):
             found[run_id].append(algorithm)
     return found
+
+
+@dataclass(frozen=True)
+class NoiseInputs:
+    """What the noise model of one testbed is learnt from (`analysis.noise.learn`): every
+    run's header with its fingerprint (a run's build needs it), every row's per-round
+    rates as numbers, and the sides of `ab` sessions whole (their worker pairs are
+    attributes of their rows)."""
+
+    testbed: str
+    headers: list[Run]
+    rates: RowRates
+    sessions: list[Run]
+
+
+def noise_inputs(store: Store, testbed: str) -> NoiseInputs:
+    """Every run of one testbed, as the noise model reads them."""
+    headers = store.load_runs(RunFilter(by="testbed", values=(testbed,)), rows_too=False,
+                              fingerprints=True)
+    headers.sort(key=run_order)
+    sides = [r.run_id for r in headers
+             if isinstance(r.settings, Mapping) and isinstance(r.settings.get("ab"), Mapping)]
+    paired = set(sides)
+    plain = [r.run_id for r in headers if r.run_id not in paired]
+    return NoiseInputs(testbed, headers, store.row_rates(plain),
+                       store.load_runs(RunFilter(ids=tuple(sides))) if sides else [])

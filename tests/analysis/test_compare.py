@@ -261,9 +261,14 @@ def test_cli_groups_table_json_markdown(tmp_path: Path) -> None:
     done = invoke("compare", "--by", "label", "old", "new", "--markdown", "--db", str(db))
     assert done.returncode == 0 and "| SHA-256 | python | hash @16384B |" in done.stdout
     assert "5/5 runs" in done.stdout
-    done = invoke("compare", "20260101-a0", "20260102-b0", "--db", str(db))
-    assert done.returncode == 0 and "too few runs" in done.stdout
-    assert "5 a side" in done.stderr
+    # One run against one: judged against the spread the ten stored runs (two builds by
+    # label, one build by fingerprint) show, so the 2x row is faster.
+    done = invoke("compare", "20260101-a0", "20260102-b0", "--json", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    rows = {r["algorithm"]: r for r in json.loads(done.stdout)["rows"]}
+    assert rows["SHA-256"]["verdict"] == "faster"
+    assert "10 runs of this row (2 groups of one build)" in rows["SHA-256"]["basis"]
+    assert {r["verdict"] for r in rows.values()} - {"faster"} <= {"no change", "inconclusive"}
 
 
 @pytest.mark.parametrize(("fail_on", "code"), [("faster", 3), ("any", 3), ("slower", 0)])
@@ -284,7 +289,7 @@ def test_cli_fail_on_gates_on_the_verdict(tmp_path: Path, fail_on: str, code: in
     (("compare", "--by", "label", "old", "newer"), "no runs with label"),
     (("compare", "--by", "label", "--threshold", "-1"), "threshold"),
     (("compare", "--by", "label", "--threshold", "lots"), "'auto' or a fraction"),
-    (("compare", "--by", "label", "--fail-on", "sideways"), "--fail-on takes one of"),
+    (("compare", "--by", "label", "--fail-on", "sideways"), "--fail-on takes one or more of"),
 ], ids=["unknown run", "one run", "--all without --by", "unknown group",
         "negative threshold", "bad threshold", "bad fail-on"])
 def test_cli_bad_input_exits_non_zero(tmp_path: Path, args: tuple[str, ...],

@@ -94,9 +94,12 @@ def test_two_builds_are_a_run_level_comparison() -> None:
                     factors={"SHA-256": 3.0})
     (sha,) = history([*one, *two], "SHA-256")
     assert [(s.build, round(s.ratio)) for s in sha.steps] == [("B", 3)]
-    # One run a build: too few runs, so no step however large.
+    # One run a build: nothing replicated is stored, so the 3x step is judged against the
+    # documented prior, and is far beyond it.
     (single,) = history([one[0], two[0]], "SHA-256")
-    assert single.steps == ()
+    (step,) = single.steps
+    assert step.build == "B" and step.verdict == "faster"
+    assert step.basis is not None and "default prior" in step.basis
 
 
 def test_three_builds_with_one_step_show_it_at_its_build() -> None:

@@ -93,15 +93,21 @@ def make_runs(prefix: str, count: int, *, seed: int, drift: float = 0.0,
 def make_ab_session(session: str, *, seed: int, pairs: int = 24, drift: float = 0.3,
                     factors: Mapping[str, float] | None = None, looks: int = 6,
                     env_a: dict[str, Any] | None = None,
-                    env_b: dict[str, Any] | None = None) -> tuple[Run, Run]:
+                    env_b: dict[str, Any] | None = None, workers: int | None = None,
+                    process: float = 0.0) -> tuple[Run, Run]:
     """The two runs a `pqbench ab` session stores: round i of A and round i of B share the
-    machine state of pair i (lognormal, sigma `drift`); B is `factors` times A."""
+    machine state of pair i (lognormal, sigma `drift`); B is `factors` times A. With
+    `workers`, pair i is taken by worker pair i mod `workers` (``ab_worker``), each worker
+    process `process` (lognormal sigma) off by itself."""
     rng = np.random.default_rng(seed)
     sides: dict[str, list[Measurement]] = {"a": [], "b": []}
+    taken = [i % workers for i in range(pairs)] if workers else None
     for algorithm, implementation, operation, block, rate in ROWS:
         states = np.exp(rng.normal(0.0, drift, pairs))
         for side, factor in (("a", 1.0), ("b", (factors or {}).get(algorithm, 1.0))):
-            values = rate * factor * states * np.exp(rng.normal(0.0, 0.01, pairs))
+            offsets = np.exp(rng.normal(0.0, process, workers or 1))
+            own = offsets[np.asarray(taken)] if taken else 1.0
+            values = rate * factor * states * own * np.exp(rng.normal(0.0, 0.01, pairs))
             rounds = tuple(LoopResult(max(1, int(v * 0.05)),
                                       round(max(1, int(v * 0.05)) / v * 1e9), None)
                            for v in values)
@@ -109,7 +115,8 @@ def make_ab_session(session: str, *, seed: int, pairs: int = 24, drift: float = 
                 algorithm=algorithm, implementation=implementation, operation=operation,
                 rounds=rounds, block_size=block,
                 attributes={"ab_seconds": 3.5, **({"library": "hashlib"}
-                                                  if implementation == "python" else {})}))
+                                                  if implementation == "python" else {}),
+                            **({"ab_worker": taken} if taken else {})}))
     runs = []
     for side, env in (("a", env_a), ("b", env_b)):
         settings = {"ab": {"session": session, "side": side, "looks": list(range(looks)),

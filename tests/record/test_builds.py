@@ -61,3 +61,20 @@ def test_principal_is_the_build_most_runs_measured_the_newest_among_equals() -> 
     assert principal([pip[0], host[0]]) == build_of(host[0])
     split = split_by_build([pip[0], host[0], pip[1]])
     assert [[r.run_id for r in runs] for runs in split.values()] == [["p0", "p1"], ["h0"]]
+
+
+def test_facts_older_runs_lack_do_not_split_a_build() -> None:
+    old = _run("old")
+    new = replace(old, run_id="new", environment=type(old.environment)(
+        {**old.environment.to_dict(),
+         "libraries": {**old.environment.to_dict()["libraries"]}}))
+    new_facts = build_of(new)
+    with_binary = type(new_facts)((*new_facts.software, ("binaries.libcrypto.identity", "ab12")),
+                                  new_facts.timing)
+    other_binary = type(new_facts)((*new_facts.software, ("binaries.libcrypto.identity", "cd34")),
+                                   new_facts.timing)
+    assert with_binary.matches(build_of(old)) and build_of(old).matches(with_binary)
+    assert not with_binary.matches(other_binary)
+    assert [d[0] for d in with_binary.differences(other_binary)] == \
+        ["binaries.libcrypto.identity"]
+    assert with_binary.differences(build_of(old)) == []

@@ -1,0 +1,375 @@
+"""This machine's run-to-run spread: what one run of a build says about the build.
+
+One run cannot tell a build's effect from the machine's drift between runs, unless the
+drift is known. Every store that holds two runs of one build, runs of one build under two
+labels (an A/A pair), calibration runs (`pqbench calibrate`) or an `ab` session has
+measured it. Per testbed (CPU model, flags, host: runs of other machines say nothing about
+this one) and per row (algorithm, implementation, operation, block size) the model pools:
+
+* **replicated runs**: per row, the ln run estimates (median of a run's rounds) of each
+  group of runs of one build (`record.builds`), each group centred on its own mean, so a
+  real change between builds does not count as noise: s^2 = SS / (N - k), N - k degrees of
+  freedom (the pooled within-group variance of a one-way layout). Within a build, the runs
+  of a label that holds several runs are a group of their own (a difference the
+  fingerprint does not see, between two labels of one build, is not noise either), and
+  the runs whose labels hold one run each are one group (an A/A series of single runs);
+* **`ab` sessions**: per row, the worker pairs' estimates e_j of ln(B / A) (each the
+  Hodges-Lehmann estimate of its round pairs, `signedrank.compare_worker_pairs`). Each e_j
+  is one process of B minus one of A, so var(e) / 2 estimates the variance of one process's
+  level about its build's level, with J - 1 degrees of freedom per session. Worker pairs
+  run side by side on one pinned CPU within minutes: they miss the drift between runs taken
+  hours apart, so this variance is multiplied by `SESSION_INFLATION` (measured: the median
+  ratio of the two on this kind of machine; docs: statistics), counts only where the row
+  has no replicated runs of its own, and for at most `SESSION_DF` degrees of freedom.
+
+Where a row has few degrees of freedom of its own it borrows from its **family** (rows of
+one kind of algorithm and one implementation: ciphers in libcrypto, KEMs in liboqs), then
+from every row of its **kind**, as a prior with at most `BORROWED_DF` degrees of freedom:
+s^2 = (SS_row + d0 s_family^2) / (df_row + d0) with df_row + d0 degrees of freedom, the
+moderated variance of Smyth, "Linear models and empirical Bayes methods for assessing
+differential expression in microarray experiments", Stat. Appl. Genet. Mol. Biol. 3, 2004.
+With nothing stored, the documented conservative prior `PRIOR` (measured on a loaded
+shared VM; docs: statistics) with `PRIOR_DF` degrees of freedom. Every spread says where
+it came from (`Spread.describe`).
+
+Runs the caller flags as taken under load may be left out; the model counts them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from pqbench.analysis import pairing, signedrank
+from pqbench.record.builds import split_by_build
+from pqbench.record.results import RowKey, Run
+
+if TYPE_CHECKING:
+    from pqbench.store.selection import NoiseInputs
+
+#: The conservative prior: one run's ln estimate about its build's level, as a standard
+#: deviation, measured over single runs of the quick suite on a shared 2-core VM under load
+#: (docs: statistics and measurements).
+PRIOR = 0.10
+#: The degrees of freedom the prior counts as (a t quantile of 4.60 at 99 %).
+PRIOR_DF = 4
+#: The most degrees of freedom a row borrows from its family or kind.
+BORROWED_DF = 10
+#: How much more run-to-run variance than worker-pair variance a machine like this shows
+#: (the median over 28 rows of the quick suite; the rows ranged from 0.7 to 21).
+SESSION_INFLATION = 6.5
+#: The most degrees of freedom a row's sessions count for: their mapping to a run's
+#: spread is known on average, not row by row, so they are always moderated.
+SESSION_DF = 5
+
+Source = Literal["row", "sessions", "prior"]
+
+
+@dataclass
+class Evidence:
+    """Sums over groups of one build: squared deviations about each group's mean, the
+    degrees of freedom they carry, the runs and groups they came from."""
+
+    squares: float = 0.0
+    freedom: int = 0
+    runs: int = 0
+    groups: int = 0
+    calibration: int = 0
+
+    def add(self, estimates: Sequence[float], calibration: int = 0) -> None:
+        values = np.asarray(estimates, dtype=np.float64)
+        if values.size < 2:
+            return
+        self.squares += float(np.sum((values - values.mean()) ** 2))
+        self.freedom += values.size - 1
+        self.runs += values.size
+        self.groups += 1
+        self.calibration += calibration
+
+    def merge(self, other: Evidence) -> None:
+        self.squares += other.squares
+        self.freedom += other.freedom
+        self.runs += other.runs
+        self.groups += other.groups
+        self.calibration += other.calibration
+
+    @property
+    def variance(self) -> float | None:
+        return self.squares / self.freedom if self.freedom > 0 else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One row's run-to-run spread: the standard deviation ``sd`` of one run's ln estimate
+    about its build's level, its degrees of freedom, and where it came from: ``source``
+    ("row": its own replicated runs; "sessions": its `ab` sessions' worker pairs; "prior":
+    nothing of its own), the ``runs`` and ``groups`` (builds) or ``sessions`` of its own,
+    and what it borrowed (``borrowed``: "its family (cipher, libcrypto: 3 other rows, 15
+    runs)", "the default prior"), with ``borrowed_df`` degrees of freedom."""
+
+    sd: float
+    freedom: int
+    source: Source
+    runs: int = 0
+    groups: int = 0
+    sessions: int = 0
+    borrowed: str | None = None
+    borrowed_df: int = 0
+    calibration: int = 0
+
+    @property
+    def percent(self) -> float:
+        """The spread as a fraction: exp(sd) - 1."""
+        return math.expm1(self.sd)
+
+    def describe(self) -> str:
+        """Where the spread came from, in words a verdict's reason ends with."""
+        size = f"{self.percent:.1%}"
+        if self.source == "prior" and self.borrowed is None:
+            return (f"the default prior of {size} for this machine's run-to-run spread "
+                    "(nothing replicated is stored for this row): `pqbench calibrate` "
+                    "sharpens it")
+        parts = []
+        if self.source == "row":
+            groups = f"{self.groups} group{'s' if self.groups != 1 else ''} of one build"
+            calibrated = f", {self.calibration} of them calibration" if self.calibration else ""
+            parts.append(f"{self.runs} runs of this row ({groups}{calibrated})")
+        elif self.source == "sessions":
+            plural = "s" if self.sessions != 1 else ""
+            parts.append(f"the worker pairs of {self.sessions} ab session{plural} of this row "
+                         f"(times {SESSION_INFLATION:g} in variance: pairs taken side by side "
+                         "miss the drift between runs)")
+        if self.borrowed is not None:
+            parts.append(self.borrowed)
+        tail = ": `pqbench calibrate` sharpens it" if self.borrowed == "the default prior" \
+            else ""
+        return (f"this machine's run-to-run spread of {size} from {' and '.join(parts)}, "
+                f"{self.freedom} df{tail}")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"sd": self.sd, "percent": self.percent, "freedom": self.freedom,
+                "source": self.source, "runs": self.runs, "groups": self.groups,
+                "sessions": self.sessions, "calibration": self.calibration,
+                "borrowed": self.borrowed, "borrowed_df": self.borrowed_df,
+                "description": self.describe()}
+
+
+def family_of(key: RowKey) -> tuple[str, str]:
+    """(kind of algorithm, implementation): rows whose runs vary alike on one machine."""
+    return (kind_of(key[0]), key[1])
+
+
+def kind_of(algorithm: str) -> str:
+    """The algorithm's kind (cipher, hash, kem ...), "other" for names outside the table."""
+    from pqbench.algorithms import by_name
+
+    try:
+        return by_name(algorithm).kind
+    except KeyError:
+        return "other"
+
+
+@dataclass
+class NoiseModel:
+    """Per row of one testbed, the replicated-run and session evidence; `spread` answers."""
+
+    testbed: str | None = None
+    rows: dict[RowKey, Evidence] = field(default_factory=dict)
+    sessions: dict[RowKey, Evidence] = field(default_factory=dict)
+    session_count: dict[RowKey, int] = field(default_factory=dict)
+    #: Runs left out (taken under load, or of another testbed) and why.
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    def add_runs(self, key: RowKey, estimates: Sequence[float], calibration: int = 0) -> None:
+        """One build's ln run estimates of one row."""
+        self.rows.setdefault(key, Evidence()).add(estimates, calibration)
+
+    def add_session(self, key: RowKey, worker_estimates: Sequence[float]) -> None:
+        """One `ab` session's worker-pair estimates of ln(B / A) for one row."""
+        values = np.asarray(worker_estimates, dtype=np.float64)
+        if values.size < 2:
+            return
+        found = self.sessions.setdefault(key, Evidence())
+        # var(e) / 2 is one process's variance; inflated to a run's, as the docstring says.
+        found.squares += float(np.sum((values - values.mean()) ** 2)) / 2 * SESSION_INFLATION
+        found.freedom += values.size - 1
+        found.groups += 1
+        self.session_count[key] = self.session_count.get(key, 0) + 1
+
+    def _own_sessions(self, key: RowKey) -> Evidence | None:
+        """The row's session evidence, worth at most `SESSION_DF` degrees of freedom."""
+        found = self.sessions.get(key)
+        if found is None or found.freedom <= SESSION_DF:
+            return found
+        return Evidence(found.squares / found.freedom * SESSION_DF, SESSION_DF, found.runs,
+                        found.groups)
+
+    def _pooled(self, keys: Iterable[RowKey]) -> Evidence:
+        total = Evidence()
+        for key in keys:
+            total.merge(self.rows.get(key) or self.sessions.get(key) or Evidence())
+        return total
+
+    def spread(self, key: RowKey) -> Spread:
+        """The row's spread: its own replicated runs (else its sessions' worker pairs),
+        moderated by its family's, else its kind's, else the default prior, where it has
+        fewer than `BORROWED_DF` degrees of freedom; the prior alone without any."""
+        own = self.rows.get(key)
+        source: Source = "row"
+        sessions = 0
+        if own is None or own.freedom == 0:
+            own = self._own_sessions(key)
+            source = "sessions"
+            sessions = self.session_count.get(key, 0)
+        if own is None or own.freedom == 0:
+            own, source = Evidence(), "prior"
+        if own.freedom >= BORROWED_DF:
+            return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
+                          own.runs, own.groups, sessions, calibration=own.calibration)
+        said, found = self._borrowed(key)
+        if found is None:
+            if own.freedom == 0:
+                return Spread(PRIOR, PRIOR_DF, "prior")
+            said, d0, variance = "the default prior", PRIOR_DF, PRIOR ** 2
+        else:
+            d0, variance = min(found.freedom, BORROWED_DF), found.squares / found.freedom
+        pooled = (own.squares + d0 * variance) / (own.freedom + d0)
+        return Spread(math.sqrt(pooled), own.freedom + d0, source, own.runs, own.groups,
+                      sessions, said, d0, own.calibration)
+
+    def _borrowed(self, key: RowKey) -> tuple[str, Evidence | None]:
+        """What the row borrows: the evidence of its family, the row itself left out (at
+        least two degrees of freedom), else of its kind; None without either."""
+        family = family_of(key)
+        keys = (set(self.rows) | set(self.sessions)) - {key}
+        members = [k for k in keys if family_of(k) == family]
+        pooled = self._pooled(members)
+        if pooled.freedom >= 2:
+            return (f"its family ({family[0]}, {family[1]}: {_rows(len(members))}, "
+                    f"{pooled.runs} runs)"), pooled
+        kin = [k for k in keys if kind_of(k[0]) == family[0]]
+        pooled = self._pooled(kin)
+        if pooled.freedom >= 2:
+            return f"its kind ({family[0]}: {_rows(len(kin))}, {pooled.runs} runs)", pooled
+        return "", None
+
+
+def _rows(count: int) -> str:
+    return f"{count} other row{'s' if count != 1 else ''}"
+
+
+#: A row key's per-round rates of each of the runs named that measured it
+#: (`store.rates.RowRates.runs`).
+RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
+#: Why a run is left out of the model (taken under load ...), or None to keep it.
+LeaveOut = Callable[[Run], str | None]
+
+
+def calibration_of(run: Run) -> Mapping[str, Any] | None:
+    """The `pqbench calibrate` series a run belongs to (its settings["calibration"])."""
+    found = run.settings.get("calibration") if isinstance(run.settings, Mapping) else None
+    return found if isinstance(found, Mapping) else None
+
+
+def _groups(runs: Sequence[Run]) -> list[list[Run]]:
+    """The groups each centred on its own level: runs of one build under one label where
+    the label holds several (a label a user gave to several runs names what they took for
+    one configuration, and a difference the fingerprint does not see must not count as
+    noise), and the build's runs whose labels hold one run each together (single runs
+    labelled as builds of their own, an A/A series: one build by every fact recorded)."""
+    found: list[list[Run]] = []
+    for members in split_by_build(runs).values():
+        by_label: dict[str | None, list[Run]] = {}
+        for run in members:
+            by_label.setdefault(run.label, []).append(run)
+        singles = [group[0] for group in by_label.values() if len(group) == 1]
+        found += [group for group in by_label.values() if len(group) > 1]
+        if len(singles) > 1:
+            found.append(singles)
+    return found
+
+
+def learn(runs: Sequence[Run], keys: Iterable[RowKey], rates: RatesOf, *,
+          sessions: Sequence[tuple[Run, Run]] = (), leave_out: LeaveOut | None = None,
+          testbed: str | None = None) -> NoiseModel:
+    """The model of one testbed from its stored runs (headers with fingerprints: a run's
+    build needs them), each row's rates read by `rates`, and its `ab` sessions (whole runs:
+    the worker pairs are attributes of their rows). `leave_out` names runs to leave out."""
+    model = NoiseModel(testbed=testbed)
+    kept: list[Run] = []
+    for run in runs:
+        if pairing.ab_session(run) is not None:
+            continue  # a session's sides are evidence through their worker pairs
+        why = leave_out(run) if leave_out is not None else None
+        if why is not None:
+            model.left_out[why] = model.left_out.get(why, 0) + 1
+            continue
+        kept.append(run)
+    wanted = list(keys)
+    for members in _groups(kept):
+        ids = [r.run_id for r in members]
+        calibration = sum(1 for r in members if calibration_of(r) is not None)
+        for key in wanted:
+            estimates = [float(np.median(np.log(np.asarray(one, dtype=np.float64))))
+                         for one in rates(key, ids) if len(one) and min(one) > 0]
+            model.add_runs(key, estimates, calibration)
+    for key, row in pairing.paired_rows(sessions).items():
+        if row.workers is None:
+            continue
+        per_worker: dict[tuple[int, int], list[float]] = {}
+        for b, a, worker in zip(row.before, row.after, row.workers, strict=True):
+            if a > 0 and b > 0:
+                per_worker.setdefault(worker, []).append(math.log(a) - math.log(b))
+        # One session's worker pairs at a time: their estimates centre on its own shift.
+        by_session: dict[int, list[float]] = {}
+        for (session, _), values in per_worker.items():
+            by_session.setdefault(session, []).append(
+                signedrank.hodges_lehmann(np.asarray(values)))
+        for estimates in by_session.values():
+            model.add_session(key, estimates)
+    return model
+
+
+def from_inputs(inputs: NoiseInputs, leave_out: LeaveOut | None = None) -> NoiseModel:
+    """The model of the testbed whose runs `store.selection.noise_inputs` read."""
+    return learn(inputs.headers, inputs.rates.row_keys(), inputs.rates.runs,
+                 sessions=pairing.all_sessions(inputs.sessions), leave_out=leave_out,
+                 testbed=inputs.testbed)
+
+
+class NoiseModels:
+    """The model of each testbed a command meets, learnt once from the store on first use
+    (`store` is a `store.Store`); None for runs of several testbeds or of none recorded."""
+
+    def __init__(self, store: Any, leave_out: LeaveOut | None = None) -> None:
+        self.store = store
+        self.leave_out = leave_out
+        self._found: dict[str, NoiseModel] = {}
+
+    def for_runs(self, runs: Iterable[Run]) -> NoiseModel | None:
+        from pqbench.store.selection import noise_inputs
+
+        testbeds = {r.environment.testbed for r in runs}
+        if len(testbeds) != 1 or None in testbeds:
+            return None
+        testbed = str(testbeds.pop())
+        if testbed not in self._found:
+            self._found[testbed] = from_inputs(noise_inputs(self.store, testbed),
+                                               self.leave_out)
+        return self._found[testbed]
+
+
+def smallest_call(spread: Spread, n: int, m: int, alpha: float = 0.01) -> float:
+    """The smallest change (a fraction: 0.15 is 15 %) that n runs against m can call
+    faster or slower against `spread`: the band, max(5 %, exp(s) - 1), plus the interval's
+    half-width, t(1 - alpha/2, df) s sqrt(1/n + 1/m), in log units."""
+    from scipy import special
+
+    band = max(0.05, spread.percent)
+    half = float(special.stdtrit(spread.freedom, 1 - alpha / 2)) * spread.sd * math.sqrt(
+        1 / n + 1 / m)
+    return math.expm1(math.log1p(band) + half)
