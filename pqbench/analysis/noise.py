@@ -150,6 +150,20 @@ class Spread:
         return (f"this machine's run-to-run spread of {size} from {' and '.join(parts)}, "
                 f"{self.freedom} df{tail}")
 
+    def short(self) -> str:
+        """The spread in a few words, for a verdict's reason ("this machine's run-to-run
+        spread of 1.0 % (5 runs, family; 14 df)"); `describe` says it in full."""
+        size = f"{self.percent:.1%}"
+        if self.source == "prior" and self.borrowed is None:
+            return f"the default prior of {size} (`pqbench calibrate` sharpens it)"
+        own = {"row": f"{self.runs} runs", "sessions": f"{self.sessions} ab sessions",
+               "prior": ""}[self.source]
+        lent = None if self.borrowed is None else (
+            "prior" if self.borrowed == "the default prior"
+            else self.borrowed.split(" (")[0].removeprefix("its "))
+        return (f"this machine's run-to-run spread of {size} "
+                f"({', '.join(p for p in (own, lent) if p)}; {self.freedom} df)")
+
     def as_dict(self) -> dict[str, object]:
         return {"sd": self.sd, "percent": self.percent, "freedom": self.freedom,
                 "source": self.source, "runs": self.runs, "groups": self.groups,

@@ -289,7 +289,7 @@ def against_spread(est_before: FloatArray, est_after: FloatArray, spread: Spread
     return verdict.Outcome(
         before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
         ci_low=math.exp(shift - half), ci_high=math.exp(shift + half), ci_level=1 - alpha,
-        p_value=p_value, verdict=found, reason=f"{n} and {m} runs against {basis}: {why}",
+        p_value=p_value, verdict=found, reason=f"{n} and {m} runs against {spread.short()}: {why}",
         units_before=n, units_after=m, spread_before=spread_of(est_before),
         spread_after=spread_of(est_after), floor=floor, threshold=band,
         method=SPREAD_METHOD, basis=basis)

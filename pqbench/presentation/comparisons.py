@@ -63,8 +63,12 @@ def floor(row: Row) -> str:
 def causes(row: Row) -> str:
     """Why a row got its verdict: a changed row's causes by topic and strength ("system
     libcrypto (likely)"; each cause is told in full once, in the news above the table),
-    any other row's reason ("the CI 0.98–1.01 lies inside the ±5.0 % band")."""
+    any other row's reason ("the CI 0.98–1.01 lies inside the ±5.0 % band"); a row judged
+    against the machine's spread without what it was judged against, which the noise floor
+    column and the note under the table say (`spread_note`)."""
     if not row.changed:
+        if row.outcome.basis and "runs against" in row.reason and "): " in row.reason:
+            return row.reason.split("): ", 1)[1]
         return row.reason
     topics = cause_topics(row)
     if not topics:

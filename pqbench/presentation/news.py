@@ -185,7 +185,7 @@ def _causes(news: News) -> tuple[str, ...]:
     without their rows (they reach every row a little, so the list would say nothing)."""
     lines = [_cause(group, reason) for group in news.causes if group.strength != "weak"
              for reason in group.reasons if reason.strength != "weak"]
-    lines += [f"{g.topic} ({value(g.before)} → {value(g.after)}): weak: {g.reasons[0].why}"
+    lines += [f"{g.topic} ({_values(g)}): weak: {g.reasons[0].why}"
               for g in news.causes if g.strength == "weak"]
     if news.unexplained:
         lines.append(f"no fingerprint difference explains {_rows(news.unexplained)}")
@@ -194,8 +194,15 @@ def _causes(news: News) -> tuple[str, ...]:
 
 def _cause(group: CauseGroup, reason: Reason) -> str:
     """One explanation of a cause, with the rows it applies to."""
-    return (f"{group.topic} ({value(group.before)} → {value(group.after)}), "
+    return (f"{group.topic} ({_values(group)}), "
             f"{reason.strength} for {_rows(reason.rows)}: {reason.why}")
+
+
+def _values(group: CauseGroup) -> str:
+    """A cause's "before → after", a knob's values in words."""
+    if group.field is None:
+        return f"{value(group.before)} → {value(group.after)}"
+    return f"{_told(group.field, group.before)} → {_told(group.field, group.after)}"
 
 
 def _rows(keys: Sequence[RowKey]) -> str:

@@ -164,10 +164,15 @@ def split_by_build(runs: Iterable[Run]) -> dict[Build, list[Run]]:
 
 
 def principal(runs: Sequence[Run]) -> Build:
-    """The build a group of runs stands for: the one most of its runs measured, the newest
-    run's among equals (runs are given oldest first)."""
+    """The build a group of runs stands for: the one most of its runs measured; among
+    equals the one without a capability knob or mask set (a masked run is the variant),
+    then the newest run's (runs are given oldest first)."""
     if not runs:
         raise ValueError("principal: no runs")
     split = split_by_build(runs)
     last = {build: max(runs.index(r) for r in members) for build, members in split.items()}
-    return max(split, key=lambda b: (len(split[b]), last[b]))
+    return max(split, key=lambda b: (len(split[b]), not _configured(b), last[b]))
+
+
+def _configured(build: Build) -> bool:
+    return any(name.startswith(("knobs.", "mask")) for name, _ in build.software)

@@ -59,6 +59,7 @@ def test_nothing_stored_is_the_documented_prior_and_says_so() -> None:
     assert (found.sd, found.freedom, found.source) == (noise.PRIOR, noise.PRIOR_DF, "prior")
     assert "default prior of 10.5%" in found.describe()
     assert "`pqbench calibrate` sharpens it" in found.describe()
+    assert found.short() == "the default prior of 10.5% (`pqbench calibrate` sharpens it)"
 
 
 def test_a_row_with_few_degrees_of_freedom_borrows_from_its_family() -> None:
@@ -74,6 +75,8 @@ def test_a_row_with_few_degrees_of_freedom_borrows_from_its_family() -> None:
     assert found.freedom == 1 + d0 and found.source == "row"
     assert found.sd == pytest.approx(math.sqrt((0.005 + d0 * family_var) / (1 + d0)))
     assert "its family (cipher, libcrypto: 1 other row, 40 runs)" in found.describe()
+    assert found.short() == (f"this machine's run-to-run spread of {found.percent:.1%} "
+                             f"(2 runs, family; {1 + d0} df)")
     # Enough of its own: no borrowing.
     own = model.spread(OTHER)
     assert own.source == "row" and own.freedom == 39 and own.borrowed is None
@@ -155,7 +158,7 @@ def test_one_against_one_and_five_against_one_use_the_model_where_the_exact_test
     for before, after in ((one, jumped), (five, jumped), (jumped, five)):
         outcome = replicates.compare_replicates(before, after, spread=spread)
         assert outcome.verdict in verdict.CHANGED
-        assert outcome.basis == spread.describe() and outcome.basis in outcome.reason
+        assert outcome.basis == spread.describe() and spread.short() in outcome.reason
         assert outcome.method == replicates.SPREAD_METHOD
     # Without a spread: too few runs, as before.
     assert replicates.compare_replicates(one, jumped).verdict == verdict.TOO_FEW

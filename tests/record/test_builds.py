@@ -59,6 +59,8 @@ def test_principal_is_the_build_most_runs_measured_the_newest_among_equals() -> 
     assert principal([pip[0], *host, pip[1]]) == build_of(host[0])
     assert principal([host[0], pip[0]]) == build_of(pip[0])
     assert principal([pip[0], host[0]]) == build_of(host[0])
+    masked = _run("m", knobs__OPENSSL_ia32cap="0x0:0x0")
+    assert principal([host[0], masked]) == build_of(host[0])  # the mask is the variant
     split = split_by_build([pip[0], host[0], pip[1]])
     assert [[r.run_id for r in runs] for runs in split.values()] == [["p0", "p1"], ["h0"]]
 

@@ -250,11 +250,13 @@ def cause_groups(changed: Sequence[Row], builds: Sequence[Change]) -> tuple[Caus
     """Every cause of the changed rows, grouped by topic and told once: per topic its
     values (from the builds), and per distinct explanation the rows it applies to."""
     values = {c.topic: (c.before, c.after) for c in builds}
+    fields = {c.topic: c.field for c in builds}
     reasons: dict[str, dict[tuple[str, str], list[RowKey]]] = {}
     fallback: dict[str, tuple[Any, Any]] = {}
     for row in changed:
         for (named, _), cause in _told(row.causes).items():
             fallback.setdefault(named, (cause.before, cause.after))
+            fields.setdefault(named, cause.field)
             reasons.setdefault(named, {}).setdefault((cause.strength, cause.shared_why),
                                                      []).append(row.key)
     groups = []
@@ -263,6 +265,7 @@ def cause_groups(changed: Sequence[Row], builds: Sequence[Change]) -> tuple[Caus
                              for (strength, why), keys in by_why.items()),
                             key=lambda r: (_rank(r.strength), -len(r.rows))))
         before, after = values.get(topic, fallback[topic])
-        groups.append(CauseGroup(topic, before, after, told[0].strength, told))
+        groups.append(CauseGroup(topic, before, after, told[0].strength, told,
+                                 fields.get(topic)))
     groups.sort(key=lambda g: (_rank(g.strength), -len(g.rows), g.topic))
     return tuple(groups)

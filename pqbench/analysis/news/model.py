@@ -123,6 +123,8 @@ class CauseGroup:
     after: Any
     strength: str  # the strongest of its reasons
     reasons: tuple[Reason, ...]
+    #: The fingerprint field its values are of (words for a knob's value), where known.
+    field: str | None = None
 
     @property
     def rows(self) -> tuple[RowKey, ...]:
