@@ -369,7 +369,9 @@ def _step(planned: Plan, argv: list[str], cwd: Path, env: Mapping[str, str],
         raise BuildFailed(f"building the {planned.stack.name} worker: {Path(argv[0]).name} "
                           f"failed: {exc}") from None
     if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        # The last lines, and at most 4,000 characters of them: the reason is stored with
+        # every row it stops (a run's text fields hold 10,000).
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])[-4000:]
         raise BuildFailed(f"building the {planned.stack.name} worker: {Path(argv[0]).name} "
                           f"exited with status {done.returncode}:\n{tail}")
 
