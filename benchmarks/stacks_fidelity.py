@@ -4,7 +4,10 @@ For `go` the reference is Go's own `go test -bench` (pqbench/stacks/go/reference
 standard library's benchmark style over crypto/mlkem, crypto/ecdh and crypto/ed25519,
 sharing no code with the worker), compiled once with the toolchain that built the worker.
 For `aws-lc-rs` and `libcrux` it is `pqbench-stack-reference`, built beside the worker from
-the same Cargo.lock: the crate's documented API in the plainest loop.
+the same Cargo.lock: the crate's documented API in the plainest loop. For `java` and
+`bouncycastle` it is the JVM reference built beside the worker (the provider's documented
+API in the plainest loop), in a JVM of its own started as the worker's is, whose last round
+counts after rounds worth the worker's least warm-up.
 
 Both sides count CPU time, as `pqbench speed` does (on a shared machine the wall clock
 counts the time others took): the worker's process CPU time per round (its rows' clock
@@ -13,7 +16,9 @@ CPU time the test binary's process used, from the kernel's accounting of the chi
 (getrusage), for a fixed iteration count (`-test.benchtime Nx`, N sized to the seconds asked
 from the previous pair), less the median CPU time of the same binary running no benchmark
 (its start-up), over N + 1 operations (Go runs every benchmark once with N = 1 first). The
-Rust reference reports its thread's CPU time per round itself.
+Rust reference reports its thread's CPU time per round itself. The JVM references report
+their thread's CPU time, and the JVM worker's rows are read in their thread's CPU time too
+(the JIT's and the collector's threads are left out on both sides).
 
 Each case is checked (`checks.pair`) and prepared once, warmed up as `speed` warms it, then
 worker and reference run in alternation (--pairs pairs of --seconds each, the order of
@@ -57,7 +62,18 @@ CASES = {
                   ("X25519", "derive"), ("Ed25519", "sign"), ("Ed25519", "verify")],
     "libcrux": [("ML-KEM-768", "keygen"), ("ML-KEM-768", "encaps"), ("ML-KEM-768", "decaps"),
                 ("ML-DSA-65", "sign"), ("ML-DSA-65", "verify")],
+    "java": [("ML-KEM-768", "keygen"), ("ML-KEM-768", "encaps"), ("ML-KEM-768", "decaps"),
+             ("ML-DSA-65", "sign"), ("ML-DSA-65", "verify"), ("X25519", "derive"),
+             ("Ed25519", "sign")],
+    "bouncycastle": [("ML-KEM-768", "keygen"), ("ML-KEM-768", "encaps"),
+                     ("ML-KEM-768", "decaps"), ("ML-DSA-65", "sign"), ("ML-DSA-65", "verify"),
+                     ("X25519", "derive"), ("Ed25519", "sign")],
 }
+#: The JVM references' main classes (a plain loop over the provider's documented API).
+JVM_REFERENCES = {"java": "pqbench.stacks.Reference", "bouncycastle": "pqbench.stacks.bc.Reference"}
+#: A JVM reference runs in a fresh JVM: its JIT warms up over this many seconds of rounds
+#: first, as the worker's rows do (`Recipe.warmup_min_seconds`), and its last round counts.
+JVM_WARMUP_SECONDS = 3.0
 
 Reference = Callable[[str, str, float], float]  # (alg, operation, seconds) -> ops/s
 
@@ -119,6 +135,25 @@ def rust_reference(built: builds.Built) -> Reference:
     return run
 
 
+def jvm_reference(built: builds.Built) -> Reference:
+    """The JVM reference in a JVM of its own per call, started as pqbench starts the
+    worker; its last round, after rounds worth JVM_WARMUP_SECONDS, in thread CPU time."""
+    java = str(built.plan.toolchains["jdk"].tools["java"])
+    where = built.plan.directory
+    classpath = f"{where / 'classes'}{os.pathsep}{where / 'lib'}/*"
+    main = JVM_REFERENCES[built.plan.stack.name]
+
+    def run(alg: str, operation: str, seconds: float) -> float:
+        rounds = int(JVM_WARMUP_SECONDS / seconds) + 1
+        done = subprocess.run([java, *registry.JVM_OPTIONS, "-cp", classpath, main, alg,
+                               operation, str(seconds), str(rounds)],
+                              capture_output=True, text=True, check=True)
+        line = json.loads(done.stdout.strip().splitlines()[-1])
+        return int(line["ops"]) * 1e9 / max(int(line["thread_cpu_ns"]), 1)
+
+    return run
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--impl", choices=sorted(CASES), default="go")
@@ -131,7 +166,9 @@ def main() -> int:
     impl.process.ensure()
     assert impl.process.planned is not None
     built = builds.build(impl.process.planned, lambda _m: None)
-    reference = go_reference(built) if stack.recipe.language == "go" else rust_reference(built)
+    language = stack.recipe.language
+    reference = {"go": go_reference, "rust": rust_reference,
+                 "java": jvm_reference}[language](built)
     rng = random.Random(args.seed)
     settings = suite.SpeedSettings(seconds=args.seconds * args.pairs, rounds=args.pairs)
     print(f"{args.impl}: worker rows against the library's own benchmark, CPU time, "
@@ -155,8 +192,11 @@ def main() -> int:
             for side in rng.sample(("worker", "reference"), 2):
                 if side == "worker":
                     result = prepared.run(args.seconds)
-                    assert result.process_cpu_ns is not None
-                    ours.append(result.ops * 1e9 / max(result.process_cpu_ns, 1))
+                    # The JVM references read their thread's clock: so does the worker's
+                    # side there; elsewhere the worker's whole process (see above).
+                    cpu = result.cpu_ns if language == "java" else result.process_cpu_ns
+                    assert cpu is not None
+                    ours.append(result.ops * 1e9 / max(cpu, 1))
                 else:
                     theirs.append(reference(name, operation, args.seconds))
         # paired() takes costs: time per op, reference over worker = worker rate / reference.
