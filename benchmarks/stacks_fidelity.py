@@ -135,7 +135,7 @@ def rust_reference(built: builds.Built) -> Reference:
     return run
 
 
-def jvm_reference(built: builds.Built) -> Reference:
+def jvm_reference(built: builds.Built, warmup: float = JVM_WARMUP_SECONDS) -> Reference:
     """The JVM reference in a JVM of its own per call, started as pqbench starts the
     worker; its last round, after rounds worth JVM_WARMUP_SECONDS, in thread CPU time."""
     java = str(built.plan.toolchains["jdk"].tools["java"])
@@ -144,7 +144,7 @@ def jvm_reference(built: builds.Built) -> Reference:
     main = JVM_REFERENCES[built.plan.stack.name]
 
     def run(alg: str, operation: str, seconds: float) -> float:
-        rounds = int(JVM_WARMUP_SECONDS / seconds) + 1
+        rounds = int(warmup / seconds) + 1
         done = subprocess.run([java, *registry.JVM_OPTIONS, "-cp", classpath, main, alg,
                                operation, str(seconds), str(rounds)],
                               capture_output=True, text=True, check=True)
@@ -160,6 +160,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=0.5)
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--jvm-warmup", type=float, default=JVM_WARMUP_SECONDS,
+                        help="seconds a JVM reference runs before its counted round")
+    parser.add_argument("--only", default=None, help="only the cases of this algorithm")
     args = parser.parse_args()
     stack = registry.by_name(args.impl)
     impl = StackImplementation(stack)
@@ -167,8 +170,8 @@ def main() -> int:
     assert impl.process.planned is not None
     built = builds.build(impl.process.planned, lambda _m: None)
     language = stack.recipe.language
-    reference = {"go": go_reference, "rust": rust_reference,
-                 "java": jvm_reference}[language](built)
+    reference = (jvm_reference(built, args.jvm_warmup) if language == "java" else
+                 {"go": go_reference, "rust": rust_reference}[language](built))
     rng = random.Random(args.seed)
     settings = suite.SpeedSettings(seconds=args.seconds * args.pairs, rounds=args.pairs)
     print(f"{args.impl}: worker rows against the library's own benchmark, CPU time, "
@@ -177,6 +180,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---|---|")
     worst = 0.0
     for name, operation in CASES[args.impl]:
+        if args.only and name != args.only:
+            continue
         alg = resolve([name], (), ())[0]
         checked = check_pair(alg, impl)
         if checked.problem is not None:

@@ -52,8 +52,9 @@ class Recipe:
     #: The oldest JDK it runs on (the JDK's own ML-KEM and ML-DSA need 24).
     min_jdk: int = 24
     #: Least warm-up of each row before its timed rounds, in seconds: a JVM's JIT compiles
-    #: the hottest code only after many calls (a JDK 25's ML-KEM encapsulation rose for
-    #: seconds), so two early warm-up rounds can agree before it has.
+    #: the hottest code only after many calls (on a busy 2-core machine a JDK 25's ML-KEM
+    #: reached its steady rate only after about ten seconds: docs/measurements.md), so two
+    #: early warm-up rounds can agree before it has.
     warmup_min_seconds: float = 0.0
 
 
@@ -73,9 +74,9 @@ class Stack:
 
 
 _GO = Recipe("go", ("go",), "go/go.mod", ("go",))
-_JAVA = Recipe("java", ("java/src/jdk",), "java/pom.xml", ("jdk",), warmup_min_seconds=3.0)
+_JAVA = Recipe("java", ("java/src/jdk",), "java/pom.xml", ("jdk",), warmup_min_seconds=10.0)
 _BC = Recipe("java", ("java/src/jdk", "java/src/bc", "java/pom.xml"), "java/pom.xml",
-             ("jdk", "maven"), bouncycastle=True, min_jdk=17, warmup_min_seconds=3.0)
+             ("jdk", "maven"), bouncycastle=True, min_jdk=17, warmup_min_seconds=10.0)
 
 STACKS: tuple[Stack, ...] = (
     Stack("go", "Go", "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ed25519, "
