@@ -67,7 +67,12 @@ def bisect(
     if json_output:
         print_json(bisection.bisection_document(result, chosen_series, store.location))
     else:
-        bisection.show_bisection(result, chosen_series)
+        from pqbench.bisect import stored
+        from pqbench.store import RunFilter
+
+        found = stored.searches(store.load_runs(RunFilter(ids=tuple(measuring.stored)))) \
+            if measuring.stored else []
+        bisection.show_bisection(result, chosen_series, found[-1] if found else None)
         sessions = len(result.sessions)
         console.note(f"{sessions} session{'s' if sessions != 1 else ''}, "
                      f"{numbers.count(len(measuring.stored))} runs stored in {store.location}")

@@ -85,6 +85,17 @@ def levels(before: float | None, after: float | None, unit: str) -> str:
     return f"{first} → {second}"
 
 
+def level_interval(value: float | None, low: float | None, high: float | None,
+                   unit: str) -> str:
+    """A rate with its interval, the unit said once where all three share it: "42.3
+    [42.0–42.5] kops/s"; "998 MB/s [990 MB/s – 1.01 GB/s]" where the prefixes differ."""
+    texts = [rate(v, unit) for v in (value, low, high)]
+    heads = [t.partition(" ") for t in texts]
+    if all(part[2] == heads[0][2] and part[2] for part in heads):
+        return f"{heads[0][0]} [{heads[1][0]}–{heads[2][0]}] {heads[0][2]}"
+    return f"{texts[0]} [{texts[1]} – {texts[2]}]"
+
+
 def duration_us(value: float | None) -> str:
     """Microseconds, in ms or s where that reads better: "12.3 µs", "1.52 ms"."""
     if not finite(value):

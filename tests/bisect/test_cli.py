@@ -35,12 +35,13 @@ def _environment() -> dict[str, str]:
 
 
 def _series(tmp_path: Path, factors: list[float | str]) -> Path:
-    """A series file: build n is `env:BUILD=n` plus its slowdown (or a broken worker)."""
+    """A series file: build n is `env:PQBENCH_TEST_BUILD=n` (a name shown, not masked) plus
+    its slowdown (or a broken worker)."""
     lines = []
     for n, factor in enumerate(factors, 1):
         extra = ("env:PQBENCH_TEST_BROKEN=1" if factor == "broken"
                  else f"env:PQBENCH_TEST_SLOWER={factor}")
-        lines.append(f"env:BUILD={n} + {extra}")
+        lines.append(f"env:PQBENCH_TEST_BUILD={n} + {extra}")
     path = tmp_path / "series.txt"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -189,7 +190,7 @@ def test_a_build_that_cannot_be_installed_is_named_and_skipped(tmp_path: Path) -
 
 @pytest.mark.parametrize(("values", "message"), [
     (["--series", "env:BUILD=1"], "at least two builds"),
-    (["--series", "env:BUILD={1,2,1}"], "env:BUILD=1 is given twice"),
+    (["--series", "env:PQBENCH_TEST_BUILD={1,2,1}"], "env:PQBENCH_TEST_BUILD=1 is given twice"),
     (["--series", "pip:cryptography", "--series", "here"], "pip:PACKAGE==VERSION"),
 ])
 def test_bad_input_is_a_message_and_an_exit_code(tmp_path: Path, values: list[str],
@@ -233,3 +234,42 @@ def test_sigterm_keeps_the_sessions_done_so_far(tmp_path: Path) -> None:
     assert "interrupted; the sessions done so far were stored" in err
     runs = Store.open(str(db), create=False).list_runs()
     assert len(runs) >= 2 and len(runs) % 2 == 0
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_bisect_prints_the_series_as_git_bisect_log_does(tmp_path: Path, columns: int
+                                                          ) -> None:
+    """Not the change point alone: every session in the order it ran with its change,
+    interval and verdict (the ends' session and the flat ones too), and each measured
+    build's level with its interval, at 80 columns as at 120."""
+    series = _series(tmp_path, [1, 2, 2])
+    done = run_cli("bisect", *ROW, "--series", f"@{series}", "--max-seconds", "5", "--db",
+                   str(tmp_path / "b.db"), env={**_environment(), "COLUMNS": str(columns)},
+                   timeout=900)
+    assert done.returncode == 0, done.stderr
+    from tests.helpers.terminal import read_table
+
+    assert max(len(line) for line in done.stdout.splitlines()) <= columns
+    title = "SHA-256 hash @16384B [libcrypto]: each build measured"
+    steps = read_table(done.stdout, "sessions, in the order they ran", key="#", end=title)
+    builds = [re.findall(r"SLOWER=([\d.]+)", step["builds"]) for step in steps]
+    # The ends first (twice as slow), then the halves: slower, then flat.
+    assert builds == [["1", "2"], ["1", "2"], ["2", "2"]], steps
+    assert re.fullmatch(r"[\d.]+x slower \[[\d.]+–[\d.]+\]", steps[0]["change [CI]"])
+    assert re.fullmatch(r"[\d.]+x slower \[[\d.]+–[\d.]+\]", steps[1]["change [CI]"])
+    # The flat pair: no change, or (a loaded machine) an interval too wide to say.
+    assert re.match(r"(no change \(within ±5 %\)|inconclusive: [\d.]+x \w+) \[",
+                    steps[2]["change [CI]"]), steps[2]
+    assert steps[2]["verdict"] in ("no change", "inconclusive") or columns == 80
+    # Each build measured: the median of its rounds with that median's interval, and the
+    # session's answer against the build before it.
+    levels = read_table(done.stdout, title, key="level [95 % CI]", end="where it changed")
+    assert [re.findall(r"SLOWER=([\d.]+)", row["build"]) for row in levels] == [
+        ["1"], ["2"], ["2"]], levels
+    for row in levels:
+        told = re.fullmatch(r"([\d.]+) \[([\d.]+)–([\d.]+)\] [kMG]?B/s",
+                            row["level [95 % CI]"])
+        assert told is not None, row
+        assert float(told.group(2)) <= float(told.group(1)) <= float(told.group(3))
+    assert levels[0]["against the build before it [CI]"] == ""
+    assert levels[1]["against the build before it [CI]"] == steps[1]["change [CI]"]
