@@ -28,6 +28,15 @@ TIMEOUT_VAR = "PQBENCH_WORKER_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 #: The longest limit accepted: a day (queue waits overflow on infinite or huge ones).
 MAX_TIMEOUT = 86400.0
+#: Seconds a worker has to say hello unless PQBENCH_WORKER_TIMEOUT says otherwise: a
+#: healthy worker starts in a few seconds even on a busy machine, and one that never
+#: answers (a command that sleeps, one that writes only to stderr) is stopped then, not
+#: after the time a check may take.
+START_TIMEOUT = 30.0
+#: Lines a worker may send before the controller asks for them. A worker answers one
+#: line per request; one that floods (`yes`) is a protocol error once this many wait,
+#: and is no longer read, so the controller's memory stays bounded.
+MAX_PENDING = 8
 
 
 class WorkerError(PqbenchError):
@@ -57,6 +66,8 @@ class Worker:
         self.name = name
         self.side = side
         self.timeout = timeout if timeout is not None else timeout_from_environment()
+        chosen = timeout is not None or os.environ.get(TIMEOUT_VAR) is not None
+        self.start_timeout = self.timeout if chosen else min(self.timeout, START_TIMEOUT)
         self.command = redact_command(shlex.join(side.argv()))
         try:
             # A session of its own: a Ctrl-C at the terminal reaches the controller only,
@@ -68,7 +79,8 @@ class Worker:
         except OSError as exc:
             raise WorkerError(f"cannot start worker {name} ({self.command}): "
                               f"{exc.strerror or exc}") from None
-        self._lines: queue.Queue[str | protocol.ProtocolError | None] = queue.Queue()
+        self._lines: queue.Queue[str | protocol.ProtocolError | None] = queue.Queue(
+            maxsize=MAX_PENDING + 1)
         assert self.process.stdout is not None
         threading.Thread(target=_pump, args=(self.process.stdout, self._lines),
                          daemon=True).start()
@@ -78,7 +90,7 @@ class Worker:
     def greet(self) -> None:
         """Wait for the worker's hello (start it first, so two workers start together)."""
         name = self.name
-        hello = self._receive("start", self.timeout)
+        hello = self._receive("start", self.start_timeout)
         if hello.get("type") != "hello":
             self.close()
             raise WorkerError(f"worker {name} ({self.command}) did not greet with hello: "
@@ -194,9 +206,14 @@ def _refused(reply: dict[str, Any]) -> str | None:
 def _pump(stream: IO[str], lines: queue.Queue[str | protocol.ProtocolError | None]
           ) -> None:
     """Forward the worker's stdout line by line, each read with a bounded buffer; None
-    marks its end, a ProtocolError an over-long line (after which nothing is read)."""
+    marks its end, a ProtocolError an over-long line or more than MAX_PENDING lines
+    nobody asked for (after either, nothing more is read)."""
     try:
         while line := protocol.read_line(stream):
+            if lines.qsize() >= MAX_PENDING:  # the one slot left takes the error
+                lines.put(protocol.ProtocolError(
+                    f"it sent more than {MAX_PENDING} lines nobody asked for"))
+                return
             lines.put(line)
     except protocol.ProtocolError as exc:
         lines.put(exc)

@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pqbench.ab import sequential
-from pqbench.ab.client import Worker, WorkerError
+from pqbench.ab.client import START_TIMEOUT, Worker, WorkerError
 from pqbench.analysis import pairing
 from pqbench.environment import load
 from pqbench.record.results import Measurement, Problem, Run, Verification
@@ -263,8 +263,10 @@ class Session:
 
     def _round(self, side: _Side, seconds: float, pair: int = 0) -> Timed:
         worker = side.workers[pair]
-        reply = worker.request({"type": "run", "seconds": seconds},
-                               timeout=seconds + worker.timeout)
+        # A round that hangs is stopped after the session's budget (at least the start-up
+        # limit), not after the time a check may take.
+        waited = min(worker.timeout, max(self.settings.max_seconds, START_TIMEOUT))
+        reply = worker.request({"type": "run", "seconds": seconds}, timeout=seconds + waited)
         cpu = reply.get("cpu_ns")
         return Timed(_loop_result(reply, worker.name),
                      cpu if isinstance(cpu, int) and cpu > 0 else None, pair)

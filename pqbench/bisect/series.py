@@ -34,6 +34,8 @@ KINDS = ("here", "cmd", "userland", "pip", "mask", "env", "gomod", "crate", "mav
 _VERSIONED = ("pip:", "crate:", "maven:")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
 MAX_BUILDS = 256
+#: Longest @FILE read: MAX_BUILDS lines of a build's longest spec, and comments.
+MAX_FILE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,25 @@ class Series:
 
 
 def expand(text: str) -> list[str]:
-    """Brace lists expanded left to right: ``a{1,2}b{x,y}`` -> a1bx a1by a2bx a2by."""
+    """Brace lists expanded left to right: ``a{1,2}b{x,y}`` -> a1bx a1by a2bx a2by. A value
+    that would expand to more than MAX_BUILDS builds is refused before it is expanded
+    (twenty lists of two would be a million)."""
+    count = 1
+    for found in _BRACES.finditer(text):
+        count *= found.group(1).count(",") + 1
+        if count > MAX_BUILDS:
+            raise UsageError(f"--series {sides.shown_spec(text)[:200]!r} expands to more than "
+                             f"{MAX_BUILDS} builds")
+    return _expand(text)
+
+
+def _expand(text: str) -> list[str]:
     found = _BRACES.search(text)
     if found is None:
         return [text]
     head, tail = text[:found.start()], text[found.end():]
     return [expanded for choice in found.group(1).split(",")
-            for expanded in expand(f"{head}{choice}{tail}")]
+            for expanded in _expand(f"{head}{choice}{tail}")]
 
 
 def parse(values: Sequence[str]) -> Series:
@@ -97,6 +111,8 @@ def parse(values: Sequence[str]) -> Series:
             texts += _read(value[1:])
         else:
             texts += expand(value)
+        if len(texts) > MAX_BUILDS:
+            raise UsageError(f"--series has more than {MAX_BUILDS} builds")
     builds: list[Build] = []
     seen: dict[str, int] = {}
     for text in texts:
@@ -142,11 +158,26 @@ def _check_kind(item: str) -> None:
 
 
 def _read(name: str) -> list[str]:
+    """The builds of an @FILE, read with a bound: a series is a few hundred lines, and
+    /dev/zero or a huge file is refused once MAX_FILE_BYTES are read, not read whole."""
     path = Path(name).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--series @{name}: cannot read it: "
                          f"{getattr(exc, 'strerror', None) or exc}") from None
-    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    return [expanded for line in lines if line for expanded in expand(line)]
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageError(f"--series @{name}: longer than {MAX_FILE_BYTES // 1024} KiB; a "
+                         f"series lists at most {MAX_BUILDS} builds")
+    if "\x00" in text:
+        raise UsageError(f"--series @{name}: holds NUL characters; a series file is text, "
+                         "one build per line")
+    builds: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        builds += expand(line) if line else []
+        if len(builds) > MAX_BUILDS:
+            raise UsageError(f"--series @{name}: more than {MAX_BUILDS} builds")
+    return builds

@@ -121,7 +121,7 @@ def speed(
         block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
         label=label,
         processes=processes,
-        cpus=multi.parse_cpus(cpu) if cpu else (),
+        cpus=multi.parse_cpus(cpu) if cpu is not None else (),
         time_base="wall" if elapsed else "cpu",
         extra=calibration_mark(calibration),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import re
 import signal
 import threading
 import time
@@ -20,22 +21,35 @@ from typing import Any
 
 from pqbench.errors import UsageError
 from pqbench.record.rounds import LoopResult, Timed
+from pqbench.untrusted import printable
+
+_CPU_PART = re.compile(r"\s*(\d{1,18})\s*(?:-\s*(\d{1,18})\s*)?")
 
 
 def parse_cpus(text: str) -> tuple[int, ...]:
-    """'0,2-3' -> (0, 2, 3); the CPUs must exist and be allowed to this process."""
-    cpus: list[int] = []
-    try:
-        for part in text.split(","):
-            first, _, last = part.strip().partition("-")
-            cpus.extend(range(int(first), int(last or first) + 1))
-    except ValueError:
-        raise UsageError(f"--cpu takes a list like 0,2-3, not {text!r}") from None
+    """'0,2-3' -> (0, 2, 3); the CPUs must exist and be allowed to this process. A range
+    is checked by its ends before it is listed (0-999999999999 names no CPU here, and
+    expanding it first took gigabytes); an empty list or part ('', '0-', '1,') is refused."""
+    usage = f"--cpu takes a list like 0,2-3, not {printable(text)[:50]!r}"
     allowed = _allowed_cpus()
+    top = max(allowed) if allowed else max(0, (os.cpu_count() or 1) - 1)
+    cpus: dict[int, None] = {}
+    for part in text.split(","):
+        found = _CPU_PART.fullmatch(part)
+        if found is None:
+            raise UsageError(usage)
+        first, last = int(found[1]), int(found[2] or found[1])
+        if last < first:
+            raise UsageError(f"{usage}: the range {first}-{last} ends before it starts")
+        if last > top:
+            raise UsageError(f"--cpu {printable(text)[:50]}: CPU {max(first, top + 1)} is "
+                             f"not available here (allowed: "
+                             f"{sorted(allowed) if allowed else 'unknown'})")
+        cpus.update(dict.fromkeys(range(first, last + 1)))
     outside = [c for c in cpus if allowed is not None and c not in allowed]
-    if not cpus or outside:
-        raise UsageError(f"--cpu {text}: CPUs {outside or cpus} are not available here "
-                         f"(allowed: {sorted(allowed) if allowed else 'unknown'})")
+    if outside:
+        raise UsageError(f"--cpu {printable(text)[:50]}: CPUs {outside} are not available "
+                         f"here (allowed: {sorted(allowed) if allowed else 'unknown'})")
     return tuple(cpus)
 
 
