@@ -114,11 +114,14 @@ class Result:
 
 @dataclass
 class _Work:
-    """An interval known (measured or inferred) to hold a change, and for which rows."""
+    """An interval known (measured or inferred) to hold a change, and for which rows; or,
+    `known` False, one where it is not known yet whether those rows change (a build
+    failed on one side of a session that changed): measured first (`_confirm`)."""
 
     before: int
     after: int
     rows: set[RowKey]
+    known: bool = True
 
 
 class Bisection:
@@ -186,6 +189,9 @@ class Bisection:
         return self._result(ends, (lo, hi) if ends is not None else None, status)
 
     def _step(self, work: _Work) -> None:
+        if not work.known:
+            self._confirm(work)
+            return
         middle = self.usable_between(work.before, work.after)
         if not middle:
             self._neighbours(work)
@@ -205,17 +211,29 @@ class Bisection:
         check = work.rows & left_changed
         if check:
             right = self.session(m, work.after, frozenset(check))
-            if right is None:
+            if right is None:  # whether these rows also change on the right is unknown
                 if work.after in self.unusable:
-                    self._lost(_Work(m, work.after, check))
+                    self._lost(_Work(m, work.after, check, known=False))
                 else:  # m failed on the right only: its left verdicts still stand
-                    self.work.insert(0, _Work(m, work.after, check))
+                    self.work.insert(0, _Work(m, work.after, check, known=False))
             else:
                 right_changed = {k for k in check if _changed(right, k)}
                 if right_changed:
                     self.work.append(_Work(m, work.after, right_changed))
         if inferred:
             self.work.append(_Work(m, work.after, inferred))
+
+    def _confirm(self, work: _Work) -> None:
+        """An interval not known to change: its own session says which rows do, and only
+        those are searched (inferring a change there would report one in a flat span)."""
+        session = self.session(work.before, work.after, frozenset(work.rows))
+        if session is None:
+            if work.before in self.unusable or work.after in self.unusable:
+                self._lost(work)
+            return
+        changed = {key for key in work.rows if _changed(session, key)}
+        if changed:
+            self.work.insert(0, _Work(work.before, work.after, changed))
 
     def _neighbours(self, work: _Work) -> None:
         """An interval with no usable build inside: confirm with its own session."""
@@ -252,10 +270,12 @@ class Bisection:
         while hi in self.unusable and hi < self.size - 1:
             hi += 1
         if lo in self.unusable or hi in self.unusable or lo >= hi:
-            for key in work.rows:  # nothing usable around it: say so, never guess
-                self.spreads.setdefault(key, []).append(Spread(key, work.before, work.after))
+            if work.known:  # nothing usable around a change: say so, never guess
+                for key in work.rows:
+                    self.spreads.setdefault(key, []).append(
+                        Spread(key, work.before, work.after))
             return
-        self.work.insert(0, _Work(lo, hi, set(work.rows)))
+        self.work.insert(0, _Work(lo, hi, set(work.rows), work.known))
 
     def _result(self, ends: Measured | None, span: tuple[int, int] | None,
                 status: str) -> Result:

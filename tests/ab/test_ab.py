@@ -96,6 +96,10 @@ def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
             assert cpu == [r.elapsed_ns for r in m.rounds]
             assert len(wall) == len(m.rounds)
             assert all(0 < ns <= w * 1.05 for ns, w in zip(cpu, wall, strict=True))
+    # Which side runs first is a coin flip per pair (the docs say so): over every pair of
+    # the session both orders occur (all one order by chance: about 2 in 10^7).
+    orders = [o for m in stored[0].measurements for o in m.attributes["ab_order"].split(",")]
+    assert len(orders) >= 24 and set(orders) == {"AB", "BA"}, orders
     done = run_cli("compare", *runs, "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     again = json.loads(done.stdout)

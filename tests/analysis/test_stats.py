@@ -311,6 +311,20 @@ def test_two_steps_are_both_found() -> None:
     assert steps[1].ratio == pytest.approx(1 / 3, rel=0.05)
 
 
+def test_a_step_smaller_than_min_step_is_merged_into_its_neighbour() -> None:
+    """3 % then 46 %: with min_step 5 % the first step goes, and the two first segments
+    become one whose level is the median of five 100s and five 103s, between them in log
+    space: sqrt(100 * 103) = 101.49; the step left is the one at index 10, 150 / 101.49."""
+    steps = detect_steps([100.0] * 5 + [103.0] * 5 + [150.0] * 5, min_step=0.05)
+    assert [step.index for step in steps] == [10]
+    (step,) = steps
+    assert step.before_level == pytest.approx(math.sqrt(100 * 103), rel=1e-9)
+    assert step.after_level == pytest.approx(150, rel=1e-9)
+    assert step.ratio == pytest.approx(150 / math.sqrt(100 * 103), rel=1e-9)
+    # Without min_step both steps stay.
+    assert [s.index for s in detect_steps([100.0] * 5 + [103.0] * 5 + [150.0] * 5)] == [5, 10]
+
+
 def test_low_weight_outlier_does_not_create_a_step() -> None:
     rng = np.random.default_rng(10)
     series = lognormal(rng, 30)

@@ -19,6 +19,11 @@ from pqbench.bisect.search import Bisection, Measured, change_points, exhaustive
 from pqbench.errors import UsageError
 from pqbench.record.results import RowKey
 
+# The search is pure and each test here takes well under a second: a search that loops
+# (a midpoint equal to an end) fails in a minute with the test's name, not at the
+# suite's ten-minute limit.
+pytestmark = pytest.mark.timeout(60)
+
 KEY = RowKey("AES-256-GCM", "cryptography", "encrypt", 16384)
 OTHER = RowKey("SHA-256", "libcrypto", "hash", 16384)
 
@@ -113,6 +118,51 @@ def test_an_unusable_end_moves_the_end_inwards() -> None:
     result = Bisection(5, measure).run()
     assert result.ends == (1, 4)
     assert change_points(result) == {(KEY, 1, 2)}
+
+
+class Flaky(Levels):
+    """As Levels, but build `flaky` fails from its second session on: it worked once."""
+
+    def __init__(self, levels: dict[RowKey, list[float]], flaky: int) -> None:
+        super().__init__(levels)
+        self.flaky = flaky
+        self.sessions_of_flaky = 0
+
+    def __call__(self, i: int, j: int, rows: frozenset[RowKey] | None) -> Measured:
+        if self.flaky in (i, j):
+            self.sessions_of_flaky += 1
+            if self.sessions_of_flaky > 1:
+                self.calls.append((i, j))
+                return Measured(i, j, {}, unusable={self.flaky: "failed after it worked"})
+        return super().__call__(i, j, rows)
+
+
+def test_a_build_failing_after_it_worked_leaves_the_span_around_it_unresolved() -> None:
+    """The change is between 2 and 3, and build 3 fails from its second session on: the
+    change is reported between 2 and 4 with 3 skipped, as the exhaustive search (which
+    cannot use 3 on its right either) leaves it."""
+    levels = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+    result = Bisection(8, Flaky({KEY: levels}, 3)).run()
+    assert result.unusable == {3: "failed after it worked"}
+    (row,) = result.rows
+    assert [(c.before, c.after, c.skipped) for c in row.change_points] == [(2, 4, (3,))]
+    assert row.spreads == ()
+
+
+@pytest.mark.parametrize("step", range(1, 8))
+@pytest.mark.parametrize("flaky", range(1, 7))
+def test_a_build_failing_after_it_worked_neither_hides_nor_invents_a_change(
+        step: int, flaky: int) -> None:
+    """Eight builds, one step anywhere, any inner build failing after its first session:
+    the true change lies inside a reported change point, and every reported span (change
+    point or spread) holds it: nothing is reported where the levels are flat."""
+    levels = [1.0] * step + [2.0] * (8 - step)
+    result = Bisection(8, Flaky({KEY: levels}, flaky)).run()
+    (row,) = result.rows
+    spans = [(c.before, c.after) for c in row.change_points]
+    assert any(before < step <= after for before, after in spans), (spans, result.unusable)
+    spread = [(s.before, s.after) for s in row.spreads]
+    assert all(before < step <= after for before, after in spans + spread), (spans, spread)
 
 
 def test_brace_lists_expand_in_order() -> None:

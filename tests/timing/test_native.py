@@ -146,6 +146,35 @@ def test_gil_is_released_during_the_loop() -> None:
     assert ticks >= 5  # a held GIL would freeze this thread until the loop ended
 
 
+def test_the_loop_reads_its_own_threads_cpu_clock_while_another_thread_works() -> None:
+    """A second Python thread spins while the loop runs (it releases the GIL): the
+    process's CPU clock then counts both threads, the loop's own thread clock only
+    itself. The loop's CPU time must fit in what the process spent minus what the
+    spinner spent in the same window (read from the spinner's own clock)."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        assert spinner.ident is not None
+        spinner_clock = time.pthread_getcpuclockid(spinner.ident)
+        process_before = time.process_time_ns()
+        spun_before = time.clock_gettime_ns(spinner_clock)
+        found = native.ssl_digest("SHA256", 64, 0.5)
+        spun = time.clock_gettime_ns(spinner_clock) - spun_before
+        process = time.process_time_ns() - process_before
+    finally:
+        stop.set()
+        spinner.join()
+    assert spun > 10_000_000, spun  # the spinner ran beside the loop
+    assert found.cpu_ns is not None and 0 < found.cpu_ns <= found.elapsed_ns + 100_000
+    assert found.cpu_ns <= process - spun + 1_000_000, (found.cpu_ns, process, spun)
+
+
 # --- liboqs -----------------------------------------------------------------------------
 
 
