@@ -324,6 +324,23 @@ def compare_groups(
             for (bn, b), (an, a) in itertools.pairwise(groups)]
 
 
+def comparable_steps(groups: Sequence[tuple[str, Sequence[Run]]]
+                     ) -> tuple[list[tuple[int, int]], list[int]]:
+    """Which groups can be compared, in the given order: each group against the latest
+    earlier group that shares a row with it (a store holding speed runs and a bisection's
+    sessions of other rows is two series that never meet), and the groups that share no
+    row with any other. A comparison of groups with no common row could only fail."""
+    keys = [{m.key for run in runs for m in run.measurements if m.samples}
+            for _, runs in groups]
+    steps: list[tuple[int, int]] = []
+    for after in range(1, len(groups)):
+        before = next((i for i in range(after - 1, -1, -1) if keys[i] & keys[after]), None)
+        if before is not None:
+            steps.append((before, after))
+    joined = {i for step in steps for i in step}
+    return steps, [i for i in range(len(groups)) if i not in joined]
+
+
 @dataclass(frozen=True)
 class Compared:
     """One comparison and the runs each side held, in order (what a caller follows further,

@@ -118,13 +118,18 @@ KINDS = (("speed", "", "Comparison"), ("files", "files-", "Comparison of the fil
          ("tls", "tls-", "Comparison of the TLS handshakes"))
 
 
-def each_against_the_next(title: str, by: str | None, method: str) -> Section:
-    """The head of a comparison of each group (or run) with the next."""
-    return Section("\n\n".join([
+def each_against_the_next(title: str, by: str | None, method: str,
+                          alone: Sequence[str] = ()) -> Section:
+    """The head of a comparison of each group (or run) with the next that shares rows with
+    it; the groups that share no row with any other are named, not compared."""
+    lone = (f"Not compared: {', '.join(md.text(name) for name in alone)} (no other group "
+            "shares a row with it)." if alone else "")
+    return Section("\n\n".join(part for part in [
         md.heading(2, title),
-        f"Runs grouped by {md.inline_code(by)}, each group against the next."
-        if by else "Each run against the next, oldest first.",
-        f"Method: {md.text(method)}."]))
+        f"Runs grouped by {md.inline_code(by)}, each group against the one before it that "
+        "measured some of the same rows." if by else
+        "Each run against the one before it that measured some of the same rows, oldest "
+        "first.", lone, f"Method: {md.text(method)}."] if part))
 
 
 def sections(runs: Sequence[Run], by: str | None, threshold: float | None,
@@ -152,9 +157,15 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | No
     groups = groups_for(runs, by)
     if len(groups) < 2:
         return []
-    results = compare.compare_groups(groups, threshold, cross_machine=cross_machine,
-                                     noise=model)
-    head = each_against_the_next(title, by, results[0].method)
+    pairs, alone = compare.comparable_steps(groups)
+    if not pairs:
+        return []
+    results = [compare.compare_runs(list(groups[b][1]), list(groups[a][1]), threshold,
+                                    cross_machine=cross_machine, before_name=groups[b][0],
+                                    after_name=groups[a][0], noise=model)
+               for b, a in pairs]
+    head = each_against_the_next(title, by, results[0].method,
+                                 [groups[i][0] for i in alone])
     labels = [r.label for r in runs]
     unique_labels = None not in labels and len(set(labels)) == len(labels)
     steps = history_section(runs, by or ("label" if unique_labels else "run_id"), annotations,

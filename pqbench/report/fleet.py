@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pqbench.analysis import compare, history
 from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.noise import NoiseModel
+from pqbench.errors import ComparisonError
 from pqbench.presentation import markdown as md
 from pqbench.record.results import Run
 from pqbench.record.runs import group_runs
@@ -117,8 +118,15 @@ def sections(headers: Sequence[Run], by: str, rates: Callable[[Sequence[str]], R
             pairs += [] if ends in pairs else [ends]
         else:
             pairs = list(itertools.pairwise(range(len(names))))
-        results = [_compare(groups[b], groups[a], load, threshold, cross_machine, model)
-                   for b, a in pairs]
+        results = []
+        for b, a in pairs:
+            try:
+                results.append(_compare(groups[b], groups[a], load, threshold,
+                                        cross_machine, model))
+            except ComparisonError:  # two series that share no row (speed and a bisection)
+                continue
+        if not results:
+            continue
         found.append(_introduction(by, names, pairs, len(stepped), title, results[0].method)
                      if many else each_against_the_next(title, by, results[0].method))
         found += [comparison(r, i + 1, prefix, changed_only=len(results) > 1)

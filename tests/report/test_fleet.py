@@ -248,7 +248,8 @@ def test_a_kind_with_few_groups_keeps_each_against_the_next(tmp_path: Path) -> N
     files_part = level3[level3.index("History by os_build") + 1:]
     assert files_part == ["b00 → b01", "b01 → b02", "History by os_build"]
     text = path.read_text("utf-8")
-    assert "Runs grouped by `os_build`, each group against the next." in text
+    assert ("Runs grouped by `os_build`, each group against the one before it that measured "
+            "some of the same rows.") in text
     images = {str(c.attrs["src"]) for t in tokens if t.type == "inline"
               for c in t.children or [] if c.type == "image"}
     assert {"files-compare-1.png", "files-compare-2.png", "files-history-1.png"} <= images

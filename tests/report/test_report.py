@@ -342,3 +342,31 @@ def test_one_block_size_is_charted_as_bars_by_implementation(stored) -> None:
     assert [name for name, _ in cipher.series] == ["libcrypto", "cryptography"]
     assert cipher.unit == "B/s"  # bytes/s, ticks and labels by SI prefix ("4.52GB/s")
     assert isinstance(hashes, report.charts.GroupedBars) and hashes.labels == ("SHA-256",)
+
+
+def test_report_by_label_works_on_a_store_that_also_holds_a_bisection(tmp_path: Path) -> None:
+    """Two labelled speed runs of one row, and a bisection's sessions of another row in the
+    same store: `report --by label` compares the groups that share rows (the two speed
+    runs; the bisection's builds with each other) and names those it cannot, where it used
+    to stop with "the runs have no row in common"."""
+    from tests.helpers import run_cli
+
+    db = tmp_path / "mixed.db"
+    for label in ("one", "two"):
+        done = run_cli("speed", "aes-128-gcm", "-i", "libcrypto", "--bytes", "1024",
+                       "--seconds", "0.05", "--rounds", "3", "--label", label, "--db", str(db))
+        assert done.returncode == 0, done.stderr
+    done = run_cli("bisect", "x25519", "-i", "cryptography", "-o", "derive", "--series",
+                   "here", "--series", "env:PQBENCH_STORY=b", "--max-seconds", "2", "--db",
+                   str(db))
+    assert done.returncode == 0, done.stderr
+    path, tokens = _report(db, tmp_path / "r", "--by", "label")
+    headings = markdown.headings(tokens)
+    assert "one → two" in headings, headings
+    assert "Where it changed" in headings
+    compared = [h for h in headings if "→" in h]
+    # No comparison across the two series: each side of each heading is of one series.
+    bisection = {"here", "env:PQBENCH_STORY=b"}
+    for heading in compared:
+        before, after = heading.split(" → ")
+        assert (before in bisection) == (after in bisection), heading
