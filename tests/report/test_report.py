@@ -360,7 +360,7 @@ def test_report_by_label_works_on_a_store_that_also_holds_a_bisection(tmp_path: 
                    "here", "--series", "env:PQBENCH_STORY=b", "--max-seconds", "2", "--db",
                    str(db))
     assert done.returncode == 0, done.stderr
-    path, tokens = _report(db, tmp_path / "r", "--by", "label")
+    _, tokens = _report(db, tmp_path / "r", "--by", "label")
     headings = markdown.headings(tokens)
     assert "one → two" in headings, headings
     assert "Where it changed" in headings
