@@ -1,6 +1,9 @@
 # The two commands a newcomer needs (see README.md):
 #   make run    set everything up, run the quick suite, store it, print the table
 #   make test   set everything up, then lint, type-check, build the docs and run the tests
+# and for a developer:
+#   make check  the fast lane after every change: lint, types, and every test that starts
+#               no process and measures nothing (markers in pyproject.toml), about a minute
 #   make docs   the documentation site (mkdocs.yml, docs/) built strictly into site/
 # Both are idempotent; the virtual environment lives in .venv/ and liboqs is built once
 # into a per-user cache outside the repository (`python -m pqbench.liboqs --all` for every
@@ -11,7 +14,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test lint docs reports
+.PHONY: setup run test check lint docs reports
 
 $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
 		pqbench/memory/_memhook.c
@@ -40,12 +43,20 @@ lint: setup
 	$(BIN)/ruff check pqbench tests benchmarks
 	$(BIN)/mypy
 
-# Strict: a broken link or anchor fails (tests/project/test_docs.py builds it too).
+# Strict: a broken link or anchor fails. `make test` does not call it: the test suite builds
+# the site strictly itself (tests/project/test_docs.py), once.
 docs: setup
 	$(BIN)/mkdocs build --strict
 
-test: lint docs
-	$(BIN)/python -m pytest
+# The whole suite, as CI runs it (.ci/run): the 25 slowest tests are printed at the end, and
+# each test has a time limit (pyproject.toml). A subset: `$(BIN)/python -m pytest tests/ROOM`,
+# `-k WORDS`, or `-m "not process"`.
+test: lint
+	$(BIN)/python -m pytest --durations=25
+
+# The fast lane: no test that starts a process or measures (`-m "not process and not slow"`).
+check: lint
+	$(BIN)/python -m pytest -q -m "not process and not slow"
 
 # The example reports under reports/, measured afresh (reports/regenerate.sh says how).
 reports: setup

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from tests.helpers import NAME
+from tests.helpers import NAME, starts_processes
 
 if TYPE_CHECKING:
     from pqbench.userland import Userland
@@ -25,6 +26,93 @@ if TYPE_CHECKING:
 # would send a signal nobody receives. A handler, unlike "ignored", is not inherited.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --- the lanes: a test that starts a process says so ------------------------------------
+#
+# `make check` runs the tests marked neither `process` nor `slow` (pyproject.toml). A test
+# that starts a process without the `process` marker would slow that lane down unseen, so
+# Python's own audit events (PEP 578) are watched from each test's set-up to its end, and
+# such a test fails, naming the first process it started.
+
+#: The audit events of starting a program or a copy of this one.
+_STARTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty",
+                     "os.system", "os.exec", "os.spawn"})
+_started: list[str] = []
+_watching = [False]
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _watching[0] and event in _STARTS and not _started:
+        what = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
+        words = what if isinstance(what, list | tuple) else [what]
+        _started.append(f"{event}: {' '.join(map(str, words))[:120]}")
+
+
+sys.addaudithook(_audit)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """What pqbench asks once per process and keeps (the system libcrypto and libssl, found
+    through ldconfig; the hypervisor, from systemd-detect-virt) is asked here, before the
+    first test, so that no test is charged with those helper processes for coming first."""
+    from pqbench import environment
+    from pqbench.tls import registry
+
+    environment.system_libcrypto()
+    environment.virtualization()
+    for implementation in registry.select(None):
+        implementation.unavailable_reason()
+
+
+def _starts_processes(item: pytest.Item) -> bool:
+    return item.get_closest_marker("process") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _started.clear()
+    _watching[0] = not _starts_processes(item)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if call.when != "call":
+        return
+    _watching[0] = False
+    report = outcome.get_result()
+    if _started and report.passed:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} starts a process ({_started[0]}) but is not "
+                           "marked @pytest.mark.process: mark it, so that `make check` "
+                           "leaves it to `make test`")
+
+
+def _uses_a_process_fixture(item: pytest.Item) -> bool:
+    """Whether a fixture the test uses is marked `tests.helpers.starts_processes`."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        getattr(definitions[-1].func, "starts_processes", False)
+        for name in getattr(item, "fixturenames", ())
+        if (definitions := info.name2fixturedefs.get(name)))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the PostgreSQL server is marked `postgres`; one that uses a fixture that
+    starts processes is marked `process`, wherever the fixture first happens to be set up."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        on_postgres = "postgres_base" in names or (
+            "location" in names and callspec is not None
+            and callspec.params.get("location") == "postgresql")
+        if on_postgres:
+            item.add_marker(pytest.mark.postgres)
+        if on_postgres or _uses_a_process_fixture(item):
+            item.add_marker(pytest.mark.process)
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +135,7 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+@starts_processes
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     """One real `pqbench speed` run over the headline pairs, shared by read-only tests."""
     db = tmp_path_factory.mktemp("small-run") / "results.db"
@@ -58,6 +147,7 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def postgres_base() -> Iterator[str]:
     """A real PostgreSQL server (tests/helpers/postgres.py) for the tests of one module."""
     from tests.helpers.postgres import running_server
@@ -78,6 +168,7 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
+@starts_processes
 def trixie() -> Userland:
     """The Debian 13 userland (`tests.helpers.NAME`), built once per session."""
     from pqbench.userland import ensure

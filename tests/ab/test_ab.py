@@ -49,6 +49,7 @@ def a_a(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]
     return db, document
 
 
+@pytest.mark.process
 def test_an_a_a_session_gives_no_verdict(a_a) -> None:
     _, document = a_a
     rows = _rows(document)
@@ -65,6 +66,7 @@ def test_an_a_a_session_gives_no_verdict(a_a) -> None:
     assert not any(f.startswith(("knobs", "mask", "libraries", "cpu")) for f in fields)
 
 
+@pytest.mark.process
 def test_both_sides_are_stored_and_compare_recognises_the_session(a_a) -> None:
     db, document = a_a
     runs = document["session"]["runs"]
@@ -143,6 +145,7 @@ def _worker_pair_ratio(before: Any, after: Any) -> float:
     return math.exp(float(np.mean(estimates)))
 
 
+@pytest.mark.process
 def test_old_rows_without_worker_pairs_keep_the_round_pair_method(a_a) -> None:
     db, document = a_a
     from pqbench.analysis import compare, signedrank
@@ -165,6 +168,7 @@ def test_old_rows_without_worker_pairs_keep_the_round_pair_method(a_a) -> None:
             (expected.ratio, expected.ci_low, expected.ci_high))
 
 
+@pytest.mark.process
 def test_a_masked_side_finds_what_the_cpu_has_and_names_the_mask(tmp_path: Path) -> None:
     document = _ab(tmp_path / "mask.db", "aes-256-xts", "sha256", "ml-kem-768", "-o",
                    "encrypt", "-o", "hash", "-o", "encaps", "-o", "decaps", "-i", "libcrypto",
@@ -200,6 +204,7 @@ def test_a_masked_side_finds_what_the_cpu_has_and_names_the_mask(tmp_path: Path)
         assert cause["field"] == "knobs.OPENSSL_ia32cap" and "random bytes" in cause["why"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("side", "env", "message"), [
     ("cmd:/nonexistent/pqbench", {}, "cannot start worker A"),
     ("cmd:true", {}, "exited with status 0 during start"),
@@ -218,6 +223,7 @@ def test_a_broken_worker_is_a_clear_error(tmp_path: Path, side: str, env: dict[s
         "runs", "--json", "--db", str(tmp_path / "x.db")).stdout.count('"run_id"') == 0
 
 
+@pytest.mark.process
 def test_a_worker_from_a_command_prefix_joins_a_session(tmp_path: Path) -> None:
     # cmd: starts pqbench through any prefix; here the same Python by its full path.
     document = _ab(tmp_path / "cmd.db", "sha256", "-i", "python", "--bytes", "1024",
@@ -251,6 +257,7 @@ def _environments_with(marker: str) -> dict[int, dict[bytes, bytes]]:
     return found
 
 
+@pytest.mark.process
 def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) -> None:
     marker = f"PQBENCH_TEST_MARK=sigterm-{os.getpid()}"
     db = tmp_path / "term.db"
@@ -286,6 +293,7 @@ def test_sigterm_stops_the_workers_and_keeps_the_finished_pairs(tmp_path: Path) 
     assert sorted(by_side["a"].settings["ab"]["paddings"] * 2) == paddings
 
 
+@pytest.mark.process
 def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
     requests = [{"type": "pin", "cpu": sorted(os.sched_getaffinity(0))[-1]},
                 {"type": "plan", "algorithms": ["SHA-256", "Nonesuch-1"],
@@ -317,6 +325,7 @@ def test_the_worker_speaks_only_the_protocol_on_stdout() -> None:
     assert unknown["type"] == "error" and garbage["type"] == "error"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("args", "message"), [
     (("nosuchalg",), "unknown algorithm"),
     (("sha256", "-i", "nosuchimpl"), "unknown implementation nosuchimpl"),
@@ -334,6 +343,7 @@ def test_bad_ab_input_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
 
 
 
+@pytest.mark.process
 def test_what_neither_side_offers_is_listed_once_for_both(tmp_path: Path) -> None:
     """Two workers of one machine lack the same rows: one 'not measured' table, not two.
     The system libcrypto offers ML-KEM from OpenSSL 3.5 on; before that both sides lack it."""

@@ -12,6 +12,8 @@ from pqbench import sides
 from pqbench.ab.session import Session, Settings
 from tests.helpers.runs import fake_worker
 
+pytestmark = pytest.mark.process
+
 ROWS = [["X25519", "cryptography", "derive", None], ["X25519", "cryptography", "keygen", None],
         ["ECDH-P-256", "cryptography", "derive", None]]
 

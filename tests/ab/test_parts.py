@@ -14,6 +14,7 @@ from pqbench.analysis import signedrank
 from pqbench.errors import UsageError
 
 
+@pytest.mark.process
 def test_sides_parse_bases_and_additions() -> None:
     here = sides.parse(["here"], "a")
     assert here.command is None and here.argv()[-3:] == ["-m", "pqbench", "worker"]
@@ -40,6 +41,7 @@ def test_sides_never_show_secrets() -> None:
         "--db=postgresql://me:***@db/pq"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("items", "message"), [
     ([], "--a is required"),
     (["there"], "a side is here"),
@@ -94,6 +96,7 @@ def _sequential_session(rng: np.random.Generator, shift: float, noise: float,
     return outcome.verdict
 
 
+@pytest.mark.slow
 def test_the_stopping_rule_keeps_false_verdicts_below_alpha() -> None:
     # A/A with no band at all (threshold 0), six looks: any p < alpha/6 at any look would
     # be a false verdict. Bonferroni keeps the total at most alpha. Far in the tails the
@@ -108,6 +111,7 @@ def test_the_stopping_rule_keeps_false_verdicts_below_alpha() -> None:
     assert false / trials <= 0.015
 
 
+@pytest.mark.slow
 def test_peeking_after_every_pair_would_inflate_false_verdicts() -> None:
     # Why the looks are fixed: testing at the full alpha after every pair from 8 to 100
     # pairs calls A/A sessions changed seven times as often as alpha (14 of 200).
@@ -152,6 +156,7 @@ class _Budgets(session.Session):
         self.budgets = [*getattr(self, "budgets", []), (row, budget)]
 
 
+@pytest.mark.process
 def test_each_row_gets_what_is_left_over_the_rows_still_to_come() -> None:
     here = sides.parse(["here"], "a")
     settings = session.Settings(algorithms=("SHA-256",), implementations=("python",),

@@ -11,6 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pqbench import environment
 from pqbench.analysis.explain import Difference, causes_for, differences
 from tests.helpers import run_cli
@@ -75,6 +77,7 @@ def test_nothing_to_read_is_none_never_an_error(tmp_path: Path) -> None:
     assert state["mitigations"]["mds"].startswith("Mitigation: ")
 
 
+@pytest.mark.process
 def test_this_machine_agrees_with_other_readers() -> None:
     state = environment.platform_state()
     getconf = subprocess.run(["getconf", "GNU_LIBC_VERSION"], capture_output=True, text=True,
@@ -89,6 +92,7 @@ def test_this_machine_agrees_with_other_readers() -> None:
     assert state["virtualization"]["hypervisor"] == ("hypervisor" in flags.split())
 
 
+@pytest.mark.process
 def test_the_fingerprint_keeps_its_keys_and_adds_the_platform() -> None:
     done = run_cli("env", "--json")
     assert done.returncode == 0, done.stderr
@@ -120,6 +124,7 @@ def test_platform_changes_are_weak_causes_and_detect_virt_is_not_one() -> None:
     assert [c.strength for c in libc] == ["weak"]
 
 
+@pytest.mark.process
 def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_run) -> None:
     import copy
 
@@ -138,6 +143,7 @@ def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_
         exchange.parse(bad, "bad.json")
 
 
+@pytest.mark.process
 def test_os_release_is_read_as_a_shell_reads_it(tmp_path: Path) -> None:
     """os-release(5) is shell assignments: the shell that sources the file is the reference,
     for this machine's file (read by platform.freedesktop_os_release) and a made-up one."""

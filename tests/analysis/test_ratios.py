@@ -21,6 +21,7 @@ from pqbench.cli import app
 from pqbench.record.results import Measurement, Run
 from pqbench.record.rounds import LoopResult
 from pqbench.record.runs import new_run
+from tests.helpers import starts_processes
 
 # --- the interval -------------------------------------------------------------------------
 
@@ -169,6 +170,7 @@ def _speed(*args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "COLUMNS": "200"})
 
 
+@pytest.mark.process
 def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -> None:
     db = str(tmp_path / "r.db")
     common = ("ml-kem-768", "x25519", "aes-128-xts", "aes-256-xts", "-i", "liboqs", "-i",
@@ -220,6 +222,7 @@ def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -
     assert told.group(2) == ("faster" if estimate >= 1 else "slower")
 
 
+@pytest.mark.process
 def test_elapsed_measures_in_wall_time_and_keeps_the_cpu_time_beside(tmp_path) -> None:
     done = _speed("x25519", "-i", "libcrypto", "--seconds", "0.05", "--rounds", "3",
                   "--elapsed", "--json", "--db", str(tmp_path / "r.db"))
@@ -242,6 +245,7 @@ def test_relative_to_must_name_an_algorithm_measured(tmp_path) -> None:
         " ".join(result.stderr.split())
 
 
+@pytest.mark.process
 def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
     db = str(tmp_path / "r.db")
     runner = CliRunner()
@@ -302,6 +306,7 @@ def test_a_ratio_followed_across_runs_takes_each_run_as_one_unit() -> None:
     assert same.change != "rose" and same.change != "fell"
 
 
+@pytest.mark.process
 def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -> None:
     db = str(tmp_path / "r.db")
     for _ in range(2):
@@ -334,6 +339,7 @@ def _run_ids(db: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def mission_run(tmp_path_factory: pytest.TempPathFactory) -> str:
     db = str(tmp_path_factory.mktemp("mission") / "r.db")
     done = _speed("ml-kem-768", "ml-dsa-65", "x25519", "ecdh-p256", "ed25519", "ecdsa-p256",
@@ -343,6 +349,7 @@ def mission_run(tmp_path_factory: pytest.TempPathFactory) -> str:
     return db
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
                                                               columns: int) -> None:

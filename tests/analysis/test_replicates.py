@@ -157,6 +157,7 @@ def test_rejects_empty_and_non_positive_runs() -> None:
 # --- simulated drift -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
     rng = np.random.default_rng(4)
     trials, changed, pooled_changed = 2000, 0, 0
@@ -173,6 +174,7 @@ def test_a_a_with_three_drifting_runs_a_side_never_calls_a_change() -> None:
     assert pooled_changed / trials > 0.10
 
 
+@pytest.mark.slow
 def test_a_a_with_five_drifting_runs_a_side_stays_within_alpha() -> None:
     rng = np.random.default_rng(5)
     trials = 2000

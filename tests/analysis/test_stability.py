@@ -46,6 +46,7 @@ def test_speed_warns_on_stderr_and_says_what_helps(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.process
 def test_speed_command_runs_the_check(tmp_path) -> None:
     # A real run: whatever the machine does, the command completes and the check ran
     # (the warning appears exactly when a stored row fails it).

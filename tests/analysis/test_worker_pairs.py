@@ -143,6 +143,7 @@ def test_without_a_process_offset_the_worker_pairs_still_hold() -> None:
     assert covered / trials >= 0.985
 
 
+@pytest.mark.slow
 def test_the_looks_over_worker_pairs_keep_false_verdicts_below_alpha() -> None:
     # `ab`'s schedule with the worker pair as the unit: six looks at alpha / 6, A/A with a
     # 2 % process offset and no band at all (threshold 0): any p < alpha / 6 at any look is

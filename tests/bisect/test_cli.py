@@ -70,6 +70,7 @@ def two_steps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return db, _bisect(db, "--series", f"@{series}")
 
 
+@pytest.mark.process
 def test_two_opposite_change_points_are_found(two_steps) -> None:
     _, document = two_steps
     assert _points(document) == [(2, 3, "slower"), (4, 5, "faster")]
@@ -92,6 +93,7 @@ def _text(token: Any) -> str:
                    if child.type in ("text", "code_inline"))
 
 
+@pytest.mark.process
 def test_every_session_is_stored_with_its_series_positions(two_steps) -> None:
     db, document = two_steps
     store = Store.open(str(db), create=False)
@@ -112,6 +114,7 @@ def test_every_session_is_stored_with_its_series_positions(two_steps) -> None:
     assert len(store.list_runs()) == 2 * len(sessions)
 
 
+@pytest.mark.process
 def test_the_report_shows_where_it_changed(two_steps, tmp_path: Path) -> None:
     from markdown_it import MarkdownIt
 
@@ -150,6 +153,7 @@ def _history(db: Path, *extra: str) -> list[str]:
     return [point["build"] for point in series["points"]]
 
 
+@pytest.mark.process
 def test_history_orders_points_by_series_position(two_steps) -> None:
     db, document = two_steps
     specs = document["series"]["builds"]
@@ -159,6 +163,7 @@ def test_history_orders_points_by_series_position(two_steps) -> None:
     assert _history(db)[:2] == [specs[0], specs[-1]]
 
 
+@pytest.mark.process
 def test_a_flat_series_costs_one_session(tmp_path: Path) -> None:
     document = _bisect(tmp_path / "flat.db", "--series", f"@{_series(tmp_path, [1] * 5)}")
     assert len(document["sessions"]) == 1
@@ -167,6 +172,7 @@ def test_a_flat_series_costs_one_session(tmp_path: Path) -> None:
     assert row["ends"]["verdict"] in ("no change", "inconclusive")
 
 
+@pytest.mark.process
 def test_a_broken_build_is_unusable_and_the_search_goes_around_it(tmp_path: Path) -> None:
     series = _series(tmp_path, [1, 1, "broken", 2, 2])
     document = _bisect(tmp_path / "broken.db", "--series", f"@{series}", expect=1)
@@ -178,6 +184,7 @@ def test_a_broken_build_is_unusable_and_the_search_goes_around_it(tmp_path: Path
     assert [p["position"] for p in point["unusable_between"]] == [2]
 
 
+@pytest.mark.process
 def test_a_build_that_cannot_be_installed_is_named_and_skipped(tmp_path: Path) -> None:
     done = run_cli("bisect", *ROW, "--series", "pip:cryptography==1.0.99",
                    "--series", "env:BUILD=1", "--series", "env:BUILD=2", "--max-seconds", "8",
@@ -188,6 +195,7 @@ def test_a_build_that_cannot_be_installed_is_named_and_skipped(tmp_path: Path) -
     assert "1 session," in done.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("values", "message"), [
     (["--series", "env:BUILD=1"], "at least two builds"),
     (["--series", "env:PQBENCH_TEST_BUILD={1,2,1}"], "env:PQBENCH_TEST_BUILD=1 is given twice"),
@@ -211,6 +219,7 @@ def _stored(db: Path) -> int:
         return 0
 
 
+@pytest.mark.process
 def test_sigterm_keeps_the_sessions_done_so_far(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     series = _series(tmp_path, [1, 1, 1, 1, 1, 1, 1, 3])
@@ -236,6 +245,7 @@ def test_sigterm_keeps_the_sessions_done_so_far(tmp_path: Path) -> None:
     assert len(runs) >= 2 and len(runs) % 2 == 0
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_bisect_prints_the_series_as_git_bisect_log_does(tmp_path: Path, columns: int
                                                           ) -> None:

@@ -43,6 +43,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"db": db, "pairs": pairs, "bisect": found}
 
 
+@pytest.mark.process
 def test_bisect_finds_what_every_pair_found_with_fewer_sessions(measured) -> None:
     expected = set()
     for index, document in enumerate(measured["pairs"]):
@@ -61,6 +62,7 @@ def test_bisect_finds_what_every_pair_found_with_fewer_sessions(measured) -> Non
         assert "libraries.cryptography" in fields
 
 
+@pytest.mark.process
 def test_each_build_loads_its_own_release_and_records_its_openssl(measured) -> None:
     store = Store.open(measured["db"], create=False)
     seen: dict[str, set[str]] = {}
@@ -78,6 +80,7 @@ def test_each_build_loads_its_own_release_and_records_its_openssl(measured) -> N
     assert len({next(iter(o)) for o in seen.values()}) > 1
 
 
+@pytest.mark.process
 def test_an_old_release_says_what_it_does_not_offer(measured, tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     done = run_cli("ab", "ml-kem-768", "-i", "cryptography", "-o", "encaps",
@@ -93,6 +96,7 @@ def test_an_old_release_says_what_it_does_not_offer(measured, tmp_path: Path) ->
     assert old.measurements == ()
 
 
+@pytest.mark.process
 def test_a_release_without_hazmat_decrepit_still_prepares_triple_des() -> None:
     from pqbench import sides
     from pqbench.ab.client import Worker

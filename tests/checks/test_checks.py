@@ -68,6 +68,7 @@ def test_passed_checks_are_what_speed_stores_and_verify_lists() -> None:
     assert all(r.status == "passed" for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["liboqs-python", "cryptography"])
 def test_each_library_answers_its_own_known_answer_checks(name: str) -> None:
     """ML-KEM-768's KAT decaps through each binding: the vectors come from checks.kat, the
@@ -98,6 +99,7 @@ def _verify(*args: str) -> Any:
     return CliRunner().invoke(app, ["verify", *args])
 
 
+@pytest.mark.slow
 def test_verify_prints_one_summary_line_and_every_check_with_all() -> None:
     import json
 

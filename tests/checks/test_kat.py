@@ -115,6 +115,7 @@ def test_liboqs_signs_the_kat_deterministically_and_restores_randomness() -> Non
         assert kem.generate_keypair() != kem.generate_keypair()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("alg", "impl"), PAIRS)
 def test_full_files_pass_with_every_vector_counted(alg: Algorithm,
                                                    impl: Implementation) -> None:
@@ -149,6 +150,7 @@ def test_native_loops_are_reported_not_offered_with_what_is_checked(name: str) -
     assert "checked instead" in outcome.detail
 
 
+@pytest.mark.slow
 def test_cli_verify_json_reports_the_nist_kat_count() -> None:
     result = CliRunner().invoke(app, ["verify", "ml-kem-768", "--json"])
     assert result.exit_code == 0, result.output

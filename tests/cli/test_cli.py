@@ -6,6 +6,7 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
@@ -53,6 +54,7 @@ def test_speed_json_carries_the_fingerprint_and_is_stored(small_run) -> None:
     assert all(len(m.rounds) == 5 for m in stored.measurements)
 
 
+@pytest.mark.process
 def test_unoffered_pairs_are_listed_with_the_reason_and_the_rest_runs(
         runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "ml-kem-512", "--seconds", "0.05", "--rounds", "2",
@@ -89,6 +91,7 @@ def test_a_foreign_file_as_database_is_refused_before_measuring(
     assert target.read_text() == "keep me"
 
 
+@pytest.mark.process
 def test_json_stdout_is_one_document_and_nothing_else(tmp_path: Path) -> None:
     done = run_cli("speed", "x25519", "ml-kem-768", "--seconds", "0.05", "--rounds", "2",
                    "--json", "--db", str(tmp_path / "r.db"))
@@ -98,6 +101,7 @@ def test_json_stdout_is_one_document_and_nothing_else(tmp_path: Path) -> None:
     assert {r["algorithm"] for r in doc["results"]} == {"X25519", "ML-KEM-768"}
 
 
+@pytest.mark.process
 def test_csv_output(runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "x25519", "-i", "cryptography", "--seconds", "0.05",
                                  "--rounds", "2", "--csv", "--db", str(db_path)])
@@ -107,6 +111,7 @@ def test_csv_output(runner: CliRunner, db_path: Path) -> None:
     assert len(lines) == 2 and all(",X25519,cryptography," in line for line in lines)
 
 
+@pytest.mark.process
 def test_without_liboqs_the_other_implementations_still_run(tmp_path: Path) -> None:
     env = {"OQS_INSTALL_PATH": str(tmp_path / "nowhere"), "HOME": str(tmp_path),
            "PQBENCH_CACHE_DIR": str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path)}
@@ -121,6 +126,7 @@ def test_without_liboqs_the_other_implementations_still_run(tmp_path: Path) -> N
     assert not (tmp_path / "_oqs").exists()  # liboqs-python's git clone never started
 
 
+@pytest.mark.process
 def test_ctrl_c_keeps_completed_measurements_and_exits_130(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     job = Job("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
@@ -138,6 +144,7 @@ def test_ctrl_c_keeps_completed_measurements_and_exits_130(tmp_path: Path) -> No
     assert "interrupted" in output
 
 
+@pytest.mark.process
 def test_env_json_names_the_stack(runner: CliRunner) -> None:
     result = runner.invoke(app, ["env", "--json"])
     assert result.exit_code == 0, result.stderr
@@ -179,6 +186,7 @@ def test_runs_on_an_empty_or_missing_database_is_a_friendly_line(
     assert result.exit_code == 1 and (tmp_path / "notes.db").read_text() == "my notes\n"
 
 
+@pytest.mark.process
 def test_module_entry_point_prints_help() -> None:
     done = run_cli("--help")
     assert done.returncode == 0
@@ -186,6 +194,7 @@ def test_module_entry_point_prints_help() -> None:
         assert command in done.stdout
 
 
+@pytest.mark.process
 def test_the_stored_command_reproduces_the_run_under_a_shell(tmp_path: Path) -> None:
     import shlex
 

@@ -23,6 +23,7 @@ COMMANDS = sorted(
 )
 
 
+@pytest.mark.process
 def test_version_prints_the_project_version() -> None:
     result = subprocess.run([sys.executable, "-m", "pqbench", "--version"], cwd=REPO,
                             capture_output=True, text=True, timeout=120, check=False)

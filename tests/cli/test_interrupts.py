@@ -16,6 +16,8 @@ import pytest
 
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.process
+
 PROGRAM = """
 import os, signal, sys, time
 from pqbench import interrupts

@@ -16,6 +16,8 @@ import pytest
 
 from tests.helpers import CPU_FLAGS, run_cli
 
+pytestmark = pytest.mark.process
+
 SUITE = ("aes-256-gcm", "sha-256", "-i", "libcrypto", "--bytes", "16384", "--seconds",
          "0.1", "--rounds", "5")
 AES = ("AES-256-GCM", "libcrypto")

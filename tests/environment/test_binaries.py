@@ -87,6 +87,7 @@ def _dpkg_owner(name: str) -> tuple[str, str]:
     return package, version
 
 
+@pytest.mark.process
 def test_the_system_libcrypto_is_owned_by_its_package() -> None:
     fingerprint = environment.collect()
     entry = fingerprint["binaries"]["libcrypto"]
@@ -98,6 +99,7 @@ def test_the_system_libcrypto_is_owned_by_its_package() -> None:
     assert (entry["package"], entry["package_version"]) == (package, version)
 
 
+@pytest.mark.process
 def test_without_dpkg_no_owner_is_recorded(monkeypatch: pytest.MonkeyPatch,
                                            tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # a machine without dpkg
@@ -107,6 +109,7 @@ def test_without_dpkg_no_owner_is_recorded(monkeypatch: pytest.MonkeyPatch,
     assert all("package" not in entry for entry in found.values())
 
 
+@pytest.mark.process
 def test_every_loaded_library_is_fingerprinted_by_identity_and_size() -> None:
     found = environment.collect()["binaries"]
     assert {"libcrypto", "libc", "python", "cryptography", "pqbench-native"} <= found.keys()

@@ -153,6 +153,7 @@ def test_symbols_of_a_crafted_object(tmp_path: Path, wide: bool) -> None:
     assert elf.symbol(path, "absent") is None
 
 
+@pytest.mark.process
 def test_build_ids_of_the_libraries_this_process_loaded_agree_with_binutils() -> None:
     environment.collect()  # loads every implementation's libraries
     loaded = binaries.roles(binaries.mapped_files())
@@ -161,6 +162,7 @@ def test_build_ids_of_the_libraries_this_process_loaded_agree_with_binutils() ->
         assert elf.build_id(path) == binutils.build_id(path), path
 
 
+@pytest.mark.process
 def test_a_symbol_agrees_with_nm_on_the_cryptography_extension() -> None:
     """cryptography's wheels link OpenSSL statically and keep the symbol table: nm lists
     OPENSSL_ia32cap_P where the vector lives (a local symbol, not exported)."""

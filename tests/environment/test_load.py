@@ -129,6 +129,7 @@ def stranger() -> Iterator[int]:
         os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.process
 def test_a_busy_stranger_is_counted_as_others(stranger: int) -> None:
     start = load.snapshot()
     used = _wait_for_ticks(stranger, _ticks(stranger))
@@ -141,6 +142,7 @@ def test_a_busy_stranger_is_counted_as_others(stranger: int) -> None:
     assert others_ticks >= 0.9 * used - 2
 
 
+@pytest.mark.process
 def test_the_measurements_own_children_are_not_others() -> None:
     child = subprocess.Popen([sys.executable, "-c", SPIN])
     try:

@@ -16,7 +16,7 @@ import pytest
 
 from pqbench.algorithms import capabilities
 from pqbench.environment import openssl
-from tests.helpers import CPU_FLAGS
+from tests.helpers import CPU_FLAGS, starts_processes
 
 PROBE = ("import json; from pqbench import environment; "
          "print(json.dumps(environment.collect()['openssl_capabilities']))")
@@ -38,11 +38,13 @@ def _measured(mask: list[str] | None) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def unmasked() -> dict[str, Any]:
     return _measured(None)
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def masked() -> dict[str, Any]:
     return _measured(["aesni", "shani"])
 
@@ -61,6 +63,7 @@ def test_decoding_follows_openssls_bit_positions() -> None:
     assert openssl.decode(None) == (None, None)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("capability, flag", [("aesni", "aes"), ("shani", "sha_ni")])
 def test_the_system_libcrypto_uses_what_the_cpu_has_unless_masked(
         unmasked: dict[str, Any], masked: dict[str, Any], capability: str, flag: str) -> None:
@@ -90,6 +93,7 @@ def test_cryptographys_bundled_openssl_is_read_from_its_symbol_table(
     assert (capability in unmasked["cryptography"]["enabled"]) == (flag in CPU_FLAGS)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("mask", [None, ["aesni"]], ids=["unmasked", "aesni-masked"])
 def test_the_in_process_vector_is_what_openssl_info_cpusettings_prints(mask: list[str] | None
                                                                        ) -> None:

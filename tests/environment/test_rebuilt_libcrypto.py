@@ -21,7 +21,7 @@ from tests.helpers.rebuilt_libcrypto import rebuilt_libcrypto, system_openssl
 
 #: A cold cache builds the library first: about five minutes on two loaded cores
 #: (docs/measurements.md), more than the suite's per-test limit allows.
-pytestmark = pytest.mark.timeout(2400)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(2400)]
 
 PROBE = ("import json; from pqbench import environment; e = environment.collect(); "
          "print(json.dumps([e['libraries']['system_libcrypto'], e['binaries']['libcrypto']]))")

@@ -133,6 +133,7 @@ def test_a_hash_named_twice_is_a_usage_error(data_file: Path) -> None:
         hashing.hash_files([str(data_file)], ["SHA-256", "SHA-256"])
 
 
+@pytest.mark.process
 def test_jobs_give_the_same_digests_in_order(tmp_path: Path) -> None:
     paths = []
     for i in range(3):
@@ -147,6 +148,7 @@ def test_jobs_give_the_same_digests_in_order(tmp_path: Path) -> None:
     assert hashing.aggregate_hash_rate(outcomes)
 
 
+@pytest.mark.process
 def test_cli_json_rows_and_stored_run(tmp_path: Path, data_file: Path, runner: CliRunner,
                                       db_path: Path) -> None:
     result = runner.invoke(app, ["files", "hash", str(data_file), str(tmp_path / "missing"),
@@ -172,6 +174,7 @@ def test_not_a_hash_is_a_usage_error(data_file: Path, runner: CliRunner,
     assert result.exit_code == 2
 
 
+@pytest.mark.process
 def test_unreadable_file_in_a_subprocess() -> None:
     """Root reads anything, so as root the command runs without capabilities (setpriv)."""
     scratch = tempfile.mkdtemp(prefix="pqbench-perm-")
@@ -262,6 +265,7 @@ except corpus.CorpusError as exc:
 """
 
 
+@pytest.mark.process
 def test_disk_full_is_a_clear_error_and_nothing_is_left(tmp_path: Path) -> None:
     """RLIMIT_FSIZE makes any write past 3 MB fail with EFBIG, as a full disk fails ENOSPC:
     it works without root or a small file system (a tmpfs or loop device needs root)."""
@@ -272,6 +276,7 @@ def test_disk_full_is_a_clear_error_and_nothing_is_left(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.process
 def test_corpus_cli_stores_a_files_run(tmp_path: Path, runner: CliRunner,
                                        db_path: Path) -> None:
     where = tmp_path / "corpus"
@@ -355,6 +360,7 @@ def test_unreadable_or_unbounded_sizes_are_refused(text: str, runner: CliRunner,
     assert not list(tmp_path.iterdir())  # not even the database
 
 
+@pytest.mark.process
 def test_the_in_turn_hash_pass_hashes_every_buffer(tmp_path: Path) -> None:
     """With every core busy (jobs >= usable CPUs) files are hashed in turn, one thread
     reading and hashing a buffer at a time: the digest of a file several buffers long

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from pqbench.userland import Userland
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -30,6 +33,14 @@ def _cpu_flags() -> frozenset[str]:
 
 #: This CPU's flags: tests assert a capability's effect only where the CPU has it.
 CPU_FLAGS = _cpu_flags()
+
+
+def starts_processes(fixture: F) -> F:
+    """Mark a fixture whose set-up starts processes (a pqbench run, a worker, a server):
+    every test that uses it is marked `process` (tests/conftest.py), whichever of them
+    happens to set it up first. Put it under `@pytest.fixture`."""
+    fixture.starts_processes = True  # type: ignore[attr-defined]
+    return fixture
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None,

@@ -15,6 +15,8 @@ import pytest
 from tests.helpers import run_cli
 from tests.helpers.runs import fake_worker
 
+pytestmark = pytest.mark.process
+
 ROW = ["X25519", "cryptography", "derive", None]
 QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--max-seconds", "1", "--round",
          "0.01"]

@@ -12,8 +12,12 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 from tests.helpers.leaks import Probe
+
+pytestmark = pytest.mark.process
 
 ROW = ["sha256", "-o", "hash", "-i", "libcrypto", "--bytes", "16384", "--round", "0.01"]
 SLOW_WORKER = REPO / "tests" / "slow_worker"

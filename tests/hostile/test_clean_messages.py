@@ -55,6 +55,7 @@ def test_a_damaged_settings_column_is_a_clear_error_in_every_reader(tmp_path: Pa
         assert "damaged" in stderr, (args, stderr)
 
 
+@pytest.mark.process
 def test_report_by_a_field_whose_groups_share_no_row_says_so(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     store = Store.open(str(db))
@@ -83,6 +84,7 @@ def test_report_to_a_path_under_a_file_names_the_file(tmp_path: Path) -> None:
         assert "File exists" not in stderr and "Not a directory" not in stderr
 
 
+@pytest.mark.process
 def test_reproduce_with_names_a_file_whose_name_holds_control_characters(tmp_path: Path
                                                                          ) -> None:
     tricky = tmp_path / "a\x1bb\tc.bin"

@@ -59,6 +59,7 @@ def test_an_unknown_operation_blames_the_operation(tmp_path: Path) -> None:
     assert "is an operation of" not in message
 
 
+@pytest.mark.process
 def test_another_familys_operation_blames_the_operation_and_names_its_owners(
         tmp_path: Path) -> None:
     result = _invoke("speed", "ml-kem-768", "-o", "sign", "--db", str(tmp_path / "x.db"))
@@ -78,6 +79,7 @@ def test_another_familys_operation_blames_the_operation_and_names_its_owners(
     assert rows == {("Ed25519", "sign")}
 
 
+@pytest.mark.process
 def test_more_workers_than_cpus_warns(tmp_path: Path) -> None:
     workers = multi.usable_cpus() + 1
     result = _invoke("speed", *FAST, "--multi", str(workers), "--db", str(tmp_path / "x.db"))
@@ -96,6 +98,7 @@ def test_report_out_under_a_file_or_uncreatable_is_a_clear_error(two_runs: Path,
             result.output
 
 
+@pytest.mark.slow
 def test_an_existing_report_needs_force(two_runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
     assert _invoke("report", "20260101-a", "--db", str(two_runs), "--out",
@@ -110,6 +113,7 @@ def test_an_existing_report_needs_force(two_runs: Path, tmp_path: Path) -> None:
     assert report.read_text().startswith("# pqbench report")
 
 
+@pytest.mark.process
 def test_an_empty_file_hashes_and_costs_no_other_file_its_result(tmp_path: Path) -> None:
     empty, normal = tmp_path / "empty.bin", tmp_path / "normal.bin"
     empty.write_bytes(b"")
@@ -140,6 +144,7 @@ def _start(*args: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.process
 def test_sigterm_stores_completed_measurements_and_exits_143(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     job = Job("speed", "x25519", "ecdh-p-256", "ml-kem-768", "ml-dsa-65", "rsa2048",
@@ -155,6 +160,7 @@ def test_sigterm_stores_completed_measurements_and_exits_143(tmp_path: Path) -> 
     assert "Traceback" not in output
 
 
+@pytest.mark.process
 def test_sigterm_during_files_corpus_removes_the_corpus(tmp_path: Path) -> None:
     where = tmp_path / "scratch"
     where.mkdir()
@@ -223,6 +229,7 @@ def _base(path: list[str], data: Path, db: Path) -> list[str]:
     }.get(path[-1], [])
 
 
+@pytest.mark.process
 def test_every_command_survives_hostile_values(tmp_path: Path, two_runs: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -23,6 +23,8 @@ from pqbench.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 
+pytestmark = pytest.mark.process
+
 SPEED = ["speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02",
          "--rounds", "1"]
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process
+
 AB = ["ab", "x25519", "-i", "cryptography", "-o", "derive", "--max-seconds", "2", "--round",
       "0.01"]
 #: Longer than the start-up limit (30 s) and a loaded machine's start-up, far shorter

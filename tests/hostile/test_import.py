@@ -219,6 +219,7 @@ def real_export(small_run, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     return exported
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.too_slow])

@@ -42,6 +42,7 @@ def test_a_label_past_the_limit_is_refused_where_it_enters(tmp_path: Path,
     assert not db.exists()  # refused before anything was measured or stored
 
 
+@pytest.mark.process
 def test_labels_at_the_limit_are_stored_exported_and_imported_again(tmp_path: Path) -> None:
     db, copy = tmp_path / "ab.db", tmp_path / "copy.db"
     a, b = "a" * LABEL_CHARS, "b" * LABEL_CHARS
@@ -57,6 +58,7 @@ def test_labels_at_the_limit_are_stored_exported_and_imported_again(tmp_path: Pa
     assert len(Store.open(str(copy), create=False).list_runs()) == 2
 
 
+@pytest.mark.process
 def test_a_command_line_longer_than_the_format_holds_is_stored_cut_short(tmp_path: Path
                                                                          ) -> None:
     db, copy = tmp_path / "runs.db", tmp_path / "copy.db"

@@ -82,6 +82,7 @@ def test_terminal_shows_hostile_text_literally(tmp_path: Path, command: list[str
         assert "".join(SHOWN_MARKUP.split()) in flat or "[/bold]" in flat
 
 
+@pytest.mark.process
 def test_a_closing_tag_label_from_the_command_line_never_breaks_runs(tmp_path: Path) -> None:
     db = tmp_path / "labels.db"
     for label in ("[/bold] x", f"{ESCAPES}[link=http://evil]x[/link]"):
@@ -146,6 +147,7 @@ def _check_inert(tokens: list[Token]) -> str:
     return "\n".join(c.content for c in children if c.type in ("text", "code_inline"))
 
 
+@pytest.mark.process
 def test_report_escapes_everything_from_the_runs(tmp_path: Path) -> None:
     db = _hostile_db(tmp_path)
     out = tmp_path / "report"

@@ -17,6 +17,8 @@ import pytest
 from pqbench.store import Store
 from tests.helpers.jobs import Job
 
+pytestmark = pytest.mark.process
+
 INT, TERM = signal.SIGINT, signal.SIGTERM
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.untrusted import passwords_in, redact
+from tests.helpers import starts_processes
 from tests.helpers.leaks import Probe
 from tests.helpers.postgres import database_text, password_role, running_server
 
@@ -25,6 +26,7 @@ QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "-
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server() -> Iterator[str]:
     with running_server() as url:
         yield url
@@ -44,6 +46,7 @@ def _store_export_report(probe: Probe, url: str, shown: str) -> None:
     assert "***" in (probe.tmp_path / "report" / "report.md").read_text()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("password", ["Sp ace9Pw", "Hunt@Me7Xy", "Co:lon5Pw"])
 def test_a_password_with_a_space_at_or_colon_in_a_url_is_used_and_never_shown(
         server: str, tmp_path: Path, password: str) -> None:
@@ -60,6 +63,7 @@ def test_a_password_with_a_space_at_or_colon_in_a_url_is_used_and_never_shown(
         assert probe.leaks(secret, database_text(server, plain)) == [], secret
 
 
+@pytest.mark.process
 def test_sslpassword_and_password_parameters_are_both_hidden(server: str,
                                                              tmp_path: Path) -> None:
     plain = password_role(server, "pqq", "Qry5Pw")
@@ -71,6 +75,7 @@ def test_sslpassword_and_password_parameters_are_both_hidden(server: str,
     assert probe.leaks("Qry5Pw", database) == []
 
 
+@pytest.mark.process
 def test_a_libpq_keyword_string_is_a_postgresql_location(server: str, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
@@ -107,6 +112,7 @@ def test_the_pieces_of_a_password_are_redacted_from_a_driver_message() -> None:
     assert "Me7Xy" not in redact(message, secrets) and "Hunt" not in redact(message, secrets)
 
 
+@pytest.mark.process
 def test_values_passed_to_an_ab_worker_are_never_shown_or_stored(tmp_path: Path) -> None:
     """cmd:env NAME=VALUE and env:NAME=VALUE: names shown, values hidden unless the name
     is known to be harmless (OQS_INSTALL_PATH here)."""
@@ -144,6 +150,7 @@ def test_values_passed_to_an_ab_worker_are_never_shown_or_stored(tmp_path: Path)
         assert probe.leaks(secret) == [], secret
 
 
+@pytest.mark.process
 def test_a_stored_command_keeps_its_shell_quoting_when_redacted_again() -> None:
     """Run documents redact the stored command once more (an imported run's command is
     untrusted): word by word, so a redacted query password never swallows the closing

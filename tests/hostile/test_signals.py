@@ -15,6 +15,8 @@ import pytest
 from pqbench.store import Store
 from tests.helpers.jobs import Job
 
+pytestmark = pytest.mark.process
+
 
 def _start(*args: str) -> subprocess.Popen[str]:
     """pqbench in a process group of its own, as a shell job is (Ctrl-C at a terminal

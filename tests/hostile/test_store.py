@@ -19,6 +19,8 @@ from pqbench.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 
+pytestmark = pytest.mark.process
+
 #: Commands that name runs: there is no such run, a clear error.
 READERS = [["compare", "20260101-a", "20260102-b"], ["report", "20260101-a", "--out", "REPORT"],
            ["export", "20260101-a"]]

@@ -48,6 +48,7 @@ def _limited(args: list[str], limit: int, env: dict[str, str], cwd: Path
                                                                 (limit, limit)))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("at_default", [False, True], ids=["--db", "default-path"])
 def test_a_new_database_on_a_full_disk_keeps_the_run_and_leaves_no_partial_file(
         tmp_path: Path, at_default: bool) -> None:
@@ -92,6 +93,7 @@ def test_an_in_memory_database_is_refused_before_measuring(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("location, path", [
     ("sqlite:///relative.db", "relative.db"), ("file:plain.db", "plain.db"),
     ("odd?name#with%20marks.db", "odd?name#with%20marks.db"),

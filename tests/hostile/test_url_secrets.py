@@ -16,6 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from pqbench.untrusted import passwords_in, redact
+from tests.helpers import starts_processes
 from tests.helpers.leaks import Probe
 from tests.helpers.postgres import database_text, password_role, running_server
 
@@ -23,6 +24,7 @@ QUICK = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.05", "-
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server() -> Iterator[str]:
     with running_server() as url:
         yield url
@@ -86,6 +88,7 @@ def _forms_of(typed: str, password: str) -> set[str]:
                     if len(piece) >= 5}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("password, make, typed", [f[1:] for f in FORMS],
                          ids=[f[0] for f in FORMS])
 def test_each_form_connects_and_its_password_is_never_shown(
@@ -146,6 +149,7 @@ def test_a_decoded_password_is_masked_in_a_driver_message() -> None:
     assert redact("FATAL: password 'p@ss' rejected", secrets) == "FATAL: password '***' rejected"
 
 
+@pytest.mark.process
 def test_masking_keeps_the_rest_of_the_message(tmp_path: Path) -> None:
     """A redacted location inside a message is redacted again when shown: the text after
     it stays, and pieces of a password are not hunted for between words."""

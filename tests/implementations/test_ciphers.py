@@ -75,6 +75,7 @@ def test_aead_tamper_is_caught() -> None:
             aead.encrypt(pyca_symmetric.NONCE, b"x" * 32, None)), None)
 
 
+@pytest.mark.process
 def test_speed_json_has_bytes_and_security_for_every_block(runner: CliRunner,
                                                            db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "aes-256-xts", "sha256", "--seconds", "0.02",
@@ -90,6 +91,7 @@ def test_speed_json_has_bytes_and_security_for_every_block(runner: CliRunner,
     assert len(sha) == 6 and all(r["security_bits"] == 128 for r in sha)
 
 
+@pytest.mark.process
 def test_bytes_option_picks_one_block_size(runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "aes128gcm", "--bytes", "4096", "--seconds", "0.02",
                                  "--rounds", "2", "--json", "--db", str(db_path),

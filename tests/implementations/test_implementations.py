@@ -25,6 +25,7 @@ def _pairs() -> list[Any]:
             if impl.offers(alg, alg.all_operations[0]) is None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("alg", "impl"), _pairs())
 def test_offered_pairs_pass_their_checks(alg: Algorithm, impl: Any) -> None:
     checks = impl.self_check(alg)

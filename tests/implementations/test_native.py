@@ -74,6 +74,7 @@ def test_post_quantum_in_an_old_system_libcrypto_is_not_offered_with_the_reason(
         assert reason is None
 
 
+@pytest.mark.process
 def test_without_the_extension_speed_says_why_and_the_rest_runs(tmp_path: Path) -> None:
     hide = tmp_path / "hide"
     hide.mkdir()
@@ -99,6 +100,7 @@ def test_without_the_extension_speed_says_why_and_the_rest_runs(tmp_path: Path) 
                for p in missing.values())
 
 
+@pytest.mark.process
 def test_multi_reports_the_aggregate_and_each_worker(runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "x25519", "-i", "libcrypto", "-o", "derive",
                                  "--multi", "2", "--seconds", "0.1", "--rounds", "2",
@@ -112,6 +114,7 @@ def test_multi_reports_the_aggregate_and_each_worker(runner: CliRunner, db_path:
     assert row["ops_per_sec"] == pytest.approx(sum(workers), rel=0.5)
 
 
+@pytest.mark.process
 def test_cpu_pins_and_refuses_cpus_that_do_not_exist(runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "x25519", "-i", "cryptography", "-o", "derive",
                                  "--cpu", "0", "--seconds", "0.05", "--rounds", "2", "--json",
@@ -123,6 +126,7 @@ def test_cpu_pins_and_refuses_cpus_that_do_not_exist(runner: CliRunner, db_path:
     assert "not available" in bad.stderr
 
 
+@pytest.mark.process
 def test_the_table_says_what_the_binding_costs(runner: CliRunner, db_path: Path) -> None:
     result = runner.invoke(app, ["speed", "ml-kem-768", "-o", "encaps", "--seconds", "0.05",
                                  "--rounds", "2", "--db", str(db_path)])

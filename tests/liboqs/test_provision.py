@@ -104,6 +104,7 @@ def test_cache_build_is_usable_with_shim(cache_prefix: Path) -> None:
     assert isinstance(found.build["cpu_extensions"], list)
 
 
+@pytest.mark.process
 def test_cache_build_exports_symbols_dynamically(cache_prefix: Path) -> None:
     nm = shutil.which("nm")
     assert nm is not None, "nm (binutils) comes with the C toolchain the set-up needs"
@@ -117,6 +118,7 @@ def test_cache_build_exports_symbols_dynamically(cache_prefix: Path) -> None:
         assert symbol in dynamic
 
 
+@pytest.mark.process
 def test_find_installed_prefers_oqs_install_path(cache_prefix: Path) -> None:
     data = survey_in_subprocess({"OQS_INSTALL_PATH": str(cache_prefix)})
     found = data["found"]
@@ -127,6 +129,7 @@ def test_find_installed_prefers_oqs_install_path(cache_prefix: Path) -> None:
     assert found["prefix"] == str(cache_prefix)
 
 
+@pytest.mark.process
 def test_empty_oqs_install_path_is_skipped_with_reason(tmp_path: Path, cache_prefix: Path) -> None:
     data = survey_in_subprocess({"OQS_INSTALL_PATH": str(tmp_path)})
     rejected = data["rejected"]
@@ -138,6 +141,7 @@ def test_empty_oqs_install_path_is_skipped_with_reason(tmp_path: Path, cache_pre
     assert found["origin"] == locate.ORIGIN_CACHE  # the search went on to our cache
 
 
+@pytest.mark.process
 def test_liboqs_without_shim_is_rejected(tmp_path: Path, cache_prefix: Path, cc: str) -> None:
     """The same 0.13.0 archive linked without compat.c: what liboqs-python 0.16 cannot load."""
     libdir = tmp_path / "lib"
@@ -155,6 +159,7 @@ def test_liboqs_without_shim_is_rejected(tmp_path: Path, cache_prefix: Path, cc:
     assert "lacks OQS_SIG_supports_ctx_str" in rejected[0]["reason"]
 
 
+@pytest.mark.process
 def test_older_liboqs_is_rejected(tmp_path: Path, cc: str) -> None:
     source = tmp_path / "old.c"
     source.write_text('const char *OQS_version(void) { return "0.12.0"; }\n')
@@ -216,6 +221,7 @@ def test_loaded_install_is_the_library_oqs_opened(oqs_module: object, cache_pref
     assert opened is not None and opened.resolve() == install.library
 
 
+@pytest.mark.process
 def test_import_oqs_keeps_stdout_empty(cache_prefix: Path) -> None:
     code = (
         "from pqbench.liboqs import import_oqs\n"
@@ -229,6 +235,7 @@ def test_import_oqs_keeps_stdout_empty(cache_prefix: Path) -> None:
     assert "differs from liboqs-python" not in result.stderr
 
 
+@pytest.mark.process
 def test_import_oqs_without_liboqs_never_imports_oqs(tmp_path: Path) -> None:
     code = (
         "import ctypes.util, sys\n"
@@ -253,6 +260,7 @@ def test_import_oqs_without_liboqs_never_imports_oqs(tmp_path: Path) -> None:
     assert not (tmp_path / "_oqs").exists()  # liboqs-python's git-clone installer never ran
 
 
+@pytest.mark.process
 def test_main_prints_the_install_as_json(cache_prefix: Path) -> None:
     result = run_python(
         "import sys; from pqbench.liboqs.__main__ import main; sys.exit(main(['--json']))",
@@ -276,6 +284,7 @@ def test_build_pinned_reuses_a_finished_build(
     assert any("already built" in message for message in messages)
 
 
+@pytest.mark.process
 def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(
     minimal_only_cache: Path,
 ) -> None:
@@ -367,6 +376,7 @@ def declared_algorithms(source: Path) -> set[str]:
     return {s for s in declared if not variants.search(s) and "LIBJADE" not in s}
 
 
+@pytest.mark.process
 def test_minimal_recipe_configures_exactly_the_standards(
     cache_prefix: Path, tmp_path: Path
 ) -> None:
@@ -376,6 +386,7 @@ def test_minimal_recipe_configures_exactly_the_standards(
     assert switches == MINIMAL_SWITCHES
 
 
+@pytest.mark.process
 def test_full_recipe_configures_every_algorithm(cache_prefix: Path, tmp_path: Path) -> None:
     source = source_tree(cache_prefix)
     switches = enabled_switches(source, recipes.FULL.cmake_options, tmp_path / "build")
@@ -402,6 +413,7 @@ def test_recipes_have_distinct_stable_cache_keys(monkeypatch: pytest.MonkeyPatch
     assert changed.key() not in (minimal, full)
 
 
+@pytest.mark.process
 def test_minimal_build_enables_the_standards_and_leaves_the_rest_out(cache_prefix: Path) -> None:
     code = (
         "import json; from pqbench.liboqs import import_oqs, loaded_install\n"
@@ -451,6 +463,7 @@ def test_minimal_build_in_cache_does_not_answer_a_full_request(
     assert not list((minimal_only_cache / "liboqs").glob(".staging-*"))
 
 
+@pytest.mark.process
 def test_ensure_all_builds_when_the_cache_has_only_a_minimal_build(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:
@@ -474,6 +487,7 @@ def test_ensure_all_builds_when_the_cache_has_only_a_minimal_build(
     assert lines[-1] == "full request: fetch refused by the test"  # it went on to build
 
 
+@pytest.mark.process
 def test_all_refuses_when_oqs_install_path_selects_a_minimal_build(
     cache_prefix: Path, tmp_path: Path
 ) -> None:
@@ -490,6 +504,7 @@ def test_all_refuses_when_oqs_install_path_selects_a_minimal_build(
     assert not (tmp_path / "cache").exists()  # nothing was built
 
 
+@pytest.mark.process
 def test_survey_prefers_the_cache_build_that_enables_most(
     cache_prefix: Path, tmp_path: Path
 ) -> None:
@@ -507,6 +522,7 @@ def test_survey_prefers_the_cache_build_that_enables_most(
     assert found["prefix"] == str(larger)
 
 
+@pytest.mark.process
 def test_set_up_step_runs_on_the_standard_library_alone() -> None:
     """make setup runs it with the system python3 while pip fills .venv (python -S: no
     site-packages at all)."""
@@ -522,6 +538,7 @@ def test_set_up_step_runs_on_the_standard_library_alone() -> None:
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.process
 def test_no_fallback_without_cargo_defers_quietly(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "cache", tmp_path) | {"PATH": str(tmp_path / "empty-bin")}
     result = subprocess.run(
@@ -545,6 +562,7 @@ def speed(cache_root: Path, home: Path, *args: str) -> subprocess.CompletedProce
     )  # fmt: skip
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "name",
     [
@@ -566,6 +584,7 @@ def test_speed_names_all_for_an_algorithm_the_build_left_out(
     assert result.stdout == ""
 
 
+@pytest.mark.process
 def test_speed_names_all_for_a_typo_of_a_left_out_algorithm(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:
@@ -576,6 +595,7 @@ def test_speed_names_all_for_a_typo_of_a_left_out_algorithm(
     assert "FrodoKEM-640-AES" in message and "python -m pqbench.liboqs --all" in message
 
 
+@pytest.mark.process
 def test_speed_unknown_name_near_nothing_left_out_does_not_mention_all(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:
@@ -585,6 +605,7 @@ def test_speed_unknown_name_near_nothing_left_out_does_not_mention_all(
     assert "--all" not in result.stderr
 
 
+@pytest.mark.process
 def test_speed_times_slh_dsa_from_the_minimal_build(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:
@@ -634,6 +655,7 @@ def fake_python(path: Path, fails: str, code: int) -> Path:
     return path
 
 
+@pytest.mark.process
 def test_make_setup_reports_the_liboqs_it_uses(minimal_only_cache: Path, tmp_path: Path) -> None:
     venv = ready_venv(tmp_path / "venv")
     result = make_setup(tmp_path, minimal_only_cache, Path(sys.executable), venv)
@@ -642,6 +664,7 @@ def test_make_setup_reports_the_liboqs_it_uses(minimal_only_cache: Path, tmp_pat
     assert f"prefix: {entry}" in result.stdout.splitlines()
 
 
+@pytest.mark.process
 def test_make_setup_fails_when_the_liboqs_step_fails(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:
@@ -654,6 +677,7 @@ def test_make_setup_fails_when_the_liboqs_step_fails(
     assert "prefix:" not in result.stdout  # set-up stopped before the final step
 
 
+@pytest.mark.process
 def test_make_setup_fails_when_the_venv_step_fails(
     minimal_only_cache: Path, tmp_path: Path
 ) -> None:

@@ -20,12 +20,14 @@ from pqbench.record import exchange
 from pqbench.record import memory as memory_runs
 from pqbench.store import Store
 from pqbench.timing import native
+from tests.helpers import starts_processes
 
 SUITE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
          "X25519", "ECDH-P-256", "RSA-2048", "Ed25519")
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def memory_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """One real `pqbench memory` run of the default suite (the issue's list)."""
     db = tmp_path_factory.mktemp("memory-run") / "results.db"
@@ -39,6 +41,7 @@ def _rows(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
     return {(r["algorithm"], r["implementation"], r["operation"]): r for r in doc["results"]}
 
 
+@pytest.mark.process
 def test_the_default_suite_is_measured_through_liboqs_and_libcrypto(memory_run) -> None:
     _, doc = memory_run
     assert doc["kind"] == "memory" and doc["status"] == "complete"
@@ -71,6 +74,7 @@ def test_the_default_suite_is_measured_through_liboqs_and_libcrypto(memory_run) 
             assert (name, "libcrypto", "decaps" if "KEM" in name else "sign") in rows
 
 
+@pytest.mark.slow
 def test_the_run_is_stored_and_exported_losslessly(memory_run, tmp_path: Path) -> None:
     db, doc = memory_run
     stored = Store.open(str(db), create=False).load_run(doc["run_id"])
@@ -85,6 +89,7 @@ def test_the_run_is_stored_and_exported_losslessly(memory_run, tmp_path: Path) -
     assert memory_runs.figures([again]) == memory_runs.figures([stored])
 
 
+@pytest.mark.process
 def test_a_malformed_memory_row_is_refused_on_import(memory_run, tmp_path: Path) -> None:
     _, doc = memory_run
     for key, value in (("stack_bytes", -1), ("heap_bytes", "many"), ("allocations", 1.5)):
@@ -97,6 +102,7 @@ def test_a_malformed_memory_row_is_refused_on_import(memory_run, tmp_path: Path)
             exchange.read_file(path)
 
 
+@pytest.mark.process
 def test_csv_rows_carry_the_memory_columns(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["memory", "ml-kem-768", "-o", "decaps", "--csv",
                                       "--calls", "1", "--db", str(tmp_path / "r.db")])
@@ -108,6 +114,7 @@ def test_csv_rows_carry_the_memory_columns(tmp_path: Path) -> None:
     assert rows[0]["memory_method"].startswith("painted stack")
 
 
+@pytest.mark.process
 def test_compare_shows_bytes_before_and_after_with_a_verdict(memory_run) -> None:
     db, doc = memory_run
     store = Store.open(str(db), create=False)
@@ -208,6 +215,7 @@ def test_bad_requests_exit_2_with_a_message(tmp_path: Path) -> None:
     assert not Path(db).exists()  # refused before anything was stored
 
 
+@pytest.mark.process
 def test_a_mechanism_only_liboqs_knows_is_measured_there_and_refused_by_libcrypto(
         tmp_path: Path) -> None:
     # Falcon-512 is in every liboqs pqbench builds, the default (minimal) one included.

@@ -19,6 +19,7 @@ from pqbench.memory import runner
 from pqbench.record import memory as memory_runs
 from pqbench.record.results import Measurement
 from pqbench.timing import native
+from tests.helpers import starts_processes
 
 #: Fixed frames around the test's arrays: op_stack's and recurse's return addresses,
 #: saved registers and alignment. The x86-64 and AArch64 ABIs keep these well under this.
@@ -29,6 +30,7 @@ LEVEL_SLACK = 64
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def worker() -> Iterator[runner.Worker]:
     hook, reason = runner.interposer()
     assert hook is not None, reason
@@ -55,12 +57,14 @@ def stack(worker: runner.Worker, depth: int, nbytes: int) -> int:
 # --- stack: known bytes in, the same bytes out ------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("nbytes", [1024, 4096, 16384, 65536])
 def test_one_frame_of_known_size_is_measured(worker: runner.Worker, nbytes: int) -> None:
     measured = stack(worker, 1, nbytes)
     assert nbytes <= measured <= nbytes + FRAME_SLACK
 
 
+@pytest.mark.process
 def test_stack_grows_by_exactly_the_bytes_added(worker: runner.Worker) -> None:
     base = stack(worker, 1, 1024)
     assert stack(worker, 1, 4096) - base == 4096 - 1024
@@ -82,6 +86,7 @@ def test_the_empty_call_is_the_subtracted_baseline(worker: runner.Worker) -> Non
     assert 0 < empty["harness_stack_bytes"] <= FRAME_SLACK
 
 
+@pytest.mark.process
 def test_the_whole_region_is_usable_and_a_deeper_call_dies_at_the_guard() -> None:
     hook, _ = runner.interposer()
     deep = runner.Worker(hook)
@@ -138,6 +143,7 @@ def test_every_replaced_allocator_is_counted(worker: runner.Worker) -> None:
     assert found["heap_total_bytes"] == [requested, requested]
 
 
+@pytest.mark.process
 def test_without_the_interposer_the_heap_is_not_counted_and_the_stack_still_is(
         worker: runner.Worker) -> None:
     bare = runner.Worker(None)
@@ -254,6 +260,7 @@ def test_memory_verdicts(before: tuple[int, int], after: tuple[int, int],
     assert memory_compare.verdict(before, after) == verdict
 
 
+@pytest.mark.process
 def test_a_call_that_kills_its_worker_is_a_problem_and_the_run_goes_on(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pqbench import algorithms

@@ -164,6 +164,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_table_fits_80_columns_and_cuts_nothing(busy_db: Path, name: str) -> None:
     done = _cli(*COMMANDS[name], db=busy_db)
@@ -185,6 +186,7 @@ def test_every_table_fits_80_columns_and_cuts_nothing(busy_db: Path, name: str) 
         assert re.search(r"▲ [12]\.\d+x", done.stdout)  # the doubling, whole
 
 
+@pytest.mark.process
 def test_the_speed_table_shows_block_sizes_as_columns_and_json_keeps_rows(
         tmp_path: Path) -> None:
     db = tmp_path / "bulk.db"
@@ -212,6 +214,7 @@ def test_the_speed_table_shows_block_sizes_as_columns_and_json_keeps_rows(
         assert float(figure.replace(",", "")) == pytest.approx(expected[size] / 1e6, rel=0.006)
 
 
+@pytest.mark.process
 def test_columns_is_honoured_when_piped_and_nothing_is_cut_without_it(busy_db: Path) -> None:
     narrow = _cli("runs", columns=100, db=busy_db).stdout
     _fits(narrow, 100)
@@ -222,6 +225,7 @@ def test_columns_is_honoured_when_piped_and_nothing_is_cut_without_it(busy_db: P
     assert max(map(len, unbounded.splitlines())) > 100
 
 
+@pytest.mark.process
 def test_the_real_terminal_width_is_used(busy_db: Path) -> None:
     """On a terminal 90 columns wide (a pseudo-terminal, COLUMNS unset)."""
     plain = _in_terminal("runs", columns=90, db=busy_db)
@@ -306,6 +310,7 @@ def _in_terminal(*args: str, columns: int, db: Path) -> str:
     return in_terminal(*args, columns=columns, db=db)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) -> None:
     drawn = _in_terminal("ab", "x25519", "-i", "cryptography", "--a", "here", "--b",
@@ -321,6 +326,7 @@ def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) ->
                          line) for line in lines), lines
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_bisect_progress_shows_the_session_its_builds_and_what_runs(tmp_path: Path,
                                                                    columns: int) -> None:
@@ -334,6 +340,7 @@ def test_bisect_progress_shows_the_session_its_builds_and_what_runs(tmp_path: Pa
     assert "1 session, 2 runs stored in" in " ".join(drawn.split())
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_report_shows_what_it_is_doing(busy_db: Path, tmp_path: Path, columns: int) -> None:
     drawn = _in_terminal("report", "--out", str(tmp_path / f"r{columns}"), columns=columns,
@@ -342,6 +349,7 @@ def test_report_shows_what_it_is_doing(busy_db: Path, tmp_path: Path, columns: i
     assert "wrote" in drawn
 
 
+@pytest.mark.process
 def test_the_progress_bar_keeps_its_times_whole_at_80_columns(tmp_path: Path) -> None:
     drawn = _in_terminal("speed", "ml-kem-768", "aes-256-gcm", "--seconds", "0.05",
                          "--rounds", "2", "--bytes", "1024", columns=80, db=tmp_path / "s.db")

@@ -8,6 +8,7 @@ heavy libraries they do not use."""
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import re
@@ -61,9 +62,15 @@ def imports_of(module: str, source: str, modules: Mapping[str, Path] = MODULES) 
     return {t for node in _imports(ast.parse(source)) for t in _targets(module, node, modules)}
 
 
-def import_graph() -> dict[str, set[str]]:
-    return {module: imports_of(module, path.read_text("utf-8"))
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    return {module: frozenset(imports_of(module, path.read_text("utf-8")))
             for module, path in MODULES.items()}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modules it imports (read once per session; each caller gets a copy)."""
+    return {module: set(targets) for module, targets in _graph().items()}
 
 
 def room(module: str) -> str:
@@ -576,6 +583,7 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
     return found["code"], set(found["modules"])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args", [("--help",), ("env",), ("runs",), ("speed", "--help")],
                          ids=" ".join)
 def test_commands_without_figures_start_without_the_heavy_libraries(
@@ -593,6 +601,7 @@ def test_commands_without_figures_start_without_the_heavy_libraries(
     assert not modules & heavy, sorted(modules & heavy)
 
 
+@pytest.mark.process
 def test_the_probe_sees_a_heavy_library_where_a_command_uses_it(tmp_path: Path) -> None:
     """A speed run of five rounds summarizes them with numpy and checks them for a trend
     (Spearman's rho, scipy): the probe must see both."""

@@ -30,6 +30,7 @@ def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.process
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     done = _build(REPO, tmp_path / "site")
     assert done.returncode == 0, done.stderr
@@ -40,6 +41,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "run-format.schema.json").is_file()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("broken", ["[gone](no-such-page.md)", "[gone](speed.md#no-such-anchor)"],
                          ids=["page", "anchor"])
 def test_a_broken_link_fails_the_build(tmp_path: Path, broken: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.store import Store
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO, run_cli, starts_processes
 from tests.helpers.runs import make_runs
 
 QUICK = ("--seconds", "0.05", "--rounds", "2")
@@ -26,6 +26,7 @@ def _speed(db: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def two_subjects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """`speed x25519`, `speed x25519 ed25519`, then `speed aes-256-gcm`: the newest run
     shares no row with any earlier one."""
@@ -35,6 +36,7 @@ def two_subjects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[s
     return db, ids
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_compare_without_arguments_finds_two_runs_that_share_rows(
         two_subjects: tuple[Path, list[str]], columns: str) -> None:
@@ -68,6 +70,7 @@ def _line(text: str, *words: str) -> str:
                 if all(w in line for w in words) and not re.search(r"\[[a-z-]+\]", line))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_compare_says_how_many_times_slower_or_faster_and_keeps_both_levels(
         slowed: Path, columns: str) -> None:
@@ -100,6 +103,7 @@ def test_compare_says_how_many_times_slower_or_faster_and_keeps_both_levels(
         "no change" in unchanged and "(within ±5 %)" in below)
 
 
+@pytest.mark.process
 def test_version_has_a_short_option() -> None:
     from pqbench import __version__
 
@@ -108,6 +112,7 @@ def test_version_has_a_short_option() -> None:
         assert done.returncode == 0 and done.stdout == f"pqbench {__version__}\n"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_help_wraps_whole_sentences(columns: str) -> None:
     """A docstring's source line breaks are not the terminal's: no line of the help ends a
@@ -132,6 +137,7 @@ def many_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, columns: str
                                                           ) -> None:
@@ -150,6 +156,7 @@ def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, column
     assert len(re.findall(r"20260101-r\d+", done.stdout)) == 25 and not done.stderr.strip()
 
 
+@pytest.mark.process
 def test_runs_csv_lists_every_run_with_its_algorithms_one_value_a_cell(many_runs: Path
                                                                        ) -> None:
     import csv
@@ -166,6 +173,7 @@ def test_runs_csv_lists_every_run_with_its_algorithms_one_value_a_cell(many_runs
     assert all(" " not in r["algorithm"] for r in rows)  # one algorithm a cell
 
 
+@pytest.mark.process
 def test_export_takes_the_newest_runs_or_all(many_runs: Path) -> None:
     done = run_cli("export", "--last", "2", "--db", str(many_runs))
     assert done.returncode == 0, done.stderr
@@ -182,6 +190,7 @@ def test_export_takes_the_newest_runs_or_all(many_runs: Path) -> None:
 FIELDS = ("os_build", "testbed", "hostname", "label")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("field", FIELDS)
 def test_report_and_compare_take_the_same_by_fields(
         two_subjects: tuple[Path, list[str]], tmp_path: Path, field: str) -> None:
@@ -199,6 +208,7 @@ def test_report_and_compare_take_the_same_by_fields(
         assert "no run has a value for --by label" in " ".join(done.stderr.split())
 
 
+@pytest.mark.process
 def test_an_unknown_by_field_is_refused_alike_everywhere(
         two_subjects: tuple[Path, list[str]], tmp_path: Path) -> None:
     db, _ = two_subjects
@@ -210,6 +220,7 @@ def test_an_unknown_by_field_is_refused_alike_everywhere(
             done.stderr.split())
 
 
+@pytest.mark.process
 def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Path) -> None:
     """Five runs with AES-NI hidden from OpenSSL and five without, all of one OS build:
     two points, not one whose "noise floor" is the mask's effect."""
@@ -243,6 +254,7 @@ def test_history_keeps_masked_and_unmasked_runs_of_one_build_apart(tmp_path: Pat
     assert [(p["build"], len(p["runs"])) for p in pooled] == [("18E226", 10)]
 
 
+@pytest.mark.process
 def test_default_ab_labels_name_their_session(tmp_path: Path) -> None:
     """Two `ab` sessions with default labels: four labels, and `compare --by label` takes
     the newest session's A then B, not both sessions' B sides pooled against A."""
@@ -267,6 +279,7 @@ def test_default_ab_labels_name_their_session(tmp_path: Path) -> None:
     assert document["design"] == "pairs"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_a_subset_against_a_full_run_leads_with_the_answer(tmp_path: Path, columns: str
                                                            ) -> None:
@@ -296,6 +309,7 @@ def test_a_subset_against_a_full_run_leads_with_the_answer(tmp_path: Path, colum
     assert len(done.stdout.splitlines()) < 40
 
 
+@pytest.mark.process
 def test_compare_json_follows_its_published_schema(slowed: Path, tmp_path: Path) -> None:
     """docs/compare.schema.json is the schema of the models (regenerated by
     `python -m pqbench.record compare`), and real documents validate against the models,
@@ -338,6 +352,7 @@ def _csv(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+@pytest.mark.process
 def test_compare_and_history_print_csv(slowed: Path) -> None:
     done = run_cli("compare", "--by", "label", "--csv", "--db", str(slowed))
     assert done.returncode == 0, done.stderr
@@ -360,6 +375,7 @@ def test_compare_and_history_print_csv(slowed: Path) -> None:
         assert done.returncode == 2 and "choose one of" in done.stderr
 
 
+@pytest.mark.process
 def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
     done = run_cli("speed", "x25519", "aes-256-gcm", "--bytes", "1024", *QUICK, "--csv",
                    "--db", str(tmp_path / "r.db"))
@@ -378,6 +394,7 @@ def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
         assert any(r[column] for r in rows), column  # no attribute column left empty
 
 
+@pytest.mark.process
 def test_speed_json_gives_each_rows_interval_in_its_headline_unit(tmp_path: Path) -> None:
     """A cipher row is read in bytes/s (its `bytes_per_sec`), a public-key row in ops/s:
     the median's interval is in that unit, and named."""
@@ -390,6 +407,7 @@ def test_speed_json_gives_each_rows_interval_in_its_headline_unit(tmp_path: Path
         assert row["ci_low"] <= row[headline] <= row["ci_high"], row
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_list_names_every_algorithm_with_its_spellings(columns: str) -> None:
     from pqbench.algorithms import all_algorithms
@@ -419,6 +437,7 @@ def test_list_names_every_algorithm_with_its_spellings(columns: str) -> None:
     assert done.returncode == 2 and "`pqbench list`" in done.stderr
 
 
+@pytest.mark.process
 def test_aes_256_cbc_is_measured_as_openssl_speed_spells_it(tmp_path: Path) -> None:
     """`openssl speed -evp aes-256-cbc`: both implementations, checked first; a block that
     is not whole 16-byte blocks is refused with its reason, never padded silently."""
@@ -446,6 +465,7 @@ def _rate(text: str) -> float:
                                             "TB/s": 1e12}[unit]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_files_hash_answers_sha512_against_sha256_on_the_file(tmp_path: Path, columns: str
                                                               ) -> None:
@@ -524,6 +544,7 @@ def test_files_hash_answers_sha512_against_sha256_on_the_file(tmp_path: Path, co
     assert single["read_cv"] is None and single["digest"] == expected["SHA256"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_files_hash_shows_progress_and_compare_names_bytes(tmp_path: Path, columns: int
                                                            ) -> None:
@@ -548,6 +569,7 @@ def test_files_hash_shows_progress_and_compare_names_bytes(tmp_path: Path, colum
     assert "ops/s" not in compared
 
 
+@pytest.mark.process
 def test_report_without_arguments_after_an_ab_session_reports_the_session(
         tmp_path: Path) -> None:
     """`pqbench ab ... && pqbench report`: both sides and the verdicts, told first; not the
@@ -587,6 +609,7 @@ def test_report_without_arguments_after_an_ab_session_reports_the_session(
         "faster", "slower", "no change", "inconclusive", "too few runs"}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
     done = run_cli("env", env={"COLUMNS": columns})
@@ -604,6 +627,7 @@ def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
     assert fingerprint["cpu_flags"] == fingerprint["cpu"]["flags"]  # JSON keeps both
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["compare", "history", "report", "runs", "export",
                                      "list"])
 def test_options_show_words_not_python_types(command: str) -> None:

@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 
 
@@ -17,6 +19,7 @@ def test_the_suite_sets_a_per_test_time_limit() -> None:
     assert 60 <= int(options["timeout"]) <= 900
 
 
+@pytest.mark.process
 def test_a_hung_test_fails_with_its_name(tmp_path: Path) -> None:
     (tmp_path / "test_hang.py").write_text(
         "def test_a_midpoint_that_never_moves():\n"

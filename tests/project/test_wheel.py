@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, starts_processes
+
+pytestmark = pytest.mark.process
 
 #: The curated vector files of the checkout: what the wheel must carry.
 CURATED = sorted(p.name for p in (REPO / "pqbench" / "vectors").glob("*.json"))
@@ -29,6 +31,7 @@ def _run(*argv: str | Path, timeout: float = 900) -> subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the fresh environment's bin directory)."""
     where = tmp_path_factory.mktemp("wheel")

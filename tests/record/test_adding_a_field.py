@@ -22,6 +22,8 @@ import pytest
 
 from tests.helpers import REPO, run_cli
 
+pytestmark = pytest.mark.process
+
 FIELD = "rounds_taken"
 
 #: The two edits, as a contributor would make them: (file, the line it follows, the line).

@@ -33,6 +33,7 @@ def test_export_import_round_trip_is_lossless_and_idempotent(two_runs: Path,
                 == document.run_document(src.load_run(run_id)))
 
 
+@pytest.mark.process
 def test_pytest_benchmark_export_loads_in_pytest_benchmark_compare(two_runs: Path,
                                                                    tmp_path: Path) -> None:
     out = tmp_path / "0001_pqbench.json"

@@ -203,6 +203,7 @@ def _table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     return {"runs": runs, "measurements": rows}
 
 
+@pytest.mark.process
 def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Several statements a table on SQLite (their size made small), one COPY on
@@ -238,6 +239,7 @@ def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
     assert problems[0]["reason"] == "tab\there, newline\nthere, back\\slash"
 
 
+@pytest.mark.process
 def test_json_column_texts_are_json_dumps_of_each_value() -> None:
     """Values equal in Python but not in JSON (True and 1, 0.0 and -0.0) keep their own
     texts, however often they repeat."""

@@ -24,6 +24,7 @@ from pqbench.record.fingerprint import (
     taken_under_load,
 )
 from pqbench.store import Store
+from tests.helpers import starts_processes
 
 
 def _state(others: float | None, steal: float | None = 0.0) -> dict[str, Any]:
@@ -50,6 +51,7 @@ def test_taken_under_load_at_its_documented_thresholds(part: dict[str, Any],
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A real `speed --json` document of this pqbench (format 2)."""
     db = tmp_path_factory.mktemp("fresh") / "runs.db"
@@ -61,6 +63,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.process
 def test_a_run_document_carries_the_new_parts(fresh: dict[str, Any]) -> None:
     env = fresh["environment"]
     assert fresh["format_version"] == 2

@@ -110,6 +110,7 @@ def _ids(parameters: Any) -> set[str]:
     return {v for v in flat if re.fullmatch(r"b\d\d-\d", v)}
 
 
+@pytest.mark.process
 def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Path) -> None:
     Store.open(location).save_runs(_fleet())
     reads = Reads()
@@ -146,6 +147,7 @@ def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Pa
     assert set().union(*map(_ids, rates)) == {r.run_id for r in _fleet()}
 
 
+@pytest.mark.slow
 def test_the_same_data_give_the_same_bytes(tmp_path: Path) -> None:
     location = str(tmp_path / "fleet.db")
     Store.open(location).save_runs(_fleet())
@@ -233,6 +235,7 @@ def test_step_builds_rank_the_largest_step_first_whatever_the_series() -> None:
     assert fleet.step_builds(names, {"A": [_stepping("A", {})]}) == []
 
 
+@pytest.mark.process
 def test_a_kind_with_few_groups_keeps_each_against_the_next(tmp_path: Path) -> None:
     """Speed runs over nine builds take the bounded path; file runs over three builds in
     the same report are still compared each with the next, with their own history."""

@@ -17,7 +17,7 @@ from pqbench import report
 from pqbench.cli import app
 from pqbench.presentation import markdown as md
 from pqbench.store import Store
-from tests.helpers import markdown
+from tests.helpers import markdown, starts_processes
 
 QUICK = ["--seconds", "0.05", "--rounds", "5"]
 VERDICTS = {"faster", "slower", "no change", "inconclusive", "too few runs"}
@@ -33,6 +33,7 @@ def _speed(db: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """Three real runs: unmasked, masked (AES-NI and SHA-NI hidden from OpenSSL), unmasked."""
     db = tmp_path_factory.mktemp("report") / "results.db"
@@ -86,6 +87,7 @@ def _table_with(tables: list[list[list[str]]], *header: str) -> list[list[str]]:
     raise AssertionError(f"no table with columns {header}")
 
 
+@pytest.mark.process
 def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path) -> None:
     db, ids = stored
     path, tokens = _report(db, tmp_path / "single", ids[0])
@@ -121,6 +123,7 @@ def test_single_run_report_parses_and_shows_the_headline(stored, tmp_path: Path)
     assert any(f.startswith("pqbench speed ML-KEM-512") for f in fences)
 
 
+@pytest.mark.slow
 def test_report_is_deterministic(stored, tmp_path: Path) -> None:
     db, ids = stored
     first, _ = _report(db, tmp_path / "a", ids[0], ids[1])
@@ -130,6 +133,7 @@ def test_report_is_deterministic(stored, tmp_path: Path) -> None:
         assert chart.read_bytes() == (second.parent / chart.name).read_bytes()
 
 
+@pytest.mark.process
 def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
                                                                    tmp_path: Path) -> None:
     db, ids = stored
@@ -155,6 +159,7 @@ def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
     assert "compare-1.png" in _images(tokens)
 
 
+@pytest.mark.slow
 def test_by_label_adds_history(stored, tmp_path: Path) -> None:
     db, _ = stored
     path, tokens = _report(db, tmp_path / "history", "--by", "label")
@@ -203,6 +208,7 @@ def test_si_prefixes() -> None:
     assert md.duration_us(1520.0) == "1.52 ms"
 
 
+@pytest.mark.process
 def test_files_run_has_its_table_and_throughput_chart(tmp_path: Path) -> None:
     db = tmp_path / "files.db"
     paths = []
@@ -231,6 +237,7 @@ def _fold_after(tokens: list[Token], heading: str) -> list[str]:
     return [t.content if t.type == "html_block" else t.type for t in tokens[start + 3:end]]
 
 
+@pytest.mark.slow
 def test_environment_and_all_measurements_are_folded(stored, tmp_path: Path) -> None:
     db, ids = stored
     path, tokens = _report(db, tmp_path / "folded", ids[0])
@@ -344,6 +351,7 @@ def test_one_block_size_is_charted_as_bars_by_implementation(stored) -> None:
     assert isinstance(hashes, report.charts.GroupedBars) and hashes.labels == ("SHA-256",)
 
 
+@pytest.mark.process
 def test_report_by_label_works_on_a_store_that_also_holds_a_bisection(tmp_path: Path) -> None:
     """Two labelled speed runs of one row, and a bisection's sessions of another row in the
     same store: `report --by label` compares the groups that share rows (the two speed

@@ -34,6 +34,7 @@ def _cycles_per_us(db: Path) -> tuple[float, float]:
     return float(row["cycles_per_op"]) / float(row["us_per_op"]), waits[len(waits) // 2]
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not native.available() or native.counter_name() is None,
                     reason="the native loops and a cycle counter are needed")
 def test_cycles_per_us_do_not_grow_when_a_second_process_shares_the_cpu(

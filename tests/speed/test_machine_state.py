@@ -22,6 +22,8 @@ from pqbench.store import Store
 from tests.helpers import run_cli
 from tests.helpers.markdown import parse, plain, tables
 
+pytestmark = pytest.mark.process
+
 SPEED = ("speed", "sha256", "-i", "python", "--bytes", "16384", "--seconds", "0.6",
          "--rounds", "3")
 

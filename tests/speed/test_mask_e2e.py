@@ -18,8 +18,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pqbench.algorithms import capabilities as caps
 from tests.helpers import CPU_FLAGS, run_cli
+
+pytestmark = pytest.mark.process
 
 SPEED = ("speed", "aes-256-xts", "sha-256", "ml-kem-768", "-o", "encrypt", "-o", "hash",
          "-o", "decaps", "-i", "cryptography", "-i", "python", "-i", "liboqs", "--bytes",

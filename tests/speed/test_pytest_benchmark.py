@@ -14,6 +14,8 @@ import pytest
 from pqbench import environment
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.process
+
 
 def _pytest(*args: str, cwd: Path = REPO,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -130,6 +130,7 @@ def flip(data: bytes, at: int = 0) -> bytes:
 # --- hello ------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_hello_reports_the_locked_versions_and_exactly_what_the_api_allows(
         worker: Worker, implementation: str) -> None:
     hello = worker.hello
@@ -155,6 +156,7 @@ def test_hello_reports_the_locked_versions_and_exactly_what_the_api_allows(
     assert set(hello["code_paths"]) == set(FEATURES[implementation])
 
 
+@pytest.mark.process
 def test_code_paths_are_the_ones_the_cpu_flags_select(worker: Worker,
                                                       implementation: str) -> None:
     """Each library's own dispatch rule, applied to this CPU's flags: both branches are
@@ -177,6 +179,7 @@ def test_code_paths_are_the_ones_the_cpu_flags_select(worker: Worker,
         assert paths["ECDH-P-256"] == paths["ECDSA-P-256"] == f"amd64 assembly (nistz256, {mulx})"
 
 
+@pytest.mark.process
 def test_aws_lc_masked_to_its_portable_code_says_so_and_still_answers_right(
         rust_builds: dict[str, Path]) -> None:
     """AWS-LC honours OPENSSL_ia32cap: with AVX2, BMI2 and ADX masked off (bits 5, 8, 19 of
@@ -253,20 +256,24 @@ def check_x25519_vectors(worker: Worker) -> None:
             assert public.hex() == v["OUTPUT_U"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("alg", MLKEM)
 def test_mlkem_known_answers(worker: Worker, alg: str) -> None:
     check_mlkem_vectors(worker, alg)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("alg", MLDSA)
 def test_mldsa_known_answers(worker: Worker, alg: str) -> None:
     check_mldsa_vectors(worker, alg)
 
 
+@pytest.mark.process
 def test_x25519_known_answers(worker: Worker) -> None:
     check_x25519_vectors(worker)
 
 
+@pytest.mark.process
 def test_ed25519_known_answers(worker: Worker) -> None:
     for v in vectors("Ed25519"):
         message, signature = bytes.fromhex(v["MESSAGE"]), bytes.fromhex(v["SIGNATURE"])
@@ -279,6 +286,7 @@ def test_ed25519_known_answers(worker: Worker) -> None:
         assert not verified(worker, "Ed25519", public, message + b"x", signature)
 
 
+@pytest.mark.process
 def test_ecdh_p256_known_answers(rust_builds: dict[str, Path]) -> None:
     """NIST KAS ECC validity vectors (SP 800-56A): the IUT's key from its scalar, then Z
     with the CAVS's key. A P record must give its public key and Z; an F record (an
@@ -298,6 +306,7 @@ def test_ecdh_p256_known_answers(rust_builds: dict[str, Path]) -> None:
         worker.stop()
 
 
+@pytest.mark.process
 def test_ecdsa_p256_known_answers(rust_builds: dict[str, Path]) -> None:
     """NIST SigVer vectors, the signature DER-encoded as the protocol carries it; a public
     point pyca refuses is an error, any other failure a plain `false`."""
@@ -319,6 +328,7 @@ def test_ecdsa_p256_known_answers(rust_builds: dict[str, Path]) -> None:
         worker.stop()
 
 
+@pytest.mark.process
 def test_seeded_keys_match_pyca_for_random_seeds(worker: Worker) -> None:
     """Seeded key generation against pyca/cryptography's, on fresh random seeds."""
     features = worker.hello["features"]
@@ -347,6 +357,7 @@ def test_seeded_keys_match_pyca_for_random_seeds(worker: Worker) -> None:
 # --- interoperability -------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("alg", MLKEM)
 def test_mlkem_interoperates_with_liboqs_both_ways(worker: Worker, alg: str) -> None:
     oqs = import_oqs()
@@ -368,6 +379,7 @@ def test_mlkem_interoperates_with_liboqs_both_ways(worker: Worker, alg: str) -> 
             bytes.fromhex(reply["shared_secret"])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("alg", MLDSA)
 def test_mldsa_interoperates_with_liboqs_both_ways(worker: Worker, alg: str) -> None:
     oqs = import_oqs()
@@ -385,6 +397,7 @@ def test_mldsa_interoperates_with_liboqs_both_ways(worker: Worker, alg: str) -> 
     assert not verified(worker, alg, their_public, message, their_signature[:-1])
 
 
+@pytest.mark.process
 def test_mldsa_contexts_interoperate_with_pyca_where_the_api_has_them(worker: Worker) -> None:
     alg, message, context = "ML-DSA-65", b"in a context", secrets.token_bytes(17)
     theirs = mldsa.MLDSA65PrivateKey.generate()
@@ -405,6 +418,7 @@ def test_mldsa_contexts_interoperate_with_pyca_where_the_api_has_them(worker: Wo
         mldsa.MLDSA65PublicKey.from_public_bytes(public).verify(signature, message, b"")
 
 
+@pytest.mark.process
 def test_mlkem_768_interoperates_with_pyca_both_ways(worker: Worker) -> None:
     handle, public = key(worker, "ML-KEM-768")
     shared, ciphertext = mlkem.MLKEM768PublicKey.from_public_bytes(public).encapsulate()
@@ -419,6 +433,7 @@ def test_mlkem_768_interoperates_with_pyca_both_ways(worker: Worker) -> None:
         bytes.fromhex(reply["shared_secret"])
 
 
+@pytest.mark.process
 def test_x25519_interoperates_with_pyca_both_ways(worker: Worker) -> None:
     handle, public = key(worker, "X25519")
     theirs = x25519.X25519PrivateKey.generate()
@@ -435,6 +450,7 @@ def test_x25519_interoperates_with_pyca_both_ways(worker: Worker) -> None:
     assert key(worker, "X25519")[0]
 
 
+@pytest.mark.process
 def test_ed25519_interoperates_with_pyca_both_ways(worker: Worker) -> None:
     message = secrets.token_bytes(40)
     handle, public = key(worker, "Ed25519")
@@ -448,6 +464,7 @@ def test_ed25519_interoperates_with_pyca_both_ways(worker: Worker) -> None:
     assert not verified(worker, "Ed25519", their_public, message, b"\x00" * 3)
 
 
+@pytest.mark.process
 def test_p256_interoperates_with_pyca_both_ways(rust_builds: dict[str, Path]) -> None:
     worker = start(rust_builds, "aws-lc-rs")
     point = (serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
@@ -481,6 +498,7 @@ def test_p256_interoperates_with_pyca_both_ways(rust_builds: dict[str, Path]) ->
 # --- requests that are wrong ------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_malformed_requests_get_an_error_and_the_worker_lives_on(worker: Worker) -> None:
     handle, _ = key(worker, "ML-KEM-768")
     wrong: list[bytes | dict[str, Any]] = [
@@ -520,6 +538,7 @@ def test_malformed_requests_get_an_error_and_the_worker_lives_on(worker: Worker)
     assert "panicked" not in worker.stderr()
 
 
+@pytest.mark.process
 def test_what_the_library_lacks_is_a_problem(worker: Worker, implementation: str) -> None:
     asks: list[dict[str, Any]] = [
         {"type": "keygen", "alg": "RSA-2048"},
@@ -543,6 +562,7 @@ def test_what_the_library_lacks_is_a_problem(worker: Worker, implementation: str
         assert reply["kind"] == "not_offered" and reply["reason"]
 
 
+@pytest.mark.process
 def test_end_of_input_and_quit_end_the_worker_with_status_zero(
         rust_builds: dict[str, Path], implementation: str) -> None:
     closed = start(rust_builds, implementation)
@@ -559,6 +579,7 @@ def test_end_of_input_and_quit_end_the_worker_with_status_zero(
 # --- timing -----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_every_offered_row_prepares_and_times_interleaved_rounds(worker: Worker) -> None:
     prepared = {}
     for alg, operations in worker.hello["offers"].items():
@@ -593,6 +614,7 @@ def test_every_offered_row_prepares_and_times_interleaved_rounds(worker: Worker)
         assert 0 < reply["thread_cpu_ns"] <= reply["process_cpu_ns"]
 
 
+@pytest.mark.process
 def test_aws_lc_rs_pinned_to_an_older_release_offers_what_that_release_has() -> None:
     """A bisect builds the worker against older aws-lc-rs releases: 1.17.0 links AWS-LC
     through aws-lc-sys 0.41, imports ML-KEM keys but has ML-DSA only behind its unstable
@@ -616,6 +638,7 @@ def test_aws_lc_rs_pinned_to_an_older_release_offers_what_that_release_has() -> 
         worker.stop()
 
 
+@pytest.mark.process
 def test_the_reference_benchmark_prints_one_line_per_round(
         rust_builds: dict[str, Path], implementation: str) -> None:
     reference = str(rust_builds[implementation] / "pqbench-stack-reference")

@@ -42,6 +42,7 @@ def test_round_trip_is_lossless(location: str) -> None:
     assert [r.run_id for r in store.list_runs()] == ["roundtrip"]
 
 
+@pytest.mark.process
 def test_concurrent_writers_lose_nothing(location: str) -> None:
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(WRITERS)

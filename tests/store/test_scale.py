@@ -77,6 +77,7 @@ def _load_two_builds(location: str) -> tuple[list[Run], Statements]:
     return loaded, seen
 
 
+@pytest.mark.process
 def test_compare_of_two_builds_asks_only_for_their_rows(location: str) -> None:
     store = Store.open(location)
     store.save_runs(_history(3))
@@ -239,6 +240,7 @@ def test_history_of_an_unmeasured_algorithm_names_the_measured_ones(location: st
 # --- bulk writes ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_import_larger_than_a_statement_is_all_or_nothing(
         location: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The broken row is in the last of several statements (SQLite), at the end of a COPY
@@ -262,6 +264,7 @@ def test_an_import_larger_than_a_statement_is_all_or_nothing(
         == [codec.run_document(many[-2])]
 
 
+@pytest.mark.process
 def test_the_same_run_twice_in_one_import_is_stored_once(location: str) -> None:
     first = make_run("twice", seed=1)
     second = make_run("twice", seed=2)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.untrusted import command_line, passwords_in, redact
-from tests.helpers import run_cli
+from tests.helpers import run_cli, starts_processes
 from tests.helpers.postgres import LOGS, database_text, password_role, running_server
 
 SECRET = "S3cretPW"
@@ -24,6 +24,7 @@ QUICK = ["x25519", "-i", "cryptography", "--seconds", "0.05", "--rounds", "3"]
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server() -> Iterator[str]:
     with running_server() as url:
         yield url
@@ -35,6 +36,7 @@ def _with_password(url: str, password: str = SECRET) -> str:
     return f"{scheme}://{role}:{password}@{host}"
 
 
+@pytest.mark.process
 def test_a_password_is_never_printed_stored_exported_or_reported(server: str,
                                                                  tmp_path: Path) -> None:
     plain = password_role(server, "pqu", SECRET)
@@ -127,6 +129,7 @@ def test_redaction_forms(location: str, shown: str) -> None:
                for secret in passwords_in(location))
 
 
+@pytest.mark.process
 def test_the_stored_command_redacts_any_url_argument() -> None:
     argv = ["speed", "--db", "postgresql://u:pw1@h/d", "--db=postgres://u:pw2@h/d",
             "--label", "a b"]

@@ -93,6 +93,7 @@ def test_a_database_from_a_newer_schema_is_refused(db_path: Path) -> None:
         Store.open(str(db_path))
 
 
+@pytest.mark.process
 def test_an_unwritable_directory_is_a_clear_error() -> None:
     # Outside pytest's tmp_path, whose parents are private to the user running the tests.
     locked = Path(tempfile.mkdtemp(prefix="pqbench-ro-"))

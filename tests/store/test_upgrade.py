@@ -51,6 +51,7 @@ def _documents(runs: list[Run]) -> dict[str, dict[str, Any]]:
     return {r.run_id: codec.run_document(r) for r in runs}
 
 
+@pytest.mark.process
 def test_a_version_2_store_reads_as_it_was_written_after_the_upgrade(location: str) -> None:
     runs = _runs()
     Store.open(location).save_runs(runs)
@@ -99,6 +100,7 @@ def _opener(location: str, barrier: Any) -> None:
     Store.open(location).close()
 
 
+@pytest.mark.process
 def test_a_version_1_store_is_upgraded_once_by_concurrent_openers(location: str) -> None:
     runs = _runs()
     Store.open(location).save_runs(runs)
@@ -146,6 +148,7 @@ def test_a_read_only_current_file_is_read_as_it_is(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+@pytest.mark.process
 def test_a_store_without_an_upgrade_path_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "odd.db"
     Store.open(str(path)).close()

@@ -262,6 +262,7 @@ def test_ssl_identity() -> None:
     assert "libcrypto" in Path(path).name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("alg", "op"), PK_CASES, ids=[f"{a}-{o}" for a, o in PK_CASES])
 def test_ssl_pk_ops(alg: str, op: str) -> None:
     assert native.ssl_offers(alg) is None
@@ -362,6 +363,7 @@ _BLOCKED = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_without_the_extension_available_is_false_with_a_reason() -> None:
     root = Path(native.__file__).resolve().parents[2]
     env = {

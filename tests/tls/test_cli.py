@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from pqbench.analysis.verdict import TOO_FEW
 from pqbench.cli import app
 from pqbench.store import Store
-from tests.helpers import markdown
+from tests.helpers import markdown, starts_processes
 from tests.helpers.jobs import Job
 
 GRID = ["-g", "x25519", "-g", "X25519MLKEM768", "-c", "ecdsa-p-256", "-c", "mldsa65"]
@@ -31,6 +31,7 @@ def _tls(db: Path, *args: str) -> dict:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, dict]:
     db = tmp_path_factory.mktemp("tls") / "results.db"
     first = _tls(db, *GRID, *QUICK, "--label", "first")
@@ -39,6 +40,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, dict
     return db, first, second
 
 
+@pytest.mark.process
 def test_json_rows_carry_the_promised_fields(two_runs: tuple[Path, dict, dict]) -> None:
     _, doc, _ = two_runs
     assert (doc["kind"], doc["status"]) == ("tls", "complete")
@@ -69,6 +71,7 @@ def test_json_rows_carry_the_promised_fields(two_runs: tuple[Path, dict, dict]) 
     assert (pq["round_trips"], pq["sizes"]["signature"]) == (2, 3309)
 
 
+@pytest.mark.process
 def test_what_is_not_offered_is_listed_with_its_reason(two_runs) -> None:
     _, doc, _ = two_runs
     problems = {(p["algorithm"], p["implementation"]): p for p in doc["problems"]}
@@ -115,6 +118,7 @@ def test_bad_options_are_clear_usage_errors(runner: CliRunner, tmp_path: Path,
     assert not (tmp_path / "r.db").exists()
 
 
+@pytest.mark.process
 def test_the_table_names_every_row_and_where_it_was_stored(runner: CliRunner,
                                                           tmp_path: Path) -> None:
     result = runner.invoke(app, ["tls", "-g", "mlkem1024", "-c", "ed25519", "-i", "pyopenssl",
@@ -162,6 +166,7 @@ def _headings_and_tables(text: str) -> tuple[list[str], list[list[list[str]]]]:
     return markdown.headings(tokens), markdown.tables(tokens)
 
 
+@pytest.mark.slow
 def test_the_report_has_a_tls_section_with_its_charts(two_runs, tmp_path: Path) -> None:
     db, first, second = two_runs
     result = CliRunner().invoke(app, ["report", first["run_id"], second["run_id"],
@@ -204,6 +209,7 @@ def test_export_and_import_keep_a_tls_run_whole(two_runs, tmp_path: Path) -> Non
         == [(m.key, dict(m.attributes), dict(m.sizes), m.rounds) for m in before.measurements]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("signum", "group", "status"), [
     (signal.SIGINT, True, 130),  # Ctrl-C at a terminal reaches the whole process group
     (signal.SIGTERM, False, 143),  # `kill PID`, systemd, CI runners

@@ -126,6 +126,7 @@ def test_bytes_and_round_trips_follow_the_mtu_and_window_asked_for() -> None:
     assert n.trips.server_segments == -(-n.wire.server_flight_bytes // 1240)
 
 
+@pytest.mark.slow
 def test_loopback_rows_run_between_two_processes_after_their_own_verification() -> None:
     cells = _cells(["X25519MLKEM768"], ["ML-DSA-65"]) + _cells(["X25519"], ["ECDSA-P-256"])
     settings = grid.TlsSettings(seconds=0.1, rounds=5, warmup=0.0, transports=("loopback",))

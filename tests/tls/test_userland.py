@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pqbench import algorithms
 from pqbench.userland import Userland
 from tests.helpers import inside
+
+pytestmark = pytest.mark.process
 
 CELLS = ("X25519 + ECDSA-P-256", "X25519 + ML-DSA-65", "X25519MLKEM768 + ECDSA-P-256",
          "X25519MLKEM768 + ML-DSA-65")

@@ -66,6 +66,7 @@ def test_building_without_root_says_so(empty_cache: Path,
     assert list(empty_cache.iterdir()) == []
 
 
+@pytest.mark.process
 def test_no_debootstrap_and_no_apt_is_one_message(empty_cache: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _without(monkeypatch, "debootstrap", "apt-get")
@@ -83,6 +84,7 @@ def test_no_unshare_is_one_message(empty_cache: Path, monkeypatch: pytest.Monkey
     assert list(empty_cache.iterdir()) == []
 
 
+@pytest.mark.process
 def test_no_network_is_found_before_debootstrap_starts(empty_cache: Path) -> None:
     mirror = f"http://127.0.0.1:{_closed_port()}/debian"
     done = run_cli("userland", "build", NAME, env={"PQBENCH_CACHE_DIR": str(empty_cache),
@@ -101,6 +103,7 @@ def test_an_unknown_userland_is_a_usage_error(empty_cache: Path) -> None:
         assert code == 2 and "unknown userland" in stderr and NAME in stderr, (args, stderr)
 
 
+@pytest.mark.process
 def test_status_of_an_unbuilt_userland_says_how_to_build_it(empty_cache: Path) -> None:
     done = run_cli("userland", "status", "--json",
                    env={"PQBENCH_CACHE_DIR": str(empty_cache)})
@@ -126,6 +129,7 @@ def test_run_without_a_command_is_a_usage_error(empty_cache: Path) -> None:
     assert code == 2 and "no command given" in stderr
 
 
+@pytest.mark.process
 def test_an_ab_side_on_an_unbuilt_userland_names_the_build_command(empty_cache: Path,
                                                                     tmp_path: Path) -> None:
     done = run_cli("ab", "x25519", "--a", "here", "--b", f"userland:{NAME}", "--db",
@@ -147,6 +151,7 @@ def test_an_ab_side_on_an_unbuilt_userland_names_the_build_command(empty_cache: 
     assert both.returncode == 2 and "at most one of here, userland:NAME" in both.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args", [("status",), ("build", NAME), ()], ids=" ".join)
 def test_the_plumbing_entry_takes_run_only_and_names_the_command_line(
         args: tuple[str, ...]) -> None:

@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 from pqbench import environment
 from pqbench.store import Store
 from pqbench.userland import Userland
-from tests.helpers import NAME, run_cli
+from tests.helpers import NAME, run_cli, starts_processes
 
 NEW_IN_35 = {"ML-KEM-768": ("keygen", "encaps", "decaps"),
              "ML-DSA-65": ("keygen", "sign", "verify")}
@@ -37,6 +37,7 @@ def _openssl(version: str) -> tuple[int, int]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def session(trixie: Userland, tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     db = tmp_path_factory.mktemp("os-builds") / "os.db"
@@ -48,6 +49,7 @@ def session(trixie: Userland, tmp_path_factory: pytest.TempPathFactory
     return db, json.loads(done.stdout), environment.collect()
 
 
+@pytest.mark.process
 def test_the_new_openssls_pq_rows_appear_checked_with_the_reason(session) -> None:
     db, document, host = session
     host_openssl = host["libraries"]["system_libcrypto"]
@@ -104,6 +106,7 @@ def test_the_openssl_upgrade_is_named_and_the_kernel_kept(session) -> None:
             assert (group["before"], group["after"]) == (openssl["before"], openssl["after"])
 
 
+@pytest.mark.process
 def test_compare_and_report_lead_with_the_news(session, tmp_path: Path) -> None:
     db, document, host = session
     runs = document["session"]["runs"]

@@ -40,6 +40,7 @@ EXPECTED_ROWS = {
 }
 
 
+@pytest.mark.process
 def test_speed_inside_measures_the_userlands_own_openssl_35(trixie: Userland,
                                                            db_inside: str) -> None:
     done = inside(trixie, "pqbench", "speed", "ml-kem-768", "ml-dsa-65", "ed25519", "x25519",
@@ -65,6 +66,7 @@ def test_speed_inside_measures_the_userlands_own_openssl_35(trixie: Userland,
         mldsa.size("public_key"), mldsa.size("signature"))
 
 
+@pytest.mark.process
 def test_the_native_tests_pass_against_openssl_35_inside(trixie: Userland) -> None:
     done = inside(trixie, "sh", "-c", f"cd {trixie.install_dir} && .venv/bin/python -m pytest -q "
                   "-p no:cacheprovider tests/timing/test_native.py "
@@ -75,6 +77,7 @@ def test_the_native_tests_pass_against_openssl_35_inside(trixie: Userland) -> No
     assert " passed" in summary and "failed" not in summary and "error" not in summary
 
 
+@pytest.mark.process
 def test_liboqs_inside_is_the_hosts_cached_build(trixie: Userland) -> None:
     done = inside(trixie, "pqbench", "env", "--json")
     assert done.returncode == 0, done.stderr
@@ -96,6 +99,7 @@ def test_liboqs_inside_is_the_hosts_cached_build(trixie: Userland) -> None:
     assert theirs["libc"].startswith("glibc ") and theirs["libc"] != ours["libc"]
 
 
+@pytest.mark.process
 def test_the_environment_inside_keeps_knobs_and_drops_host_paths(trixie: Userland) -> None:
     done = inside(trixie, "env", env={"OPENSSL_ia32cap": "~0x200000200000000",
                                       "PYTHONPATH": "/host/only", "VIRTUAL_ENV": "/host/venv"})
@@ -116,6 +120,7 @@ def _mount_points(pid: int | str) -> list[str]:
     return [line.split()[4] for line in lines]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
 def test_mounts_exist_only_in_the_commands_namespace(trixie: Userland,
                                                      stop: signal.Signals) -> None:
@@ -138,6 +143,7 @@ def test_mounts_exist_only_in_the_commands_namespace(trixie: Userland,
     assert mounts_below(trixie.root) == []
 
 
+@pytest.mark.process
 def test_entering_without_a_private_namespace_is_refused(trixie: Userland) -> None:
     done = subprocess.run([sys.executable, "-m", "pqbench.userland", "_enter",
                            "--host-namespace", mount_namespace(), str(trixie.root), "--", "true"],
@@ -147,6 +153,7 @@ def test_entering_without_a_private_namespace_is_refused(trixie: Userland) -> No
     assert mounts_below(trixie.root) == []
 
 
+@pytest.mark.process
 def test_prefix_and_run_on_the_command_line(trixie: Userland) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         """`pqbench userland ...`, except `run`: the plumbing `python -m pqbench.userland`."""
@@ -175,6 +182,7 @@ def test_prefix_and_run_on_the_command_line(trixie: Userland) -> None:
     assert info["state"] == "built" and info["current"] is True and info["prefix"] == prefix
 
 
+@pytest.mark.process
 def test_a_refresh_is_skipped_when_nothing_changed(trixie: Userland) -> None:
     started = time.monotonic()
     again = ensure(NAME)
@@ -188,6 +196,7 @@ def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> No
         ensure(NAME)
 
 
+@pytest.mark.process
 def test_an_unbuilt_userland_is_named_with_the_command_that_builds_it(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path))
@@ -222,6 +231,7 @@ def test_sync_copies_changes_and_removes_what_was_deleted(tmp_path: Path) -> Non
     assert fingerprint(tree, second) != mode_before
 
 
+@pytest.mark.process
 def test_a_tree_with_something_mounted_in_it_is_never_removed(tmp_path: Path) -> None:
     precious, tree = tmp_path / "precious", tmp_path / "userland"
     precious.mkdir()
