@@ -226,10 +226,19 @@ def _base(path: list[str], data: Path, db: Path) -> list[str]:
         "hash": [str(data), "--cache", "as-is"], "corpus": ["--total", "1K"],
         "tls": ["-g", "x25519", "-c", "ed25519", "-i", "pyopenssl", "-o", "full",
                 "--transport", "memory", "--seconds", "0.01", "--rounds", "1"],
+        "calibrate": [*FAST, "--runs", "2"],
     }.get(path[-1], [])
 
 
+#: Options a command hands on to another pqbench process, whose own entry here takes
+#: every hostile value: `calibrate` runs `speed` with its suite's options (each value
+#: would cost two whole `speed` processes).
+HANDED_ON = {"calibrate": {"ARG:algorithm", "--implementation", "--operation", "--bytes",
+                           "--seconds", "--rounds", "--label"}}
+
+
 @pytest.mark.process
+@pytest.mark.timeout(1200)  # every option of every command, ~20 values each: minutes
 def test_every_command_survives_hostile_values(tmp_path: Path, two_runs: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -240,6 +249,8 @@ def test_every_command_survives_hostile_values(tmp_path: Path, two_runs: Path,
     for path, names in _commands():
         base = _base(path, data, two_runs)
         for name in names:
+            if name in HANDED_ON.get(path[-1], ()):
+                continue
             for value in BAD:
                 if name.startswith("ARG:"):
                     args = [*path, value, *base[1:]] if base else [*path, value]
