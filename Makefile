@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench
 		pqbench/memory/_memhook.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# setuptools tells every editable install, as a warning, that a folder named like the
+	# package may shadow it (a 150-column banner); pqbench's checkout is that folder, on purpose.
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 # liboqs (cargo fetch, cmake build: standard library only) and the virtual environment (pip)

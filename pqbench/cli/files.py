@@ -71,7 +71,7 @@ def _storage(paths: list[str]) -> list[dict[str, object]]:
 @files_app.command("hash")
 @handles_errors
 def hash_command(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Files to hash.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Files to hash.")],
     algorithm: Annotated[list[str] | None, typer.Option(
         "--algorithm", "-a", metavar="NAME", help=(
             "sha256 (default), sha512, sha3-256, sha3-512, blake2b, blake2s, blake3, crc32, "

@@ -7,8 +7,30 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+import typer.core
 
 from pqbench import __version__
+
+
+def _words_not_types() -> None:
+    """`--help` says what an option takes in words (`--by FIELD`, `--db DB`, `PATH...`),
+    never the Python type behind it: typer's rich help prints an argument's type and a
+    flag's type beside the metavar (`PATH... <list[str]>`, `--help <bool>`), and offers no
+    setting to leave them out, so its two display hooks are narrowed here, once."""
+    argument = getattr(typer.core, "TyperArgument", None)
+    option = getattr(typer.core, "TyperOption", None)
+    if argument is not None and hasattr(argument, "display_type_rich"):
+        argument.display_type_rich = lambda self, ctx: None
+    if option is not None and hasattr(option, "display_type_rich"):
+        shown = option.display_type_rich
+
+        def _flag_without_type(self: typer.core.TyperOption, ctx: object) -> str | None:
+            return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+        option.display_type_rich = _flag_without_type
+
+
+_words_not_types()
 
 app = typer.Typer(
     name="pqbench",

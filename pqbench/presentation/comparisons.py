@@ -121,9 +121,8 @@ def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> T
                Column("operation"), Column("before → after", align="right"),
                Column(f"change [{numbers.share(ci_level(result))} CI]"
                       if any(map(_has_interval, shown)) else "change", wrap=True,
-                      min_width=max((len(numbers.change_beside_interval(
-                          row.ratio, row.ci_low, row.ci_high)) for row in shown
-                          if row.changed), default=0)),
+                      min_width=min(30, max((len(change(row)) for row in shown
+                                             if _has_interval(row)), default=0))),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
                Column("noise floor", align="right", priority=4),
                Column("verdict", priority=2),
@@ -155,16 +154,21 @@ def differences_table(result: RunComparison, limit: int | None = None) -> tuple[
     named = {c.field for r in result.rows for c in r.causes}
     ranked = sorted(result.differences,
                     key=lambda d: (d.field not in named, d.field.count("."), d.field))
-    shown = ranked if limit is None else ranked[:limit]
-    table = Table("fingerprint differences",
+    # Fields that differ the same way are one line (the libcrypto version that
+    # `library_details.libcrypto.version` and `.system_libcrypto.version` both hold).
+    merged: dict[tuple[str, str, str], list[str]] = {}
+    for d in ranked:
+        merged.setdefault((short(d.before), short(d.after), d.note or ""), []).append(d.field)
+    lines = [(", ".join(fields), *values) for values, fields in merged.items()]
+    shown = lines if limit is None else lines[:limit]
+    table = Table(f"fingerprint differences: {result.before_name} → {result.after_name}",
                   # A side without the field ("–") is the difference: never left out.
                   (Column("fingerprint field", wrap=True),
-                   Column(result.before_name, wrap=True, optional=False),
-                   Column(result.after_name, wrap=True, optional=False),
+                   Column(result.before_name, wrap=True, optional=False, short="before"),
+                   Column(result.after_name, wrap=True, optional=False, short="after"),
                    Column("note", wrap=True)),
-                  tuple((d.field, short(d.before), short(d.after), d.note or "")
-                        for d in shown))
-    return table, len(ranked) - len(shown)
+                  tuple((fields, before, after, note) for fields, before, after, note in shown))
+    return table, len(lines) - len(shown)
 
 
 #: Memory verdicts as tones (the terminal colours them as compare's verdicts).

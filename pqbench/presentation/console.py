@@ -125,7 +125,7 @@ class FittedTable:
         by_column = [[row[i] for row in texts] for i in range(len(table.columns))]
         plan = layout.plan(table.columns, by_column, options.max_width)
         if plan.records:
-            yield from _records(table, texts)
+            yield from _records(table, texts, options.max_width)
             return
         drawn = RichTable(title=None if table.title is None else safe(table.title),
                           title_justify="left", show_header=table.show_header,
@@ -163,19 +163,30 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
     return kept
 
 
-def _records(table: tables.Table, texts: list[list[str]]) -> Iterator[Text]:
-    """Too narrow for columns: each row as its first cell, then "title: value" lines."""
+def _records(table: tables.Table, texts: list[list[str]], width: int) -> Iterator[Text]:
+    """Too narrow for columns: each row as its first cell, then "title: value" lines, each
+    wrapped at spaces to the width with its continuations indented under it (a long value
+    is never broken by the terminal back at the margin)."""
     if table.title is not None:
         yield safe(table.title)
     for index, row_texts in enumerate(texts):
         style = TONES.get(table.tone(index) or "", "")
         if not table.show_header:  # names and values: "name: value"
-            yield safe(": ".join(t for t in row_texts if t), style)
+            yield from _wrapped(": ".join(t for t in row_texts if t), width, "", "    ",
+                                style)
             continue
-        yield safe(row_texts[0], f"bold {style}".strip())
+        yield from _wrapped(row_texts[0], width, "", "    ", f"bold {style}".strip())
         for column, text in zip(table.columns[1:], row_texts[1:], strict=True):
             if text not in ("", numbers.MISSING):
-                yield safe(f"  {column.title}: {text}", style)
+                yield from _wrapped(f"{column.short or column.title}: {text}", width, "  ",
+                                    "      ", style)
+
+
+def _wrapped(text: str, width: int, first: str, rest: str, style: str) -> Iterator[Text]:
+    for part in textwrap.wrap(clean(text), width=max(width, 20), initial_indent=first,
+                              subsequent_indent=rest, break_long_words=False,
+                              break_on_hyphens=False) or [first]:
+        yield Text(part, style=style)
 
 
 def rich_table(table: tables.Table) -> FittedTable:
@@ -315,14 +326,17 @@ def session_status(first: str, budget_seconds: float, console: Console | None = 
         yield lambda _text, _where: None
         return
     budget = max(budget_seconds, 0.0)
-    fixed = 64  # spinner, "row 12 of 79, 384 pairs", elapsed and budget
+    budget_text = f"of ~{numbers.duration_us(budget * 1e6)} budget"
+    # The spinner, "row 12 of 79, 384 pairs", the elapsed time, the budget and the spaces
+    # between the five columns: what runs gets the rest ("starting the workers" whole at
+    # 80 columns), cut with "…" before any count or time is.
+    fixed = 1 + len("row 12 of 79, 384 pairs") + len("0:00:00") + len(budget_text) + 4
     line = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
                                                 table_column=RichColumn(
                                                     no_wrap=True, overflow="ellipsis",
                                                     max_width=max(10, console.width - fixed))),
                     TextColumn("{task.fields[rows]}"), TimeElapsedColumn(),
-                    TextColumn(f"of ~{numbers.duration_us(budget * 1e6)} budget"),
-                    console=console, transient=True)
+                    TextColumn(budget_text), console=console, transient=True)
     with line:
         task = line.add_task(first, total=None, rows="")
 
@@ -342,16 +356,34 @@ def status(first: str) -> Iterator[Callable[[str], None]]:
         yield lambda text: shown.update(text)
 
 
+def _hanging(label: str, style: str, message: str, indent: int | None = None) -> None:
+    """A message on stderr wrapped at spaces to the width, its continuation lines indented
+    under its first word (a wrapped warning still reads as one), words and paths whole."""
+    prefix = f"{label} " if label else ""
+    width = max(stderr.width, 40)
+    hang = " " * (len(prefix) if indent is None else indent)
+    for number, line in enumerate(clean(message).split("\n")):
+        parts = textwrap.wrap(line, width=width, initial_indent=prefix if number == 0
+                              else hang, subsequent_indent=hang, break_long_words=False,
+                              break_on_hyphens=False) or [prefix if number == 0 else ""]
+        for index, part in enumerate(parts):
+            if index == 0 and number == 0 and prefix:
+                stderr.print(Text.assemble((label, style), part[len(label):]),
+                             soft_wrap=True)
+            else:
+                stderr.print(Text(part), soft_wrap=True)
+
+
 def error(message: str) -> None:
-    stderr.print(Text.assemble(("error:", "bold red"), " ", safe(message)))
+    _hanging("error:", "bold red", message)
 
 
 def warning(message: str) -> None:
-    stderr.print(Text.assemble(("warning:", "yellow"), " ", safe(message)))
+    _hanging("warning:", "yellow", message)
 
 
 def note(message: str) -> None:
-    stderr.print(safe(message))
+    _hanging("", "", message, indent=2)
 
 
 class _Progress(logging.Handler):

@@ -114,9 +114,25 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
         for short, kept, prose, whole in attempts:
             fitted = _fit(columns, cells, kept, width, short, prose, whole, floor)
             if fitted is not None:
-                return fitted
+                return _fill_back(columns, cells, fitted, width, prose, whole, floor)
     widths = [_natural(columns[i], cells[i], True) for i in everything]
     return Plan(tuple(everything), tuple(widths), True, (), (), records=True)
+
+
+def _fill_back(columns: Sequence[Column], cells: Sequence[Sequence[str]], fitted: Plan,
+               width: int, prose: int | None, whole: int, floor: bool) -> Plan:
+    """Columns left out one at a time until the table fit may leave room for some of them
+    again (a narrow "kind" dropped before a wide "OS build" was): each is put back, the
+    most important first, where the table still fits."""
+    plan = fitted
+    for unit in reversed(_drop_order(columns)):
+        if not set(unit) <= set(plan.dropped):
+            continue
+        kept = sorted([*plan.kept, *unit])
+        tried = _fit(columns, cells, kept, width, plan.short, prose, whole, floor)
+        if tried is not None:
+            plan = tried
+    return plan
 
 
 def _drop_order(columns: Sequence[Column]) -> list[list[int]]:
@@ -141,7 +157,10 @@ def _fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], kept: list[i
         spare = width - total_width(least)
         if spare < 0:
             return None
-        widths = _share(least, natural, spare)
+        words = [min(natural[n], max(least[n], max((_longest_word(c) for c in cells[i]),
+                                                    default=0)))
+                 for n, i in enumerate(kept)]
+        widths = _share(least, natural, spare, words)
     if total_width(widths) > width:
         return None
     titles = [title(columns[i], short) for i in kept]
@@ -166,11 +185,17 @@ def _unwrap_titles(widths: Sequence[int], titles: Sequence[str], spare: int) -> 
     return widths
 
 
-def _share(least: Sequence[int], natural: Sequence[int], spare: int) -> list[int]:
-    """Give `spare` cells to the columns below their natural width, the one that lacks
-    least first, each up to whole: as few columns wrap as the room allows (two columns
-    each wrapped by a few cells read worse than one wrapped more)."""
+def _share(least: Sequence[int], natural: Sequence[int], spare: int,
+           words: Sequence[int] | None = None) -> list[int]:
+    """Give `spare` cells to the columns below their natural width: first to those whose
+    longest word would otherwise be folded mid-word (a path cut "pytho/n" reads worse than
+    any wrap at a space), up to that word; then the one that lacks least first, each up to
+    whole, so that as few columns wrap as the room allows."""
     widths = list(least)
+    for i, word in enumerate(words or ()):
+        grant = min(max(word - widths[i], 0), spare)
+        widths[i] += grant
+        spare -= grant
     for i in sorted(range(len(widths)), key=lambda i: (natural[i] - widths[i], i)):
         grant = min(natural[i] - widths[i], spare)
         widths[i] += grant

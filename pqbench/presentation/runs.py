@@ -270,11 +270,11 @@ def runs_table(listed: Sequence[Any], location: str,
     title = f"runs in {location}" + (f", newest {len(listed)} ({older} older)" if older
                                      else "")
     return Table(title,
-                 (Column("run id"), Column("kind", priority=2),
-                  Column("started (UTC)", priority=4), Column("status", priority=3),
-                  Column("label", wrap=True), Column("algorithms", wrap=True, priority=1),
+                 (Column("run id"), Column("kind", priority=1),
+                  Column("started (UTC)", priority=2), Column("status", priority=3),
+                  Column("label", wrap=True), Column("algorithms", wrap=True, priority=2),
                   Column("OS build", priority=1),
-                  Column("host", priority=4), Column("rows", "count", priority=2)),
+                  Column("host", priority=4), Column("rows", "count", priority=3)),
                  tuple((r.run_id, r.kind, utc_time(r.started_at), r.status, r.label,
                         _names(algorithms.get(r.run_id, [])), r.os_build, r.hostname,
                         r.measurements) for r in listed))

@@ -688,3 +688,24 @@ def test_make_setup_fails_when_the_venv_step_fails(
     assert "make setup: installing .venv failed" in result.stderr
     assert "building liboqs failed" not in result.stderr  # that step found the cache
     assert "prefix:" not in result.stdout
+
+
+@pytest.mark.process
+@pytest.mark.timeout(1800)  # a fresh virtual environment: pip and the C extensions
+def test_make_setup_prints_no_setuptools_banner(minimal_only_cache: Path, tmp_path: Path
+                                                ) -> None:
+    """A fresh virtual environment filled the way `make run` fills it: pip's editable
+    install prints no BuildBackendWarning (setuptools' 150-column "Editable installation"
+    box of asterisks)."""
+    env = isolated_env(minimal_only_cache, tmp_path)
+    env["PIP_CACHE_DIR"] = str(Path.home() / ".cache" / "pip")  # the wheels pip has fetched
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(name, None)
+    venv = tmp_path / "venv"
+    result = subprocess.run(["make", "--no-print-directory", "-C", str(REPO), "setup",
+                             f"PYTHON={sys.executable}", f"VENV={venv}"],
+                            env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert "BuildBackendWarning" not in said and "*" * 20 not in said, said
+    assert (venv / "bin" / "pqbench").exists()

@@ -71,7 +71,11 @@ def test_a_group_goes_together_and_short_titles_are_used_where_room_is_short() -
     assert plan.short and plan.headers[0] == ("impl.",) and not plan.dropped
     plan = layout.plan(columns, cells, 22)  # "ratio" is the rightmost of equals...
     assert plan.dropped == (3,)
-    plan = layout.plan(columns, cells, 21)  # ...then before and after, together
+    # ...then before and after, together; with them gone, "ratio" fits again (6 + 2 + 5)
+    # and is put back: a column is not left out for room that was freed later.
+    plan = layout.plan(columns, cells, 21)
+    assert plan.kept == (0, 3) and plan.dropped == (1, 2)
+    plan = layout.plan(columns, cells, 12)
     assert plan.kept == (0,) and plan.dropped == (1, 2, 3)
 
 
@@ -319,6 +323,8 @@ def test_ab_progress_shows_rows_time_and_budget(tmp_path: Path, columns: int) ->
     lines = [line for line in drawn.splitlines() if "budget" in line]
     assert lines, drawn
     assert max(len(line.rstrip()) for line in lines) <= columns
+    # What runs first is said whole, not cut to "starting the wo…".
+    assert any("starting the workers " in line for line in lines), lines
     # The row of how many (X25519's keygen and derive), and the pairs taken of it so far.
     assert any(re.search(r"row [12] of 2 +\d:\d\d:\d\d of ~3\.00 s budget", line)
                for line in lines), lines
@@ -371,3 +377,27 @@ def test_progress_the_rooms_below_log_is_shown_once_on_stderr_and_escaped(
     err = capsys.readouterr().err
     assert err.count("pqbench.provision: building cryptography==43.0.3") == 1
     assert "\x1b" not in err and "[b]x[/b]" in err
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_wrapped_warning_keeps_its_lines_under_its_first_word(tmp_path: Path,
+                                                                columns: int) -> None:
+    """"warning: --multi 3 on 2 CPU(s): ..." wraps at spaces within the width, each further
+    line indented under the message, not back at the margin."""
+    workers = len(os.sched_getaffinity(0)) + 1
+    done = _cli("speed", "x25519", "-i", "cryptography", "-o", "derive", "--multi",
+                str(workers), "--seconds", "0.02", "--rounds", "2", columns=columns,
+                db=tmp_path / "w.db")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("warning: --multi"))
+    following = []
+    for line in lines[first + 1:]:
+        if not line.startswith(" "):
+            break
+        following.append(line)
+    assert following, lines  # the warning is longer than the width
+    assert all(line.startswith(" " * len("warning: ")) for line in following)
+    assert max(len(line) for line in [lines[first], *following]) <= columns
+    told = " ".join([lines[first], *following]).split()
+    assert "one worker per CPU" in " ".join(told)

@@ -145,6 +145,13 @@ def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, column
     assert done.returncode == 0, done.stderr
     ids = re.findall(r"20260101-r\d+", done.stdout)
     assert ids == [f"20260101-r{i}" for i in range(24, 4, -1)]  # the newest 20, newest first
+    # As `git log --oneline` keeps a commit's identity, each line keeps what the run is:
+    # its id, its kind and the OS build it ran on (at 80 columns too).
+    from tests.helpers.terminal import read_table
+
+    listed = read_table(done.stdout, "runs in", key="run id")
+    assert {"run id", "kind", "OS build"} <= set(listed[0]), listed[0]
+    assert all(row["kind"] == "speed" and row["OS build"] for row in listed)
     told = " ".join(done.stderr.split())
     assert "5 older run(s) not shown" in told and "--all" in told
     assert "nightly" in done.stdout and "ML-KEM-768" in done.stdout  # label, algorithms
@@ -629,14 +636,52 @@ def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
 
 @pytest.mark.process
 @pytest.mark.parametrize("command", ["compare", "history", "report", "runs", "export",
-                                     "list"])
+                                     "list", "files hash", "speed", "ratios", "show"])
 def test_options_show_words_not_python_types(command: str) -> None:
-    """`--json` is a flag, `--by FIELD` takes a field: not `<bool>` and `<str>`."""
-    done = run_cli(command, "--help", env={"COLUMNS": "120"})
+    """`--json` is a flag, `--by FIELD` takes a field, `PATH` is a path: not `<bool>`,
+    `<str>` or `<list[str]>`, for `--help` itself too."""
+    done = run_cli(*command.split(), "--help", env={"COLUMNS": "120"})
     assert done.returncode == 0
-    options = [line for line in done.stdout.splitlines()
-               if re.match(r"│ +--", line) and "--help" not in line]
-    assert options
-    assert not [line for line in options if re.search(r"<(bool|str|int|path)>", line)]
+    options = [line for line in done.stdout.splitlines() if re.match(r"│ +(--|\*|[A-Z])", line)]
+    assert any("--help" in line for line in options)
+    assert not [line for line in options if re.search(r"<[a-z]+(\[[a-z]+\])?>", line)], options
     if command in ("compare", "report"):
         assert re.search(r"--by +FIELD", done.stdout) and re.search(r"--db +DB", done.stdout)
+
+
+@pytest.fixture(scope="module")
+def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five runs a side; the second side's system libcrypto is another OpenSSL (one
+    version, held by two fingerprint fields) and its Python another executable."""
+    from tests.helpers.runs import environment
+
+    db = tmp_path_factory.mktemp("upgraded") / "results.db"
+    store = Store.open(str(db))
+    old = environment(label="old", python_executable="/usr/bin/python3.11")
+    old["libraries"]["libcrypto"] = old["libraries"]["system_libcrypto"] = "OpenSSL 3.0.19"
+    new = environment(label="new", python_executable="/opt/pqbench/ux-f21b13a1/.venv/bin/"
+                      "python3.13-with-a-long-name")
+    new["libraries"]["libcrypto"] = new["libraries"]["system_libcrypto"] = \
+        "OpenSSL 3.5.9 29 Sep 2026"
+    store.save_runs(make_runs("20260101-o", 5, seed=1, label="old", env=old))
+    store.save_runs(make_runs("20260102-n", 5, seed=2, label="new", start_day=2, env=new))
+    store.close()
+    return db
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_compare_differences_name_a_version_once_and_keep_words_whole(
+        upgraded: Path, columns: str) -> None:
+    done = run_cli("compare", "--by", "label", "--db", str(upgraded),
+                   env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    part = done.stdout[done.stdout.index("fingerprint differences"):]
+    # The new OpenSSL once, its two fields on one line, not a line per field.
+    assert part.count("OpenSSL 3.5.9 29 Sep 2026") == 1, part
+    # Every word of every value whole on one line: a path is never cut mid-word.
+    words = part.split()
+    for word in ("/opt/pqbench/ux-f21b13a1/.venv/bin/python3.13-with-a-long-name",
+                 "/usr/bin/python3.11", "libraries.system_libcrypto"):
+        assert any(word in w for w in words), (word, part)
+    assert all(len(line) <= int(columns) or " " not in line.strip()
+               for line in part.splitlines())
