@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from pqbench import algorithms
 from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.speed import suite
 
 ROUNDS = 20
+
+pytestmark = pytest.mark.slow  # it measures: 80 rounds of four real rows
 
 
 def test_every_cycle_times_the_rows_in_the_seeded_random_order() -> None:
