@@ -50,33 +50,56 @@ def in_terminal(*args: str, columns: int, db: Path, env: dict[str, str] | None =
     return re.sub(r"\r(?!\n)", "\n", plain).replace("\r", "")
 
 
+def _separators(lines: list[str]) -> list[tuple[int, int]]:
+    """Runs of two or more positions blank in every one of `lines` (between the first and
+    the last position any line uses): where one column ends and the next begins."""
+    width = max(len(line) for line in lines)
+    blank = [all(i >= len(line) or line[i] == " " for line in lines) for i in range(width)]
+    runs, start = [], None
+    for i, is_blank in enumerate([*blank, False]):
+        if is_blank and start is None:
+            start = i
+        elif not is_blank and start is not None:
+            if i - start >= 2 and start > 0 and i < width:
+                runs.append((start, i))
+            start = None
+    return runs
+
+
 def read_table(text: str, title: str, key: str | None = None, end: str | None = None
                ) -> list[dict[str, str]]:
     """The table under the line that starts with `title`, as pqbench draws it (a header,
     a rule, rows whose wrapped cells go on in the lines below): one dict per row, each
-    cell's lines joined by a space. Columns start where their header's words start; a
-    header wrapped over two lines is joined too. A row starts on a line whose `key` column
-    (default: the first) is filled. The table ends at a blank line, at a line that starts
-    with `end` (the next table's title), or at the first line that does not keep the two
-    blanks between its columns (a note)."""
+    cell's lines joined by a space. Columns are where the header and every row leave two
+    or more blanks; a header wrapped over two lines is joined. A row starts on a line
+    whose `key` column (default: the first) is filled. The table ends at a blank line, at
+    a line that starts with `end` (the next table's title), or at the first line that
+    would leave fewer columns than the header has (a note, another table's title)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(title))
     rule = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("─"))
-    header_lines = lines[start + 1:rule]
-    starts = sorted({0} | {m.start() for line in header_lines
-                           for m in re.finditer(r"(?<=  )\S", line)})
-    bounds = list(zip(starts, [*starts[1:], None], strict=True))
+    # The header is the line above the rule, and the line above it where a title wrapped
+    # there (it starts blank: a first column's title rarely wraps, a table's title does
+    # not start with blanks).
+    top = rule - 1
+    if top - 1 > start and lines[top - 1].startswith(" "):
+        top -= 1
+    header_lines = lines[top:rule]
+    columns = len(_separators(header_lines)) + 1
+    body: list[str] = []
+    for line in lines[rule + 1:]:
+        if not line.strip() or (end and line.startswith(end)):
+            break
+        if len(_separators([*header_lines, *body, line])) < columns - 1:
+            break
+        body.append(line)
+    seps = _separators([*header_lines, *body])
+    bounds = list(zip([0, *(b for _, b in seps)], [*(a for a, _ in seps), None], strict=True))
     names = [" ".join(" ".join(line[a:b].split()) for line in header_lines
                       if line[a:b].strip()) for a, b in bounds]
-
-    def in_grid(line: str) -> bool:
-        return all(not line[s - 2:s].strip() for s in starts[1:])
-
     first = names.index(key) if key is not None else 0
     rows: list[dict[str, list[str]]] = []
-    for line in lines[rule + 1:]:
-        if not line.strip() or not in_grid(line) or (end and line.startswith(end)):
-            break
+    for line in body:
         cells = [line[a:b].strip() for a, b in bounds]
         if cells[first] or not rows:
             rows.append({name: [cell] if cell else [] for name, cell in zip(names, cells,

@@ -379,6 +379,7 @@ def test_progress_the_rooms_below_log_is_shown_once_on_stderr_and_escaped(
     assert "\x1b" not in err and "[b]x[/b]" in err
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_a_wrapped_warning_keeps_its_lines_under_its_first_word(tmp_path: Path,
                                                                 columns: int) -> None:
@@ -401,3 +402,29 @@ def test_a_wrapped_warning_keeps_its_lines_under_its_first_word(tmp_path: Path,
     assert max(len(line) for line in [lines[first], *following]) <= columns
     told = " ".join([lines[first], *following]).split()
     assert "one worker per CPU" in " ".join(told)
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 120])
+def test_cipher_rows_carry_their_interval_and_cv_and_the_level_is_said_once(
+        tmp_path: Path, columns: int) -> None:
+    """A cipher table has the spread a public-key table has (±CI, CV), headed "±CI" on one
+    line and the interval's true level said once in the title, never a "±97.9 %" header
+    on a line of its own above "CI"."""
+    from tests.helpers.terminal import read_table
+
+    done = _cli("speed", "x25519", "aes-128-gcm", "-i", "cryptography", "--seconds", "0.03",
+                "--rounds", "5", columns=columns, db=tmp_path / "ci.db")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert not re.search(r"^\s*±[\d.]+ %\s*$", text, re.M)  # no level-only header line
+    public = read_table(text, "pqbench run", key="algorithm")
+    assert all(re.fullmatch(r"±[\d.]+ %", row["±CI"]) for row in public), public
+    title = next(line for line in text.splitlines() if line.startswith("ciphers and hashes")
+                 or "±CI: the median's" in line)
+    assert title
+    assert "±CI: the median's 93.8 % interval" in " ".join(text.split())  # 5 rounds
+    bulk = read_table(text, "ciphers and hashes", key="algorithm")
+    assert bulk and all(re.fullmatch(r"±[\d.]+ %", row["±CI"]) for row in bulk), bulk
+    if columns >= 120:
+        assert all(re.fullmatch(r"[\d.]+ %", row["CV"]) for row in bulk), bulk

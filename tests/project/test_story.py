@@ -669,6 +669,7 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_compare_differences_name_a_version_once_and_keep_words_whole(
         upgraded: Path, columns: str) -> None:
