@@ -51,10 +51,13 @@ docs: setup
 	$(BIN)/mkdocs build --strict
 
 # The whole suite, as CI runs it (.ci/run): the 25 slowest tests are printed at the end, and
-# each test has a time limit (pyproject.toml). A subset: `$(BIN)/python -m pytest tests/ROOM`,
-# `-k WORDS`, or `-m "not process"`.
+# each test has a time limit (pyproject.toml). It runs in JOBS worker processes (2 cores: 2),
+# each taking whole test files so that a module's fixtures are set up once; JOBS=0 runs it
+# in this one process. A subset: `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`,
+# `-m "not process"` (docs/contributing.md).
+JOBS ?= 2
 test: lint
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=25
 
 # The fast lane: no test that starts a process or measures (`-m "not process and not slow"`).
 check: lint

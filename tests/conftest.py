@@ -53,12 +53,15 @@ sys.addaudithook(_audit)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """What pqbench asks once per process and keeps (the system libcrypto and libssl, found
-    through ldconfig; the hypervisor, from systemd-detect-virt) is asked here, before the
-    first test, so that no test is charged with those helper processes for coming first."""
+    """What pqbench asks once per process and keeps (liboqs, the system libcrypto and libssl,
+    found through ldconfig; the hypervisor, from systemd-detect-virt) is asked here, before
+    the first test, so that no test is charged with those helper processes for coming
+    first."""
     from pqbench import environment
+    from pqbench.implementations import liboqs_mechanisms
     from pqbench.tls import registry
 
+    liboqs_mechanisms()
     environment.system_libcrypto()
     environment.virtualization()
     for implementation in registry.select(None):

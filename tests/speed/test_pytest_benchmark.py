@@ -21,7 +21,9 @@ def _pytest(*args: str, cwd: Path = REPO,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, **(env or {})})
+                          env={**{k: v for k, v in os.environ.items()
+                                  # a suite run with -n: this pytest is not an xdist worker
+                                  if not k.startswith("PYTEST_XDIST")}, **(env or {})})
 
 
 def _benchmark(tmp_path: Path, case: str, env: dict[str, str] | None = None
