@@ -149,6 +149,21 @@ def provision(impls: Sequence[Implementation]) -> None:
         impl.provision()
 
 
+def store_and_print(store: Store, run: Run, show: Callable[[Run, Store], None], *,
+                    json_output: bool, csv_output: bool = False) -> None:
+    """Store a run just measured (`store_or_keep`), then print it: its document for --json,
+    its rows for --csv, else `show` it."""
+    from pqbench.record import codec
+
+    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
+    if json_output:
+        print_json(codec.run_document(run))
+    elif csv_output:
+        print(codec.run_csv(run), end="")
+    else:
+        show(run, store)
+
+
 def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) -> None:
     """Store `runs` in one transaction, with Ctrl-C and SIGTERM held back until it ends.
 

@@ -14,8 +14,7 @@ from pqbench.cli.common import (
     LabelOption,
     handles_errors,
     one_output,
-    print_json,
-    store_or_keep,
+    store_and_print,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
@@ -23,7 +22,6 @@ from pqbench.implementations import liboqs_mechanisms, select
 from pqbench.memory import runner
 from pqbench.presentation import comparisons, console
 from pqbench.presentation.tables import Column, Table
-from pqbench.record import codec
 from pqbench.record import memory as memory_runs
 from pqbench.record.memory import MemoryFigure
 from pqbench.record.results import Run
@@ -131,14 +129,8 @@ def memory(
                 "heap": "counted" if recorder.heap_counted else missing}
     env["run"] = watch.state()
     run = memory_runs.memory_run(started, settings, env, recorder.figures, recorder.problems,
-                             recorder.verifications, status)
-    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
-    if json_output:
-        print_json(codec.run_document(run))
-    elif csv_output:
-        print(codec.run_csv(run), end="")
-    else:
-        show(run, store)
+                                 recorder.verifications, status)
+    store_and_print(store, run, show, json_output=json_output, csv_output=csv_output)
     if status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed rows were stored "
                       f"as run {run.run_id}")

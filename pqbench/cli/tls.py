@@ -15,13 +15,11 @@ from pqbench.cli.common import (
     exit_for,
     finite_float,
     handles_errors,
-    print_json,
-    store_or_keep,
+    store_and_print,
 )
 from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console, runs
-from pqbench.record import codec
 from pqbench.record.results import Run
 from pqbench.tls import catalog, grid, registry
 from pqbench.tls import runs as tls_runs
@@ -141,11 +139,7 @@ def tls(
             status = "interrupted"
     env["run"] = watch.state()
     run = tls_runs.tls_run(started, settings, env, recorder.results, recorder.problems,
-                          recorder.verifications, status)
+                           recorder.verifications, status)
     # A second Ctrl-C or SIGTERM waits until the run is stored (or kept in a file).
-    store_or_keep(store, [run], codec.run_document(run) if json_output else None)
-    if json_output:
-        print_json(codec.run_document(run))
-    else:
-        _show(run, store)
+    store_and_print(store, run, _show, json_output=json_output)
     exit_for(run, "rows", "a handshake")
