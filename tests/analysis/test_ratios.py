@@ -212,14 +212,41 @@ def test_speed_prints_and_stores_the_ratios_of_real_interleaved_rows(tmp_path) -
     lines = text.stdout.splitlines()
     assert "what it costs, paired by cycle (99.2 % CI, 8 cycles, CPU time)" in lines
     (row,) = [line for line in lines if line.startswith("ML-KEM-768 [liboqs]")]
-    # The speed ratio (the inverse of the time ratio) with its interval beside it.
-    estimate = 1 / exchange["estimate"]
-    told = re.search(r"X25519 \[libcrypto\] +exchange +([\d.]+)x (faster|slower) "
-                     r"\[([\d.]+)–([\d.]+)\]$", row.rstrip())
+    # What the text run printed is the ratio it stored: read back from that run (the other
+    # run in this database), not from the --json run above, whose rounds are other rounds.
+    stored = json.loads(CliRunner().invoke(app, ["runs", "--json", "--db", db]).stdout)
+    (text_run,) = [r["run_id"] for r in stored["runs"] if r["run_id"] != doc["run_id"]]
+    read_back = CliRunner().invoke(app, ["ratios", text_run, "--json", "--db", db])
+    assert read_back.exit_code == 0, read_back.stderr
+    (its_exchange,) = [r for r in json.loads(read_back.stdout)["ratios"]
+                       if r["kind"] == "exchange"]
+    # The speed ratio (the inverse of the time ratio) with its interval beside it: "2.58x
+    # faster [2.50–2.66]", "1.42x slower [1.41–1.43]", or an interval that straddles 1 by
+    # its two ends ("[1.01x slower – 1.05x faster]").
+    told = re.search(r"X25519 \[libcrypto\] +exchange +(same speed|[\d.]+x (?:faster|slower))"
+                     r" \[(.+)\]$", row.rstrip())
     assert told is not None, row
-    factor = float(told.group(1))
-    assert factor == pytest.approx(estimate if estimate >= 1 else 1 / estimate, rel=0.01)
-    assert told.group(2) == ("faster" if estimate >= 1 else "slower")
+    estimate = 1 / its_exchange["estimate"]
+    assert _speed_factor(told.group(1)) == pytest.approx(estimate, rel=0.01), row
+    low, high = 1 / its_exchange["ci_high"], 1 / its_exchange["ci_low"]
+    ends = told.group(2)
+    if " – " in ends:
+        printed = [_speed_factor(end) for end in ends.split(" – ")]
+    else:
+        # Both ends on one side of 1 are printed as factors, slower ones inverted.
+        printed = [float(end) for end in ends.split("–")]
+        if high <= 1:
+            printed = [1 / printed[1], 1 / printed[0]]
+    assert printed == [pytest.approx(low, rel=0.01), pytest.approx(high, rel=0.01)], row
+
+
+def _speed_factor(text: str) -> float:
+    """A printed speed change as a speed ratio: "2.58x faster" -> 2.58, "1.42x slower" ->
+    1 / 1.42, "1.00x" and "same speed" -> 1."""
+    if text == "same speed":
+        return 1.0
+    factor, _, direction = text.partition("x")
+    return 1 / float(factor) if direction.strip() == "slower" else float(factor)
 
 
 @pytest.mark.process
