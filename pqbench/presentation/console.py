@@ -260,11 +260,13 @@ def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> 
 
 def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout) -> None:
     """Lines of prose, each wrapped at spaces to the width with its continuations indented
-    (`wrap`), or whole whatever the width (a digest, a path a user copies)."""
+    (`wrap`): a word wider than the width (a long path naming what a sentence is about) is
+    cut where the line ends, as a table's wrapped cell is; or whole whatever the width (a
+    digest line, which `sha256sum -c` reads back)."""
     for text in texts:
         if wrap:
             for part in textwrap.wrap(clean(text), width=max(console.width, 40),
-                                      subsequent_indent="    ", break_long_words=False,
+                                      subsequent_indent="    ", break_long_words=True,
                                       break_on_hyphens=False):
                 console.print(safe(part), soft_wrap=True)
         else:
