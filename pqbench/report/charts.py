@@ -62,7 +62,8 @@ def implementation_style(name: str, index: int) -> tuple[str, str, str]:
 
 @dataclass(frozen=True)
 class GroupedBars:
-    """Horizontal bars on a log axis: one group per label, one bar per series."""
+    """Horizontal bars on a linear axis that starts at zero (a bar's length is its value,
+    so two bars compare by length): one group per label, one bar per series."""
 
     filename: str
     title: str
@@ -214,8 +215,14 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
     ax = figure.add_subplot()
     values_all = [v for _, values in present for v in values if v]
     errors = dict(zip([name for name, _ in chart.series], chart.errors, strict=False))
+    # "liboqs · A: masked" (an ab session's sides): the implementation's colour, one
+    # hatching per side, so a side's bars are told apart from the other's at a glance.
+    suffixes = list(dict.fromkeys(name.partition(" · ")[2] for name, _ in present))
     for i, (name, values) in enumerate(present):
-        colour, hatch, _ = implementation_style(name, i)
+        base, _, side = name.partition(" · ")
+        colour, hatch, _ = implementation_style(base, i)
+        if side:
+            hatch = ("", "////", "..")[suffixes.index(side) % 3]
         ys = [r + (i - (n - 1) / 2) * bar for r in range(rows)]
         widths = [v if v else 0.0 for v in values]
         ax.barh(ys, widths, height=bar * 0.92, color=colour, hatch=hatch,
@@ -231,13 +238,12 @@ def _grouped_bars(chart: GroupedBars) -> Figure:
                             xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#333333")
-    ax.set_xscale("log")
     if values_all:
-        low, high = min(values_all), max(values_all)
-        lower = 10 ** math.floor(math.log10(low))
-        upper = high * 2.5  # room right of the longest bar for its value label
-        ax.set_xlim(lower, upper)
-        _log_axis(ax.xaxis, [lower, upper], chart.unit)
+        tops = [high for intervals in chart.errors for span in intervals if span
+                for high in span[1:]]
+        ax.set_xlim(0, max([*values_all, *tops]) * 1.25)  # room for the value labels
+        ax.xaxis.set_major_formatter(EngFormatter(unit=chart.unit,
+                                                  sep=" " if chart.unit else ""))
     ax.set_yticks(range(rows), chart.labels)
     ax.invert_yaxis()
     ax.set_ylim(rows - 0.5, -0.5)

@@ -129,11 +129,11 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[GroupedBars]:
                            ("server to client", "server_bytes")))
     return [
         GroupedBars(f"{prefix}tls-handshakes.png",
-                    "Full TLS 1.3 handshakes per second, in one process (log scale)",
-                    "handshakes per second (log scale)", tuple(cells), rates),
+                    "Full TLS 1.3 handshakes per second, in one process",
+                    "handshakes per second", tuple(cells), rates),
         GroupedBars(f"{prefix}tls-bytes.png",
-                    "Bytes each side sends in a full TLS 1.3 handshake (log scale)",
-                    "bytes (log scale)", tuple(cells), sizes, legend_title="direction"),
+                    "Bytes each side sends in a full TLS 1.3 handshake",
+                    "bytes", tuple(cells), sizes, legend_title="direction"),
     ]
 
 
