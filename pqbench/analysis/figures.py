@@ -9,10 +9,12 @@ the report lay these out; none of them computes one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pqbench.analysis import ratios
 from pqbench.analysis.bindings import bundled_openssl
+from pqbench.analysis.exchanges import BASELINE, Exchange, baseline_for
 from pqbench.analysis.ratios import Ratio
 from pqbench.record.results import RowKey, Run
 
@@ -51,3 +53,70 @@ def run_figures(run: Run) -> RunFigures:
     return RunFigures(every, tuple(ratios.mission(every)), tuple(ratios.headline(every)),
                       unsteady,
                       bundled_openssl(run.environment) if measured else None)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one exchange (signature) costs in µs, with its interval and that interval's true
+    level; low, high and level None where the rows allow none. Paired by cycle, it is the
+    median of the per-cycle sums of the operations' costs with that median's
+    distribution-free interval. Unpaired (an `ab` side's rows, paired with the other
+    side's rather than with each other), it is the sum of the operations' medians, and the
+    interval the sum of their intervals' ends, which holds at least 1 minus the sum of
+    their misses (Bonferroni): a lower level, honestly stated, and none below 90 %."""
+
+    us: float
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+
+
+#: The largest joint miss an unpaired exchange's interval may have (it then holds at 90 %).
+MISSED = 0.10
+
+
+def exchange_cost(ex: Exchange, cycles: int) -> Cost:
+    if cycles:
+        found = ratios.exchange_cost(ex, cycles)
+        if found is not None:
+            return Cost(*found)
+    low = high = 0.0
+    missed = 0.0
+    for _, count, m in ex.operations:
+        if len(m.samples) < 2:
+            return Cost(ex.us)
+        s = m.summary
+        if s.ci_low <= 0:
+            return Cost(ex.us)
+        # A rate's interval (ops/s) turned into a time's (µs/op): the ends swap.
+        low += count * 1e6 / s.ci_high
+        high += count * 1e6 / s.ci_low
+        missed += 1 - s.ci_level
+    # Below 90 % jointly (few rounds a row) the sum's interval says too little to print.
+    return Cost(ex.us, low, high, 1 - missed) if missed <= MISSED else Cost(ex.us)
+
+
+@dataclass(frozen=True)
+class Versus:
+    """An exchange (signature) as a report's table lines it up: its cost, and its ratio
+    against the role's baseline (X25519, Ed25519) through its own implementation or its
+    counterpart, the same pairing `speed` and the report's lead use; `ratio` None where the
+    two were not paired by cycle (an `ab` side), or for the baseline itself."""
+
+    exchange: Exchange
+    cost: Cost
+    baseline: Exchange | None
+    ratio: Ratio | None
+
+
+def versus_baseline(role: str, found: Sequence[Exchange], cycles: int) -> list[Versus]:
+    """Each exchange of `found` against its baseline (`exchanges.baseline_for`, own
+    implementation else counterpart): one answer for one question wherever it is shown."""
+    baselines = {ex.implementation: ex for ex in found if ex.algorithm == BASELINE[role]}
+    lines = []
+    for ex in found:
+        base = baseline_for(ex, baselines, False)
+        ratio = (ratios.exchange_ratio(role, ex, base, cycles)
+                 if base is not None and base is not ex else None)
+        lines.append(Versus(ex, exchange_cost(ex, cycles), base, ratio))
+    return lines

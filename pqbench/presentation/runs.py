@@ -102,21 +102,31 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
                  + (f"; {said}" if said else ""), columns, tuple(found))
 
 
-def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> Table:
+def throughput_table(rows: Sequence[Measurement], title: str | None = None,
+                     sides: Sequence[tuple[str | None, Sequence[Measurement]]] = ()
+                     ) -> Table:
     """Ciphers and hashes as `openssl speed` prints them: one line per (algorithm,
     implementation, operation), one column per block size, in MB/s (10^6 bytes/s), then
     the key and security bits. Where room is short the smallest, the largest and the block
-    nearest 1 KiB stay. The terminal and the report draw this one table."""
-    sizes = sorted({m.block_size for m in rows if m.block_size})
+    nearest 1 KiB stay. The terminal and the report draw this one table. With `sides` (an
+    `ab` session's two runs), each line once per side, the sides of a line together."""
+    sided = [(name, list(mine)) for name, mine in sides] or [(None, list(rows))]
+    every = [m for _, mine in sided for m in mine]
+    sizes = sorted({m.block_size for m in every if m.block_size})
     kept = {sizes[0], sizes[-1], min(sizes, key=lambda s: abs(s - 1024))} if sizes else set()
-    order = implementations_of(rows)
-    lines: dict[tuple[str, str, str], dict[int, Measurement]] = {}
-    for m in sorted(rows, key=lambda m: (m.algorithm, order.index(m.implementation),
-                                         m.operation)):
-        if m.block_size:
-            lines.setdefault((m.algorithm, m.implementation, m.operation), {})[m.block_size] = m
-    said = levels_said(rows)
-    columns = (Column("algorithm"), Column("implementation", short="impl."),
+    order = implementations_of(every)
+    names = [name for name, _ in sided]
+    lines: dict[tuple[str, str, str, int], dict[int, Measurement]] = {}
+    for position, (_, mine) in enumerate(sided):
+        for m in mine:
+            if m.block_size:
+                lines.setdefault((m.algorithm, m.implementation, m.operation, position),
+                                 {})[m.block_size] = m
+    ordered = sorted(lines, key=lambda k: (k[0], order.index(k[1]), k[2], k[3]))
+    said = levels_said(every)
+    two = len(sided) > 1
+    columns = (*((Column("side", wrap=True),) if two else ()),
+               Column("algorithm"), Column("implementation", short="impl."),
                Column("operation"),
                *(Column(numbers.size(s), "number", priority=0 if s in kept else 1)
                  for s in sizes),
@@ -127,18 +137,21 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None) -> T
                Column("security bits", "count", priority=2, short="sec. bits"),
                Column("quantum security bits", "count", priority=2, short="PQ bits"))
     body = []
-    for (alg, impl, op), by_size in lines.items():
+    for key in ordered:
+        alg, impl, op, position = key
+        by_size = lines[key]
         first = next(iter(by_size.values()))
         rates = [by_size[s].bytes_per_sec if s in by_size else None for s in sizes]
         spreads = [spread(m) for m in by_size.values()]
         halves = [h for h, _ in spreads if h is not None]
         cvs = [cv for _, cv in spreads if cv is not None]
         levels = [lv for m in by_size.values() if (lv := row_level(m)) is not None]
-        body.append((alg, impl, op, *(None if r is None else r / 1e6 for r in rates),
+        body.append((*((names[position],) if two else ()), alg, impl, op,
+                     *(None if r is None else r / 1e6 for r in rates),
                      max(halves, default=None),
                      None if said is not None or not levels else numbers.share(min(levels)),
                      max(cvs, default=None), *(first.attributes.get(k) for k, _ in _BITS)))
-    heading = title or (f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(rows)} by "
+    heading = title or (f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(every)} by "
                         "block size")
     return Table(heading + (f"; {said}, the widest of the row's block sizes" if said else ""),
                  columns, tuple(body))

@@ -112,15 +112,18 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     speed_rows = list(speed_run.measurements) if speed_run else []
     cycles = ratios.cycles_of(speed_run) if speed_run else 0
     figures = run_figures(speed_run) if speed_run else None
-    # A session's report is its comparison: told first, the tables of side B after it.
+    # A session's report is its comparison, told first; then both sides, line by line.
     session = _one_session(runs)
+    sides: list[publickey.ReportSide] = (
+        [(_side_name(r), list(r.measurements), ratios.cycles_of(r)) for r in ordered(runs)]
+        if session else [(None, speed_rows, cycles)])
     sections: list[Section | None] = [
         *(comparison if session else ()),
-        publickey.headline(speed_rows, "", cycles),
+        publickey.headline(sides, ""),
         publickey.ratios_section(figures),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles),
         memory.section(memory_run, speed_rows),
-        bulk.symmetric(speed_rows, ""),
+        bulk.symmetric([(name, rows) for name, rows, _ in sides], ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
         tls.section(tls_rows, tls_run.settings if tls_run else {}),
         *(() if session else comparison),
@@ -131,8 +134,9 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
         *(context.measurements(r) for r in shown if r.kind == "speed"),
     ]
     present = [s for s in sections if s is not None]
+    sided = [(r, run_figures(r), _side_name(r)) for r in ordered(runs)] if session else []
     text = "\n\n".join([md.heading(1, _title(runs, fleet)), _introduction(runs, shown, fleet),
-                        *_summary(present, tls_rows, speed_run, figures),
+                        *_summary(present, tls_rows, speed_run, figures, sided),
                         *(s.markdown for s in present)]) + "\n"
     charts = tuple(c for s in present for c in s.charts)
     names = [c.filename for c in charts]
@@ -141,16 +145,35 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     return Report(text, charts)
 
 
+def _side_name(run: Run) -> str:
+    """An `ab` side as the report names it: "A: masked aesni,shani"."""
+    from pqbench.analysis import pairing
+
+    found = pairing.ab_session(run) or {}
+    side = str(found.get("side", "")).upper()
+    name = run.label or run.run_id
+    return f"{side}: {name}" if side and not name.startswith(f"{side}:") else name
+
+
 def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
-             newest: Run | None, figures: RunFigures | None) -> list[str]:
+             newest: Run | None, figures: RunFigures | None,
+             sided: Sequence[tuple[Run, RunFigures, str]] = ()) -> list[str]:
     """The bullets at the top: the story across the groups first (one bullet per
     comparison: what changed, what appeared, what moved and why), then the headline
-    figures of the newest run, named as such when there is a story before it."""
+    figures of the newest run, named as such when there is a story before it, or of each
+    side of an `ab` session."""
     story = [bullet for s in sections for bullet in s.bullets]
-    headline = publickey.summary(newest, figures) + tls.summary(tls_rows)
+    if sided:
+        headline = [line for run, found, name in sided
+                    for line in publickey.summary(run, found, name)]
+    else:
+        headline = publickey.summary(newest, figures)
+    headline += tls.summary(tls_rows)
     blocks = ["\n".join(story)] if story else []
     if headline:
-        if story and newest is not None:
+        if sided:
+            blocks.append("On each side of the session:")
+        elif story and newest is not None:
             blocks.append(f"In the newest run, {md.text(newest.label or newest.run_id)}:")
         blocks.append("\n".join(headline))
     return blocks

@@ -20,10 +20,11 @@ from pqbench.report.base import Section
 from pqbench.report.charts import LINE_COLOURS, GroupedBars, Lines
 
 
-def throughput_table(rows: Sequence[Measurement]) -> str:
-    """One line per (algorithm, implementation, operation), one column per block size: the
-    table the terminal prints (`presentation.runs.throughput_table`)."""
-    return md.render(views.throughput_table(rows))
+def throughput_table(rows: Sequence[Measurement],
+                     sides: Sequence[tuple[str | None, Sequence[Measurement]]] = ()) -> str:
+    """One line per (algorithm, implementation, operation) and side, one column per block
+    size: the table the terminal prints (`presentation.runs.throughput_table`)."""
+    return md.render(views.throughput_table(rows, sides=sides))
 
 
 def _kind(m: Measurement) -> str:
@@ -39,30 +40,34 @@ def _charted_operation(rows: Sequence[Measurement], algorithm: str) -> str:
     return "encrypt" if "encrypt" in ops else ops[0]
 
 
-def _charts(rows: Sequence[Measurement], prefix: str) -> list[Lines | GroupedBars]:
+def _charts(sides: Sequence[tuple[str | None, Sequence[Measurement]]], prefix: str
+            ) -> list[Lines | GroupedBars]:
     """One chart for ciphers and one for hashes; a colour per algorithm, a line style per
     implementation, and at most LINE_COLOURS algorithms per chart so colours never repeat.
-    Measured at one block size only, a chart is bars (algorithm by implementation)."""
+    Measured at one block size only, a chart is bars from zero (algorithm by
+    implementation, and by side for an `ab` session's two), each with its interval."""
     charts: list[Lines | GroupedBars] = []
     for kind, title in (("cipher", "Cipher encryption"), ("hash", "Hash")):
-        mine = [m for m in rows if _kind(m) == kind and m.block_size and m.bytes_per_sec]
+        every = [(side, m) for side, rows in sides for m in rows
+                 if _kind(m) == kind and m.block_size and m.bytes_per_sec]
+        mine = [m for _, m in every]
         names = sorted({m.algorithm for m in mine})
         chunks = [names[i:i + len(LINE_COLOURS)] for i in range(0, len(names), len(LINE_COLOURS))]
         for number, chunk in enumerate(chunks, 1):
             grouped: dict[tuple[str, str], list[tuple[float, float]]] = {}
             spans: dict[tuple[float, str, str], tuple[float, float] | None] = {}
-            for m in mine:
+            for side, m in every:
                 if m.algorithm in chunk and m.operation == _charted_operation(mine, m.algorithm):
-                    grouped.setdefault((m.algorithm, m.implementation), []).append(
+                    impl = m.implementation if side is None else f"{m.implementation} · {side}"
+                    grouped.setdefault((m.algorithm, impl), []).append(
                         (float(m.block_size or 0), m.bytes_per_sec or 0.0))
-                    spans[(float(m.block_size or 0), m.algorithm, m.implementation)] = \
-                        _byte_interval(m)
+                    spans[(float(m.block_size or 0), m.algorithm, impl)] = _byte_interval(m)
             part = f" ({number} of {len(chunks)})" if len(chunks) > 1 else ""
             filename = f"{prefix}{kind}-throughput-{number}.png"
             sizes = {x for points in grouped.values() for x, _ in points}
             if len(sizes) == 1:  # one block size: lines would be dots told apart by nothing
                 charts.append(_bars(filename, f"{title} throughput at {md.size(int(*sizes))}"
-                                              f"{part}", grouped))
+                                              f"{part}", grouped, spans))
                 continue
             series = tuple((alg, impl, tuple(sorted(points)))
                            for (alg, impl), points in sorted(grouped.items()))
@@ -83,29 +88,37 @@ def _byte_interval(m: Measurement) -> tuple[float, float] | None:
     return (s.ci_low * m.block_size, s.ci_high * m.block_size)
 
 
-def _bars(filename: str, title: str, grouped: dict[tuple[str, str], list[tuple[float, float]]]
-          ) -> GroupedBars:
-    """Throughput at a single block size: a bar per implementation for each algorithm."""
+def _bars(filename: str, title: str, grouped: dict[tuple[str, str], list[tuple[float, float]]],
+          spans: dict[tuple[float, str, str], tuple[float, float] | None]) -> GroupedBars:
+    """Throughput at a single block size: a bar per implementation (and side) for each
+    algorithm, from zero, with the median's interval."""
     names = sorted({alg for alg, _ in grouped})
     impls = in_order(impl for _, impl in grouped)
     series = tuple((impl, tuple(grouped[(alg, impl)][0][1] if (alg, impl) in grouped else None
                                 for alg in names)) for impl in impls)
-    return GroupedBars(filename, f"{title} (log scale, higher is faster)",
-                       "throughput (log scale)", tuple(names), series, unit="B/s")
+    errors = tuple(tuple(spans.get((grouped[(alg, impl)][0][0], alg, impl))
+                         if (alg, impl) in grouped else None for alg in names)
+                   for impl in impls)
+    return GroupedBars(filename, f"{title} (higher is faster; bars: the median's interval)",
+                       "throughput", tuple(names), series, unit="B/s", errors=errors)
 
 
-def symmetric(rows: Sequence[Measurement], prefix: str) -> Section | None:
-    bulk = [m for m in rows if m.block_size]
-    if not bulk:
+def symmetric(sides: Sequence[tuple[str | None, Sequence[Measurement]]], prefix: str
+              ) -> Section | None:
+    """Ciphers and hashes of one run, or of both sides of an `ab` session line by line."""
+    sides = [(name, [m for m in rows if m.block_size]) for name, rows in sides]
+    sides = [side for side in sides if side[1]]
+    if not sides:
         return None
+    bulk = [m for _, rows in sides for m in rows]
     parts = [md.heading(2, "Symmetric ciphers and hashes"),
              "Throughput in MB/s (10⁶ bytes per second) for one operation over a block of each "
              "size, the sweep `openssl speed -evp` uses. Small blocks show per-call cost; large "
              "blocks show the bulk rate. Key and security bits are those the row was measured "
              "with; quantum security accounts for Grover (keys) and Brassard–Høyer–Tapp "
              "(hash collisions)."]
-    parts.append(throughput_table(bulk))
-    charts = _charts(bulk, prefix)
+    parts.append(throughput_table(bulk, sides if len(sides) > 1 else ()))
+    charts = _charts(sides, prefix)
     parts += [md.image(chart.title, chart.filename) for chart in charts]
     return Section("\n\n".join(parts), tuple(charts))
 

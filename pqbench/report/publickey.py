@@ -7,22 +7,21 @@ bullets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pqbench.analysis import ratios
 from pqbench.analysis.bindings import bundled_openssl
 from pqbench.analysis.exchanges import (
     BASELINE,
+    HEADLINE_PAIRS,
     Exchange,
     algorithms_for,
-    baseline_for,
     exchanges,
     fastest,
-    headline_pairs,
     implementations_of,
     operations_in,
 )
-from pqbench.analysis.figures import RunFigures
+from pqbench.analysis.figures import Cost, RunFigures, Versus, versus_baseline
 from pqbench.analysis.ratios import Ratio
 from pqbench.implementations import BINDINGS, STACKS
 from pqbench.presentation import markdown as md
@@ -47,71 +46,125 @@ _TITLES = {"exchange": ("Key exchange", "exchange", "exchanges/s", "bytes on the
 
 
 def paired_text(found: Ratio | None) -> str:
-    """A paired ratio with its interval and true level: "0.27x (99 % CI 0.265–0.277)";
-    a dash where the rows were not paired (a run from before rounds were taken in
-    cycles): pqbench prints no ratio it cannot back with an interval."""
+    """A paired ratio in the words of every pqbench ratio, its interval beside it: "3.40x
+    faster [3.37–3.47]"; a dash where the rows were not paired: pqbench prints no ratio it
+    cannot back with an interval."""
     if found is None:
         return md.MISSING
-    return (f"{md.ratio(found.estimate)} ({numbers.share(found.ci_level)} CI "
-            f"{numbers.interval(found.ci_low, found.ci_high)})")
+    return numbers.time_change(found.estimate, found.ci_low, found.ci_high)
 
 
-def _exchange_table(role: str, found: Sequence[Exchange], show_impl: bool,
-                    baselines: dict[str, Exchange], cycles: int) -> str:
-    """`show_impl`: the fastest-of-each table, set against the fastest baseline; otherwise
-    one implementation's table, set against its own baseline or its counterpart's. The
-    time against the baseline is the paired ratio with its interval."""
+#: One side of what a report shows: its name (None for a single run), its rows, and how
+#: many cycles paired those rows (0: not paired with each other).
+ReportSide = tuple[str | None, Sequence[Measurement], int]
+
+
+def _level_header(levels: Iterable[float | None]) -> str:
+    """" [97.9 % CI]" where every figure's interval has one level, " [CI]" where they
+    differ (each cell then states its own), nothing where no figure has one."""
+    known = {lv for lv in levels if lv is not None}
+    if not known:
+        return ""
+    return f" [{numbers.share(known.pop())} CI]" if len(known) == 1 else " [CI]"
+
+
+def _cost_text(cost: Cost, with_level: bool = False) -> str:
+    """"35.7 [35.4–36.0]" µs; the level after it where the header cannot say it."""
+    if cost.low is None or cost.high is None:
+        return md.number(cost.us)
+    level = f" ({numbers.share(cost.level)})" if with_level and cost.level is not None else ""
+    return f"{md.number(cost.us)} [{numbers.interval(cost.low, cost.high)}]{level}"
+
+
+def _versus_text(line: Versus, with_level: bool = False) -> str:
+    if line.baseline is line.exchange:
+        return "the baseline"
+    if line.ratio is None:
+        return md.MISSING
+    r = line.ratio
+    text = paired_text(r) + (f" ({numbers.share(r.ci_level)})" if with_level else "")
+    if line.baseline is not None and line.baseline.implementation != \
+            line.exchange.implementation:
+        text += f" (vs {line.baseline.implementation})"
+    return text
+
+
+def _exchange_table(role: str, lines: Sequence[tuple[str | None, Versus]],
+                    show_impl: bool) -> str:
+    """One line per exchange (signature), with its side where a session has two: µs with
+    its interval, per second, its answer against the baseline through its own
+    implementation or its counterpart (the lead's pairing, in `speed`'s words), cycles,
+    bytes on the wire and the operations. Headers state the level where every line's
+    interval has it; otherwise each cell does."""
     _, per, rate, wire = _TITLES[role]
-    headers = ["algorithm", *(["implementation"] if show_impl else []), "security",
-               f"µs per {per}", rate, f"time vs {BASELINE[role]}", "cycles", wire,
-               "operations"]
+    sided = any(side is not None for side, _ in lines)
+    cost_levels = {v.cost.level for _, v in lines if v.cost.low is not None}
+    ratio_levels = {v.ratio.ci_level for _, v in lines if v.ratio is not None}
+    cost_header, ratio_header = _level_header(cost_levels), _level_header(ratio_levels)
+    headers = [*(["side"] if sided else []), "algorithm",
+               *(["implementation"] if show_impl else []), "security",
+               f"µs per {per}{cost_header}", rate, f"against {BASELINE[role]}{ratio_header}",
+               "cycles", wire, "operations"]
     rows = []
-    for ex in found:
-        base = baseline_for(ex, baselines, show_impl)
-        versus = md.MISSING
-        if base is ex:
-            versus = "1x (the baseline)"
-        elif base is not None:
-            versus = paired_text(ratios.exchange_ratio(role, ex, base, cycles))
-            if base.implementation != ex.implementation:
-                versus += f" (vs {base.implementation})"
-        rows.append([ex.algorithm, *([ex.implementation] if show_impl else []),
-                     ex.security or md.MISSING,
-                     md.number(ex.us), md.si(ex.per_second), versus,
-                     md.si(ex.cycles), md.byte_count(ex.wire_bytes), _operations_text(ex)])
-    align = ["l", *(["l"] if show_impl else []), "l", "r", "r", "r", "r", "r", "l"]
+    for side, v in lines:
+        ex = v.exchange
+        rows.append([*([md.text(side or "")] if sided else []), ex.algorithm,
+                     *([ex.implementation] if show_impl else []), ex.security or md.MISSING,
+                     _cost_text(v.cost, cost_header == " [CI]"), md.si(ex.per_second),
+                     _versus_text(v, ratio_header == " [CI]"), md.si(ex.cycles),
+                     md.byte_count(ex.wire_bytes), _operations_text(ex)])
+    align = [*(["l"] if sided else []), "l", *(["l"] if show_impl else []), "l", "r", "r",
+             "r", "r", "r", "l"]
     return md.table(headers, rows, align)
 
 
-def headline(rows: Sequence[Measurement], prefix: str, cycles: int = 0) -> Section | None:
-    """Per role: the fastest implementation of each algorithm, then each implementation.
-    `cycles`: how many cycles paired the run's rows (0: not paired, no ratio shown)."""
-    public = [m for m in rows if m.block_size is None]
-    if not public:
+def _unpaired_note(sides: Sequence[ReportSide]) -> str | None:
+    if all(cycles for _, _, cycles in sides):
+        return None
+    return ("A dash against the baseline: this run's rows were not taken in cycles, so "
+            "they are not paired with each other (an `ab` side's rows are paired with the "
+            "other side's, which the comparison above judges). Its µs intervals are then "
+            "the sum of the operations' own, at the level they jointly hold (Bonferroni), "
+            "shown where that is 90 % or more.")
+
+
+def headline(sides: Sequence[ReportSide], prefix: str) -> Section | None:
+    """Per role: the fastest implementation of each algorithm, then each implementation;
+    with two sides (an `ab` session), each table lines up both sides, each chart both."""
+    sides = [(name, [m for m in rows if m.block_size is None], cycles)
+             for name, rows, cycles in sides]
+    sides = [side for side in sides if side[1]]
+    if not sides:
         return None
     parts = [md.heading(2, "Post-quantum against classical"),
              "What one key exchange and one signature cost on this machine. An exchange is "
              "keygen + encaps + decaps for a KEM, two keygens and two derives for ECDH, and "
              "encrypt + decrypt for RSA key transport; a signature is sign + verify. "
-             "Cycles are reference cycles (rdtsc) from the native loops only; bytes are what "
-             "crosses the wire (KEM: public key + ciphertext; ECDH: two public keys; "
-             "signature: signature + public key)."]
+             "Cycles are reference cycles (rdtsc) from the native loops only, in the rows' "
+             "time base; bytes are what crosses the wire (KEM: public key + ciphertext; "
+             "ECDH: two public keys; signature: signature + public key)."]
+    note = _unpaired_note(sides)
+    if note:
+        parts.append(note)
     charts = []
+    every_impl = implementations_of([m for _, rows, _ in sides for m in rows])
     for role in ("exchange", "signature"):
-        found = exchanges(role, public)
-        if not found:
+        per_side = [(name, versus_baseline(role, exchanges(role, rows), cycles))
+                    for name, rows, cycles in sides]
+        if not any(lines for _, lines in per_side):
             continue
         title = _TITLES[role][0]
-        baselines = {ex.implementation: ex for ex in found if ex.algorithm == BASELINE[role]}
-        parts += [md.heading(3, title),
-                  "Fastest measured implementation of each algorithm:",
-                  _exchange_table(role, fastest(found), True, baselines, cycles)]
-        for impl in implementations_of(public):
-            mine = [ex for ex in found if ex.implementation == impl]
+        quickest = [(name, v) for name, lines in per_side
+                    for v in _fastest_lines(lines)]
+        parts += [md.heading(3, title), "Fastest measured implementation of each algorithm:",
+                  _exchange_table(role, _by_algorithm(quickest), True)]
+        for impl in every_impl:
+            mine = [(name, v) for name, lines in per_side for v in lines
+                    if v.exchange.implementation == impl]
             if mine:
                 parts += [md.heading(4, f"{title} through {impl}"),
-                          _exchange_table(role, mine, False, baselines, cycles)]
-        chart = _ops_chart(role, public, f"{prefix}{role}-ops.png")
+                          _exchange_table(role, _by_algorithm(mine), False)]
+        chart = _ops_chart(role, sides, f"{prefix}{role}-ops.png")
         if chart is not None:
             charts.append(chart)
             parts.append(md.image(f"{title}: operations per second by implementation",
@@ -119,7 +172,21 @@ def headline(rows: Sequence[Measurement], prefix: str, cycles: int = 0) -> Secti
     return Section("\n\n".join(parts), tuple(charts))
 
 
-def _ops_chart(role: str, rows: Sequence[Measurement], filename: str) -> GroupedBars | None:
+def _fastest_lines(lines: Sequence[Versus]) -> list[Versus]:
+    best = {v.exchange.algorithm: v.exchange for v in lines}
+    chosen = {id(ex) for ex in fastest([v.exchange for v in lines])} if best else set()
+    return [v for v in lines if id(v.exchange) in chosen]
+
+
+def _by_algorithm(lines: Sequence[tuple[str | None, Versus]]
+                  ) -> list[tuple[str | None, Versus]]:
+    """The sides of one algorithm next to each other, algorithms in the order found."""
+    order = list(dict.fromkeys(v.exchange.algorithm for _, v in lines))
+    return sorted(lines, key=lambda line: order.index(line[1].exchange.algorithm))
+
+
+def _ops_chart(role: str, sides: Sequence[ReportSide], filename: str) -> GroupedBars | None:
+    rows = [m for _, mine, _ in sides for m in mine]
     names = algorithms_for(role, rows)
     wanted = operations_in(role)
     labels: list[tuple[str, str]] = []
@@ -129,16 +196,20 @@ def _ops_chart(role: str, rows: Sequence[Measurement], filename: str) -> Grouped
     if not labels:
         return None
     impls = implementations_of(rows)
-    index = {(m.algorithm, m.operation, m.implementation): m for m in rows}
-    series = tuple((impl, tuple(index[(a, op, impl)].ops_per_sec if (a, op, impl) in index
-                                else None for a, op in labels)) for impl in impls)
-    errors = tuple(tuple(_interval(index.get((a, op, impl))) for a, op in labels)
-                   for impl in impls)
+    series, errors = [], []
+    for impl in impls:
+        for side, mine, _ in sides:
+            index = {(m.algorithm, m.operation, m.implementation): m for m in mine}
+            series.append((impl if side is None else f"{impl} · {side}",
+                           tuple(index[(a, op, impl)].ops_per_sec if (a, op, impl) in index
+                                 else None for a, op in labels)))
+            errors.append(tuple(_interval(index.get((a, op, impl))) for a, op in labels))
     title = "Key exchange" if role == "exchange" else "Signatures"
     return GroupedBars(filename, f"{title}: operations per second of {time_base(rows)} "
-                                 "(log scale, higher is faster; bars: the median's interval)",
-                       "operations per second (log scale)",
-                       tuple(f"{a} {op}" for a, op in labels), series, errors=errors)
+                                 "(higher is faster; bars: the median's interval)",
+                       "operations per second",
+                       tuple(f"{a} {op}" for a, op in labels), tuple(series),
+                       errors=tuple(errors))
 
 
 def _interval(m: Measurement | None) -> tuple[float, float] | None:
@@ -247,65 +318,79 @@ def ratios_section(figures: RunFigures | None) -> Section | None:
 
 # --- the summary at the top -----------------------------------------------------------------
 
-def _cost_text(ex: Exchange, cycles: int) -> str:
-    """"38.2 µs (95.7 % CI 37.9–38.6)" over the cycles, else the sum of the operations'
-    medians alone."""
-    found = ratios.exchange_cost(ex, cycles) if cycles else None
-    if found is None:
-        return md.duration_us(ex.us)
-    median, low, high, level = found
-    return (f"{md.duration_us(median)} ({numbers.share(level)} CI "
-            f"{numbers.interval(low, high)})")
+def _lead_cost(cost: Cost) -> str:
+    """"35.7 µs [35.4–36.0]", else "35.7 µs"."""
+    if cost.low is None or cost.high is None:
+        return md.duration_us(cost.us)
+    return f"{md.duration_us(cost.us)} [{numbers.interval(cost.low, cost.high)}]"
 
 
-def _summary_line(role: str, pq: Exchange, classical: Exchange, found: Ratio | None,
-                  cycles: int = 0) -> str:
+def _summary_line(role: str, line: Versus) -> str:
+    """The lead's line for one role: the same exchange, baseline, figures and words as the
+    tables below and `speed`'s table."""
+    pq, classical = line.exchange, line.baseline
+    assert classical is not None
     what = "A key exchange" if role == "exchange" else "A signature (sign + verify)"
+    per = "exchange" if role == "exchange" else "signature"
     wire = ""
     if pq.wire_bytes and classical.wire_bytes:
         wire = (f"; it puts {md.byte_count(pq.wire_bytes)} on the wire instead of "
                 f"{md.byte_count(classical.wire_bytes)} "
                 f"({md.ratio(pq.wire_bytes / classical.wire_bytes)})")
-    versus = (f"{md.ratio(found.estimate)} the time of" if found is not None
-              else "against")
-    interval = (f" ({numbers.share(found.ci_level)} CI "
-                f"{numbers.interval(found.ci_low, found.ci_high)}, paired over {found.pairs} "
-                f"cycles)" if found is not None else "")
-    return (f"- {what} with {md.text(pq.algorithm)} takes {_cost_text(pq, cycles)} "
-            f"({md.text(pq.implementation)}), {versus} "
-            f"{md.text(classical.algorithm)} ({_cost_text(classical, cycles)}, "
-            f"{md.text(classical.implementation)}){interval}{wire}.")
+    base_cost = exchange_cost_of(classical, line)
+    levels = []
+    if line.ratio is not None:
+        answer = f": {paired_text(line.ratio)} per {per}"
+        levels.append(f"paired over {line.ratio.pairs} cycles, "
+                      f"{numbers.share(line.ratio.ci_level)} CI")
+    else:
+        answer = ""
+        levels.append("not paired with each other")
+    if line.cost.level is not None:
+        levels.append(f"times: {numbers.share(line.cost.level)} CI")
+    return (f"- {what} with {md.text(pq.algorithm)} ({md.text(pq.implementation)}) takes "
+            f"{_lead_cost(line.cost)}, {md.text(classical.algorithm)} "
+            f"({md.text(classical.implementation)}) {_lead_cost(base_cost)}{answer} "
+            f"({'; '.join(levels)}){wire}.")
+
+
+def exchange_cost_of(ex: Exchange, line: Versus) -> Cost:
+    """The baseline's cost, worked out as the line's own (same cycles, same method)."""
+    from pqbench.analysis.figures import exchange_cost
+
+    return exchange_cost(ex, line.ratio.pairs if line.ratio is not None else 0)
 
 
 def _ratio_line(found: Ratio) -> str:
-    return (f"- {md.text(found.numerator.label)} takes {md.ratio(found.estimate)} the time of "
-            f"{md.text(found.denominator.label)} per {md.text(found.per)} "
-            f"({numbers.share(found.ci_level)} CI "
-            f"{numbers.interval(found.ci_low, found.ci_high)}, paired over {found.pairs} "
-            "cycles).")
+    return (f"- {md.text(ratio_views.line(found))}.")
 
 
-def summary(run: Run | None, figures: RunFigures | None) -> list[str]:
-    """Bullets for the top of the report: the run's headline paired ratios
-    (`ratios.headline`: the level-3 PQ schemes against their classical baselines, larger
-    keys and digests against smaller, each binding against its native loop), each with its
-    interval. A run whose rows were not paired shows the times alone."""
+def summary(run: Run | None, figures: RunFigures | None, side: str | None = None
+            ) -> list[str]:
+    """Bullets for the top of the report: per role the level-3 PQ scheme (native first)
+    against its baseline through the same pairing as the tables below and `speed`
+    (`figures.versus_baseline`), with both costs and the paired ratio, each with its
+    interval; then the other headline ratios (larger keys and digests against smaller,
+    each binding). `side` names an `ab` session's side."""
     if run is None or figures is None:
         return []
     public = [m for m in run.measurements if m.block_size is None and m.unit == "op"]
     cycles = ratios.cycles_of(run)
-    if not cycles:
-        return [_summary_line(role, pq, classical, None)
-                for role, pq, classical in headline_pairs(public)]
     lines = []
-    every = {role: exchanges(role, public) for role in ("exchange", "signature")}
-    for found in figures.headline:
-        if found.kind in every:
-            sides = [next((ex for ex in every[found.kind]
-                           if f"{ex.algorithm} [{ex.implementation}]" == side.label), None)
-                     for side in (found.numerator, found.denominator)]
-            if sides[0] is not None and sides[1] is not None:
-                lines.append(_summary_line(found.kind, sides[0], sides[1], found, cycles))
-                continue
-        lines.append(_ratio_line(found))
+    for role, preferred, _ in HEADLINE_PAIRS:
+        found = [v for v in versus_baseline(role, exchanges(role, public), cycles)
+                 if v.baseline is not None and v.baseline is not v.exchange]
+        for name in preferred:
+            mine = [v for v in found if v.exchange.algorithm == name]
+            if mine:
+                natives = ("liboqs", "libcrypto")
+                chosen = min(mine, key=lambda v: (v.exchange.implementation not in natives,
+                                                  v.exchange.implementation))
+                lines.append(_summary_line(role, chosen))
+                break
+    lines += [_ratio_line(r) for r in figures.headline if r.kind not in ("exchange",
+                                                                          "signature")]
+    if side is not None and lines:
+        lines.insert(0, f"- **{md.text(side)}**:")
+        lines[1:] = ["  " + line for line in lines[1:]]
     return lines

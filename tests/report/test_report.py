@@ -378,3 +378,94 @@ def test_report_by_label_works_on_a_store_that_also_holds_a_bisection(tmp_path: 
     for heading in compared:
         before, after = heading.split(" → ")
         assert (before in bisection) == (after in bisection), heading
+
+
+def _bullets(tokens: list[Token]) -> list[str]:
+    """Every list item's text, as a reader sees it."""
+    found, inside = [], False
+    for token in tokens:
+        if token.type == "list_item_open":
+            inside = True
+        elif token.type == "inline" and inside:
+            found.append(markdown.plain(token))
+            inside = False
+    return found
+
+
+@pytest.mark.process
+def test_the_lead_the_tables_and_speed_give_one_answer(tmp_path: Path) -> None:
+    """ML-KEM-768 against X25519: the report's lead, its "Fastest measured" table, its
+    "through liboqs" table and `pqbench ratios` (what `speed` printed) name the same µs,
+    the same pairing (liboqs against libcrypto) and the same words for the ratio, with
+    its interval, where the lead and the fastest table used to differ (a sum of medians
+    against a median of sums; "0.294x the time" against "0.323x (vs cryptography)")."""
+    import re
+
+    from tests.helpers import run_cli
+
+    db = tmp_path / "one.db"
+    done = run_cli("speed", "ml-kem-768", "x25519", "-i", "liboqs", "-i", "libcrypto", "-i",
+                   "cryptography", "--seconds", "0.1", "--rounds", "8", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    _, tokens = _report(db, tmp_path / "r")
+    lead = next(b for b in _bullets(tokens) if b.startswith("A key exchange with ML-KEM-768"))
+    told = re.search(r"ML-KEM-768 \(liboqs\) takes ([\d.]+) µs \[([\d.]+)–([\d.]+)\], X25519 "
+                     r"\(libcrypto\) ([\d.]+) µs \[[\d.]+–[\d.]+\]: ([\d.]+x (?:faster|slower) "
+                     r"\[[\d.]+–[\d.]+\]) per exchange", lead)
+    assert told is not None, lead
+    us, answer = told.group(1), told.group(5)
+    tables = markdown.tables(tokens)
+    fastest = next(t for t in tables if "implementation" in t[0] and "exchanges/s" in t[0])
+    row = next(r for r in fastest[1:] if r[0] == "ML-KEM-768")
+    header = fastest[0]
+    cost = row[next(i for i, h in enumerate(header) if h.startswith("µs per exchange"))]
+    against = row[next(i for i, h in enumerate(header) if h.startswith("against X25519"))]
+    assert cost.startswith(f"{us} [") and row[1] == "liboqs"
+    assert against == f"{answer} (vs libcrypto)", (against, answer)
+    printed = run_cli("ratios", "--db", str(db), env={"COLUMNS": "200"})
+    line = next(x for x in printed.stdout.splitlines()
+                if x.startswith("ML-KEM-768 [liboqs]") and "X25519 [libcrypto]" in x)
+    assert line.rstrip().endswith(answer), (line, answer)
+
+
+@pytest.mark.process
+def test_a_session_report_shows_both_sides_on_charts_from_zero(tmp_path: Path) -> None:
+    """After `ab` (AES-NI hidden on side A): the lead gives each side its figures, the
+    exchange and cipher tables a line per side, the charts a bar per side on an axis that
+    starts at zero; no "– (vs libcrypto)" where a side's rows are not paired."""
+    from pqbench.report import build
+    from pqbench.report.charts import GroupedBars, _grouped_bars
+    from tests.helpers import run_cli
+
+    db = tmp_path / "ab.db"
+    done = run_cli("ab", "ml-kem-768", "x25519", "aes-128-gcm", "-i", "liboqs", "-i",
+                   "libcrypto", "--bytes", "16384",
+                   "--a", "mask:aesni", "--b", "here", "--label-a", "hidden",
+                   "--label-b", "plain", "--max-seconds", "8", "--round", "0.01",
+                   "--worker-pairs", "3", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    path, tokens = _report(db, tmp_path / "r")
+    text = path.read_text("utf-8")
+    assert "– (vs" not in text
+    bullets = _bullets(tokens)
+    assert "A: hidden:" in bullets and "B: plain:" in bullets, bullets
+    tables = markdown.tables(tokens)
+    for title in ("exchanges/s", "16 KiB"):
+        table = next(t for t in tables if any(h.startswith(title) for h in t[0]))
+        assert table[0][0] == "side"
+        assert {r[0] for r in table[1:]} == {"A: hidden", "B: plain"}, table
+    runs = Store.open(str(db), create=False).load_runs()
+    charts = [c for c in build(runs).charts if isinstance(c, GroupedBars)]
+    assert charts
+    for chart in charts:
+        names = [name for name, _ in chart.series]
+        assert any(n.endswith("A: hidden") for n in names) and \
+            any(n.endswith("B: plain") for n in names), names
+        # A bar's length is its value: a linear axis from zero, each bar with its interval.
+        axis = _grouped_bars(chart).axes[0]
+        assert axis.get_xscale() == "linear" and axis.get_xlim()[0] == 0, chart.title
+        drawn = [(value, span) for (_, values), spans in zip(chart.series, chart.errors,
+                                                             strict=True)
+                 for value, span in zip(values, spans, strict=True) if value]
+        assert drawn and all(span is not None and span[0] <= value <= span[1]
+                             for value, span in drawn), chart.title
