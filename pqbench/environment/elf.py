@@ -73,49 +73,43 @@ def _mapped(path: Path | str) -> Iterator[tuple[Data, _Layout] | None]:
         yield None
 
 
-def _program_headers(data: Data, layout: _Layout) -> list[tuple[int, int, int, int, int]]:
-    """(type, offset, vaddr, filesz, memsz) of each program header."""
-    if layout.wide:
-        phoff, = layout.unpack("Q", data, 32)
-        entsize, count = layout.unpack("HH", data, 54)
-        fmt, want = "IIQQQQQQ", 56
-    else:
-        phoff, = layout.unpack("I", data, 28)
-        entsize, count = layout.unpack("HH", data, 42)
-        fmt, want = "IIIIIIII", 32
+#: A header table as the ELF header points at it, per class (32-bit, 64-bit): where the
+#: header keeps the table's offset (e_phoff, e_shoff), where its entry size and count
+#: follow (e_phentsize/e_phnum, e_shentsize/e_shnum), and how one entry is packed.
+_PROGRAM_TABLE = ((28, 42, "IIIIIIII"), (32, 54, "IIQQQQQQ"))
+_SECTION_TABLE = ((32, 46, "IIIIIIIIII"), (40, 58, "IIQQQQIIQQ"))
+
+
+def _entries(data: Data, layout: _Layout,
+             table: tuple[tuple[int, int, str], tuple[int, int, str]]) -> list[tuple[int, ...]]:
+    """Every entry of a header table, unpacked whole. No table (offset 0), entries smaller
+    than their layout, or an entry past the end of the file ends the list."""
+    offset_at, size_at, fmt = table[layout.wide]
+    table_offset, = layout.unpack("Q" if layout.wide else "I", data, offset_at)
+    entsize, count = layout.unpack("HH", data, size_at)
+    want = struct.calcsize(layout.order + fmt)
     found = []
     for index in range(count):
-        start = phoff + index * entsize
-        if entsize < want or start + want > len(data):
+        start = table_offset + index * entsize
+        if not table_offset or entsize < want or start + want > len(data):
             break
-        fields = layout.unpack(fmt, data, start)
-        if layout.wide:  # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz
-            found.append((fields[0], fields[2], fields[3], fields[5], fields[6]))
-        else:  # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_flags
-            found.append((fields[0], fields[1], fields[2], fields[4], fields[5]))
+        found.append(layout.unpack(fmt, data, start))
     return found
+
+
+def _program_headers(data: Data, layout: _Layout) -> list[tuple[int, int, int, int, int]]:
+    """(type, offset, vaddr, filesz, memsz) of each program header."""
+    entries = _entries(data, layout, _PROGRAM_TABLE)
+    if layout.wide:  # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz
+        return [(f[0], f[2], f[3], f[5], f[6]) for f in entries]
+    # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_flags
+    return [(f[0], f[1], f[2], f[4], f[5]) for f in entries]
 
 
 def _section_headers(data: Data, layout: _Layout) -> list[tuple[int, int, int, int, int]]:
-    """(type, offset, size, link, entsize) of each section header."""
-    if layout.wide:
-        shoff, = layout.unpack("Q", data, 40)
-        entsize, count = layout.unpack("HH", data, 58)
-        fmt, want = "IIQQQQIIQQ", 64
-    else:
-        shoff, = layout.unpack("I", data, 32)
-        entsize, count = layout.unpack("HH", data, 46)
-        fmt, want = "IIIIIIIIII", 40
-    found = []
-    for index in range(count):
-        start = shoff + index * entsize
-        if not shoff or entsize < want or start + want > len(data):
-            break
-        # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info,
-        # sh_addralign, sh_entsize
-        fields = layout.unpack(fmt, data, start)
-        found.append((fields[1], fields[4], fields[5], fields[6], fields[9]))
-    return found
+    """(type, offset, size, link, entsize) of each section header (sh_name, sh_type,
+    sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info, sh_addralign, sh_entsize)."""
+    return [(f[1], f[4], f[5], f[6], f[9]) for f in _entries(data, layout, _SECTION_TABLE)]
 
 
 def _notes(block: bytes, layout: _Layout) -> list[tuple[bytes, int, bytes]]:
