@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pqbench.algorithms import capabilities as capabilities_table
 from pqbench.environment import elf
@@ -73,31 +73,43 @@ def from_library(path: str) -> dict[str, Any] | None:
     return _entry(answer.decode("ascii", "replace"), "OPENSSL_info")
 
 
-def _mapping_base(path: str, maps: Path) -> int | None:
-    """Where the object is loaded: the start of its mapping of file offset 0."""
+class _Mapping(NamedTuple):
+    """One line of /proc/PID/maps (proc(5)): an address range, its permissions, the file
+    offset it maps and the file's path ("" for an anonymous mapping)."""
+
+    low: int
+    high: int
+    permissions: str
+    offset: int
+    path: str
+
+
+def _mappings(maps: Path) -> list[_Mapping]:
+    """This process's mappings; none where the file cannot be read."""
     try:
         lines = maps.read_text(errors="replace").splitlines()
     except OSError:
-        return None
+        return []
+    found = []
     for line in lines:
         parts = line.split(maxsplit=5)
-        if len(parts) == 6 and parts[5] == path and int(parts[2], 16) == 0:
-            return int(parts[0].split("-")[0], 16)
-    return None
-
-
-def _readable(start: int, end: int, maps: Path) -> bool:
-    """Whether [start, end) lies inside one readable mapping of this process."""
-    try:
-        lines = maps.read_text(errors="replace").splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        parts = line.split(maxsplit=2)
+        if len(parts) < 5:
+            continue
         low, high = (int(x, 16) for x in parts[0].split("-"))
-        if low <= start and end <= high:
-            return parts[1].startswith("r")
-    return False
+        found.append(_Mapping(low, high, parts[1], int(parts[2], 16),
+                              parts[5] if len(parts) == 6 else ""))
+    return found
+
+
+def _mapping_base(path: str, mappings: list[_Mapping]) -> int | None:
+    """Where the object is loaded: the start of its mapping of file offset 0."""
+    return next((m.low for m in mappings if m.path == path and m.offset == 0), None)
+
+
+def _readable(start: int, end: int, mappings: list[_Mapping]) -> bool:
+    """Whether [start, end) lies inside one readable mapping of this process."""
+    return any(m.low <= start and end <= m.high and m.permissions.startswith("r")
+               for m in mappings)
 
 
 def from_symbol_table(path: str, maps: Path = Path("/proc/self/maps")) -> dict[str, Any] | None:
@@ -108,14 +120,15 @@ def from_symbol_table(path: str, maps: Path = Path("/proc/self/maps")) -> dict[s
         found = elf.symbol(path, name)
         if found is None or found.size < 4 or found.size > 256:
             continue
-        base = _mapping_base(path, maps)
+        mappings = _mappings(maps)
+        base = _mapping_base(path, mappings)
         extent = elf.load_extent(path)
         if base is None or extent is None:
             return None
         start = base + found.value
         end = start + found.size
         if not (base + extent[0] <= start and end <= base + extent[1]) \
-                or not _readable(start, end, maps):
+                or not _readable(start, end, mappings):
             return None
         raw = ctypes.string_at(start, found.size)
         halves = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw) - 3, 4)]
