@@ -12,11 +12,11 @@ import contextlib
 import os
 import queue
 import shlex
-import signal
 import subprocess
 import threading
 from typing import IO, Any
 
+from pqbench import processes
 from pqbench.ab import protocol
 from pqbench.errors import PqbenchError
 from pqbench.sides import Side, redact_command
@@ -161,31 +161,13 @@ class Worker:
 
     def close(self) -> None:
         """Ask the worker to quit; stop it if it does not within a few seconds."""
-        if self.process.poll() is None:
-            try:
-                assert self.process.stdin is not None
-                self.process.stdin.write(protocol.encode({"type": "quit"}))
-                self.process.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        processes.ask_to_quit(self.process, protocol.encode({"type": "quit"}))
         _close_quietly(self.process.stdout)
 
     def kill(self) -> None:
         """Stop the worker and whatever its command prefix started: the worker leads a
-        process group of its own (start_new_session), so the group is signalled, and a
-        child of `sh -c` cannot outlive it holding the user's stderr open."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, sig)
-            try:
-                self.process.wait(timeout=3)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        process group of its own (start_new_session), so the group is signalled."""
+        processes.stop_group(self.process)
 
 
 def _refused(reply: dict[str, Any]) -> str | None:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import os
 import queue
-import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from pqbench import processes
 from pqbench.errors import NotOfferedError, WorkerFailed
 from pqbench.stacks import protocol
 from pqbench.untrusted import printable
@@ -154,30 +153,12 @@ class StackWorker:
 
     def close(self) -> None:
         """Ask the worker to quit; stop it if it has not within a few seconds."""
-        if self.process.poll() is None:
-            try:
-                assert self.process.stdin is not None
-                self.process.stdin.write(protocol.encode({"type": "quit"}))
-                self.process.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        processes.ask_to_quit(self.process, protocol.encode({"type": "quit"}))
         self._close_pipes()
 
     def kill(self) -> None:
         """Stop the worker and anything it started (it leads a process group of its own)."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self.process.poll() is not None:
-                break
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, sig)
-            try:
-                self.process.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                continue
+        processes.stop_group(self.process)
         self._close_pipes()
 
     def _close_pipes(self) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from pqbench import processes
 from pqbench.errors import UserlandError
 from pqbench.liboqs.locate import cache_dir, cache_root
 
@@ -173,25 +173,12 @@ def run(argv: Sequence[str], *, timeout: float, what: str) -> str:
     try:
         output, _ = process.communicate(timeout=timeout)
     except BaseException:
-        _stop_group(process)
+        processes.stop_group(process, term_wait=10.0, kill_wait=30.0)
         raise
     if process.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-25:])
         raise UserlandError(f"{what} failed (exit {process.returncode}):\n{tail}")
     return output
-
-
-def _stop_group(process: subprocess.Popen[str]) -> None:
-    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 30.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def run_inside(root: Path, command: Sequence[str], *, timeout: float, what: str,

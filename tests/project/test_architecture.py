@@ -246,7 +246,7 @@ HOUSE: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("record",),
     ("algorithms",),
-    ("errors", "untrusted", "interrupts", "pqbench"),
+    ("errors", "untrusted", "interrupts", "processes", "pqbench"),
 )
 
 def tier_of(house: tuple[tuple[str, ...], ...] = HOUSE) -> dict[str, int]:
