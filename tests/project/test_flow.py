@@ -1,10 +1,15 @@
 """The map of docs/architecture.md ("One run through the house") is the code's: each command
-drawn there runs in-process under a profiler, and every line of its drawing must name a
-function the command enters, in the order it first enters them."""
+drawn there runs in-process under a profiler; every line of its drawing must name a function
+the command enters, in the order it first enters them, and every room whose functions it
+calls must have a line (the run format, the data and the floor, which every room uses,
+excepted)."""
 
 from __future__ import annotations
 
+import inspect
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import FrameType
@@ -19,6 +24,11 @@ from tests.helpers import REPO
 from tests.helpers.runs import make_run
 
 Step = tuple[str, str]
+
+#: Rooms every room uses: the run format, the data and the floor. A map draws the rooms a
+#: command passes through; it may draw these, and need not.
+EVERYWHERE = {"record", "algorithms", "errors", "untrusted", "interrupts", "processes",
+              "pqbench"}
 
 
 def drawn_flows(text: str) -> dict[str, tuple[list[str], list[Step]]]:
@@ -42,11 +52,12 @@ FLOWS = drawn_flows((REPO / "docs" / "architecture.md").read_text("utf-8"))
 
 
 def entered(args: list[str]) -> list[Step]:
-    """The pqbench functions `pqbench ARGS` enters, in the order of their first call."""
+    """The pqbench functions `pqbench ARGS` enters, in the order of their first call (a
+    module or class body run by an import is no step of the command)."""
     order: dict[Step, None] = {}
 
     def profile(frame: FrameType, event: str, _arg: Any) -> None:
-        if event == "call":
+        if event == "call" and frame.f_code.co_flags & inspect.CO_NEWLOCALS:
             module = frame.f_globals.get("__name__", "")
             if module.startswith("pqbench."):
                 order.setdefault((module, frame.f_code.co_qualname), None)
@@ -58,6 +69,18 @@ def entered(args: list[str]) -> list[Step]:
         sys.setprofile(None)
     assert result.exit_code == 0, result.stderr
     return list(order)
+
+
+def entered_afresh(args: list[str]) -> list[Step]:
+    """`entered`, in an interpreter of its own: what a process does once and keeps (finding
+    liboqs, listing the implementations) is seen as a user's first run sees it, not as the
+    warm test process, which asked for it before the first test (tests/conftest.py)."""
+    probe = ("import json, sys\nfrom tests.project.test_flow import entered\n"
+             "print(json.dumps(entered(sys.argv[1:])))")
+    done = subprocess.run([sys.executable, "-c", probe, *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return [(module, function) for module, function in json.loads(done.stdout)]
 
 
 def _follows(drawn: list[Step], seen: list[Step]) -> list[str]:
@@ -75,6 +98,16 @@ def _follows(drawn: list[Step], seen: list[Step]) -> list[str]:
     return wrong
 
 
+def room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def rooms_not_drawn(drawn: list[Step], seen: list[Step]) -> list[str]:
+    """The rooms whose functions the command called that its drawing has no line for."""
+    return sorted({room(m) for m, _ in seen} - {room(m) for m, _ in drawn} - EVERYWHERE)
+
+
 def test_both_commands_are_drawn() -> None:
     assert set(FLOWS) == {"speed", "compare"}
     assert all(len(steps) >= 10 for _, steps in FLOWS.values())
@@ -87,13 +120,21 @@ def test_the_order_check_names_a_missing_or_misplaced_step() -> None:
         "m a: entered before the step above it", "m x: never entered"]
 
 
+def test_a_room_the_command_passes_through_undrawn_is_named() -> None:
+    drawn = [("pqbench.cli.speed", "speed"), ("pqbench.store.database", "Store.open")]
+    seen = [*drawn, ("pqbench.liboqs", "import_oqs"), ("pqbench.record.runs", "new_run"),
+            ("pqbench.untrusted", "printable"), ("pqbench.store.location", "resolve")]
+    assert rooms_not_drawn(drawn, seen) == ["liboqs"]
+
+
 @pytest.mark.slow  # it measures, and the fingerprint runs ldconfig and the like
 @pytest.mark.process
 def test_the_speed_run_drawn_is_the_one_the_code_makes(tmp_path: Path) -> None:
     words, steps = FLOWS["speed"]
-    seen = entered([*words, "--seconds", "0.01", "--rounds", "2",
-                    "--db", str(tmp_path / "r.db")])
+    seen = entered_afresh([*words, "--seconds", "0.01", "--rounds", "2",
+                           "--db", str(tmp_path / "r.db")])
     assert _follows(steps, seen) == []
+    assert rooms_not_drawn(steps, seen) == []
 
 
 def test_the_comparison_drawn_is_the_one_the_code_makes(tmp_path: Path) -> None:
@@ -103,4 +144,6 @@ def test_the_comparison_drawn_is_the_one_the_code_makes(tmp_path: Path) -> None:
     store.save_run(make_run("20260102-b", seed=2, label="b", factor=1.2))
     store.close()
     words, steps = FLOWS["compare"]
-    assert _follows(steps, entered([*words, "--db", str(db)])) == []
+    seen = entered([*words, "--db", str(db)])
+    assert _follows(steps, seen) == []
+    assert rooms_not_drawn(steps, seen) == []
