@@ -27,7 +27,7 @@ from typing import Any
 from pqbench.analysis import explain, pairing, replicates, signedrank, verdict
 from pqbench.analysis.memory import compare_memory
 from pqbench.analysis.news import News, summarize
-from pqbench.analysis.noise import NoiseModel
+from pqbench.analysis.noise import NoiseModel, timed_in_wall_time
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
 from pqbench.errors import ComparisonError
 from pqbench.record.builds import Build, principal, split_by_build
@@ -235,13 +235,16 @@ def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | Non
              ) -> tuple[dict[RowKey, Row], tuple[RowKey, ...], tuple[RowKey, ...]]:
     samples_before, samples_after = run_samples(before), run_samples(after)
     in_bytes = _byte_rows([*before, *after])
+    # The default prior is for CPU-time rates: a side timed in wall time is judged only
+    # against what was measured of its own rows (`NoiseModel.spread_for`).
+    wall_time = any(timed_in_wall_time(run) for run in [*before, *after])
     found: dict[RowKey, Row] = {}
     for key, runs_before in samples_before.items():
         runs_after = samples_after.get(key)
         if runs_after:
             outcome = replicates.compare_replicates(
                 runs_before, runs_after, threshold=threshold, alpha=ALPHA,
-                spread=noise.spread(key) if noise is not None else None)
+                spread=noise.spread_for(key, wall_time) if noise is not None else None)
             found[key] = Row(key, outcome, sum(map(len, runs_before)),
                              sum(map(len, runs_after)), counts_bytes=key in in_bytes)
     return (found, tuple(k for k in samples_before if k not in samples_after),

@@ -370,13 +370,17 @@ def series_from_rates(keys: Iterable[RowKey], groups: Sequence[tuple[str, Sequen
     ids = [tuple(r.run_id for r in members) for _, members in groups]
     paired = [frozenset(r.run_id for r in members if pairing.ab_session(r) is not None)
               for _, members in groups]
+    # As compare judges runs: a row measured in wall time never rests on the CPU prior.
+    wall_time = {r.run_id for _, members in groups for r in members
+                 if noise.timed_in_wall_time(r)}
     found = []
     for key in keys:
-        series = series_of(key, [Group(name, members[0].started_at, rates(key, of_group),
-                                       sides)
-                                 for (name, members), of_group, sides
-                                 in zip(groups, ids, paired, strict=True)], notes,
-                           model.spread(key) if model is not None else None, sessions)
+        of_key = [Group(name, members[0].started_at, rates(key, of_group), sides)
+                  for (name, members), of_group, sides in zip(groups, ids, paired, strict=True)]
+        walled = any(run_id in wall_time for group in of_key for run_id, _ in group.samples)
+        series = series_of(key, of_key, notes,
+                           model.spread_for(key, walled) if model is not None else None,
+                           sessions)
         if series.points:
             found.append(series)
     return found

@@ -29,8 +29,9 @@ s^2 = (SS_row + d0 s_family^2) / (df_row + d0) with df_row + d0 degrees of freed
 moderated variance of Smyth, "Linear models and empirical Bayes methods for assessing
 differential expression in microarray experiments", Stat. Appl. Genet. Mol. Biol. 3, 2004.
 With nothing stored, the documented conservative prior `PRIOR` (measured on a loaded
-shared VM; docs: statistics) with `PRIOR_DF` degrees of freedom. Every spread says where
-it came from (`Spread.describe`).
+shared VM; docs: statistics) with `PRIOR_DF` degrees of freedom: a prior for rates in CPU
+time, so rows timed in wall time never rest on it (`NoiseModel.spread_for`). Every spread
+says where it came from (`Spread.describe`).
 
 Runs the caller flags as taken under load may be left out; the model counts them.
 """
@@ -232,6 +233,21 @@ class NoiseModel:
         """The row's spread: its own replicated runs (else its sessions' worker pairs),
         moderated by its family's, else its kind's, else the default prior, where it has
         fewer than `BORROWED_DF` degrees of freedom; the prior alone without any."""
+        found = self._spread(key, prior=True)
+        assert found is not None  # with the prior there is always one
+        return found
+
+    def spread_for(self, key: RowKey, wall_time: bool) -> Spread | None:
+        """The spread a verdict on runs of the row may rest on. In CPU time, `spread`. In
+        wall time (`timed_in_wall_time`: TLS handshakes, file reads and hashes, `speed
+        --elapsed`) never the default prior, which was measured over CPU-time rates, where
+        the scheduler's share of a busy machine does not count: a wall-time rate on the
+        same machine spreads far more. Such a row rests on its own replicated runs or
+        sessions and on what it borrows from its family or kind, else on nothing (None:
+        the exact test's answer, too few runs, stands)."""
+        return self._spread(key, prior=not wall_time)
+
+    def _spread(self, key: RowKey, prior: bool) -> Spread | None:
         own = self.rows.get(key)
         source: Source = "row"
         sessions = 0
@@ -245,6 +261,11 @@ class NoiseModel:
             return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
                           own.runs, own.groups, sessions, calibration=own.calibration)
         said, found = self._borrowed(key)
+        if found is None and not prior:
+            if own.freedom == 0:
+                return None
+            return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
+                          own.runs, own.groups, sessions, calibration=own.calibration)
         if found is None:
             if own.freedom == 0:
                 return Spread(PRIOR, PRIOR_DF, "prior")
@@ -281,6 +302,15 @@ def _rows(count: int) -> str:
 RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
 #: Why a run is left out of the model (taken under load ...), or None to keep it.
 LeaveOut = Callable[[Run], str | None]
+
+
+def timed_in_wall_time(run: Run) -> bool:
+    """Whether a run's rates are in wall time by what it records: a TLS handshake (two
+    threads or two processes) and a file read or hash always are, a `speed` run says so
+    in its settings (`--elapsed`). A run that records no time base is not known to be."""
+    if run.kind in ("tls", "files"):
+        return True
+    return isinstance(run.settings, Mapping) and run.settings.get("time_base") == "wall"
 
 
 def calibration_of(run: Run) -> Mapping[str, Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from pqbench.analysis import history as history_module
 from pqbench.analysis.compare import compare_runs
 from pqbench.analysis.history import by_build, history
 from pqbench.analysis.noise import NoiseModel, Spread
+from pqbench.record.results import Run
 from pqbench.record.runs import group_runs
 from tests.helpers.runs import ROWS, environment, make_ab_session, make_run, make_runs
 
@@ -148,3 +150,37 @@ def test_segments_are_judged_by_the_comparison_rule() -> None:
     series = history_module.series_of(SHA, groups, {}, spread)
     assert [(s.index, s.verdict) for s in series.steps] == [(3, "faster")]
     assert series.steps[0].ratio == pytest.approx(math.exp(0.7 - 0.0))
+
+
+@pytest.mark.parametrize("timing", ["tls", "elapsed"])
+def test_rows_timed_in_wall_time_never_rest_on_the_cpu_prior(timing: str) -> None:
+    """The default prior was measured over CPU-time rates: one run against one of two
+    builds timed in wall time (TLS handshakes; `speed --elapsed`) gets the exact test's
+    answer, too few runs, from compare and from history alike; the same runs in CPU time
+    are judged against the prior; with replicated wall-time runs of their own, wall-time
+    rows are judged against those, unmoderated by the prior."""
+    def timed(run: Run, time_base: str) -> Run:
+        if time_base == "cpu":
+            return replace(run, settings={**run.settings, "time_base": "cpu"})
+        if timing == "tls":
+            return replace(run, kind="tls")
+        return replace(run, settings={**run.settings, "time_base": "wall"})
+
+    for time_base in ("wall", "cpu"):
+        runs = [timed(run, time_base) for run in _series_store(3, [1.0, 3.0])]
+        judged = next(r for r in compare_runs(runs[:1], runs[1:], noise=NoiseModel()).rows
+                      if r.key == SHA)
+        (sha,) = history(runs, "SHA-256", by="label", model=NoiseModel())
+        if time_base == "cpu":
+            assert judged.verdict == "faster" and "default prior" in judged.outcome.basis
+            assert [s.verdict for s in sha.steps] == ["faster"]
+        else:
+            assert judged.verdict == "too few runs" and judged.outcome.basis is None
+            assert sha.steps == ()
+    model = NoiseModel()
+    model.add_runs(SHA, [0.0, 0.02, -0.01, 0.01])
+    spread = model.spread_for(SHA, wall_time=True)
+    assert spread is not None and (spread.source, spread.freedom) == ("row", 3)
+    assert spread.borrowed is None and "default prior" not in spread.describe()
+    assert NoiseModel().spread_for(SHA, wall_time=True) is None
+    assert NoiseModel().spread_for(SHA, wall_time=False) == NoiseModel().spread(SHA)
