@@ -211,6 +211,21 @@ def test_bad_input_is_a_message_and_an_exit_code(tmp_path: Path, values: list[st
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
+def _level_interval(cell: str) -> tuple[float, float, float]:
+    """A level cell as bytes per second: "1.23 [1.20–1.26] GB/s", the unit said once, or
+    "1.01 GB/s [994 MB/s – 1.04 GB/s]" where the ends' prefixes differ."""
+    scale = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9}
+    once = re.fullmatch(r"([\d.]+) \[([\d.]+)–([\d.]+)\] ([kMG]?)B/s", cell)
+    if once is not None:
+        values = [float(once.group(i)) * scale[once.group(4)] for i in (1, 2, 3)]
+    else:
+        rate = r"([\d.]+) ([kMG]?)B/s"
+        each = re.fullmatch(rf"{rate} \[{rate} – {rate}\]", cell)
+        assert each is not None, cell
+        values = [float(each.group(i)) * scale[each.group(i + 1)] for i in (1, 3, 5)]
+    return values[0], values[1], values[2]
+
+
 def _stored(db: Path) -> int:
     """Runs stored so far; 0 while the command is still creating the database."""
     try:
@@ -277,9 +292,7 @@ def test_bisect_prints_the_series_as_git_bisect_log_does(tmp_path: Path, columns
     assert [re.findall(r"SLOWER=([\d.]+)", row["build"]) for row in levels] == [
         ["1"], ["2"], ["2"]], levels
     for row in levels:
-        told = re.fullmatch(r"([\d.]+) \[([\d.]+)–([\d.]+)\] [kMG]?B/s",
-                            row["level [95 % CI]"])
-        assert told is not None, row
-        assert float(told.group(2)) <= float(told.group(1)) <= float(told.group(3))
+        level, low, high = _level_interval(row["level [95 % CI]"])
+        assert low <= level <= high, row
     assert levels[0]["against the build before it [CI]"] == ""
     assert levels[1]["against the build before it [CI]"] == steps[1]["change [CI]"]
