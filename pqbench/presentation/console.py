@@ -258,28 +258,38 @@ def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> 
         _indented(ratio_views.followed_lines(found), console)
 
 
+def wrapped(text: str, width: int, first: str = "", hang: str = "") -> list[str]:
+    """`text` wrapped at spaces to `width`, its first line after `first`, the others after
+    `hang`; a word wider than a line (a long path) starts a line of its own and is cut
+    where the line ends, its rest continued after `hang`, as a table's wrapped cell is:
+    nothing runs past the width."""
+    found = []
+    for part in textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=hang,
+                              break_long_words=False, break_on_hyphens=False):
+        while len(part) > width > len(hang):
+            found.append(part[:width])
+            part = hang + part[width:]
+        found.append(part)
+    return found
+
+
 def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout) -> None:
-    """Lines of prose, each wrapped at spaces to the width with its continuations indented
-    (`wrap`): a word wider than the width (a long path naming what a sentence is about) is
-    cut where the line ends, as a table's wrapped cell is; or whole whatever the width (a
-    digest line, which `sha256sum -c` reads back)."""
+    """Lines of prose, each wrapped to the width with its continuations indented (`wrap`,
+    see `wrapped`), or whole whatever the width (a digest line, which `sha256sum -c` reads
+    back)."""
     for text in texts:
         if wrap:
-            for part in textwrap.wrap(clean(text), width=max(console.width, 40),
-                                      subsequent_indent="    ", break_long_words=True,
-                                      break_on_hyphens=False):
+            for part in wrapped(clean(text), max(console.width, 40), hang="    "):
                 console.print(safe(part), soft_wrap=True)
         else:
             console.print(safe(text), soft_wrap=True)
 
 
 def _indented(lines: Sequence[str], console: Console) -> None:
-    """Each line as an item: wrapped at spaces to the width, continuations indented deeper,
-    so a wrapped item still reads as one."""
+    """Each line as an item: wrapped to the width, continuations indented deeper, so a
+    wrapped item still reads as one."""
     for line in lines:
-        for part in textwrap.wrap(clean(line), width=max(console.width, 40),
-                                  initial_indent="  ", subsequent_indent="      ",
-                                  break_long_words=False, break_on_hyphens=False):
+        for part in wrapped(clean(line), max(console.width, 40), "  ", "      "):
             console.print(safe(part), soft_wrap=True)
 
 
@@ -359,15 +369,15 @@ def status(first: str) -> Iterator[Callable[[str], None]]:
 
 
 def _hanging(label: str, style: str, message: str, indent: int | None = None) -> None:
-    """A message on stderr wrapped at spaces to the width, its continuation lines indented
-    under its first word (a wrapped warning still reads as one), words and paths whole."""
+    """A message on stderr wrapped to the width (`wrapped`: at spaces, a path wider than
+    the terminal on a line of its own, cut where the line ends), its continuation lines
+    indented under its first word (a wrapped warning still reads as one)."""
     prefix = f"{label} " if label else ""
     width = max(stderr.width, 40)
     hang = " " * (len(prefix) if indent is None else indent)
     for number, line in enumerate(clean(message).split("\n")):
-        parts = textwrap.wrap(line, width=width, initial_indent=prefix if number == 0
-                              else hang, subsequent_indent=hang, break_long_words=False,
-                              break_on_hyphens=False) or [prefix if number == 0 else ""]
+        parts = wrapped(line, width, prefix if number == 0 else hang, hang) \
+            or [prefix if number == 0 else ""]
         for index, part in enumerate(parts):
             if index == 0 and number == 0 and prefix:
                 stderr.print(Text.assemble((label, style), part[len(label):]),
