@@ -81,15 +81,14 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
                 f"{md.text(runs[0].started_at)} UTC.")
-    ids = ", ".join(md.inline_code(r.run_id) for r in shown)
     if _one_session(runs):
         a, b = ordered(runs)
         return (f"The two sides of one `pqbench ab` session on {machine}: A "
                 f"({md.text(a.label or a.run_id)}, run {md.inline_code(a.run_id)}) against B "
                 f"({md.text(b.label or b.run_id)}, run {md.inline_code(b.run_id)}), measured "
                 "in alternation and compared pair by pair; the comparison below gives each "
-                "row's verdict. The result tables are from run "
-                f"{ids}.")
+                "row's verdict, and the result tables after it a line for each side.")
+    ids = ", ".join(md.inline_code(r.run_id) for r in shown)
     return (f"{len(runs)} runs, the newest on {machine}. The result tables are from run "
             f"{ids}; the comparison covers all of them.")
 
@@ -121,7 +120,8 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
         *(comparison if session else ()),
         publickey.headline(sides, ""),
         publickey.ratios_section(figures),
-        publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles),
+        publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles,
+                      sides if session else ()),
         memory.section(memory_run, speed_rows),
         bulk.symmetric([(name, rows) for name, rows, _ in sides], ""),
         bulk.files(list(files_run.measurements) if files_run else [], ""),
@@ -131,7 +131,9 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
         context.environment(runs),
         context.not_measured(runs),
         context.method(runs),
-        *(context.measurements(r) for r in shown if r.kind == "speed"),
+        *((context.measurements(runs[0], (_side_name(runs[1]), runs[1]),
+                                _side_name(runs[0])),) if session else
+          (context.measurements(r) for r in shown if r.kind == "speed")),
     ]
     present = [s for s in sections if s is not None]
     sided = [(r, run_figures(r), _side_name(r)) for r in ordered(runs)] if session else []

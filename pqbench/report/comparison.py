@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from pqbench.analysis import compare, history, verdict
+from pqbench.analysis import compare, history, pairing, verdict
 from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.noise import NoiseModel
 from pqbench.presentation import comparisons, numbers
@@ -168,11 +168,20 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | No
                                  [groups[i][0] for i in alone])
     labels = [r.label for r in runs]
     unique_labels = None not in labels and len(set(labels)) == len(labels)
-    steps = history_section(runs, by or ("label" if unique_labels else "run_id"), annotations,
-                            prefix, model)
+    # The two sides of one ab session: their history would be the comparison told twice.
+    steps = None if by is None and _one_session(runs) else history_section(
+        runs, by or ("label" if unique_labels else "run_id"), annotations, prefix, model)
     return [head, *(comparison(r, i + 1, prefix, changed_only=len(results) > 1)
                     for i, r in enumerate(results)),
             *([steps] if steps else [])]
+
+
+def _one_session(runs: Sequence[Run]) -> bool:
+    """Whether `runs` are exactly the two sides of one `pqbench ab` session."""
+    if len(runs) != 2:
+        return False
+    before, after = sorted(runs, key=run_order)
+    return pairing.session_pairs([before], [after]) is not None
 
 
 # --- history ------------------------------------------------------------------------------

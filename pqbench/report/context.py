@@ -245,13 +245,22 @@ def not_measured(runs: Sequence[Run]) -> Section | None:
         md.render(views.problems_by_run_table(runs))]))
 
 
-def measurements(run: Run) -> Section | None:
-    """Every row of the run with its spread, for readers who want the detail."""
+def measurements(run: Run, other: tuple[str, Run] | None = None, name: str | None = None
+                 ) -> Section | None:
+    """Every row of the run with its spread, for readers who want the detail; with `other`
+    (an `ab` session's other side, named) and `name` (this side's), both sides, each
+    folded under its name."""
     if not run.measurements:
         return None
+    sides = [(name, run), *([other] if other is not None else [])]
+    ids = " and ".join(md.inline_code(r.run_id) + (f" ({md.text(n)})" if n else "")
+                       for n, r in sides)
+    folded = [md.details((f"{md.text(n)}: " if n else "") + f"{len(r.measurements)} rows",
+                         md.render(views.measurements_table(r)))
+              for n, r in sides if r.measurements]
     return Section("\n\n".join([
         md.heading(2, "All measurements"),
-        f"Every row of run {md.inline_code(run.run_id)}: median operations per second over "
-        "the rounds, the half-width of its confidence interval (at the level the column "
-        "names) and the coefficient of variation across rounds.",
-        md.details(f"{len(run.measurements)} rows", md.render(views.measurements_table(run)))]))
+        f"Every row of run{'s' if len(sides) > 1 else ''} {ids}: median operations per "
+        "second over the rounds, the half-width of its confidence interval (at the level "
+        "the row's CI level names) and the coefficient of variation across rounds.",
+        *folded]))

@@ -236,61 +236,78 @@ def _library_note(environment: Fingerprint) -> str | None:
             "not a negative binding cost.")
 
 
-def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cycles: int = 0
-        ) -> Section | None:
+def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cycles: int = 0,
+        sides: Sequence[ReportSide] = ()) -> Section | None:
     """ops/s of each (algorithm, operation) through every implementation, side by side, and
-    each binding's time against its native loop, paired by cycle."""
-    public = [m for m in rows if m.block_size is None]
+    each binding's time against its native loop, paired by cycle. With `sides` (an `ab`
+    session's two), a line per side under each (algorithm, operation)."""
+    sided = [(name, [m for m in mine if m.block_size is None], found_cycles)
+             for name, mine, found_cycles in sides] if len(sides) > 1 else \
+        [(None, [m for m in rows if m.block_size is None], cycles)]
+    public = [m for _, mine, _ in sided for m in mine]
     impls = implementations_of(public)
     if len(impls) < 2:
         return None
     keys = list(dict.fromkeys((m.algorithm, m.operation) for m in public))
-    index = {(m.algorithm, m.operation, m.implementation): m for m in public}
     pairs = [(b, n) for b, n in BINDINGS if b in impls and n in impls]
     foreign = [i for i in impls if i in STACKS]
-    headers = ["algorithm", "operation", *(f"{i} (ops/s)" for i in impls),
+    two = len(sided) > 1
+    headers = [*(["side"] if two else []), "algorithm", "operation",
+               *(f"{i} (ops/s)" for i in impls),
                *(f"{b} time / {n} time" for b, n in pairs),
                *(f"{i} time / reference" for i in foreign)]
     table_rows = []
     for alg, op in keys:
-        cells = [md.si(index[(alg, op, i)].ops_per_sec) if (alg, op, i) in index else md.MISSING
-                 for i in impls]
-        found: list[str] = []
-        for b, n in pairs:
-            if (alg, op, b) in index and (alg, op, n) in index:
-                found.append(paired_text(ratios.row_ratio(index[(alg, op, b)],
-                                                          index[(alg, op, n)], cycles,
-                                                          "binding")))
-            else:
-                found.append(md.MISSING)
-        reference = next((r for r in ratios.REFERENCES if (alg, op, r) in index), None)
-        for i in foreign:
-            if reference is not None and (alg, op, i) in index:
-                against = ratios.row_ratio(index[(alg, op, i)], index[(alg, op, reference)],
-                                           cycles, "implementation")
-                found.append(f"{paired_text(against)} ({md.text(reference)})")
-            else:
-                found.append(md.MISSING)
-        table_rows.append([alg, op, *cells, *found])
+        for name, mine, paired_by in sided:
+            index = {(m.algorithm, m.operation, m.implementation): m for m in mine}
+            if not any((alg, op, i) in index for i in impls):
+                continue
+            table_rows.append([*([md.text(name or "")] if two else []), alg, op,
+                               *_gap_cells(alg, op, index, impls, pairs, foreign, paired_by)])
     text = [md.heading(2, "Implementation gap"),
             "The same operation through each implementation. `liboqs` and `libcrypto` are "
             "pqbench's native C loops (no binding cost, as liboqs's speed_kem and "
             "`openssl speed` measure); `liboqs-python` and `cryptography` are what a Python "
-            "program sees. A binding's time against its native loop is paired by cycle, "
-            "with its interval; above 1 is what the binding costs; a dash means not offered, "
-            "not measured, or not paired."]
+            "program sees. A binding against its native loop is paired by cycle and said "
+            "with its interval (\"1.13x slower [1.10–1.15]\": what the binding costs); a "
+            "dash means not offered, not measured, or not paired."]
     if foreign:
         text.append("A foreign implementation (a worker in its own language: Go, Rust, "
                     "Java) is paired with the reference named in its cell: liboqs, else "
-                    "libcrypto, the first measured for the row; above 1 it takes longer "
+                    "libcrypto, the first measured for the row; \"slower\": it takes longer "
                     "than that reference.")
     note = _library_note(environment or Fingerprint())
     if note and ("cryptography", "libcrypto") in pairs:
         text.append(note)
     text.append(md.table(headers, table_rows,
-                         ["l", "l", *("r" for _ in impls), *("r" for _ in pairs),
-                          *("r" for _ in foreign)]))
+                         [*(["l"] if two else []), "l", "l", *("r" for _ in impls),
+                          *("r" for _ in pairs), *("r" for _ in foreign)]))
     return Section("\n\n".join(text))
+
+
+def _gap_cells(alg: str, op: str, index: dict[tuple[str, str, str], Measurement],
+               impls: Sequence[str], pairs: Sequence[tuple[str, str]],
+               foreign: Sequence[str], cycles: int) -> list[str]:
+    """One line of the gap table: ops/s per implementation, then each binding against its
+    native loop and each foreign implementation against its reference, paired by cycle."""
+    cells = [md.si(index[(alg, op, i)].ops_per_sec) if (alg, op, i) in index else md.MISSING
+             for i in impls]
+    for b, n in pairs:
+        if (alg, op, b) in index and (alg, op, n) in index:
+            cells.append(paired_text(ratios.row_ratio(index[(alg, op, b)],
+                                                      index[(alg, op, n)], cycles,
+                                                      "binding")))
+        else:
+            cells.append(md.MISSING)
+    reference = next((r for r in ratios.REFERENCES if (alg, op, r) in index), None)
+    for i in foreign:
+        if reference is not None and (alg, op, i) in index:
+            against = ratios.row_ratio(index[(alg, op, i)], index[(alg, op, reference)],
+                                       cycles, "implementation")
+            cells.append(f"{paired_text(against)} ({md.text(reference)})")
+        else:
+            cells.append(md.MISSING)
+    return cells
 
 
 def ratios_section(figures: RunFigures | None) -> Section | None:

@@ -450,13 +450,26 @@ def test_a_session_report_shows_both_sides_on_charts_from_zero(tmp_path: Path) -
     bullets = _bullets(tokens)
     assert "A: hidden:" in bullets and "B: plain:" in bullets, bullets
     tables = markdown.tables(tokens)
-    for title in ("exchanges/s", "16 KiB"):
+    for title in ("exchanges/s", "16 KiB", "liboqs (ops/s)"):
         table = next(t for t in tables if any(h.startswith(title) for h in t[0]))
         assert table[0][0] == "side"
         assert {r[0] for r in table[1:]} == {"A: hidden", "B: plain"}, table
+    # Every row of both runs, each side folded under its name; the comparison told once
+    # (no history of two points repeating it).
     runs = Store.open(str(db), create=False).load_runs()
+    every = [t for t in tables if t[0][:3] == ["algorithm", "implementation", "operation"]
+             and "rounds" in t[0]]
+    assert sorted(len(t) - 1 for t in every) == sorted(len(r.measurements) for r in runs)
+    summaries = [t.content for t in tokens if t.type == "html_block" and "<summary>" in t.content]
+    assert any("A: hidden:" in x for x in summaries) and any("B: plain:" in x
+                                                            for x in summaries), summaries
+    headings = [t.content for i, t in enumerate(tokens) if i and tokens[i - 1].type ==
+                "heading_open"]
+    assert not any(h.startswith("History") for h in headings), headings
+    assert headings.count("All measurements") == 1, headings
     charts = [c for c in build(runs).charts if isinstance(c, GroupedBars)]
     assert charts
+    spans = 0
     for chart in charts:
         names = [name for name, _ in chart.series]
         assert any(n.endswith("A: hidden") for n in names) and \
@@ -467,5 +480,11 @@ def test_a_session_report_shows_both_sides_on_charts_from_zero(tmp_path: Path) -
         drawn = [(value, span) for (_, values), spans in zip(chart.series, chart.errors,
                                                              strict=True)
                  for value, span in zip(values, spans, strict=True) if value]
-        assert drawn and all(span is not None and span[0] <= value <= span[1]
-                             for value, span in drawn), chart.title
+        assert drawn and all(span[0] <= value <= span[1] for value, span in drawn
+                             if span is not None), chart.title
+        spans += sum(span is not None for _, span in drawn)
+    # A bar has its interval wherever its row has one (two rounds or more; under load a
+    # row may get one): the exchange chart's rows and the cipher chart's encrypt rows.
+    expected = [m for r in runs for m in r.measurements if len(m.samples) >= 2
+                and (m.block_size is None or m.operation == "encrypt")]
+    assert expected and spans == len(expected), (spans, len(expected))
