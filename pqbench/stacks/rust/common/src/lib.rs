@@ -3,11 +3,13 @@
 //! A worker is one long-lived process that speaks one JSON object per line on stdin and
 //! stdout (docs/stacks.md in pqbench holds the protocol). This crate owns everything that is
 //! the same for every library: the transport, hex, the request checks against what a library
-//! offers, the secret-key handles, the prepared rows and the timing loop. A worker binary only
-//! implements [`Library`] for its crate and calls [`serve`].
+//! offers, the secret-key handles, the prepared rows, the timing loop and the reference
+//! binaries' driver ([`reference`]). A worker binary only implements [`Library`] for its
+//! crate and calls [`serve`].
 
 mod hex;
 mod random;
+pub mod reference;
 mod server;
 mod timing;
 

@@ -1,30 +1,16 @@
 //! A plain benchmark of libcrux's documented API, without the worker: the reference that
 //! pqbench's fidelity benchmark pairs with the worker's rows.
 //!
-//! `pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]` prints one JSON line per round:
-//! `{"alg", "operation", "ops", "wall_ns", "thread_cpu_ns"}`. Each round is the simplest
-//! loop: one call of the API per iteration with fresh OS randomness where the API takes
-//! randomness, `Instant` read after every call, the result passed to `black_box`. Inputs
-//! (keys, a ciphertext, one message and its signature) are made before the loop.
+//! The arguments, the round and the output line are the common crate's
+//! (`pqbench_stack_common::reference`): one call of the API per iteration, with fresh OS
+//! randomness where the API takes randomness. Inputs (keys, a ciphertext, one message and its
+//! signature) are made before the loop.
 
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
-use pqbench_stack_common::{random_array, thread_cpu_ns};
-
-fn round(seconds: f64, op: &mut Op) -> (u64, u64, u64) {
-    let budget = Duration::from_secs_f64(seconds);
-    let cpu = thread_cpu_ns();
-    let start = Instant::now();
-    let mut ops = 0u64;
-    while start.elapsed() < budget {
-        op();
-        ops += 1;
-    }
-    let wall = start.elapsed().as_nanos() as u64;
-    (ops, wall, thread_cpu_ns() - cpu)
-}
+use pqbench_stack_common::random_array;
+use pqbench_stack_common::reference::reference_main;
 
 /// One timed call; it passes its whole result to `black_box`, so nothing is elided.
 type Op = Box<dyn FnMut()>;
@@ -136,36 +122,5 @@ fn operation(alg: &str, op: &str) -> Option<Op> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: pqbench-stack-reference ALG OPERATION SECONDS [ROUNDS]";
-    let (Some(alg), Some(op), Some(seconds)) = (args.first(), args.get(1), args.get(2)) else {
-        eprintln!("{usage}");
-        return ExitCode::from(2);
-    };
-    let seconds: f64 = match seconds.parse() {
-        Ok(s) if s > 0.0 && s <= 600.0 => s,
-        _ => {
-            eprintln!("{usage}\nSECONDS must be a number above 0 and at most 600");
-            return ExitCode::from(2);
-        }
-    };
-    let rounds: u32 = match args.get(3).map(|r| r.parse()) {
-        None => 1,
-        Some(Ok(r)) if r > 0 => r,
-        Some(_) => {
-            eprintln!("{usage}\nROUNDS must be a positive integer");
-            return ExitCode::from(2);
-        }
-    };
-    let Some(mut operation) = operation(alg, op) else {
-        eprintln!("libcrux reference: no operation {op:?} of {alg:?}");
-        return ExitCode::from(2);
-    };
-    for _ in 0..rounds {
-        let (ops, wall, cpu) = round(seconds, &mut operation);
-        let line = serde_json::json!({"alg": alg, "operation": op, "ops": ops,
-                                      "wall_ns": wall, "thread_cpu_ns": cpu});
-        println!("{line}");
-    }
-    ExitCode::SUCCESS
+    reference_main("libcrux", operation)
 }
