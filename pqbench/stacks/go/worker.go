@@ -256,6 +256,23 @@ func (w *worker) secret(a *algorithm, req *request) (secretKey, error) {
 	return h.key, nil
 }
 
+// keyed reads what a request on a held key needs, refusing in this order: an algorithm of
+// another kind, a missing or wrong key handle, then a missing or non-hex input field.
+func (w *worker) keyed(a *algorithm, req *request, k kind, name string, value *string) (secretKey, []byte, error) {
+	if err := needKind(a, k, req.Type); err != nil {
+		return nil, nil, err
+	}
+	key, err := w.secret(a, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	input, err := field(name, value)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, input, nil
+}
+
 func keyReply(name string, public []byte) map[string]any {
 	return map[string]any{"type": "key", "key": name, "public": hex.EncodeToString(public)}
 }
@@ -311,14 +328,7 @@ func (w *worker) encaps(a *algorithm, req *request) (map[string]any, error) {
 }
 
 func (w *worker) decaps(a *algorithm, req *request) (map[string]any, error) {
-	if err := needKind(a, kindKEM, "decaps"); err != nil {
-		return nil, err
-	}
-	key, err := w.secret(a, req)
-	if err != nil {
-		return nil, err
-	}
-	ct, err := field("ciphertext", req.Ciphertext)
+	key, ct, err := w.keyed(a, req, kindKEM, "ciphertext", req.Ciphertext)
 	if err != nil {
 		return nil, err
 	}
@@ -330,14 +340,7 @@ func (w *worker) decaps(a *algorithm, req *request) (map[string]any, error) {
 }
 
 func (w *worker) sign(a *algorithm, req *request) (map[string]any, error) {
-	if err := needKind(a, kindSignature, "sign"); err != nil {
-		return nil, err
-	}
-	key, err := w.secret(a, req)
-	if err != nil {
-		return nil, err
-	}
-	message, err := field("message", req.Message)
+	key, message, err := w.keyed(a, req, kindSignature, "message", req.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -388,14 +391,7 @@ func (w *worker) verify(a *algorithm, req *request) (map[string]any, error) {
 }
 
 func (w *worker) derive(a *algorithm, req *request) (map[string]any, error) {
-	if err := needKind(a, kindAgreement, "derive"); err != nil {
-		return nil, err
-	}
-	key, err := w.secret(a, req)
-	if err != nil {
-		return nil, err
-	}
-	peer, err := field("peer", req.Peer)
+	key, peer, err := w.keyed(a, req, kindAgreement, "peer", req.Peer)
 	if err != nil {
 		return nil, err
 	}
