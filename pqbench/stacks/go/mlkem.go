@@ -29,88 +29,94 @@ func checkSeed(what string, b []byte, size int) error {
 	return nil
 }
 
-// ML-KEM-768 and ML-KEM-1024 from crypto/mlkem. Encapsulation decodes the encapsulation key
-// each time (with its FIPS 203 section 7.2 modulus check), as a TLS server does with a
-// client's key share and as Go's own BenchmarkEncaps does; decapsulation uses the parsed key.
+// stdlibDecapsulationKey and stdlibEncapsulationKey are the methods crypto/mlkem gives the
+// keys of both its parameter sets, whose types it names per set (DecapsulationKey768, ...).
+type stdlibDecapsulationKey interface {
+	Decapsulate(ciphertext []byte) (sharedKey []byte, err error)
+}
+
+type stdlibEncapsulationKey interface {
+	Encapsulate() (sharedKey, ciphertext []byte)
+}
+
+// stdlibMLKEM is one parameter set of crypto/mlkem: its name, sizes and the functions the
+// standard library names per set.
+type stdlibMLKEM[DK stdlibDecapsulationKey, EK stdlibEncapsulationKey] struct {
+	name                       string
+	publicSize, ciphertextSize int
+	generateKey                func() (DK, error)
+	newDecapsulationKey        func(seed []byte) (DK, error)
+	newEncapsulationKey        func(encapsulationKey []byte) (EK, error)
+	// publicKey is dk.EncapsulationKey().Bytes(), written per set so that the compiler
+	// inlines it and keeps the EncapsulationKey it makes on the stack, as a direct call does.
+	publicKey func(dk DK) []byte
+	// derandomizedEncapsulate is crypto/mlkem/mlkemtest's Encapsulate with the caller's m.
+	derandomizedEncapsulate func(ek EK, random []byte) (sharedKey, ciphertext []byte, err error)
+}
+
 func mlkem768Alg() *algorithm {
-	return &algorithm{
-		name: "ML-KEM-768", kind: kindKEM, library: "crypto/mlkem", codePath: stdlibMLKEMPath(),
-		features: []string{"seeded_keygen", "derandomized_encaps"},
-		sizes:    kemSizes(mlkem.EncapsulationKeySize768, mlkemSeedSize, mlkem.CiphertextSize768),
-		keygen: func(seed []byte) (secretKey, []byte, error) {
-			var dk *mlkem.DecapsulationKey768
-			var err error
-			if seed == nil {
-				dk, err = mlkem.GenerateKey768()
-			} else if err = checkSeed("seed (d || z)", seed, mlkemSeedSize); err == nil {
-				dk, err = mlkem.NewDecapsulationKey768(seed)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			return dk, dk.EncapsulationKey().Bytes(), nil
+	return stdlibMLKEMAlg(stdlibMLKEM[*mlkem.DecapsulationKey768, *mlkem.EncapsulationKey768]{
+		name:                    "ML-KEM-768",
+		publicSize:              mlkem.EncapsulationKeySize768,
+		ciphertextSize:          mlkem.CiphertextSize768,
+		generateKey:             mlkem.GenerateKey768,
+		newDecapsulationKey:     mlkem.NewDecapsulationKey768,
+		newEncapsulationKey:     mlkem.NewEncapsulationKey768,
+		derandomizedEncapsulate: mlkemtest.Encapsulate768,
+		publicKey: func(dk *mlkem.DecapsulationKey768) []byte {
+			return dk.EncapsulationKey().Bytes()
 		},
-		importSecret: func(secret []byte) (secretKey, []byte, error) {
-			if len(secret) != mlkemSeedSize {
-				return nil, nil, notOfferedf("crypto/mlkem imports only the 64-byte seed d || z, not a %d-byte key", len(secret))
-			}
-			dk, err := mlkem.NewDecapsulationKey768(secret)
-			if err != nil {
-				return nil, nil, err
-			}
-			return dk, dk.EncapsulationKey().Bytes(), nil
-		},
-		encaps: func(public, random []byte) ([]byte, []byte, error) {
-			ek, err := mlkem.NewEncapsulationKey768(public)
-			if err != nil {
-				return nil, nil, err
-			}
-			if random == nil {
-				shared, ct := ek.Encapsulate()
-				return ct, shared, nil
-			}
-			if err := checkSeed("random (m)", random, mlkemRandomSize); err != nil {
-				return nil, nil, err
-			}
-			shared, ct, err := mlkemtest.Encapsulate768(ek, random)
-			return ct, shared, err
-		},
-		decaps: func(key secretKey, ciphertext []byte) ([]byte, error) {
-			return key.(*mlkem.DecapsulationKey768).Decapsulate(ciphertext)
-		},
-	}
+	})
 }
 
 func mlkem1024Alg() *algorithm {
+	return stdlibMLKEMAlg(stdlibMLKEM[*mlkem.DecapsulationKey1024, *mlkem.EncapsulationKey1024]{
+		name:                    "ML-KEM-1024",
+		publicSize:              mlkem.EncapsulationKeySize1024,
+		ciphertextSize:          mlkem.CiphertextSize1024,
+		generateKey:             mlkem.GenerateKey1024,
+		newDecapsulationKey:     mlkem.NewDecapsulationKey1024,
+		newEncapsulationKey:     mlkem.NewEncapsulationKey1024,
+		derandomizedEncapsulate: mlkemtest.Encapsulate1024,
+		publicKey: func(dk *mlkem.DecapsulationKey1024) []byte {
+			return dk.EncapsulationKey().Bytes()
+		},
+	})
+}
+
+// ML-KEM-768 and ML-KEM-1024 from crypto/mlkem. Encapsulation decodes the encapsulation key
+// each time (with its FIPS 203 section 7.2 modulus check), as a TLS server does with a
+// client's key share and as Go's own BenchmarkEncaps does; decapsulation uses the parsed key.
+func stdlibMLKEMAlg[DK stdlibDecapsulationKey, EK stdlibEncapsulationKey](set stdlibMLKEM[DK, EK]) *algorithm {
 	return &algorithm{
-		name: "ML-KEM-1024", kind: kindKEM, library: "crypto/mlkem", codePath: stdlibMLKEMPath(),
+		name: set.name, kind: kindKEM, library: "crypto/mlkem", codePath: stdlibMLKEMPath(),
 		features: []string{"seeded_keygen", "derandomized_encaps"},
-		sizes:    kemSizes(mlkem.EncapsulationKeySize1024, mlkemSeedSize, mlkem.CiphertextSize1024),
+		sizes:    kemSizes(set.publicSize, mlkemSeedSize, set.ciphertextSize),
 		keygen: func(seed []byte) (secretKey, []byte, error) {
-			var dk *mlkem.DecapsulationKey1024
+			var dk DK
 			var err error
 			if seed == nil {
-				dk, err = mlkem.GenerateKey1024()
+				dk, err = set.generateKey()
 			} else if err = checkSeed("seed (d || z)", seed, mlkemSeedSize); err == nil {
-				dk, err = mlkem.NewDecapsulationKey1024(seed)
+				dk, err = set.newDecapsulationKey(seed)
 			}
 			if err != nil {
 				return nil, nil, err
 			}
-			return dk, dk.EncapsulationKey().Bytes(), nil
+			return dk, set.publicKey(dk), nil
 		},
 		importSecret: func(secret []byte) (secretKey, []byte, error) {
 			if len(secret) != mlkemSeedSize {
 				return nil, nil, notOfferedf("crypto/mlkem imports only the 64-byte seed d || z, not a %d-byte key", len(secret))
 			}
-			dk, err := mlkem.NewDecapsulationKey1024(secret)
+			dk, err := set.newDecapsulationKey(secret)
 			if err != nil {
 				return nil, nil, err
 			}
-			return dk, dk.EncapsulationKey().Bytes(), nil
+			return dk, set.publicKey(dk), nil
 		},
 		encaps: func(public, random []byte) ([]byte, []byte, error) {
-			ek, err := mlkem.NewEncapsulationKey1024(public)
+			ek, err := set.newEncapsulationKey(public)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -121,11 +127,11 @@ func mlkem1024Alg() *algorithm {
 			if err := checkSeed("random (m)", random, mlkemRandomSize); err != nil {
 				return nil, nil, err
 			}
-			shared, ct, err := mlkemtest.Encapsulate1024(ek, random)
+			shared, ct, err := set.derandomizedEncapsulate(ek, random)
 			return ct, shared, err
 		},
 		decaps: func(key secretKey, ciphertext []byte) ([]byte, error) {
-			return key.(*mlkem.DecapsulationKey1024).Decapsulate(ciphertext)
+			return key.(DK).Decapsulate(ciphertext)
 		},
 	}
 }
