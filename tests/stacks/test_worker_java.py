@@ -652,3 +652,21 @@ def test_the_reference_harness_times_every_operation(argv: dict[str, list[str]],
     done = subprocess.run([*command[:main], REFERENCES[name], "ML-KEM-768", "fly", "0.001"],
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2 and "fly" in done.stderr
+
+
+@pytest.mark.parametrize("name", IMPLEMENTATIONS)
+def test_the_reference_serves_one_round_per_line_until_stdin_closes(
+        argv: dict[str, list[str]], name: str) -> None:
+    """ROUNDS '-': one JVM serves a round for each line read (its seconds, or SECONDS when
+    blank) and exits 0 when stdin closes, as the fidelity benchmark drives it."""
+    command = argv[name]
+    main = command.index("pqbench.stacks.Worker")
+    done = subprocess.run([*command[:main], REFERENCES[name], "ML-KEM-768", "encaps", "0.001",
+                           "-"], input="0.002\n\n0.001\n", capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    rounds = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(rounds) == 3
+    assert rounds[0]["wall_ns"] >= 2_000_000  # the line's seconds
+    for r in rounds:
+        assert r["ops"] >= 1 and r["operation"] == "encaps" and r["wall_ns"] >= 1_000_000

@@ -1,8 +1,11 @@
 package pqbench.stacks;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -31,6 +34,10 @@ import javax.crypto.KeyAgreement;
  * call, a Decapsulator per decapsulation, 64 rotating messages), written directly against
  * the JCA; only javax.crypto.KEM is reached through {@link KemApi}, which this class shares
  * with the worker so the sources compile for Java 17.
+ *
+ * <p>With ROUNDS {@code -} it runs one round each time a line arrives on stdin (the
+ * line holds that round's seconds; a blank one means SECONDS) and exits when stdin closes:
+ * one JVM, warmed once, serves every round of a fidelity comparison, as one worker does.
  */
 public final class Reference {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -45,20 +52,30 @@ public final class Reference {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3 || args.length > 4) {
-            System.err.println("usage: pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS]");
+            System.err.println("usage: pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS|-]");
             System.exit(2);
         }
         String alg = args[0];
         String operation = args[1];
         double seconds = Double.parseDouble(args[2]);
-        int rounds = args.length == 4 ? Integer.parseInt(args[3]) : 1;
+        boolean served = args.length == 4 && args[3].equals("-");
+        int rounds = args.length == 4 && !served ? Integer.parseInt(args[3]) : 1;
         Call call = call(alg, operation);
         if (call == null) {
             System.err.println("the JDK reference has no " + alg + " " + operation);
             System.exit(2);
         }
-        for (int r = 0; r < rounds; r++) {
-            long budget = (long) (seconds * 1e9);
+        BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (int r = 0; served || r < rounds; r++) {
+            double asked = seconds;
+            if (served) {
+                String line = input.readLine();
+                if (line == null) {
+                    break;
+                }
+                asked = line.isBlank() ? seconds : Double.parseDouble(line.trim());
+            }
+            long budget = (long) (asked * 1e9);
             long cpu = THREADS.getCurrentThreadCpuTime();
             long start = System.nanoTime();
             long ops = 0;
@@ -72,6 +89,7 @@ public final class Reference {
             sink ^= folded;
             System.out.println("{\"alg\":\"" + alg + "\",\"operation\":\"" + operation + "\",\"ops\":" + ops
                     + ",\"wall_ns\":" + wall + ",\"thread_cpu_ns\":" + thread + "}");
+            System.out.flush();
         }
     }
 
