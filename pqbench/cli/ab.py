@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 def ab(
     algorithm: paired.Algorithms = None,
     side_a: Annotated[list[str] | None, typer.Option(
-        "--a", help="Side A (before): here | userland:NAME | cmd:PREFIX | "
-                    "pip:PACKAGE==VERSION | mask:NAMES | env:NAME=VALUE | "
-                    "gomod:MODULE@VERSION | crate:NAME==VERSION | "
-                    "maven:GROUP:ARTIFACT==VERSION; repeatable.")] = None,
+        "--a", metavar="SIDE",
+        help="Side A (before): here | userland:NAME | cmd:PREFIX | pip:PACKAGE==VERSION | "
+             "mask:NAMES | env:NAME=VALUE | gomod:MODULE@VERSION | crate:NAME==VERSION | "
+             "maven:GROUP:ARTIFACT==VERSION; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
-        "--b", help="Side B (after), as --a.")] = None,
+        "--b", metavar="SIDE", help="Side B (after), as --a.")] = None,
     operation: paired.Operations = None,
     implementation: paired.Implementations = None,
     block_bytes: paired.Bytes = None,

@@ -26,12 +26,13 @@ from pqbench.presentation import bisection, console, numbers
 def bisect(
     algorithm: paired.Algorithms = None,
     series: Annotated[list[str] | None, typer.Option(
-        "--series", help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
-                         "cmd:PREFIX, env:NAME=VALUE, mask:NAMES, or a foreign library's "
-                         "release: gomod:MODULE@VERSION, crate:NAME==VERSION, "
-                         "maven:GROUP:ARTIFACT==VERSION; items joined by ' + ') "
-                         "with brace lists, e.g. 'pip:cryptography=={42.0.8,43.0.3}', or "
-                         "@FILE with one build per line; repeatable, in order.")] = None,
+        "--series", metavar="BUILD",
+        help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
+             "cmd:PREFIX, env:NAME=VALUE, mask:NAMES, or a foreign library's release: "
+             "gomod:MODULE@VERSION, crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION; "
+             "items joined by ' + ') with brace lists, e.g. "
+             "'pip:cryptography=={42.0.8,43.0.3}', or @FILE with one build per line; "
+             "repeatable, in order.")] = None,
     operation: paired.Operations = None,
     implementation: paired.Implementations = None,
     block_bytes: paired.Bytes = None,

@@ -25,9 +25,27 @@ def _words_not_types() -> None:
         shown = option.display_type_rich
 
         def _flag_without_type(self: typer.core.TyperOption, ctx: object) -> str | None:
-            return None if getattr(self, "is_flag", False) else shown(self, ctx)
+            if getattr(self, "is_flag", False):
+                return None
+            found = shown(self, ctx)
+            return _word(found) if found is not None else None
 
         option.display_type_rich = _flag_without_type
+
+
+#: What an option without a metavar of its own takes, said as click says it.
+_WORDS = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "path": "PATH"}
+
+
+def _word(shown: str) -> str:
+    """typer's `<float>`, `<list[str]>`, `<int range>`, `<a|b>` in words: NUMBER, TEXT,
+    INTEGER, a|b (a repeatable option says so in its help)."""
+    if not (shown.startswith("<") and shown.endswith(">")):
+        return shown
+    inner = shown[1:-1].removesuffix(" range")
+    if inner.startswith("list[") and inner.endswith("]"):
+        inner = inner[5:-1]
+    return _WORDS.get(inner, inner if "|" in inner else inner.upper())
 
 
 _words_not_types()

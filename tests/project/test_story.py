@@ -636,7 +636,8 @@ def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
 
 @pytest.mark.process
 @pytest.mark.parametrize("command", ["compare", "history", "report", "runs", "export",
-                                     "list", "files hash", "speed", "ratios", "show"])
+                                     "list", "files hash", "speed", "ratios", "show", "ab",
+                                     "bisect", "memory", "tls", "verify", "calibrate"])
 def test_options_show_words_not_python_types(command: str) -> None:
     """`--json` is a flag, `--by FIELD` takes a field, `PATH` is a path: not `<bool>`,
     `<str>` or `<list[str]>`, for `--help` itself too."""
