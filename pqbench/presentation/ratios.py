@@ -86,7 +86,10 @@ def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle"
     said = ", ".join(part for part in shared if part)
     columns = (Column("what", wrap=True), Column("against", wrap=True),
                Column("per", wrap=True), Column("block", align="right"),
-               Column("speed [CI]", align="right"),
+               # An interval that straddles 1 says both ends in words ("1.01x faster
+               # [1.01x slower – 1.02x faster]"): it wraps at 80 columns rather than
+               # turning the table into cards; the usual one stays whole.
+               Column("speed [CI]", align="right", wrap=True, min_width=24),
                Column("CI level", align="right", priority=1),
                Column("cycles", "count", priority=2), Column("time base", priority=3))
     rows = tuple((r.numerator.label, r.denominator.label, per_text(r), block_text(r),

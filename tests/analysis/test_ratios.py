@@ -408,3 +408,92 @@ def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
         low, high = float(found[pair].group(3)), float(found[pair].group(4))
         assert low <= float(found[pair].group(1)) <= high
     assert len(lines) < 30  # a compact table, not a card per ratio
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_bindings_mean_over_block_sizes_has_each_sizes_answer_beside_it(tmp_path,
+                                                                          columns: int) -> None:
+    """cryptography against libcrypto per byte: a geometric mean over block sizes can hide
+    that the binding is slower at 16 B and faster at 16 KiB, so `speed` and `ratios` give
+    the mean ("all") and, under it, the answer at every block size measured, each with its
+    interval, at 80 and 120 columns alike."""
+    from tests.helpers.terminal import read_table
+
+    db = str(tmp_path / "r.db")
+    env = {**os.environ, "COLUMNS": str(columns)}
+    done = subprocess.run([sys.executable, "-m", "pqbench", "speed", "aes-128-gcm", "-i",
+                           "libcrypto", "-i", "cryptography", "--seconds", "0.1", "--rounds",
+                           "4", "--db", db], capture_output=True, text=True, timeout=600,
+                          check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--db", db],
+                           capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert shown.returncode == 0, shown.stderr
+    sizes = _block_sizes(db)
+    assert len(sizes) > 1
+    # "2.74x faster [2.72–2.77]", "1.02x faster [1.01x slower – 1.05x faster]"
+    answer = re.compile(r"^(?:[\d.]+x (?:faster|slower)|same speed) \[[\d.]+(?:x(?: \w+)?)?"
+                        r"(?:–| – )[\d.]+(?:x(?: \w+)?)?\]$")
+    for text, title in ((done.stdout, "what it costs"), (shown.stdout, "run ")):
+        assert max(len(line) for line in text.splitlines()) <= columns
+        assert any(line.startswith(title) for line in text.splitlines()), text
+        table = read_table(text, title)
+        mine = [row for row in table if row["what"] == "cryptography"
+                and row["against"] == "libcrypto" and row["per"].startswith("byte")]
+        blocks = [row["block"] for row in mine]
+        assert blocks == ["all", *(_size(s) for s in sizes)], (blocks, text)
+        assert all(answer.match(row["speed [CI]"]) for row in mine), \
+            [row["speed [CI]"] for row in mine]
+
+
+def _block_sizes(db: str) -> list[int]:
+    from pqbench.store import Store
+
+    store = Store.open(db, create=False)
+    try:
+        return sorted({m.block_size for run in store.load_runs() for m in run.measurements
+                       if m.block_size})
+    finally:
+        store.close()
+
+
+def _size(size: int) -> str:
+    from pqbench.presentation import numbers
+
+    return numbers.size(size)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_an_interval_across_one_wraps_in_its_cell_and_the_table_stays_a_table(
+        columns: int) -> None:
+    """"1.01x faster [1.01x slower – 1.02x faster]" (an interval that straddles 1, both
+    ends in words) is wider than 80 columns leave: it wraps in its cell, where it made
+    `ratios` and `speed` print every ratio as a five-line card."""
+    from rich.console import Console
+
+    from pqbench.presentation import console
+    from pqbench.presentation import ratios as ratio_views
+    from pqbench.record.results import RowKey
+    from tests.helpers.terminal import read_table
+
+    def binding(size: int, estimate: float, low: float, high: float) -> ratios.Ratio:
+        sides = [ratios.Side(impl, tuple((RowKey("AES-128-GCM", impl, op, size), 1)
+                                         for op in ("encrypt", "decrypt")))
+                 for impl in ("cryptography", "libcrypto")]
+        return ratios.Ratio("binding", sides[0], sides[1], "byte (geometric mean of 2)",
+                            estimate, low, high, 0.875, 4, "cpu")
+
+    found = [binding(16, 5.35, 5.28, 5.44), binding(1024, 0.99, 0.98, 1.01),
+             binding(16384, 0.304, 0.303, 0.309)]
+    buffer = io.StringIO()
+    Console(file=buffer, width=columns, color_system=None).print(
+        console.rich_table(ratio_views.table(found)))
+    text = buffer.getvalue()
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+    rows = read_table(text, "what it costs")
+    assert [row["block"] for row in rows] == ["16 B", "1 KiB", "16 KiB"], text
+    assert [row["speed [CI]"] for row in rows] == [
+        "5.35x slower [5.28–5.44]", "1.01x faster [1.01x slower – 1.02x faster]",
+        "3.29x faster [3.24–3.30]"], text
+    assert len(text.splitlines()) <= 3 + len(found) + 1, text  # one line a ratio, one wrap
