@@ -119,7 +119,8 @@ def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
     sections: list[Section | None] = [
         *(comparison if session else ()),
         publickey.headline(sides, ""),
-        publickey.ratios_section(figures),
+        (publickey.unsteady_section([(_side_name(r), run_figures(r)) for r in runs])
+         if session else publickey.ratios_section(figures)),
         publickey.gap(speed_rows, speed_run.environment if speed_run else None, cycles,
                       sides if session else ()),
         memory.section(memory_run, speed_rows),

@@ -232,8 +232,8 @@ def _library_note(environment: Fingerprint) -> str | None:
     bundled, system = found
     return (f"cryptography runs its bundled {md.text(bundled)}, libcrypto the system's "
             f"{md.text(system)}: "
-            "a cryptography / libcrypto ratio above 1 is the newer OpenSSL being faster, "
-            "not a negative binding cost.")
+            "where cryptography is faster than libcrypto, that is the newer OpenSSL being "
+            "faster, not a negative binding cost.")
 
 
 def gap(rows: Sequence[Measurement], environment: Fingerprint | None = None, cycles: int = 0,
@@ -331,6 +331,21 @@ def ratios_section(figures: RunFigures | None) -> Section | None:
                   "more rounds, `--cpu`, or `pqbench ab` help.",
                   "\n".join(f"- {md.text(line)}" for line in shaky)]
     return Section("\n\n".join(parts))
+
+
+def unsteady_section(sides: Sequence[tuple[str, RunFigures]]) -> Section | None:
+    """An `ab` session's rows too unsteady to trust, each side's named: its rows are
+    paired with the other side's, so it has no ratios of its own to show beside them."""
+    lines = [f"- {md.text(name)}: {md.text(line)}" for name, found in sides
+             for line in unstable_rows(found)]
+    if not lines:
+        return None
+    return Section("\n\n".join([
+        md.heading(2, "Rows too unsteady to trust"),
+        "A CV over 10 % or a trend across rounds, on either side of the session; the "
+        "comparison above judges such a row on its pairs all the same, and a longer session "
+        "(`--max-seconds`) or a quieter CPU (`--cpu`) steadies it.",
+        "\n".join(lines)]))
 
 
 # --- the summary at the top -----------------------------------------------------------------
