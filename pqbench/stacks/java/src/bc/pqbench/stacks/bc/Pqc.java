@@ -95,30 +95,90 @@ final class Pqc {
         return new IllegalStateException(t);
     }
 
-    /** One ML-KEM parameter set's classes and constructors. */
-    static final class Kem {
+    /** What one ML-KEM or ML-DSA parameter set offers alike: keys from their encodings, a key
+     * pair generator, and a private key's encoded public key. */
+    abstract static class Scheme {
         final Object parameters;
-        private final MethodHandle privateKey;   // (parameters, seed or dk)
-        private final MethodHandle publicKey;    // (parameters, ek)
+        /** The private key class, for the handles a scheme adds. */
+        final Class<?> privateClass;
+        private final MethodHandle privateKey;   // (parameters, seed; or ML-KEM's expanded dk)
+        private final MethodHandle publicKey;    // (parameters, encoded public key)
         private final MethodHandle generationParameters;
         private final MethodHandle keyPairGenerator;
-        private final MethodHandle generator;    // (SecureRandom)
-        private final MethodHandle extractor;    // (private key)
-        private final MethodHandle internalEncapsulate;
         private final MethodHandle publicOf;
         private final MethodHandle encoded;
 
-        Kem(String field) {
-            Class<?> parametersClass = find("params", "mlkem", "MLKEMParameters");
-            Class<?> privateClass = find("params", "mlkem", "MLKEMPrivateKeyParameters");
-            Class<?> publicClass = find("params", "mlkem", "MLKEMPublicKeyParameters");
-            Class<?> generatorClass = find("kems", "mlkem", "MLKEMGenerator");
+        /** prefix: "MLKEM" or "MLDSA"; oldPackage: its package up to 1.83 ("mlkem", "mldsa");
+         * field: the parameter set's constant in the Parameters class ("ml_kem_768"). */
+        Scheme(String prefix, String oldPackage, String field) {
+            Class<?> parametersClass = find("params", oldPackage, prefix + "Parameters");
+            privateClass = find("params", oldPackage, prefix + "PrivateKeyParameters");
+            Class<?> publicClass = find("params", oldPackage, prefix + "PublicKeyParameters");
             parameters = constant(parametersClass, field);
             privateKey = constructor(privateClass, parametersClass, byte[].class);
             publicKey = constructor(publicClass, parametersClass, byte[].class);
-            generationParameters = constructor(find("params", "mlkem", "MLKEMKeyGenerationParameters"),
+            generationParameters = constructor(find("params", oldPackage, prefix + "KeyGenerationParameters"),
                     SecureRandom.class, parametersClass);
-            keyPairGenerator = constructor(find("generators", "mlkem", "MLKEMKeyPairGenerator"));
+            keyPairGenerator = constructor(find("generators", oldPackage, prefix + "KeyPairGenerator"));
+            publicOf = getter(privateClass, "getPublicKeyParameters", publicClass)
+                    .asType(MethodType.methodType(Object.class, Object.class));
+            encoded = getter(publicClass, "getEncoded", byte[].class);
+        }
+
+        final AsymmetricKeyParameter privateKey(byte[] encoding) {
+            try {
+                return (AsymmetricKeyParameter) (Object) privateKey.invokeExact(parameters, (Object) encoding);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        final AsymmetricKeyParameter publicKey(byte[] encoding) {
+            try {
+                return (AsymmetricKeyParameter) (Object) publicKey.invokeExact(parameters, (Object) encoding);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        final AsymmetricCipherKeyPairGenerator keyPairGenerator(SecureRandom random) {
+            try {
+                AsymmetricCipherKeyPairGenerator keys =
+                        (AsymmetricCipherKeyPairGenerator) (Object) keyPairGenerator.invokeExact();
+                keys.init((KeyGenerationParameters) (Object) generationParameters.invokeExact((Object) random, parameters));
+                return keys;
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        /** The encoded public key (ML-KEM's ek, ML-DSA's pk) of a private key. */
+        final byte[] publicOf(AsymmetricKeyParameter privateKey) {
+            try {
+                return encoded((Object) publicOf.invokeExact((Object) privateKey));
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        final byte[] encoded(Object publicKey) {
+            try {
+                return (byte[]) encoded.invokeExact(publicKey);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+    }
+
+    /** One ML-KEM parameter set: its encapsulation and decapsulation besides the keys. */
+    static final class Kem extends Scheme {
+        private final MethodHandle generator;    // (SecureRandom)
+        private final MethodHandle extractor;    // (private key)
+        private final MethodHandle internalEncapsulate;
+
+        Kem(String field) {
+            super("MLKEM", "mlkem", field);
+            Class<?> generatorClass = find("kems", "mlkem", "MLKEMGenerator");
             generator = constructor(generatorClass, SecureRandom.class);
             extractor = constructor(find("kems", "mlkem", "MLKEMExtractor"), privateClass);
             try {
@@ -128,36 +188,6 @@ final class Pqc {
                         AsymmetricKeyParameter.class, byte[].class));
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("this BouncyCastle's MLKEMGenerator has no internalGenerateEncapsulated", e);
-            }
-            publicOf = getter(privateClass, "getPublicKeyParameters", publicClass)
-                    .asType(MethodType.methodType(Object.class, Object.class));
-            encoded = getter(publicClass, "getEncoded", byte[].class);
-        }
-
-        AsymmetricKeyParameter privateKey(byte[] seedOrExpanded) {
-            try {
-                return (AsymmetricKeyParameter) (Object) privateKey.invokeExact(parameters, (Object) seedOrExpanded);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        AsymmetricKeyParameter publicKey(byte[] encoding) {
-            try {
-                return (AsymmetricKeyParameter) (Object) publicKey.invokeExact(parameters, (Object) encoding);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        AsymmetricCipherKeyPairGenerator keyPairGenerator(SecureRandom random) {
-            try {
-                AsymmetricCipherKeyPairGenerator keys =
-                        (AsymmetricCipherKeyPairGenerator) (Object) keyPairGenerator.invokeExact();
-                keys.init((KeyGenerationParameters) (Object) generationParameters.invokeExact((Object) random, parameters));
-                return keys;
-            } catch (Throwable t) {
-                throw rethrow(t);
             }
         }
 
@@ -186,98 +216,20 @@ final class Pqc {
                 throw rethrow(t);
             }
         }
-
-        /** The encoded public key (ek) of a private key. */
-        byte[] publicOf(AsymmetricKeyParameter privateKey) {
-            try {
-                return encoded((Object) publicOf.invokeExact((Object) privateKey));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        byte[] encoded(Object publicKey) {
-            try {
-                return (byte[]) encoded.invokeExact(publicKey);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
     }
 
-    /** One ML-DSA parameter set's classes and constructors. */
-    static final class Dsa {
-        final Object parameters;
-        private final MethodHandle privateKey;   // (parameters, seed)
-        private final MethodHandle publicKey;    // (parameters, pk)
-        private final MethodHandle generationParameters;
-        private final MethodHandle keyPairGenerator;
+    /** One ML-DSA parameter set: its signer besides the keys. */
+    static final class Dsa extends Scheme {
         private final MethodHandle signer;
-        private final MethodHandle publicOf;
-        private final MethodHandle encoded;
 
         Dsa(String field) {
-            Class<?> parametersClass = find("params", "mldsa", "MLDSAParameters");
-            Class<?> privateClass = find("params", "mldsa", "MLDSAPrivateKeyParameters");
-            Class<?> publicClass = find("params", "mldsa", "MLDSAPublicKeyParameters");
-            parameters = constant(parametersClass, field);
-            privateKey = constructor(privateClass, parametersClass, byte[].class);
-            publicKey = constructor(publicClass, parametersClass, byte[].class);
-            generationParameters = constructor(find("params", "mldsa", "MLDSAKeyGenerationParameters"),
-                    SecureRandom.class, parametersClass);
-            keyPairGenerator = constructor(find("generators", "mldsa", "MLDSAKeyPairGenerator"));
+            super("MLDSA", "mldsa", field);
             signer = constructor(find("signers", "mldsa", "MLDSASigner"));
-            publicOf = getter(privateClass, "getPublicKeyParameters", publicClass)
-                    .asType(MethodType.methodType(Object.class, Object.class));
-            encoded = getter(publicClass, "getEncoded", byte[].class);
-        }
-
-        AsymmetricKeyParameter privateKey(byte[] seed) {
-            try {
-                return (AsymmetricKeyParameter) (Object) privateKey.invokeExact(parameters, (Object) seed);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        AsymmetricKeyParameter publicKey(byte[] encoding) {
-            try {
-                return (AsymmetricKeyParameter) (Object) publicKey.invokeExact(parameters, (Object) encoding);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        AsymmetricCipherKeyPairGenerator keyPairGenerator(SecureRandom random) {
-            try {
-                AsymmetricCipherKeyPairGenerator keys =
-                        (AsymmetricCipherKeyPairGenerator) (Object) keyPairGenerator.invokeExact();
-                keys.init((KeyGenerationParameters) (Object) generationParameters.invokeExact((Object) random, parameters));
-                return keys;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
         }
 
         Signer signer() {
             try {
                 return (Signer) (Object) signer.invokeExact();
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        byte[] publicOf(AsymmetricKeyParameter privateKey) {
-            try {
-                return encoded((Object) publicOf.invokeExact((Object) privateKey));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        byte[] encoded(Object publicKey) {
-            try {
-                return (byte[]) encoded.invokeExact(publicKey);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
