@@ -22,9 +22,7 @@ import java.security.spec.X509EncodedKeySpec;
 import java.security.spec.XECPublicKeySpec;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import javax.crypto.KeyAgreement;
 
 /**
@@ -43,9 +41,7 @@ import javax.crypto.KeyAgreement;
  * Signature, KeyAgreement, KeyFactory) are made once per algorithm and initialised per
  * operation.
  */
-final class JdkProviders implements Implementation {
-    private final List<Algorithm> algorithms = new ArrayList<>();
-    private final Map<String, String> libraries = new LinkedHashMap<>();
+final class JdkProviders extends Implementation {
     private final String randomness = "the JDK's default SecureRandom (" + new SecureRandom().getAlgorithm() + ")";
 
     JdkProviders() {
@@ -77,16 +73,6 @@ final class JdkProviders implements Implementation {
         } catch (Exception | LinkageError e) {
             System.err.println("pqbench JVM worker: the JDK does not offer " + name + ": " + Worker.describe(e));
         }
-    }
-
-    @Override
-    public List<Algorithm> algorithms() {
-        return algorithms;
-    }
-
-    @Override
-    public Map<String, String> libraries() {
-        return libraries;
     }
 
     @Override

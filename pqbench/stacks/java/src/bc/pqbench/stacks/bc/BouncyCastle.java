@@ -6,10 +6,6 @@ import java.net.URISyntaxException;
 import java.nio.file.Paths;
 import java.security.CodeSource;
 import java.security.SecureRandom;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 
@@ -57,13 +53,11 @@ import pqbench.stacks.JvmRuntime;
  * it. Every operation draws its randomness from BouncyCastle's default SecureRandom
  * (CryptoServicesRegistrar). Public keys are decoded inside each timed operation.
  */
-public final class BouncyCastle implements Implementation {
+public final class BouncyCastle extends Implementation {
     /** The Maven artifact this code is compiled against (the jar's version is read, not
      * written here). */
     static final String LIBRARY = "bcprov-jdk18on";
 
-    private final List<Algorithm> algorithms = new ArrayList<>();
-    private final Map<String, String> libraries = new LinkedHashMap<>();
     private final SecureRandom random = CryptoServicesRegistrar.getSecureRandom();
     private final String randomness = "BouncyCastle's default SecureRandom (" + random.getAlgorithm() + ")";
 
@@ -85,16 +79,6 @@ public final class BouncyCastle implements Implementation {
         libraries.put(LIBRARY, jarVersion());
         libraries.put("jdk", JvmRuntime.version());
         libraries.put("jvm options", JvmRuntime.options());
-    }
-
-    @Override
-    public List<Algorithm> algorithms() {
-        return algorithms;
-    }
-
-    @Override
-    public Map<String, String> libraries() {
-        return libraries;
     }
 
     @Override
