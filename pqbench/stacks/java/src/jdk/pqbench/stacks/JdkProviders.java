@@ -121,6 +121,26 @@ final class JdkProviders extends Implementation {
         return out;
     }
 
+    /** A signature of message by key, with the randomness the signer was made with. */
+    private static byte[] signed(Signature signer, PrivateKey key, byte[] message) throws Exception {
+        signer.initSign(key);
+        signer.update(message);
+        return signer.sign();
+    }
+
+    /** Whether signature is valid for message under key; a malformed signature is not (the
+     * JCA throws SignatureException for it), which the protocol answers with false. */
+    private static boolean verifies(Signature verifier, PublicKey key, byte[] message, byte[] signature)
+            throws Exception {
+        verifier.initVerify(key);
+        verifier.update(message);
+        try {
+            return verifier.verify(signature);
+        } catch (SignatureException malformed) {
+            return false;
+        }
+    }
+
     /** Key generation through the JCA, from a fixed input where seed is not null. */
     private static KeyPair generate(String algorithm, String parameterSet, byte[] seed) throws Exception {
         KeyPairGenerator generator = KeyPairGenerator.getInstance(algorithm);
@@ -303,45 +323,53 @@ final class JdkProviders extends Implementation {
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
             noContext(context);
             need(name + " public key", publicKey, publicSize);
-            verifier.initVerify(factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey))));
-            verifier.update(message);
-            try {
-                return verifier.verify(signature);
-            } catch (SignatureException malformed) {
-                return false;
-            }
+            PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
+            return verifies(verifier, key, message, signature);
         }
     }
 
-    /** X25519 (RFC 7748) through KeyAgreement "X25519". */
-    private static final class X25519 extends Algorithm {
-        private final KeyFactory factory;
-        private final KeyAgreement agreement;
+    /** X25519 and Ed25519 keys as the protocol carries them: the 32-byte private key (RFC 7748
+     * section 5's scalar; RFC 8032 section 5.1.5's seed) and the raw 32-byte public key that
+     * ends the JDK's X.509 encoding. */
+    private abstract static class Curve25519 extends Algorithm {
+        /** What the private key is called in a message about its length. */
+        private final String privateKeyName;
 
-        X25519() throws Exception {
-            super("X25519", Kind.AGREEMENT, provider(KeyPairGenerator.getInstance("X25519")));
-            factory = KeyFactory.getInstance("X25519");
-            agreement = KeyAgreement.getInstance("X25519");
-            codePath = intrinsics("UseIntPolyIntrinsics");
+        Curve25519(String name, Kind kind, String privateKeyName) throws Exception {
+            super(name, kind, provider(KeyPairGenerator.getInstance(name)));
+            this.privateKeyName = privateKeyName;
             features.add("seeded_keygen");
             sizes.put("public_key", 32);
             sizes.put("secret_key", 32);
-            sizes.put("shared_secret", 32);
         }
 
         @Override
         public Key keygen(byte[] seed) throws Exception {
             if (seed != null) {
-                need("X25519 private key", seed, 32);
+                need(privateKeyName, seed, 32);
             }
-            KeyPair pair = generate("X25519", "X25519", seed);
+            KeyPair pair = generate(name, name, seed);
             return new Key(pair.getPrivate(), raw(pair.getPublic(), 32));
         }
 
         @Override
         public Key importSecret(byte[] secret) throws Exception {
-            need("X25519 private key", secret, 32);
+            need(privateKeyName, secret, 32);
             return keygen(secret);
+        }
+    }
+
+    /** X25519 (RFC 7748) through KeyAgreement "X25519". */
+    private static final class X25519 extends Curve25519 {
+        private final KeyFactory factory;
+        private final KeyAgreement agreement;
+
+        X25519() throws Exception {
+            super("X25519", Kind.AGREEMENT, "X25519 private key");
+            factory = KeyFactory.getInstance("X25519");
+            agreement = KeyAgreement.getInstance("X25519");
+            codePath = intrinsics("UseIntPolyIntrinsics");
+            sizes.put("shared_secret", 32);
         }
 
         @Override
@@ -362,60 +390,35 @@ final class JdkProviders extends Implementation {
     }
 
     /** Ed25519 (RFC 8032) through Signature "Ed25519": deterministic by definition. */
-    private static final class Ed25519 extends Algorithm {
+    private static final class Ed25519 extends Curve25519 {
         private final byte[] header;
         private final KeyFactory factory;
         private final Signature signer;
         private final Signature verifier;
 
         Ed25519() throws Exception {
-            super("Ed25519", Kind.SIGNATURE, provider(KeyPairGenerator.getInstance("Ed25519")));
+            super("Ed25519", Kind.SIGNATURE, "Ed25519 private key (seed)");
             header = spkiHeader(KeyPairGenerator.getInstance("Ed25519").generateKeyPair().getPublic(), 32);
             factory = KeyFactory.getInstance("Ed25519");
             signer = Signature.getInstance("Ed25519");
             verifier = Signature.getInstance("Ed25519");
             codePath = intrinsics("UseIntPolyIntrinsics", "UseSHA512Intrinsics");
-            features.add("seeded_keygen");
             signing = "deterministic";
-            sizes.put("public_key", 32);
-            sizes.put("secret_key", 32);
             sizes.put("signature", 64);
-        }
-
-        @Override
-        public Key keygen(byte[] seed) throws Exception {
-            if (seed != null) {
-                need("Ed25519 private key (seed)", seed, 32);
-            }
-            KeyPair pair = generate("Ed25519", "Ed25519", seed);
-            return new Key(pair.getPrivate(), raw(pair.getPublic(), 32));
-        }
-
-        @Override
-        public Key importSecret(byte[] secret) throws Exception {
-            need("Ed25519 private key (seed)", secret, 32);
-            return keygen(secret);
         }
 
         @Override
         public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
             noContext(context);
-            signer.initSign((PrivateKey) secret);
-            signer.update(message);
-            return signer.sign();
+            return signed(signer, (PrivateKey) secret, message);
         }
 
         @Override
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
             noContext(context);
             need("Ed25519 public key", publicKey, 32);
-            verifier.initVerify(factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey))));
-            verifier.update(message);
-            try {
-                return verifier.verify(signature);
-            } catch (SignatureException malformed) {
-                return false;
-            }
+            PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
+            return verifies(verifier, key, message, signature);
         }
     }
 
@@ -545,21 +548,13 @@ final class JdkProviders extends Implementation {
         @Override
         public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
             noContext(context);
-            signer.initSign((PrivateKey) secret);
-            signer.update(message);
-            return signer.sign();
+            return signed(signer, (PrivateKey) secret, message);
         }
 
         @Override
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
             noContext(context);
-            verifier.initVerify(decode(publicKey));
-            verifier.update(message);
-            try {
-                return verifier.verify(signature);
-            } catch (SignatureException malformed) {
-                return false;
-            }
+            return verifies(verifier, decode(publicKey), message, signature);
         }
     }
 }
