@@ -1,11 +1,6 @@
 package pqbench.stacks;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
 import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -22,75 +17,25 @@ import java.security.spec.X509EncodedKeySpec;
 import java.security.spec.XECPublicKeySpec;
 import javax.crypto.KeyAgreement;
 
+import pqbench.stacks.ReferenceRounds.Call;
+
 /**
  * A plain benchmark of the JDK's providers through the documented JCA, without the worker:
  * the reference that pqbench's fidelity benchmark pairs with the {@code java} rows.
  *
- * <p>{@code java OPTIONS -cp CLASSES pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS]}
- * prints one JSON line per round: {@code {"alg", "operation", "ops", "wall_ns",
- * "thread_cpu_ns"}}. Each round is the simplest loop: one operation per iteration,
- * System.nanoTime read after every call, a byte of each result folded into a volatile
- * field. The operation is the one the worker times (the received public key decoded by each
- * call, a Decapsulator per decapsulation, 64 rotating messages), written directly against
- * the JCA; only javax.crypto.KEM is reached through {@link KemApi}, which this class shares
- * with the worker so the sources compile for Java 17.
- *
- * <p>With ROUNDS {@code -} it runs one round each time a line arrives on stdin (the
- * line holds that round's seconds; a blank one means SECONDS) and exits when stdin closes:
- * one JVM, warmed once, serves every round of a fidelity comparison, as one worker does.
+ * <p>{@code java OPTIONS -cp CLASSES pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS|-]}
+ * times rounds as {@link ReferenceRounds} says. The operation is the one the worker times
+ * (the received public key decoded by each call, a Decapsulator per decapsulation, 64
+ * rotating messages), written directly against the JCA; only javax.crypto.KEM is reached
+ * through {@link KemApi}, which this class shares with the worker so the sources compile for
+ * Java 17.
  */
 public final class Reference {
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    static volatile int sink;
-
-    private interface Call {
-        int run() throws Exception;
-    }
-
     private Reference() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 3 || args.length > 4) {
-            System.err.println("usage: pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS|-]");
-            System.exit(2);
-        }
-        String alg = args[0];
-        String operation = args[1];
-        double seconds = Double.parseDouble(args[2]);
-        boolean served = args.length == 4 && args[3].equals("-");
-        int rounds = args.length == 4 && !served ? Integer.parseInt(args[3]) : 1;
-        Call call = call(alg, operation);
-        if (call == null) {
-            System.err.println("the JDK reference has no " + alg + " " + operation);
-            System.exit(2);
-        }
-        BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (int r = 0; served || r < rounds; r++) {
-            double asked = seconds;
-            if (served) {
-                String line = input.readLine();
-                if (line == null) {
-                    break;
-                }
-                asked = line.isBlank() ? seconds : Double.parseDouble(line.trim());
-            }
-            long budget = (long) (asked * 1e9);
-            long cpu = THREADS.getCurrentThreadCpuTime();
-            long start = System.nanoTime();
-            long ops = 0;
-            int folded = 0;
-            while (System.nanoTime() - start < budget) {
-                folded ^= call.run();
-                ops++;
-            }
-            long wall = System.nanoTime() - start;
-            long thread = THREADS.getCurrentThreadCpuTime() - cpu;
-            sink ^= folded;
-            System.out.println("{\"alg\":\"" + alg + "\",\"operation\":\"" + operation + "\",\"ops\":" + ops
-                    + ",\"wall_ns\":" + wall + ",\"thread_cpu_ns\":" + thread + "}");
-            System.out.flush();
-        }
+        ReferenceRounds.main("pqbench.stacks.Reference", "JDK", args, Reference::call);
     }
 
     private static byte[][] messages() {

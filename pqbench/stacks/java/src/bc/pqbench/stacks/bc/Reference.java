@@ -1,10 +1,5 @@
 package pqbench.stacks.bc;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 
 import org.bouncycastle.asn1.x9.X9ECParameters;
@@ -33,75 +28,27 @@ import org.bouncycastle.crypto.signers.ECDSASigner;
 import org.bouncycastle.crypto.signers.Ed25519Signer;
 import org.bouncycastle.crypto.signers.StandardDSAEncoding;
 
+import pqbench.stacks.ReferenceRounds;
+import pqbench.stacks.ReferenceRounds.Call;
+
 /**
  * A plain benchmark of BouncyCastle's lightweight API, without the worker: the reference
  * that pqbench's fidelity benchmark pairs with the {@code bouncycastle} rows.
  *
  * <p>{@code java OPTIONS -cp CLASSES:LIB/* pqbench.stacks.bc.Reference ALG OPERATION SECONDS
- * [ROUNDS]} prints one JSON line per round: {@code {"alg", "operation", "ops", "wall_ns",
- * "thread_cpu_ns"}}. Each round is the simplest loop: one operation per iteration,
- * System.nanoTime read after every call, a byte of each result folded into a volatile
- * field. The operation is the one the worker times (the received public key decoded by each
- * call, 64 rotating messages, BouncyCastle's default SecureRandom), written directly against
- * the API; only the ML-KEM and ML-DSA classes are reached through the worker's {@link Pqc}
- * shim, so the reference compiles against every release the worker does.
- *
- * <p>With ROUNDS {@code -} it runs one round each time a line arrives on stdin (the
- * line holds that round's seconds; a blank one means SECONDS) and exits when stdin closes:
- * one JVM, warmed once, serves every round of a fidelity comparison, as one worker does.
+ * [ROUNDS|-]} times rounds as {@link ReferenceRounds} says. The operation is the one the
+ * worker times (the received public key decoded by each call, 64 rotating messages,
+ * BouncyCastle's default SecureRandom), written directly against the API; only the ML-KEM
+ * and ML-DSA classes are reached through the worker's {@link Pqc} shim, so the reference
+ * compiles against every release the worker does.
  */
 public final class Reference {
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    static volatile int sink;
-
-    private interface Call {
-        int run() throws Exception;
-    }
-
     private Reference() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 3 || args.length > 4) {
-            System.err.println("usage: pqbench.stacks.bc.Reference ALG OPERATION SECONDS [ROUNDS|-]");
-            System.exit(2);
-        }
-        String alg = args[0];
-        String operation = args[1];
-        double seconds = Double.parseDouble(args[2]);
-        boolean served = args.length == 4 && args[3].equals("-");
-        int rounds = args.length == 4 && !served ? Integer.parseInt(args[3]) : 1;
-        Call call = call(alg, operation, CryptoServicesRegistrar.getSecureRandom());
-        if (call == null) {
-            System.err.println("the BouncyCastle reference has no " + alg + " " + operation);
-            System.exit(2);
-        }
-        BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (int r = 0; served || r < rounds; r++) {
-            double asked = seconds;
-            if (served) {
-                String line = input.readLine();
-                if (line == null) {
-                    break;
-                }
-                asked = line.isBlank() ? seconds : Double.parseDouble(line.trim());
-            }
-            long budget = (long) (asked * 1e9);
-            long cpu = THREADS.getCurrentThreadCpuTime();
-            long start = System.nanoTime();
-            long ops = 0;
-            int folded = 0;
-            while (System.nanoTime() - start < budget) {
-                folded ^= call.run();
-                ops++;
-            }
-            long wall = System.nanoTime() - start;
-            long thread = THREADS.getCurrentThreadCpuTime() - cpu;
-            sink ^= folded;
-            System.out.println("{\"alg\":\"" + alg + "\",\"operation\":\"" + operation + "\",\"ops\":" + ops
-                    + ",\"wall_ns\":" + wall + ",\"thread_cpu_ns\":" + thread + "}");
-            System.out.flush();
-        }
+        ReferenceRounds.main("pqbench.stacks.bc.Reference", "BouncyCastle", args,
+                (alg, operation) -> call(alg, operation, CryptoServicesRegistrar.getSecureRandom()));
     }
 
     private static byte[][] messages(SecureRandom random) {
