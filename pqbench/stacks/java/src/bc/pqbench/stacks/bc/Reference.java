@@ -1,10 +1,13 @@
 package pqbench.stacks.bc;
 
 import java.security.SecureRandom;
+import java.util.function.Supplier;
 
 import org.bouncycastle.asn1.x9.X9ECParameters;
 import org.bouncycastle.crypto.AsymmetricCipherKeyPair;
 import org.bouncycastle.crypto.AsymmetricCipherKeyPairGenerator;
+import org.bouncycastle.crypto.CipherParameters;
+import org.bouncycastle.crypto.CryptoException;
 import org.bouncycastle.crypto.CryptoServicesRegistrar;
 import org.bouncycastle.crypto.EncapsulatedSecretGenerator;
 import org.bouncycastle.crypto.Signer;
@@ -57,6 +60,61 @@ public final class Reference {
             random.nextBytes(m);
         }
         return messages;
+    }
+
+    /** Signing and verifying as the worker's rows do: one signer, 64 rotating 32-byte messages
+     * signed before the clock starts, and the signer initialised in every call with parameters
+     * made in that call (the received public key decoded each time). */
+    private static final class Rotation {
+        private final Signer signer;
+        private final Supplier<CipherParameters> signing;
+        private final Supplier<CipherParameters> verifying;
+        private final byte[][] messages;
+        private final byte[][] signatures = new byte[64][];
+        private int next;
+
+        Rotation(Signer signer, Supplier<CipherParameters> signing, Supplier<CipherParameters> verifying,
+                SecureRandom random) throws CryptoException {
+            this.signer = signer;
+            this.signing = signing;
+            this.verifying = verifying;
+            messages = messages(random);
+            for (int i = 0; i < 64; i++) {
+                signer.init(true, signing.get());
+                signer.update(messages[i], 0, 32);
+                signatures[i] = signer.generateSignature();
+            }
+        }
+
+        /** The sign or verify call; null for another operation. */
+        Call call(String operation) {
+            switch (operation) {
+                case "sign":
+                    return this::sign;
+                case "verify":
+                    return this::verify;
+                default:
+                    return null;
+            }
+        }
+
+        private int sign() throws CryptoException {
+            signer.init(true, signing.get());
+            signer.update(messages[next], 0, 32);
+            next = (next + 1) & 63;
+            return signer.generateSignature()[0];
+        }
+
+        private int verify() {
+            int i = next;
+            next = (i + 1) & 63;
+            signer.init(false, verifying.get());
+            signer.update(messages[i], 0, 32);
+            if (!signer.verifySignature(signatures[i])) {
+                throw new IllegalStateException("a signature did not verify");
+            }
+            return i;
+        }
     }
 
     private static Call call(String alg, String operation, SecureRandom random) throws Exception {
@@ -112,39 +170,12 @@ public final class Reference {
         AsymmetricCipherKeyPair pair = generator.generateKeyPair();
         AsymmetricKeyParameter key = pair.getPrivate();
         byte[] encoded = dsa.encoded(pair.getPublic());
-        Signer signer = dsa.signer();
-        byte[][] messages = messages(random);
-        byte[][] signatures = new byte[64][];
-        for (int i = 0; i < 64; i++) {
-            signer.init(true, new ParametersWithRandom(key, random));
-            signer.update(messages[i], 0, 32);
-            signatures[i] = signer.generateSignature();
+        Rotation rotation = new Rotation(dsa.signer(), () -> new ParametersWithRandom(key, random),
+                () -> dsa.publicKey(encoded), random);
+        if (operation.equals("keygen")) {
+            return () -> dsa.encoded(generator.generateKeyPair().getPublic())[0];
         }
-        int[] next = {0};
-        switch (operation) {
-            case "keygen":
-                return () -> dsa.encoded(generator.generateKeyPair().getPublic())[0];
-            case "sign":
-                return () -> {
-                    signer.init(true, new ParametersWithRandom(key, random));
-                    signer.update(messages[next[0]], 0, 32);
-                    next[0] = (next[0] + 1) & 63;
-                    return signer.generateSignature()[0];
-                };
-            case "verify":
-                return () -> {
-                    int i = next[0];
-                    next[0] = (i + 1) & 63;
-                    signer.init(false, dsa.publicKey(encoded));
-                    signer.update(messages[i], 0, 32);
-                    if (!signer.verifySignature(signatures[i])) {
-                        throw new IllegalStateException("a signature did not verify");
-                    }
-                    return i;
-                };
-            default:
-                return null;
-        }
+        return rotation.call(operation);
     }
 
     private static Call x25519(String operation, SecureRandom random) {
@@ -166,45 +197,18 @@ public final class Reference {
         }
     }
 
-    private static Call ed25519(String operation, SecureRandom random) {
+    private static Call ed25519(String operation, SecureRandom random) throws CryptoException {
         Ed25519PrivateKeyParameters key = new Ed25519PrivateKeyParameters(random);
         byte[] encoded = key.generatePublicKey().getEncoded();
-        Ed25519Signer signer = new Ed25519Signer();
-        byte[][] messages = messages(random);
-        byte[][] signatures = new byte[64][];
-        for (int i = 0; i < 64; i++) {
-            signer.init(true, key);
-            signer.update(messages[i], 0, 32);
-            signatures[i] = signer.generateSignature();
+        Rotation rotation = new Rotation(new Ed25519Signer(), () -> key,
+                () -> new Ed25519PublicKeyParameters(encoded, 0), random);
+        if (operation.equals("keygen")) {
+            return () -> new Ed25519PrivateKeyParameters(random).generatePublicKey().getEncoded()[0];
         }
-        int[] next = {0};
-        switch (operation) {
-            case "keygen":
-                return () -> new Ed25519PrivateKeyParameters(random).generatePublicKey().getEncoded()[0];
-            case "sign":
-                return () -> {
-                    signer.init(true, key);
-                    signer.update(messages[next[0]], 0, 32);
-                    next[0] = (next[0] + 1) & 63;
-                    return signer.generateSignature()[0];
-                };
-            case "verify":
-                return () -> {
-                    int i = next[0];
-                    next[0] = (i + 1) & 63;
-                    signer.init(false, new Ed25519PublicKeyParameters(encoded, 0));
-                    signer.update(messages[i], 0, 32);
-                    if (!signer.verifySignature(signatures[i])) {
-                        throw new IllegalStateException("a signature did not verify");
-                    }
-                    return i;
-                };
-            default:
-                return null;
-        }
+        return rotation.call(operation);
     }
 
-    private static Call p256(String alg, String operation, SecureRandom random) {
+    private static Call p256(String alg, String operation, SecureRandom random) throws CryptoException {
         X9ECParameters curve = CustomNamedCurves.getByName("secp256r1");
         ECDomainParameters domain = new ECDomainParameters(curve.getCurve(), curve.getG(), curve.getN(),
                 curve.getH(), curve.getSeed());
@@ -228,36 +232,10 @@ public final class Reference {
                         new ECPublicKeyParameters(domain.getCurve().decodePoint(theirs), domain)).intValue();
             };
         }
-        DSADigestSigner signer = new DSADigestSigner(new ECDSASigner(), new SHA256Digest(), StandardDSAEncoding.INSTANCE);
-        byte[][] messages = messages(random);
-        byte[][] signatures = new byte[64][];
-        for (int i = 0; i < 64; i++) {
-            signer.init(true, new ParametersWithRandom(key, random));
-            signer.update(messages[i], 0, 32);
-            signatures[i] = signer.generateSignature();
-        }
-        int[] next = {0};
-        switch (operation) {
-            case "sign":
-                return () -> {
-                    signer.init(true, new ParametersWithRandom(key, random));
-                    signer.update(messages[next[0]], 0, 32);
-                    next[0] = (next[0] + 1) & 63;
-                    return signer.generateSignature()[0];
-                };
-            case "verify":
-                return () -> {
-                    int i = next[0];
-                    next[0] = (i + 1) & 63;
-                    signer.init(false, new ECPublicKeyParameters(domain.getCurve().decodePoint(encoded), domain));
-                    signer.update(messages[i], 0, 32);
-                    if (!signer.verifySignature(signatures[i])) {
-                        throw new IllegalStateException("a signature did not verify");
-                    }
-                    return i;
-                };
-            default:
-                return null;
-        }
+        return new Rotation(
+                new DSADigestSigner(new ECDSASigner(), new SHA256Digest(), StandardDSAEncoding.INSTANCE),
+                () -> new ParametersWithRandom(key, random),
+                () -> new ECPublicKeyParameters(domain.getCurve().decodePoint(encoded), domain), random)
+                .call(operation);
     }
 }
