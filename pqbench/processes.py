@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import IO, Any, AnyStr, Generic
 
 #: How long a worker asked to quit may take before its group is stopped.
 QUIT_WAIT = 5.0
@@ -46,3 +49,50 @@ def ask_to_quit(process: subprocess.Popen[Any], message: str | bytes, *,
         process.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         stop_group(process)
+
+
+class LineReader(Generic[AnyStr]):
+    """A child's output read line by line on a daemon thread of its own, so that a wait for
+    the next message can time out. `read_line` reads one line with a bounded buffer ("" or
+    b"" at the end) and raises `error` for one it refuses; `decode` makes a message of a
+    line. Past `max_pending` lines nobody took, the child floods: that is an `error` too.
+    After an error nothing more is read."""
+
+    def __init__(self, stream: IO[AnyStr], read_line: Callable[[IO[AnyStr]], AnyStr],
+                 decode: Callable[[AnyStr], dict[str, Any]], error: type[Exception],
+                 max_pending: int | None = None) -> None:
+        self._decode: Callable[[AnyStr], dict[str, Any]] = decode
+        self._error = error
+        self._max_pending = max_pending
+        self._lines: queue.Queue[AnyStr | Exception | None] = queue.Queue()
+        #: The reading thread: it ends at the output's end or at the first error.
+        self.thread = threading.Thread(target=self._pump, args=(stream, read_line), daemon=True)
+        self.thread.start()
+
+    def next(self, timeout: float) -> dict[str, Any]:
+        """The next message. TimeoutError when no line comes within `timeout` seconds,
+        EOFError once the output has ended, `error` for a line the protocol refuses."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError from None
+        if line is None:
+            raise EOFError
+        if isinstance(line, Exception):
+            raise line
+        return self._decode(line)
+
+    def _pump(self, stream: IO[AnyStr], read_line: Callable[[IO[AnyStr]], AnyStr]) -> None:
+        try:
+            while line := read_line(stream):
+                if self._max_pending is not None and self._lines.qsize() >= self._max_pending:
+                    self._lines.put(self._error(
+                        f"it sent more than {self._max_pending} lines nobody asked for"))
+                    return
+                self._lines.put(line)
+        except self._error as exc:
+            self._lines.put(exc)
+            return
+        except (OSError, ValueError):
+            pass
+        self._lines.put(None)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import shlex
 import subprocess
-import threading
 from typing import IO, Any
 
 from pqbench import processes
@@ -79,11 +77,10 @@ class Worker:
         except OSError as exc:
             raise WorkerError(f"cannot start worker {name} ({self.command}): "
                               f"{exc.strerror or exc}") from None
-        self._lines: queue.Queue[str | protocol.ProtocolError | None] = queue.Queue(
-            maxsize=MAX_PENDING + 1)
         assert self.process.stdout is not None
-        threading.Thread(target=_pump, args=(self.process.stdout, self._lines),
-                         daemon=True).start()
+        self._lines = processes.LineReader(self.process.stdout, protocol.read_line,
+                                           protocol.decode, protocol.ProtocolError,
+                                           max_pending=MAX_PENDING)
         self.environment: dict[str, Any] = {}
         self.python = self.pqbench = None
 
@@ -133,18 +130,14 @@ class Worker:
 
     def _receive(self, what: str, timeout: float) -> dict[str, Any]:
         try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
+            return self._lines.next(timeout)
+        except TimeoutError:
             self.kill()
             raise WorkerError(f"worker {self.name} ({self.command}) did not answer {what} "
                               f"within {timeout:g} s and was stopped ({TIMEOUT_VAR} sets "
                               "the limit)") from None
-        if line is None:
-            raise self._died(what)
-        try:
-            if isinstance(line, protocol.ProtocolError):
-                raise line
-            return protocol.decode(line)
+        except EOFError:
+            raise self._died(what) from None
         except protocol.ProtocolError as exc:
             self.kill()
             raise WorkerError(f"worker {self.name} ({self.command}) does not speak the pqbench "
@@ -183,26 +176,6 @@ def _refused(reply: dict[str, Any]) -> str | None:
         return validation.worker_row_problem(reply.get("sizes"), reply.get("attributes"),
                                              reply.get("counter"), [], [])
     return None
-
-
-def _pump(stream: IO[str], lines: queue.Queue[str | protocol.ProtocolError | None]
-          ) -> None:
-    """Forward the worker's stdout line by line, each read with a bounded buffer; None
-    marks its end, a ProtocolError an over-long line or more than MAX_PENDING lines
-    nobody asked for (after either, nothing more is read)."""
-    try:
-        while line := protocol.read_line(stream):
-            if lines.qsize() >= MAX_PENDING:  # the one slot left takes the error
-                lines.put(protocol.ProtocolError(
-                    f"it sent more than {MAX_PENDING} lines nobody asked for"))
-                return
-            lines.put(line)
-    except protocol.ProtocolError as exc:
-        lines.put(exc)
-        return
-    except (OSError, ValueError):
-        pass
-    lines.put(None)
 
 
 def _close_quietly(stream: IO[str] | None) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import queue
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -32,9 +31,6 @@ REQUEST_TIMEOUT = 60.0
 ROUND_FACTOR = 3.0
 #: Lines of the worker's stderr kept for error messages.
 STDERR_LINES = 12
-
-_Line = bytes | protocol.ProtocolError | None
-
 
 class RequestRefused(Exception):
     """The worker answered `error`: it is alive, and could not do what was asked."""
@@ -62,15 +58,12 @@ class StackWorker:
         except OSError as exc:
             raise WorkerFailed(f"{name}: cannot start its worker {self.argv[0]}: "
                                f"{exc.strerror or exc}") from None
-        self._lines: queue.Queue[_Line] = queue.Queue()
         assert self.process.stdout is not None and self.process.stderr is not None
-        self._readers = [
-            threading.Thread(target=_pump, args=(self.process.stdout, self._lines),
-                             daemon=True),
-            threading.Thread(target=_keep_tail, args=(self.process.stderr, self._stderr),
-                             daemon=True)]
-        for reader in self._readers:
-            reader.start()
+        self._lines = processes.LineReader(self.process.stdout, protocol.read_line,
+                                           protocol.decode, protocol.ProtocolError)
+        self._stderr_reader = threading.Thread(
+            target=_keep_tail, args=(self.process.stderr, self._stderr), daemon=True)
+        self._stderr_reader.start()
 
     @property
     def pid(self) -> int:
@@ -121,15 +114,11 @@ class StackWorker:
 
     def _receive(self, what: str, timeout: float) -> dict[str, Any]:
         try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
+            return self._lines.next(timeout)
+        except TimeoutError:
             raise self._fail(f"it did not answer {what} within {timeout:g} s") from None
-        if line is None:
-            raise self._died(what)
-        try:
-            if isinstance(line, protocol.ProtocolError):
-                raise line
-            return protocol.decode(line)
+        except EOFError:
+            raise self._died(what) from None
         except protocol.ProtocolError as exc:
             raise self._fail(f"it does not speak the stack worker protocol: {exc}") from None
 
@@ -144,8 +133,7 @@ class StackWorker:
     def _fail(self, what: str) -> WorkerFailed:
         """Stop the worker for good and say why, with the end of what it wrote on stderr."""
         self.kill()
-        for reader in self._readers[1:]:
-            reader.join(timeout=2)
+        self._stderr_reader.join(timeout=2)
         said = " | ".join(self._stderr)
         self.failure = (f"{self.name} worker (pid {self.pid}): {what}"
                         + (f"; it wrote: {said}" if said else ""))
@@ -166,20 +154,6 @@ class StackWorker:
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.close()
-
-
-def _pump(stream: IO[bytes], lines: queue.Queue[_Line]) -> None:
-    """Forward the worker's stdout line by line; None marks its end, a ProtocolError an
-    over-long line (after which nothing more is read)."""
-    try:
-        while line := protocol.read_line(stream):
-            lines.put(line)
-    except protocol.ProtocolError as exc:
-        lines.put(exc)
-        return
-    except (OSError, ValueError):
-        pass
-    lines.put(None)
 
 
 def _keep_tail(stream: IO[bytes], tail: collections.deque[str]) -> None:
