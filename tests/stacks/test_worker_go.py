@@ -536,4 +536,4 @@ def test_the_go_reference_benchmark_runs_every_row_it_names() -> None:
     assert rows == {f"{alg}/{op}" for alg in ("ML-KEM-768", "ML-KEM-1024")
                     for op in ("keygen", "encaps", "decaps")} | {
         f"{alg}/{op}" for alg in ("X25519", "ECDH-P-256") for op in ("keygen", "derive")} | {
-        f"Ed25519/{op}" for op in ("keygen", "sign", "verify")}
+        f"Ed25519/{op}" for op in ("keygen", "sign", "verify")} | {"ML-DSA-65/keygen"}
