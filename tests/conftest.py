@@ -118,6 +118,57 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.process)
 
 
+# --- make test's workers: whole files, the longest first ----------------------------------
+#
+# `make test` runs the suite in two pytest-xdist workers. Each takes whole test files, so a
+# module's fixtures (a PostgreSQL server, a bisection measured once) are set up once; the
+# tests named in SPREAD are independent cases of one sweep, which either worker may take
+# one by one. Files are handed out longest first and the short ones last, so that neither
+# worker is left alone with a long file at the end (the 25 slowest tests, printed by every
+# `make test`, say which files belong in LONGEST).
+
+#: Test functions whose parametrized cases share nothing and may go to either worker.
+SPREAD = frozenset({"tests/hostile/test_cli.py::test_every_command_survives_hostile_values"})
+#: The longest test files, longest first (from `make test`'s slowest durations); the rest
+#: follow, the files with the most tests first.
+LONGEST = ()
+
+
+def _scope(nodeid: str) -> str:
+    path, _, name = nodeid.partition("::")
+    return nodeid if f"{path}::{name.split('[', 1)[0]}" in SPREAD else path
+
+
+def _rank(scope: str, tests: int) -> tuple[int, int]:
+    if scope in LONGEST:
+        return 0, LONGEST.index(scope)
+    return (1, 0) if "::" in scope else (2, -tests)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`--dist loadfile` (make test) as described above; any other `--dist` as xdist has it."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeFilesLongestFirst(LoadScopeScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            if not self.ordered:
+                self.ordered = True
+                units = sorted(self.workqueue.items(), key=lambda u: _rank(u[0], len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)  # type: ignore[arg-type]
+
+    return WholeFilesLongestFirst(config, log)  # type: ignore[arg-type]
+
+
 @pytest.fixture(autouse=True)
 def _wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables lay themselves out for the terminal they are printed on (COLUMNS, else the
