@@ -14,7 +14,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test check lint docs reports
+.PHONY: setup run test check lint bytecode docs reports
 
 $(STAMP): pyproject.toml setup.py $(wildcard pqbench/timing/csrc/*.[ch]) pqbench/files/_xts.c \
 		pqbench/memory/_memhook.c
@@ -56,11 +56,17 @@ docs: setup
 # in this one process. A subset: `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`,
 # `-m "not process"` (docs/contributing.md).
 JOBS ?= 2
-test: lint
+test: lint bytecode
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=25
 
+# pqbench's own modules compiled once (those out of date only), so that each of the
+# hundreds of `python -m pqbench` processes the tests start reads them rather than compiling
+# them again: with PYTHONDONTWRITEBYTECODE set (as on CI), Python would never keep them.
+bytecode: setup
+	$(BIN)/python -m compileall -q pqbench tests
+
 # The fast lane: no test that starts a process or measures (`-m "not process and not slow"`).
-check: lint
+check: lint bytecode
 	$(BIN)/python -m pytest -q -m "not process and not slow"
 
 # The example reports under reports/, measured afresh (reports/regenerate.sh says how).
