@@ -131,7 +131,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 SPREAD = frozenset({"tests/hostile/test_cli.py::test_every_command_survives_hostile_values"})
 #: The longest test files, longest first (from `make test`'s slowest durations); the rest
 #: follow, the files with the most tests first.
-LONGEST = ()
+LONGEST = tuple(f"tests/{name}.py" for name in (
+    "speed/test_mask_e2e", "bisect/test_cli", "project/test_story", "liboqs/test_provision",
+    "bisect/test_pip", "store/test_secrets", "project/test_wheel", "userland/test_userland",
+    "hostile/test_build_secrets", "report/test_report", "hostile/test_store",
+    "hostile/test_hangs", "hostile/test_secrets", "hostile/test_import",
+    "stacks/test_pipeline", "cli/test_one_run_per_build"))
 
 
 def _scope(nodeid: str) -> str:
