@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from pqbench.algorithms.base import normalize
+from pqbench.analysis.ratios import Ratio
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
@@ -59,6 +60,7 @@ def ratios(
         raise UsageError(f"run {loaded.run_id} is a {loaded.kind} run; ratios pair the rows "
                          "of a speed run or a `files hash` run")
     found = paired.run_ratios(loaded)
+    asked: list[Ratio] = []
     if relative_to is not None and loaded.kind == "files":
         raise UsageError(f"--relative-to: run {loaded.run_id} is a `files hash` run, whose "
                          "hashes are set against the first one it measured")
@@ -67,7 +69,8 @@ def ratios(
         if normalize(relative_to) not in names:
             raise UsageError(f"--relative-to {relative_to}: run {loaded.run_id} has no rows "
                              f"of it ({', '.join(sorted(set(names.values())))})")
-        found += paired.relative_to(loaded, names[normalize(relative_to)])
+        asked = paired.relative_to(loaded, names[normalize(relative_to)])
+        found += asked
     if loaded.settings.get("ab"):
         console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its rows "
                      "are paired with the other side's, not with each other (`pqbench "
@@ -83,8 +86,11 @@ def ratios(
     elif csv_output:
         print(ratio_views.csv_text([paired.as_row(r, loaded.run_id) for r in found]), end="")
     elif found:
-        shown = found if every or relative_to is not None or loaded.kind == "files" \
-            else paired.mission(found)
+        # --relative-to shows what it asked for, --all everything; either way a pairing
+        # two kinds of ratio hold alike (the mission's and --relative-to's) is one line.
+        shown = found if every or loaded.kind == "files" else \
+            asked if relative_to is not None else paired.mission(found)
+        shown = list({r.name: r for r in shown}.values())
         console.print_table(ratio_views.table(shown, f"run {loaded.run_id}: what it costs, "
                                                      "paired by cycle"))
         if len(shown) < len(found):

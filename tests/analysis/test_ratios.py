@@ -497,3 +497,25 @@ def test_an_interval_across_one_wraps_in_its_cell_and_the_table_stays_a_table(
         "5.35x slower [5.28–5.44]", "1.01x faster [1.01x slower – 1.02x faster]",
         "3.29x faster [3.24–3.30]"], text
     assert len(text.splitlines()) <= 3 + len(found) + 1, text  # one line a ratio, one wrap
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 120])
+def test_relative_to_shows_each_row_against_it_once(mission_run: str, columns: int) -> None:
+    """`ratios --relative-to rsa2048`: every line against RSA-2048, none twice (the
+    mission's ML-KEM-768 against RSA-2048 used to come again among the asked ones), a
+    table of a few lines at 80 and 120 columns, not hundreds."""
+    from tests.helpers.terminal import read_table
+
+    done = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--relative-to",
+                           "rsa2048", "--db", mission_run], capture_output=True, text=True,
+                          timeout=300, check=False, env={**os.environ, "COLUMNS": str(columns)})
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= columns
+    rows = read_table(done.stdout, "run ", key="against")  # "what" may wrap at 80
+    lines = [(row["what"], row["against"], row["per"]) for row in rows]
+    assert lines and len(set(lines)) == len(lines), lines
+    assert all(against.startswith("RSA-2048") for _, against, _ in lines), lines
+    assert {("ML-KEM-768 [liboqs]", "RSA-2048 [libcrypto]", "exchange"),
+            ("ML-DSA-65 [liboqs]", "RSA-2048 [libcrypto]", "signature")} <= set(lines)
+    assert len(done.stdout.splitlines()) < 40
