@@ -167,8 +167,11 @@ def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
     side of an `ab` session."""
     story = [bullet for s in sections for bullet in s.bullets]
     if sided:
+        # Each side's line tells of an implementation both sides measured.
+        among = set.intersection(*({(m.algorithm, m.implementation) for m in run.measurements}
+                                   for run, _, _ in sided))
         headline = [line for run, found, name in sided
-                    for line in publickey.summary(run, found, name)]
+                    for line in publickey.summary(run, found, name, among)]
     else:
         headline = publickey.summary(newest, figures)
     headline += tls.summary(tls_rows)

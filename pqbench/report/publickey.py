@@ -7,7 +7,7 @@ bullets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pqbench.analysis import ratios
 from pqbench.analysis.bindings import bundled_openssl
@@ -397,13 +397,15 @@ def _ratio_line(found: Ratio) -> str:
     return (f"- {md.text(ratio_views.line(found))}.")
 
 
-def summary(run: Run | None, figures: RunFigures | None, side: str | None = None
-            ) -> list[str]:
+def summary(run: Run | None, figures: RunFigures | None, side: str | None = None,
+            among: Collection[tuple[str, str]] | None = None) -> list[str]:
     """Bullets for the top of the report: per role the level-3 PQ scheme (native first)
     against its baseline through the same pairing as the tables below and `speed`
     (`figures.versus_baseline`), with both costs and the paired ratio, each with its
     interval; then the other headline ratios (larger keys and digests against smaller,
-    each binding). `side` names an `ab` session's side."""
+    each binding). `side` names an `ab` session's side; `among` (algorithm,
+    implementation) pairs every side measured, so that each side's line tells of the same
+    implementation where one is shared."""
     if run is None or figures is None:
         return []
     public = [m for m in run.measurements if m.block_size is None and m.unit == "op"]
@@ -414,6 +416,11 @@ def summary(run: Run | None, figures: RunFigures | None, side: str | None = None
                  if v.baseline is not None and v.baseline is not v.exchange]
         for name in preferred:
             mine = [v for v in found if v.exchange.algorithm == name]
+            shared = [v for v in mine if among is not None
+                      and (name, v.exchange.implementation) in among
+                      and (v.baseline is None or
+                           (v.baseline.algorithm, v.baseline.implementation) in among)]
+            mine = shared or mine
             if mine:
                 natives = ("liboqs", "libcrypto")
                 chosen = min(mine, key=lambda v: (v.exchange.implementation not in natives,

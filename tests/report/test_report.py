@@ -493,3 +493,33 @@ def test_a_session_report_shows_both_sides_on_charts_from_zero(tmp_path: Path) -
     expected = [m for r in runs for m in r.measurements if len(m.samples) >= 2
                 and (m.block_size is None or m.operation == "encrypt")]
     assert expected and spans == len(expected), (spans, len(expected))
+
+
+def test_each_side_of_a_session_leads_with_an_implementation_both_sides_measured() -> None:
+    """Debian 13's OpenSSL offers ML-KEM-768 where Debian 12's does not: side B's lead line
+    told of libcrypto's ML-KEM-768 and side A's of liboqs's, two stories for one question.
+    Each side's line now names the implementation both sides measured."""
+    from dataclasses import replace
+
+    from pqbench.record.rounds import LoopResult
+    from pqbench.record.results import Measurement
+    from tests.helpers.runs import make_ab_session
+
+    def row(algorithm: str, implementation: str, operation: str, rate: float) -> Measurement:
+        rounds = tuple(LoopResult(int(rate * k), round(1e9 * k), None)
+                       for k in (0.050, 0.051, 0.049, 0.052, 0.048, 0.050))
+        return Measurement(algorithm=algorithm, implementation=implementation,
+                           operation=operation, rounds=rounds, block_size=None)
+
+    both = [row("ML-KEM-768", "liboqs", op, 80_000.0) for op in ("keygen", "encaps", "decaps")]
+    both += [row("X25519", "libcrypto", op, 40_000.0) for op in ("keygen", "derive")]
+    newer = [row("ML-KEM-768", "libcrypto", op, 30_000.0)
+             for op in ("keygen", "encaps", "decaps")]
+    a, b = make_ab_session("os", seed=3)
+    a = replace(a, label="Debian 12", measurements=tuple(both))
+    b = replace(b, label="Debian 13", measurements=tuple(both + newer))
+    tokens = markdown.parse(report.build([a, b]).markdown)
+    leads = [line for line in _bullets(tokens) if line.startswith("A key exchange with")]
+    assert len(leads) == 2, _bullets(tokens)
+    assert all(line.startswith("A key exchange with ML-KEM-768 (liboqs) takes ")
+               for line in leads), leads
