@@ -350,11 +350,13 @@ def unsteady_section(sides: Sequence[tuple[str, RunFigures]]) -> Section | None:
 
 # --- the summary at the top -----------------------------------------------------------------
 
-def _lead_cost(cost: Cost) -> str:
-    """"35.7 µs [35.4–36.0]", else "35.7 µs"."""
+def _lead_cost(cost: Cost, with_level: bool = False) -> str:
+    """"35.7 µs [35.4–36.0]" (with its level after it where asked), else "35.7 µs"."""
     if cost.low is None or cost.high is None:
         return md.duration_us(cost.us)
-    return f"{md.duration_us(cost.us)} [{numbers.interval(cost.low, cost.high)}]"
+    level = (f" ({numbers.share(cost.level)} CI)" if with_level and cost.level is not None
+             else "")
+    return f"{md.duration_us(cost.us)} [{numbers.interval(cost.low, cost.high)}]{level}"
 
 
 def _summary_line(role: str, line: Versus) -> str:
@@ -378,11 +380,15 @@ def _summary_line(role: str, line: Versus) -> str:
     else:
         answer = ""
         levels.append("not paired with each other")
-    if line.cost.level is not None:
-        levels.append(f"times: {numbers.share(line.cost.level)} CI")
+    # The level of every time's interval shown: once where the two share it, else beside
+    # each ("37.5 µs [37.2–37.9] (90.6 % CI)").
+    shown = {c.level for c in (line.cost, base_cost) if c.level is not None and c.low is not None}
+    each = len(shown) > 1
+    if len(shown) == 1:
+        levels.append(f"times: {numbers.share(shown.pop())} CI")
     return (f"- {what} with {md.text(pq.algorithm)} ({md.text(pq.implementation)}) takes "
-            f"{_lead_cost(line.cost)}, {md.text(classical.algorithm)} "
-            f"({md.text(classical.implementation)}) {_lead_cost(base_cost)}{answer} "
+            f"{_lead_cost(line.cost, each)}, {md.text(classical.algorithm)} "
+            f"({md.text(classical.implementation)}) {_lead_cost(base_cost, each)}{answer} "
             f"({'; '.join(levels)}){wire}.")
 
 

@@ -4,6 +4,7 @@ linked chart exists and opens, and the text carries the figures the data holds."
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -501,8 +502,8 @@ def test_each_side_of_a_session_leads_with_an_implementation_both_sides_measured
     Each side's line now names the implementation both sides measured."""
     from dataclasses import replace
 
-    from pqbench.record.rounds import LoopResult
     from pqbench.record.results import Measurement
+    from pqbench.record.rounds import LoopResult
     from tests.helpers.runs import make_ab_session
 
     def row(algorithm: str, implementation: str, operation: str, rate: float) -> Measurement:
@@ -523,3 +524,11 @@ def test_each_side_of_a_session_leads_with_an_implementation_both_sides_measured
     assert len(leads) == 2, _bullets(tokens)
     assert all(line.startswith("A key exchange with ML-KEM-768 (liboqs) takes ")
                for line in leads), leads
+    # Every interval the line shows has its level said (the baseline's too, where the
+    # post-quantum time has none of its own).
+    for line in leads:
+        if "[" in line.partition(" on the wire")[0]:
+            intervals = re.findall(r"µs \[[\d.]+–[\d.]+\]( \([\d.]+ % CI\))?", line)
+            assert intervals, line
+            assert all(intervals) or (re.search(r"times: [\d.]+ % CI", line)
+                                      and not any(intervals)), line
