@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pqbench.algorithms.base import normalize
-from pqbench.analysis.ratios import Ratio
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
@@ -21,6 +20,9 @@ from pqbench.cli.root import app
 from pqbench.errors import UsageError
 from pqbench.presentation import console
 from pqbench.presentation import ratios as ratio_views
+
+if TYPE_CHECKING:
+    from pqbench.analysis.ratios import Ratio
 
 
 @app.command()
