@@ -149,8 +149,10 @@ def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
     figures = []
     for row in entry.rows:
         text = f"{row.operation} {formats.rate(row.rate, entry.unit)}"
+        # Beside it the same operation's rate through the implementation it is set against,
+        # not their ratio: two unpaired rates give no interval to back a ratio with.
         if row.peer is not None and row.peer_rate:
-            text += f" ({formats.ratio(row.rate / row.peer_rate)} of {row.peer})"
+            text += f" ({row.peer}: {formats.rate(row.peer_rate, entry.unit)})"
         figures.append(text)
     checked = (f"checked first ({', '.join(entry.checks)})" if entry.checks
                else "no checks recorded")
