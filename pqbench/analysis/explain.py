@@ -311,8 +311,40 @@ def binary_change(before: Any, after: Any) -> str:
     if before.get("size") != after.get("size") and before.get("size") and after.get("size"):
         parts.append(f"{before['size']} → {after['size']} bytes")
     if before.get("path") != after.get("path"):
-        parts.append(f"{before.get('path')} → {after.get('path')}")
+        parts.append(path_change(str(before.get("path")), str(after.get("path"))))
     return f"{head} ({', '.join(parts)})"
+
+
+#: A run of folders both paths share is elided ("…") from this many characters on.
+ELIDED_RUN = 16
+
+
+def path_change(before: str, after: str) -> str:
+    """Two paths with the folders they share elided where that run is long, so the part
+    that differs shows: "…/cryptography-39.0.2/…/_rust.abi3.so → …/cryptography-40.0.0/…/
+    _rust.abi3.so" (a pip build's 110-character path told whole, twice, hid it)."""
+    old, new = before.split("/"), after.split("/")
+    lead = 0
+    while lead < min(len(old), len(new)) - 1 and old[lead] == new[lead]:
+        lead += 1
+    tail = 0
+    while (tail < min(len(old), len(new)) - lead - 1
+           and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
+        tail += 1
+
+    def told(parts: list[str]) -> str:
+        shared_lead, middle = parts[:lead], parts[lead:len(parts) - tail]
+        shared_tail = parts[len(parts) - tail:]
+        text = "/".join(middle)
+        text = ("…/" if len("/".join(shared_lead)) >= ELIDED_RUN else
+                "/".join(shared_lead) + "/" if shared_lead else "") + text
+        if shared_tail:
+            folders, name = shared_tail[:-1], shared_tail[-1]
+            text += ("/…/" if len("/".join(folders)) >= ELIDED_RUN else
+                     "/" + "".join(f"{f}/" for f in folders)) + name
+        return text
+
+    return f"{told(old)} → {told(new)}"
 
 
 def _keys(values: list[Any]) -> set[str]:

@@ -148,3 +148,27 @@ def test_the_machines_load_is_never_a_difference() -> None:
              "loadavg_end": [0.2, 0.1, 0.1], "others_cpu": 0.01, "steal": 0.0}
     busy = {**quiet, "others_cpu": 0.8, "loadavg_end": [7.8, 5.0, 3.0]}
     assert explain.differences([_env(run=quiet)], [_env(run=busy)]) == []
+
+
+def test_a_binary_in_another_folder_shows_the_folders_that_differ() -> None:
+    """Two pip builds' bindings differ in one folder of a 110-character path: the long runs
+    both share are elided, the differing folder and the file name stay; short shared runs
+    and paths with nothing long in common are told whole."""
+    site = "lib/python3.11/site-packages/cryptography/hazmat/bindings/_rust.abi3.so"
+    old = f"/root/.cache/pqbench/pip/py3.11/cryptography-39.0.2/{site}"
+    new = f"/root/.cache/pqbench/pip/py3.11/cryptography-40.0.0/{site}"
+    assert explain.path_change(old, new) == ("…/cryptography-39.0.2/…/_rust.abi3.so → "
+                                     "…/cryptography-40.0.0/…/_rust.abi3.so")
+    assert explain.path_change("/usr/lib/libcrypto.so.3", "/opt/lib/libcrypto.so.3") == \
+        "/usr/lib/libcrypto.so.3 → /opt/lib/libcrypto.so.3"
+    system = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
+    assert explain.path_change(system, "/opt/ssl/libcrypto.so.3") == \
+        f"{system} → /opt/ssl/libcrypto.so.3"
+    assert explain.path_change("libcrypto.so.3", "libcrypto.so.1.1") == \
+        "libcrypto.so.3 → libcrypto.so.1.1"
+    said = explain.binary_change(
+        {"build_id": "1a" * 20, "path": old, "version": "OpenSSL 3.0.8"},
+        {"build_id": "3c" * 20, "path": new, "version": "OpenSSL 3.1.0"})
+    assert said == ("OpenSSL 3.0.8 → OpenSSL 3.1.0, another binary (build-id 1a1a1a1a1a1a… → "
+                    "3c3c3c3c3c3c…, …/cryptography-39.0.2/…/_rust.abi3.so → "
+                    "…/cryptography-40.0.0/…/_rust.abi3.so)")
