@@ -83,7 +83,8 @@ def change(row: Row) -> str:
     before its estimate ("too few runs: 1.97x faster [...]")."""
     interval = f" {numbers.bracket(row.ci_low, row.ci_high)}" if _has_interval(row) else ""
     if row.verdict == "no change":
-        return f"{numbers.no_change(row.threshold)}{interval}"
+        directed = numbers.bracket(row.ci_low, row.ci_high, directed=True)
+        return f"{numbers.no_change(row.threshold)}{f' {directed}' if interval else ''}"
     moved = f"{numbers.speed_change(row.ratio)}{interval}"
     return moved if row.changed else f"{row.verdict}: {moved}"
 

@@ -162,15 +162,17 @@ def change_beside_interval(value: float | None, low: float | None, high: float |
     return f"{moved} {bracket(low, high)}"
 
 
-def bracket(low: float | None, high: float | None) -> str:
+def bracket(low: float | None, high: float | None, *, directed: bool = False) -> str:
     """A speed ratio's interval in the words of `speed_change`, in brackets: "[2.50–2.66]"
-    (faster), "[1.41–1.43]" (slower: the factors), "[1.01x slower – 1.05x faster]"."""
+    (faster), "[1.41–1.43]" (slower: the factors), "[1.01x slower – 1.05x faster]".
+    `directed` where no "faster" or "slower" stands before it ("no change (within ±5 %)
+    [1.01–1.05x faster]"): the factors alone would not say which way they lie."""
     if not (finite(low) and finite(high)) or low is None or high is None or low <= 0:
         return "[no interval]"
     if low >= 1:
-        return f"[{number(low)}–{number(high)}]"
+        return f"[{number(low)}–{number(high)}{'x faster' if directed else ''}]"
     if high <= 1:
-        return f"[{number(1 / high)}–{number(1 / low)}]"
+        return f"[{number(1 / high)}–{number(1 / low)}{'x slower' if directed else ''}]"
     return f"[{_end(low)} – {_end(high)}]"
 
 

@@ -25,3 +25,14 @@ def test_a_time_ratio_reads_as_the_speed_ratio_it_is_the_inverse_of() -> None:
     # 1/0.288 = 3.47 the ends.
     assert numbers.time_change(0.294, 0.288, 0.297) == "3.40x faster [3.37–3.47]"
     assert numbers.time_change(1.83, 1.53, 2.59) == "1.83x slower [1.53–2.59]"
+
+
+def test_an_interval_after_no_change_says_which_way_it_lies() -> None:
+    """After "no change (within ±5 %)" no word gives the direction: an interval wholly on
+    one side says it ("[1.01–1.05x faster]", "[1.00–1.03x slower]"), where "[1.01–1.05]"
+    read the same both ways; across 1 each end says it already."""
+    assert numbers.bracket(1.01, 1.05, directed=True) == "[1.01–1.05x faster]"
+    assert numbers.bracket(0.97, 0.999, directed=True) == "[1.00–1.03x slower]"
+    assert numbers.bracket(0.97, 1.02, directed=True) == "[1.03x slower – 1.02x faster]"
+    assert numbers.bracket(1.01, 1.05) == "[1.01–1.05]"  # after "1.03x faster"
+    assert numbers.bracket(0.0, 1.05, directed=True) == "[no interval]"
