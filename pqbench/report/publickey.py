@@ -392,6 +392,11 @@ def _summary_line(role: str, line: Versus) -> str:
             f"({'; '.join(levels)}){wire}.")
 
 
+def _label(line: Versus) -> str:
+    """"ML-KEM-768 [go]": how a ratio names the exchange (signature) of a line."""
+    return f"{line.exchange.algorithm} [{line.exchange.implementation}]"
+
+
 def exchange_cost_of(ex: Exchange, line: Versus) -> Cost:
     """The baseline's cost, worked out as the line's own (same cycles, same method)."""
     from pqbench.analysis.figures import exchange_cost
@@ -420,6 +425,7 @@ def summary(run: Run | None, figures: RunFigures | None, side: str | None = None
     for role, preferred, _ in HEADLINE_PAIRS:
         found = [v for v in versus_baseline(role, exchanges(role, public), cycles)
                  if v.baseline is not None and v.baseline is not v.exchange]
+        said: set[str] = set()
         for name in preferred:
             mine = [v for v in found if v.exchange.algorithm == name]
             shared = [v for v in mine if among is not None
@@ -432,7 +438,18 @@ def summary(run: Run | None, figures: RunFigures | None, side: str | None = None
                 chosen = min(mine, key=lambda v: (v.exchange.implementation not in natives,
                                                   v.exchange.implementation))
                 lines.append(_summary_line(role, chosen))
+                said.add(_label(chosen))
                 break
+        # Each foreign implementation's own post-quantum against its own classical scheme,
+        # as `speed`'s headline has them: the same line for each.
+        for r in figures.headline:
+            if r.kind != role or r.numerator.label in said:
+                continue
+            match = next((v for v in found if _label(v) == r.numerator.label
+                          and v.baseline is not None
+                          and f"{v.baseline.algorithm} [{v.baseline.implementation}]"
+                          == r.denominator.label), None)
+            lines.append(_summary_line(role, match) if match is not None else _ratio_line(r))
     lines += [_ratio_line(r) for r in figures.headline if r.kind not in ("exchange",
                                                                           "signature")]
     if side is not None and lines:

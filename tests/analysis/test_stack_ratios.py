@@ -77,3 +77,21 @@ def test_the_report_gap_table_pairs_each_stack_row_with_its_reference() -> None:
     assert by_row[("ML-KEM-768", "encaps")].endswith("(liboqs)")
     assert abs(estimate(by_row[("X25519", "derive")]) / 2.0 - 1) < 0.03
     assert by_row[("X25519", "derive")].endswith("(libcrypto)")
+
+
+def test_the_report_lead_has_a_line_for_each_stack_in_speeds_words() -> None:
+    """The report's lead: ML-KEM-768 against X25519 through liboqs and libcrypto, then
+    through go (its own against its own), each with both times and the paired answer in
+    the words `speed` uses, as `speed`'s headline has them."""
+    from pqbench.analysis.figures import run_figures
+
+    run = _run()
+    lead = publickey.summary(run, run_figures(run))
+    exchanges = [line for line in lead if line.startswith("- A key exchange with")]
+    assert [line.split(" takes ")[0] for line in exchanges] == [
+        "- A key exchange with ML-KEM-768 (liboqs)", "- A key exchange with ML-KEM-768 (go)"]
+    go = exchanges[1]
+    assert "X25519 (go)" in go and " per exchange (paired over 12 cycles" in go, go
+    expected = _exchange_cost("ML-KEM-768", 4.0) / _exchange_cost("X25519", 2.0)
+    words = "faster" if expected < 1 else "slower"
+    assert f"x {words} [" in go, go
