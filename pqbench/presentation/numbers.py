@@ -166,19 +166,35 @@ def bracket(low: float | None, high: float | None, *, directed: bool = False) ->
     """A speed ratio's interval in the words of `speed_change`, in brackets: "[2.50–2.66]"
     (faster), "[1.41–1.43]" (slower: the factors), "[1.01x slower – 1.05x faster]".
     `directed` where no "faster" or "slower" stands before it ("no change (within ±5 %)
-    [1.01–1.05x faster]"): the factors alone would not say which way they lie."""
+    [1.01–1.05x faster]"): the factors alone would not say which way they lie. An end
+    beyond `FACTOR_SHOWN` reads "over 1,000" (a t interval on one degree of freedom can
+    reach 10^30, which as digits tells nothing more)."""
     if not (finite(low) and finite(high)) or low is None or high is None or low <= 0:
         return "[no interval]"
     if low >= 1:
-        return f"[{number(low)}–{number(high)}{'x faster' if directed else ''}]"
+        return f"[{_span(low, high)}{'x faster' if directed else ''}]"
     if high <= 1:
-        return f"[{number(1 / high)}–{number(1 / low)}{'x slower' if directed else ''}]"
+        return f"[{_span(1 / high, 1 / low)}{'x slower' if directed else ''}]"
     return f"[{_end(low)} – {_end(high)}]"
+
+
+#: The largest factor an interval's end is told in digits.
+FACTOR_SHOWN = 1000.0
+
+
+def _factor(value: float) -> str:
+    return number(value) if value <= FACTOR_SHOWN else f"over {number(FACTOR_SHOWN)}"
+
+
+def _span(low: float, high: float) -> str:
+    """Two factors of one side: "2.50–2.66", "2.50 – over 1,000"."""
+    dash = "–" if high <= FACTOR_SHOWN else " – "
+    return f"{_factor(low)}{dash}{_factor(high)}"
 
 
 def _end(value: float) -> str:
     """An end of an interval that straddles 1: "1.01x slower", "1.05x faster", "1.00x"."""
-    factor = number(value if value >= 1 else 1 / value)
+    factor = _factor(value if value >= 1 else 1 / value)
     return f"{factor}x" if factor == "1.00" else \
         f"{factor}x {'faster' if value > 1 else 'slower'}"
 

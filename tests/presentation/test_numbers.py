@@ -36,3 +36,13 @@ def test_an_interval_after_no_change_says_which_way_it_lies() -> None:
     assert numbers.bracket(0.97, 1.02, directed=True) == "[1.03x slower – 1.02x faster]"
     assert numbers.bracket(1.01, 1.05) == "[1.01–1.05]"  # after "1.03x faster"
     assert numbers.bracket(0.0, 1.05, directed=True) == "[no interval]"
+
+
+def test_an_end_beyond_a_thousandfold_is_said_in_words() -> None:
+    """One run against one on a row whose runs spread threefold, judged on one degree of
+    freedom, has an interval out to 10^30: its ends read "over 1,000", never 31 digits."""
+    assert numbers.change_beside_interval(1.2, 3.4e-31, 2.9e30) == \
+        "1.20x faster [over 1,000x slower – over 1,000x faster]"
+    assert numbers.bracket(2.5, 4e9) == "[2.50 – over 1,000]"
+    assert numbers.bracket(1e-12, 0.5, directed=True) == "[2.00 – over 1,000x slower]"
+    assert numbers.bracket(2.5, 999.0) == "[2.50–999]"
