@@ -60,6 +60,10 @@ PRIOR = 0.10
 PRIOR_DF = 4
 #: The most degrees of freedom a row borrows from its family or kind.
 BORROWED_DF = 10
+#: A spread that rests on nothing but the row's own runs needs this many degrees of freedom:
+#: from two runs (one) the interval's t factor is 63.7 at 99 %, which drew intervals out to
+#: 10^30 from the very two runs compared.
+OWN_ONLY_DF = 3
 #: How much more run-to-run variance than worker-pair variance a machine like this shows
 #: (the median over 28 rows of the quick suite; the rows ranged from 0.7 to 21).
 SESSION_INFLATION = 6.5
@@ -262,7 +266,7 @@ class NoiseModel:
                           own.runs, own.groups, sessions, calibration=own.calibration)
         said, found = self._borrowed(key)
         if found is None and not prior:
-            if own.freedom == 0:
+            if own.freedom < OWN_ONLY_DF:
                 return None
             return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
                           own.runs, own.groups, sessions, calibration=own.calibration)

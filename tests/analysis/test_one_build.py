@@ -183,4 +183,9 @@ def test_rows_timed_in_wall_time_never_rest_on_the_cpu_prior(timing: str) -> Non
     assert spread is not None and (spread.source, spread.freedom) == ("row", 3)
     assert spread.borrowed is None and "default prior" not in spread.describe()
     assert NoiseModel().spread_for(SHA, wall_time=True) is None
+    # Two runs alone (one degree of freedom, a t factor of 63.7) back no interval.
+    few = NoiseModel()
+    few.add_runs(SHA, [0.0, 0.3])
+    assert few.spread_for(SHA, wall_time=True) is None
+    assert few.spread_for(SHA, wall_time=False) is not None  # moderated by the prior
     assert NoiseModel().spread_for(SHA, wall_time=False) == NoiseModel().spread(SHA)
