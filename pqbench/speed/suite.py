@@ -255,7 +255,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, recorder: SuiteRecor
     pool: multi.Pool | None = None
     # Pinned before the warm-ups, so they warm the CPU the rounds run on.
     pinned = multi.pin(settings.cpus[0]) if settings.cpus and settings.processes == 1 \
-        else False
+        else None
     try:
         for task in tasks:
             if progress:
@@ -290,6 +290,7 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, recorder: SuiteRecor
                                                    row.task.implementation.name, "error",
                                                    str(exc), row.task.operation))
     finally:
+        multi.unpin(pinned)
         per_worker = pool.per_worker() if pool else None
         if pool:
             pool.close()
@@ -299,7 +300,8 @@ def execute(tasks: Sequence[Task], settings: SpeedSettings, recorder: SuiteRecor
                     row.task, row.prepared, row.rounds, base,
                     _multi_attributes(settings, per_worker[index]) if per_worker
                     else {**row.attributes,
-                          **({"cpu": settings.cpus[0]} if settings.cpus and pinned else {})}))
+                          **({"cpu": settings.cpus[0]} if settings.cpus and pinned is not None
+                             else {})}))
 
 
 def _preparer(task: Task) -> Callable[[], TimedOperation]:

@@ -64,13 +64,23 @@ def _allowed_cpus() -> set[int] | None:
     return set(getter(0)) if getter else None
 
 
-def pin(cpu: int | None) -> bool:
-    """Pin this process to one CPU where the OS allows; False where it does not."""
+def pin(cpu: int | None) -> set[int] | None:
+    """Pin this process to one CPU where the OS allows: the CPUs it was allowed before,
+    for `unpin`; None where it cannot be pinned."""
     setter = getattr(os, "sched_setaffinity", None)
-    if cpu is None or setter is None:
-        return False
+    before = _allowed_cpus()
+    if cpu is None or setter is None or before is None:
+        return None
     setter(0, {cpu})
-    return True
+    return before
+
+
+def unpin(before: set[int] | None) -> None:
+    """Give this process back the CPUs `pin` found (a caller that measured in-process,
+    a library user or a test, goes on on every CPU it had, and so do its children)."""
+    setter = getattr(os, "sched_setaffinity", None)
+    if before and setter is not None:
+        setter(0, before)
 
 
 class Pool:
