@@ -294,5 +294,6 @@ def test_bisect_prints_the_series_as_git_bisect_log_does(tmp_path: Path, columns
     for row in levels:
         level, low, high = _level_interval(row["level [95 % CI]"])
         assert low <= level <= high, row
+    assert "against the build before it [CI]" in levels[0], (levels, done.stdout)
     assert levels[0]["against the build before it [CI]"] == ""
     assert levels[1]["against the build before it [CI]"] == steps[1]["change [CI]"]

@@ -133,8 +133,12 @@ def test_compare_and_report_lead_with_the_news(session, tmp_path: Path) -> None:
             "not offered: ML-KEM-768 needs OpenSSL \\>= 3.5")
         headings = [t.content for t in tokens if t.type == "inline"
                     and t.content.startswith("**")]
-        assert headings[1:4] == ["**What changed** from host to trixie:", "**builds**",
-                                 "**appeared on trixie**"]
+        # Each side's lead first (a session's report leads each side with its figures),
+        # then what changed: the builds, then what appeared.
+        changed = headings.index("**What changed** from host to trixie:")
+        assert headings[1:changed] == ["**A: host**:", "**B: trixie**:"], headings
+        assert headings[changed:changed + 3] == ["**What changed** from host to trixie:",
+                                                 "**builds**", "**appeared on trixie**"]
         # Not measured holds the host's reasons, marked as the host's.
         rows = _table_rows(tokens)
         assert ["ML-KEM-768", "libcrypto", "encaps", "not offered: ML-KEM-768 needs OpenSSL "
