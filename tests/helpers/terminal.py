@@ -81,8 +81,10 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
     # The header is the line above the rule, and the line above it where a title wrapped
     # there (it starts blank: a first column's title rarely wraps, a table's title does
     # not start with blanks).
+    # A title that wraps may be drawn on the line below instead (that line then starts
+    # blank): either way every line of the header is taken, up to the table's title.
     top = rule - 1
-    if top - 1 > start and lines[top - 1].startswith(" "):
+    while top - 1 > start and (lines[top].startswith(" ") or lines[top - 1].startswith(" ")):
         top -= 1
     header_lines = lines[top:rule]
     columns = len(_separators(header_lines)) + 1
