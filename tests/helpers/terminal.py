@@ -84,8 +84,10 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
     # A title that wraps may be drawn on the line below instead (that line then starts
     # blank): either way every line of the header is taken, up to the table's title.
     top = rule - 1
-    while top - 1 > start and (lines[top].startswith(" ") or lines[top - 1].startswith(" ")):
+    while top - 1 > start and lines[top - 1].startswith(" "):  # titles wrapped upwards
         top -= 1
+    if top == rule - 1 and top - 1 > start and lines[top].startswith(" "):
+        top -= 1  # a title wrapped downwards: the header's first line is the one above
     header_lines = lines[top:rule]
     columns = len(_separators(header_lines)) + 1
     body: list[str] = []
