@@ -41,6 +41,7 @@ signed-rank interval. The target: within 5 % of 1. A benchmark script, not a tes
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -240,14 +241,27 @@ def one_process_pairs(impl: StackImplementation, alg: Algorithm, operation: str,
     ours: list[float] = []
     theirs: list[float] = []
     for _ in range(pairs):
-        for side in rng.sample(("worker", "reference"), 2):
-            if side == "worker":
-                result = prepared.run(seconds)
-                assert result.process_cpu_ns is not None
-                ours.append(result.ops * 1e9 / max(result.process_cpu_ns, 1))
-            else:
-                theirs.append(reference(alg.name, operation, seconds))
+        one_pair(functools.partial(_rate, prepared, seconds, "process_cpu_ns"),
+                 functools.partial(reference, alg.name, operation, seconds), rng, ours, theirs)
     return ours, theirs
+
+
+def _rate(prepared: TimedOperation, seconds: float, clock: str) -> float:
+    """One worker round's operations per second of the named CPU clock."""
+    result = prepared.run(seconds)
+    ns = getattr(result, clock)
+    assert ns is not None
+    return float(result.ops * 1e9 / max(ns, 1))
+
+
+def one_pair(worker: Callable[[], float], reference: Callable[[], float],
+             rng: random.Random, ours: list[float], theirs: list[float]) -> None:
+    """One round of each side, in random order."""
+    for side in rng.sample(("worker", "reference"), 2):
+        if side == "worker":
+            ours.append(worker())
+        else:
+            theirs.append(reference())
 
 
 def fresh_jvm_pairs(impl: StackImplementation, alg: Algorithm, operation: str,
@@ -270,13 +284,8 @@ def fresh_jvm_pairs(impl: StackImplementation, alg: Algorithm, operation: str,
         suite.warm_up(prepared, settings)
         reference = JvmReference(built, settings)
         reference(alg.name, operation, seconds)  # starts and warms it
-        for side in rng.sample(("worker", "reference"), 2):
-            if side == "worker":
-                result = prepared.run(seconds)
-                assert result.cpu_ns is not None
-                ours.append(result.ops * 1e9 / max(result.cpu_ns, 1))
-            else:
-                theirs.append(reference(alg.name, operation, seconds))
+        one_pair(functools.partial(_rate, prepared, seconds, "cpu_ns"),
+                 functools.partial(reference, alg.name, operation, seconds), rng, ours, theirs)
         reference.close()
     return ours, theirs
 
