@@ -14,11 +14,11 @@ from tests.helpers import invoke
 
 
 @pytest.mark.process
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
-                    reason="pinning to one CPU changes nothing on a process allowed one")
 def test_speed_on_one_cpu_gives_the_process_its_cpus_back(tmp_path) -> None:
     before = os.sched_getaffinity(0)
-    cpu = min(before)
+    # On a process allowed one CPU, pinning changes nothing and this holds trivially; the
+    # suite's machines have two, where the pin narrows the set and must be undone.
+    cpu = max(before)
     done = invoke("speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds",
                   "0.01", "--rounds", "2", "--cpu", str(cpu), "--json",
                   "--db", str(tmp_path / "p.db"))
