@@ -25,6 +25,11 @@ SIGINT_EXIT = 128 + signal.SIGINT  # 130
 SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _terminated = threading.Event()
+# Set by the first signal any `first_only` block takes; blocks nest (the command's own
+# around the one `handles_errors` opens), and an outer block must not hand the signals
+# back to their handlers when an inner one was interrupted.
+_interrupted = threading.Event()
+_open_blocks = [0]
 
 
 class Terminated(KeyboardInterrupt):
@@ -110,18 +115,20 @@ def first_only() -> Iterator[None]:
     or one held and delivered right after it, would cut the clean-up or the storing
     short (a corpus of hundreds of MB left behind, or the run lost). Here every signal
     after the first is ignored for the whole block, and after it: what follows the block
-    is the report of the interruption. The first one's kind sets the exit status."""
+    is the report of the interruption. The first one's kind sets the exit status.
+    Blocks nest: once any of them was interrupted, none hands the signals back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    fired: list[int] = []
+    if not _open_blocks[0]:
+        _interrupted.clear()  # a new command (tests run several in one process)
 
     def handler(signum: int, _frame: object) -> None:
         if signum == signal.SIGTERM:
             _terminated.set()
-        if fired:
+        if _interrupted.is_set():
             return
-        fired.append(signum)
+        _interrupted.set()
         # Ignored from here on, by the kernel: a Python handler would be reset to the
         # default action at interpreter exit, where a late signal would still kill the
         # process (-2) after the run was stored and the interruption reported.
@@ -132,12 +139,14 @@ def first_only() -> Iterator[None]:
     previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     for signum in _SIGNALS:
         signal.signal(signum, handler)
+    _open_blocks[0] += 1
     try:
         yield
     finally:
+        _open_blocks[0] -= 1
         # Once interrupted, the command only reports and exits: later signals stay
         # ignored to the end, so none cuts the report short or ends the process by the
         # signal (exit -2) instead of with 130 or 143.
-        if not fired:
+        if not _interrupted.is_set():
             for signum, action in previous.items():
                 signal.signal(signum, action)

@@ -74,3 +74,50 @@ def test_other_exceptions_in_finalizers_are_still_reported() -> None:
     done = _run(source)
     assert done.stdout.strip() == "ran on"
     assert "Exception ignored" in done.stderr and "ValueError: in a finalizer" in done.stderr
+
+
+NESTED = """
+import os, signal, sys, time
+from pqbench import interrupts
+
+with interrupts.first_only():  # the block `handles_errors` opens around every command
+    try:
+        with interrupts.first_only():  # the command's own (`files corpus`)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+            print("ran on")
+    except KeyboardInterrupt:
+        print("interrupted")
+os.kill(os.getpid(), signal.SIGINT)  # pressed again while the command reports
+time.sleep(0.2)
+print("reported", signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+sys.exit(130)
+"""
+
+
+def test_a_second_ctrl_c_after_nested_blocks_is_ignored_to_the_exit() -> None:
+    """The inner block takes the first Ctrl-C; the outer one, not interrupted itself, must
+    not hand SIGINT back to Python's handler, or a Ctrl-C pressed while the command reports
+    ends it by the signal (-2) or with a traceback instead of with 130 (seen in CI)."""
+    done = _run(NESTED)
+    assert done.returncode == 130, done.stderr
+    assert done.stdout.split() == ["interrupted", "reported", "True"], done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_new_outermost_block_is_interruptible_again() -> None:
+    """Several commands in one process (as tests run them): the first one's interruption
+    does not make the next command's Ctrl-C absorbed."""
+    source = ("import os, signal\nfrom pqbench import interrupts\n"
+              "for n in range(2):\n"
+              "    try:\n"
+              "        with interrupts.first_only():\n"
+              "            os.kill(os.getpid(), signal.SIGINT)\n"
+              "            import time; time.sleep(5)\n"
+              "            print('ran on')\n"
+              "    except KeyboardInterrupt:\n"
+              "        print('interrupted', n)\n"
+              "    signal.signal(signal.SIGINT, signal.default_int_handler)\n")
+    done = _run(source)
+    assert done.stdout.splitlines() == ["interrupted 0", "interrupted 1"], done.stdout
+    assert done.returncode == 0, done.stderr
