@@ -31,7 +31,7 @@ use aws_lc_rs::signature::{
 };
 use pqbench_stack_common::{
     ek_inside_dk, key_attributes, locked_version, random_messages, row_sizes, serve, timed, Alg,
-    Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op, Prepared, MESSAGES,
+    Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op, Prepared, Signed, MESSAGES,
 };
 use serde_json::{json, Value};
 
@@ -99,15 +99,13 @@ fn exact_len(what: &str, bytes: &[u8], expected: usize) -> Answer<()> {
     }
 }
 
-fn no_context(alg: Alg, context: &[u8]) -> Answer<()> {
-    if context.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::not_offered(format!(
+fn no_context(alg: Alg, signed: &Signed) -> Answer<()> {
+    signed.without_context(|| {
+        format!(
             "{CRATE}'s {} API takes no context string (empty context only)",
             alg.name()
-        )))
-    }
+        )
+    })
 }
 
 /// Whether this aws-lc-rs imports an expanded ML-KEM key (`DecapsulationKey::new`, 1.16.0).
@@ -553,31 +551,17 @@ impl Library for AwsLc {
         Ok(shared.as_ref().to_vec())
     }
 
-    fn sign(
-        &self,
-        alg: Alg,
-        key: &Key,
-        message: &[u8],
-        context: &[u8],
-        _det: bool,
-    ) -> Answer<Vec<u8>> {
-        no_context(alg, context)?;
-        self.signature(alg, key, message)
+    fn sign(&self, alg: Alg, key: &Key, signed: &Signed, _det: bool) -> Answer<Vec<u8>> {
+        no_context(alg, signed)?;
+        self.signature(alg, key, &signed.message)
     }
 
-    fn verify(
-        &self,
-        alg: Alg,
-        public: &[u8],
-        message: &[u8],
-        context: &[u8],
-        signature: &[u8],
-    ) -> Answer<bool> {
-        no_context(alg, context)?;
+    fn verify(&self, alg: Alg, public: &[u8], signed: &Signed, signature: &[u8]) -> Answer<bool> {
+        no_context(alg, signed)?;
         exact_len("public", public, public_len(alg))?;
         let parsed = ParsedPublicKey::new(verification_algorithm(alg), public)
             .map_err(|e| failed(&format!("public key rejected: {e}")))?;
-        Ok(parsed.verify_sig(message, signature).is_ok())
+        Ok(parsed.verify_sig(&signed.message, signature).is_ok())
     }
 
     fn derive(&self, alg: Alg, key: &Key, peer: &[u8]) -> Answer<Vec<u8>> {

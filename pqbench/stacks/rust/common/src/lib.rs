@@ -328,6 +328,25 @@ pub fn random_messages(count: usize) -> Vec<[u8; MESSAGE_LEN]> {
     messages
 }
 
+/// What a signature covers: the message and the context string ctx of FIPS 204 (section 5.2,
+/// ML-DSA.Sign(sk, M, ctx)), empty unless the request gives one.
+pub struct Signed {
+    pub message: Vec<u8>,
+    pub context: Vec<u8>,
+}
+
+impl Signed {
+    /// Refuses a context string, as not offered and saying `why`, where the API signs the
+    /// message alone (RFC 8032 pure Ed25519, or an ML-DSA API without ctx).
+    pub fn without_context(&self, why: impl FnOnce() -> String) -> Answer<()> {
+        if self.context.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::not_offered(why()))
+        }
+    }
+}
+
 /// One library behind the protocol. The server has already checked that `alg` and the
 /// operation are offered and that every optional input is allowed by the offer's features;
 /// every other check (lengths, encodings, context support) is the library's.
@@ -345,19 +364,11 @@ pub trait Library {
         &self,
         alg: Alg,
         key: &Self::Key,
-        message: &[u8],
-        context: &[u8],
+        signed: &Signed,
         deterministic: bool,
     ) -> Answer<Vec<u8>>;
     /// A wrong or malformed signature is `Ok(false)`, never a failure.
-    fn verify(
-        &self,
-        alg: Alg,
-        public: &[u8],
-        message: &[u8],
-        context: &[u8],
-        signature: &[u8],
-    ) -> Answer<bool>;
+    fn verify(&self, alg: Alg, public: &[u8], signed: &Signed, signature: &[u8]) -> Answer<bool>;
     fn derive(&self, alg: Alg, key: &Self::Key, peer: &[u8]) -> Answer<Vec<u8>>;
     fn prepare(&self, alg: Alg, op: Op) -> Answer<Prepared>;
 }

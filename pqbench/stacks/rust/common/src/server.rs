@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::hex::{decode_hex, encode_hex};
 use crate::{
-    Alg, Answer, Failure, Feature, Hello, Library, NewKey, Op, Prepared, PROTOCOL_VERSION,
+    Alg, Answer, Failure, Feature, Hello, Library, NewKey, Op, Prepared, Signed, PROTOCOL_VERSION,
 };
 
 /// No line in either direction is longer than this (the protocol's limit).
@@ -172,6 +172,14 @@ fn optional_bytes(request: &Map<String, Value>, name: &str) -> Answer<Option<Vec
         None | Some(Value::Null) => Ok(None),
         Some(_) => bytes_field(request, name).map(Some),
     }
+}
+
+/// What sign and verify read alike: the message, and the context string (empty if not given).
+fn signed_fields(request: &Map<String, Value>) -> Answer<Signed> {
+    Ok(Signed {
+        message: bytes_field(request, "message")?,
+        context: optional_bytes(request, "context")?.unwrap_or_default(),
+    })
 }
 
 fn optional_bool(request: &Map<String, Value>, name: &str) -> Answer<bool> {
@@ -356,29 +364,23 @@ impl<L: Library> Server<L> {
 
     fn sign(&mut self, request: &Map<String, Value>) -> Answer<Value> {
         let alg = self.offered(request, Some(Op::Sign))?;
-        let message = bytes_field(request, "message")?;
-        let context = optional_bytes(request, "context")?.unwrap_or_default();
+        let signed = signed_fields(request)?;
         let deterministic = optional_bool(request, "deterministic")?;
         // Ed25519 (RFC 8032) is deterministic by construction: nothing to ask of the API.
         if deterministic && alg != Alg::Ed25519 {
             self.require(alg, Feature::DeterministicSign, "deterministic signing")?;
         }
         let key = self.key(request, alg)?;
-        let signature = self
-            .library
-            .sign(alg, key, &message, &context, deterministic)?;
+        let signature = self.library.sign(alg, key, &signed, deterministic)?;
         Ok(json!({"type": "signed", "signature": encode_hex(&signature)}))
     }
 
     fn verify(&mut self, request: &Map<String, Value>) -> Answer<Value> {
         let alg = self.offered(request, Some(Op::Verify))?;
         let public = bytes_field(request, "public")?;
-        let message = bytes_field(request, "message")?;
-        let context = optional_bytes(request, "context")?.unwrap_or_default();
+        let signed = signed_fields(request)?;
         let signature = bytes_field(request, "signature")?;
-        let valid = self
-            .library
-            .verify(alg, &public, &message, &context, &signature)?;
+        let valid = self.library.verify(alg, &public, &signed, &signature)?;
         Ok(json!({"type": "verified", "valid": valid}))
     }
 

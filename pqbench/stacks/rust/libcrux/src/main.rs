@@ -14,7 +14,7 @@
 use pqbench_stack_common::{
     ek_inside_dk, fill_random, key_attributes, locked_version, random_array, random_messages,
     row_sizes, serve, timed, Alg, Answer, Failure, Feature, Hello, Library, NewKey, Offer, Op,
-    Prepared, Timed, MESSAGES,
+    Prepared, Signed, Timed, MESSAGES,
 };
 use serde_json::{json, Value};
 
@@ -40,6 +40,12 @@ fn exact<const N: usize>(what: &str, bytes: &[u8]) -> Answer<[u8; N]> {
     bytes
         .try_into()
         .map_err(|_| Failure::error(format!("{what} is {} bytes, expected {N}", bytes.len())))
+}
+
+/// Why a context string is refused for Ed25519, whose RFC 8032 pure variant signs the message
+/// alone.
+fn ed25519_pure() -> String {
+    "Ed25519 (RFC 8032 pure) takes no context".to_string()
 }
 
 fn context_len(context: &[u8]) -> Answer<()> {
@@ -518,14 +524,8 @@ impl Library for Libcrux {
         }
     }
 
-    fn sign(
-        &self,
-        alg: Alg,
-        key: &Key,
-        message: &[u8],
-        context: &[u8],
-        deterministic: bool,
-    ) -> Answer<Vec<u8>> {
+    fn sign(&self, alg: Alg, key: &Key, signed: &Signed, deterministic: bool) -> Answer<Vec<u8>> {
+        let Signed { message, context } = signed;
         match key {
             Key::MlDsa(secret) => {
                 context_len(context)?;
@@ -542,11 +542,7 @@ impl Library for Libcrux {
                 }
             }
             Key::Ed25519(secret) => {
-                if !context.is_empty() {
-                    return Err(Failure::not_offered(
-                        "Ed25519 (RFC 8032 pure) takes no context",
-                    ));
-                }
+                signed.without_context(ed25519_pure)?;
                 libcrux_ed25519::sign(message, secret)
                     .map(|signature| signature.to_vec())
                     .map_err(|e| failed(&format!("Ed25519 signing failed: {e:?}")))
@@ -555,21 +551,11 @@ impl Library for Libcrux {
         }
     }
 
-    fn verify(
-        &self,
-        alg: Alg,
-        public: &[u8],
-        message: &[u8],
-        context: &[u8],
-        signature: &[u8],
-    ) -> Answer<bool> {
+    fn verify(&self, alg: Alg, public: &[u8], signed: &Signed, signature: &[u8]) -> Answer<bool> {
+        let Signed { message, context } = signed;
         match alg {
             Alg::Ed25519 => {
-                if !context.is_empty() {
-                    return Err(Failure::not_offered(
-                        "Ed25519 (RFC 8032 pure) takes no context",
-                    ));
-                }
+                signed.without_context(ed25519_pure)?;
                 let public: [u8; 32] = exact("public", public)?;
                 let Ok(signature) = <[u8; 64]>::try_from(signature) else {
                     return Ok(false);
