@@ -51,10 +51,14 @@ final class JdkProviders extends Implementation {
         for (String name : new String[] {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"}) {
             offer(name, () -> new MlDsa(name));
         }
-        offer("X25519", X25519::new);
-        offer("ECDH-P-256", EcdhP256::new);
-        offer("Ed25519", Ed25519::new);
-        offer("ECDSA-P-256", EcdsaP256::new);
+        offer("X25519", () -> new Agreement(new X25519Keys(), "X25519", "UseIntPolyIntrinsics"));
+        offer("ECDH-P-256", () -> new Agreement(new P256Keys("ECDH-P-256"), "ECDH", "UseIntPolyIntrinsics"));
+        // Ed25519 is deterministic by definition; the JDK's ECDSA draws a random nonce (no
+        // RFC 6979 mode) and signs in DER, at most 72 bytes.
+        offer("Ed25519", () -> new ClassicalSignature(new Ed25519Keys(), "Ed25519", "deterministic", 64,
+                "UseIntPolyIntrinsics", "UseSHA512Intrinsics"));
+        offer("ECDSA-P-256", () -> new ClassicalSignature(new P256Keys("ECDSA-P-256"), "SHA256withECDSA",
+                "randomized", 72, "UseIntPolyIntrinsics", "UseSHA256Intrinsics"));
         libraries.put("jvm options", JvmRuntime.options());
     }
 
@@ -328,126 +332,117 @@ final class JdkProviders extends Implementation {
         }
     }
 
+    /** How a classical algorithm's keys cross the protocol, raw, and become the JDK's: what
+     * its agreement or signature is built on. The secret is 32 bytes for all of them. */
+    private abstract static class RawKeys {
+        /** The algorithm's name, as messages about its keys say it. */
+        final String name;
+        /** The provider that makes the keys: the algorithm's library. */
+        final String library;
+        final int publicSize;
+
+        RawKeys(String name, String library, int publicSize) {
+            this.name = name;
+            this.library = library;
+            this.publicSize = publicSize;
+        }
+
+        /** A key pair, from the 32-byte private key or scalar where seed is not null. */
+        abstract Algorithm.Key keygen(byte[] seed) throws Exception;
+
+        abstract Algorithm.Key importSecret(byte[] secret) throws Exception;
+
+        /** A raw public key (a peer's or a signer's), decoded inside the timed operation that
+         * takes it, as a handshake decodes a key share. */
+        abstract PublicKey publicKey(byte[] raw) throws Exception;
+    }
+
     /** X25519 and Ed25519 keys as the protocol carries them: the 32-byte private key (RFC 7748
      * section 5's scalar; RFC 8032 section 5.1.5's seed) and the raw 32-byte public key that
      * ends the JDK's X.509 encoding. */
-    private abstract static class Curve25519 extends Algorithm {
+    private abstract static class Curve25519Keys extends RawKeys {
         /** What the private key is called in a message about its length. */
         private final String privateKeyName;
+        final KeyFactory factory;
 
-        Curve25519(String name, Kind kind, String privateKeyName) throws Exception {
-            super(name, kind, provider(KeyPairGenerator.getInstance(name)));
+        Curve25519Keys(String name, String privateKeyName) throws Exception {
+            super(name, provider(KeyPairGenerator.getInstance(name)), 32);
             this.privateKeyName = privateKeyName;
-            features.add("seeded_keygen");
-            sizes.put("public_key", 32);
-            sizes.put("secret_key", 32);
+            factory = KeyFactory.getInstance(name);
         }
 
         @Override
-        public Key keygen(byte[] seed) throws Exception {
+        Algorithm.Key keygen(byte[] seed) throws Exception {
             if (seed != null) {
-                need(privateKeyName, seed, 32);
+                Algorithm.need(privateKeyName, seed, 32);
             }
             KeyPair pair = generate(name, name, seed);
-            return new Key(pair.getPrivate(), raw(pair.getPublic(), 32));
+            return new Algorithm.Key(pair.getPrivate(), raw(pair.getPublic(), 32));
         }
 
         @Override
-        public Key importSecret(byte[] secret) throws Exception {
-            need(privateKeyName, secret, 32);
+        Algorithm.Key importSecret(byte[] secret) throws Exception {
+            Algorithm.need(privateKeyName, secret, 32);
             return keygen(secret);
         }
     }
 
-    /** X25519 (RFC 7748) through KeyAgreement "X25519". */
-    private static final class X25519 extends Curve25519 {
-        private final KeyFactory factory;
-        private final KeyAgreement agreement;
-
-        X25519() throws Exception {
-            super("X25519", Kind.AGREEMENT, "X25519 private key");
-            factory = KeyFactory.getInstance("X25519");
-            agreement = KeyAgreement.getInstance("X25519");
-            codePath = intrinsics("UseIntPolyIntrinsics");
-            sizes.put("shared_secret", 32);
+    private static final class X25519Keys extends Curve25519Keys {
+        X25519Keys() throws Exception {
+            super("X25519", "X25519 private key");
         }
 
         @Override
-        public byte[] derive(Object secret, byte[] peer) throws Exception {
-            need("X25519 public key", peer, 32);
+        PublicKey publicKey(byte[] raw) throws Exception {
+            Algorithm.need("X25519 public key", raw, 32);
             // RFC 7748 section 5: little-endian u, the top bit masked, as JSSE decodes it.
             byte[] reversed = new byte[32];
             for (int i = 0; i < 32; i++) {
-                reversed[i] = peer[31 - i];
+                reversed[i] = raw[31 - i];
             }
             reversed[0] &= 0x7f;
-            PublicKey key = factory.generatePublic(new XECPublicKeySpec(NamedParameterSpec.X25519,
+            return factory.generatePublic(new XECPublicKeySpec(NamedParameterSpec.X25519,
                     new BigInteger(1, reversed)));
-            agreement.init((PrivateKey) secret);
-            agreement.doPhase(key, true);
-            return agreement.generateSecret();
         }
     }
 
-    /** Ed25519 (RFC 8032) through Signature "Ed25519": deterministic by definition. */
-    private static final class Ed25519 extends Curve25519 {
+    private static final class Ed25519Keys extends Curve25519Keys {
         private final byte[] header;
-        private final KeyFactory factory;
-        private final Signature signer;
-        private final Signature verifier;
 
-        Ed25519() throws Exception {
-            super("Ed25519", Kind.SIGNATURE, "Ed25519 private key (seed)");
+        Ed25519Keys() throws Exception {
+            super("Ed25519", "Ed25519 private key (seed)");
             header = spkiHeader(KeyPairGenerator.getInstance("Ed25519").generateKeyPair().getPublic(), 32);
-            factory = KeyFactory.getInstance("Ed25519");
-            signer = Signature.getInstance("Ed25519");
-            verifier = Signature.getInstance("Ed25519");
-            codePath = intrinsics("UseIntPolyIntrinsics", "UseSHA512Intrinsics");
-            signing = "deterministic";
-            sizes.put("signature", 64);
         }
 
         @Override
-        public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
-            noContext(context);
-            return signed(signer, (PrivateKey) secret, message);
-        }
-
-        @Override
-        public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
-            noContext(context);
-            need("Ed25519 public key", publicKey, 32);
-            PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
-            return verifies(verifier, key, message, signature);
+        PublicKey publicKey(byte[] raw) throws Exception {
+            Algorithm.need("Ed25519 public key", raw, 32);
+            return factory.generatePublic(new X509EncodedKeySpec(concat(header, raw)));
         }
     }
 
     /** P-256 (secp256r1) keys as the protocol carries them: the 32-byte scalar, 04 || x || y. */
-    private abstract static class P256 extends Algorithm {
-        final ECParameterSpec curve;
-        final KeyFactory factory;
+    private static final class P256Keys extends RawKeys {
+        private final ECParameterSpec curve;
+        private final KeyFactory factory;
 
-        P256(String name, Kind kind) throws Exception {
-            super(name, kind, provider(KeyPairGenerator.getInstance("EC")));
+        P256Keys(String name) throws Exception {
+            super(name, provider(KeyPairGenerator.getInstance("EC")), 65);
             AlgorithmParameters parameters = AlgorithmParameters.getInstance("EC");
             parameters.init(new ECGenParameterSpec("secp256r1"));
             curve = parameters.getParameterSpec(ECParameterSpec.class);
             factory = KeyFactory.getInstance("EC");
-            codePath = intrinsics("UseIntPolyIntrinsics");
-            features.add("seeded_keygen");
-            sizes.put("public_key", 65);
-            sizes.put("secret_key", 32);
         }
 
         @Override
-        public Key keygen(byte[] seed) throws Exception {
+        Algorithm.Key keygen(byte[] seed) throws Exception {
             if (seed != null) {
                 return importSecret(seed);
             }
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
             KeyPair pair = generator.generateKeyPair();
-            return new Key(pair.getPrivate(), encode(((ECPublicKey) pair.getPublic()).getW()));
+            return new Algorithm.Key(pair.getPrivate(), encode(((ECPublicKey) pair.getPublic()).getW()));
         }
 
         /** A private scalar (SEC 1 2.3.6). The JCA derives no public key from a private one,
@@ -456,11 +451,11 @@ final class JdkProviders extends Implementation {
          * square root is a power), and an ECDSA signature by d verifies under one of the two
          * points only. Correctness requests use this; no timed operation does. */
         @Override
-        public Key importSecret(byte[] secret) throws Exception {
-            need(name + " private scalar", secret, 32);
+        Algorithm.Key importSecret(byte[] secret) throws Exception {
+            Algorithm.need(name + " private scalar", secret, 32);
             BigInteger s = new BigInteger(1, secret);
             if (s.signum() == 0 || s.compareTo(curve.getOrder()) >= 0) {
-                throw new BadInput(name + " private scalar out of range");
+                throw new Algorithm.BadInput(name + " private scalar out of range");
             }
             PrivateKey key = factory.generatePrivate(new ECPrivateKeySpec(s, curve));
             KeyAgreement ecdh = KeyAgreement.getInstance("ECDH");
@@ -480,7 +475,7 @@ final class JdkProviders extends Implementation {
                 ecdsa.initVerify(factory.generatePublic(new ECPublicKeySpec(w, curve)));
                 ecdsa.update(probe);
                 if (ecdsa.verify(signature)) {
-                    return new Key(key, encode(w));
+                    return new Algorithm.Key(key, encode(w));
                 }
             }
             throw new IllegalStateException("no point on the curve verifies the scalar's signature");
@@ -490,9 +485,10 @@ final class JdkProviders extends Implementation {
             return concat(new byte[] {4}, concat(fixed(w.getAffineX()), fixed(w.getAffineY())));
         }
 
-        PublicKey decode(byte[] point) throws Exception {
+        @Override
+        PublicKey publicKey(byte[] point) throws Exception {
             if (point.length != 65 || point[0] != 4) {
-                throw new BadInput(name + " public key must be an uncompressed point (65 bytes, 04 || x || y)");
+                throw new Algorithm.BadInput(name + " public key must be an uncompressed point (65 bytes, 04 || x || y)");
             }
             ECPoint w = new ECPoint(new BigInteger(1, Arrays.copyOfRange(point, 1, 33)),
                     new BigInteger(1, Arrays.copyOfRange(point, 33, 65)));
@@ -511,38 +507,66 @@ final class JdkProviders extends Implementation {
         }
     }
 
-    /** ECDH over P-256 (SEC 1) through KeyAgreement "ECDH", which validates the peer point. */
-    private static final class EcdhP256 extends P256 {
+    /** A classical algorithm: keys that cross the protocol raw, seeded from the 32-byte
+     * secret. */
+    private abstract static class Classical extends Algorithm {
+        final RawKeys keys;
+
+        Classical(RawKeys keys, Kind kind, String... intrinsicFlags) {
+            super(keys.name, kind, keys.library);
+            this.keys = keys;
+            codePath = intrinsics(intrinsicFlags);
+            features.add("seeded_keygen");
+            sizes.put("public_key", keys.publicSize);
+            sizes.put("secret_key", 32);
+        }
+
+        @Override
+        public Key keygen(byte[] seed) throws Exception {
+            return keys.keygen(seed);
+        }
+
+        @Override
+        public Key importSecret(byte[] secret) throws Exception {
+            return keys.importSecret(secret);
+        }
+    }
+
+    /** Key agreement through a KeyAgreement (X25519, RFC 7748; ECDH over P-256, SEC 1, which
+     * validates the peer point). */
+    private static final class Agreement extends Classical {
         private final KeyAgreement agreement;
 
-        EcdhP256() throws Exception {
-            super("ECDH-P-256", Kind.AGREEMENT);
-            agreement = KeyAgreement.getInstance("ECDH");
+        Agreement(RawKeys keys, String jcaName, String... intrinsicFlags) throws Exception {
+            super(keys, Kind.AGREEMENT, intrinsicFlags);
+            agreement = KeyAgreement.getInstance(jcaName);
             sizes.put("shared_secret", 32);
         }
 
         @Override
         public byte[] derive(Object secret, byte[] peer) throws Exception {
-            PublicKey key = decode(peer);
+            PublicKey key = keys.publicKey(peer);
             agreement.init((PrivateKey) secret);
             agreement.doPhase(key, true);
             return agreement.generateSecret();
         }
     }
 
-    /** ECDSA over P-256 with SHA-256 through Signature "SHA256withECDSA" (DER signatures);
-     * the JDK draws a random nonce and has no RFC 6979 mode. */
-    private static final class EcdsaP256 extends P256 {
+    /** A classical signature through a Signature (Ed25519, RFC 8032; ECDSA over P-256), which
+     * takes no context. */
+    private static final class ClassicalSignature extends Classical {
         private final Signature signer;
         private final Signature verifier;
 
-        EcdsaP256() throws Exception {
-            super("ECDSA-P-256", Kind.SIGNATURE);
-            signer = Signature.getInstance("SHA256withECDSA");
-            verifier = Signature.getInstance("SHA256withECDSA");
-            codePath = intrinsics("UseIntPolyIntrinsics", "UseSHA256Intrinsics");
-            signing = "randomized";
-            sizes.put("signature", 72);
+        /** {@code signing}: how it signs (see {@link Algorithm#signing}); {@code size}: its
+         * signature's size, the longest where it varies. */
+        ClassicalSignature(RawKeys keys, String jcaName, String signing, int size, String... intrinsicFlags)
+                throws Exception {
+            super(keys, Kind.SIGNATURE, intrinsicFlags);
+            signer = Signature.getInstance(jcaName);
+            verifier = Signature.getInstance(jcaName);
+            this.signing = signing;
+            sizes.put("signature", size);
         }
 
         @Override
@@ -554,7 +578,7 @@ final class JdkProviders extends Implementation {
         @Override
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
             noContext(context);
-            return verifies(verifier, decode(publicKey), message, signature);
+            return verifies(verifier, keys.publicKey(publicKey), message, signature);
         }
     }
 }
