@@ -12,7 +12,9 @@ from pqbench import interrupts, sides
 from pqbench.ab.client import WorkerError
 from pqbench.cli import paired
 from pqbench.cli.common import (
+    AlgorithmsArgument,
     DbOption,
+    ImplementationsOption,
     JsonOption,
     ThresholdOption,
     check_text,
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 @app.command()
 @handles_errors
 def ab(
-    algorithm: paired.Algorithms = None,
+    algorithm: AlgorithmsArgument = None,
     side_a: Annotated[list[str] | None, typer.Option(
         "--a", metavar="SIDE",
         help="Side A (before): here | userland:NAME | cmd:PREFIX | pip:PACKAGE==VERSION | "
@@ -43,7 +45,7 @@ def ab(
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", metavar="SIDE", help="Side B (after), as --a.")] = None,
     operation: paired.Operations = None,
-    implementation: paired.Implementations = None,
+    implementation: ImplementationsOption = None,
     block_bytes: paired.Bytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of the whole session; each row gets what is left "

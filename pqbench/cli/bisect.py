@@ -11,7 +11,9 @@ import typer
 from pqbench import interrupts, sides
 from pqbench.cli import paired
 from pqbench.cli.common import (
+    AlgorithmsArgument,
     DbOption,
+    ImplementationsOption,
     JsonOption,
     ThresholdOption,
     handles_errors,
@@ -24,7 +26,7 @@ from pqbench.presentation import bisection, console, numbers
 @app.command()
 @handles_errors
 def bisect(
-    algorithm: paired.Algorithms = None,
+    algorithm: AlgorithmsArgument = None,
     series: Annotated[list[str] | None, typer.Option(
         "--series", metavar="BUILD",
         help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
@@ -34,7 +36,7 @@ def bisect(
              "'pip:cryptography=={42.0.8,43.0.3}', or @FILE with one build per line; "
              "repeatable, in order.")] = None,
     operation: paired.Operations = None,
-    implementation: paired.Implementations = None,
+    implementation: ImplementationsOption = None,
     block_bytes: paired.Bytes = None,
     max_seconds: Annotated[float, typer.Option(
         "--max-seconds", help="Time budget of each session (as `ab --max-seconds`).")

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from pqbench.cli.common import DbOption, JsonOption, LabelOption, handles_errors, print_json
+from pqbench.cli.common import (
+    AlgorithmsArgument,
+    DbOption,
+    ImplementationsOption,
+    JsonOption,
+    LabelOption,
+    handles_errors,
+    print_json,
+)
 from pqbench.cli.root import app
 from pqbench.presentation import console
 
@@ -14,15 +22,11 @@ from pqbench.presentation import console
 @app.command()
 @handles_errors
 def calibrate(
-    algorithm: Annotated[list[str] | None, typer.Argument(
-        metavar="ALGORITHM...",
-        help="The suite you compare, as `pqbench speed` takes it. None: the quick suite.")
-    ] = None,
+    algorithm: AlgorithmsArgument = None,
     runs: Annotated[int, typer.Option(
         "--runs", "-n", min=2, max=50, metavar="N",
         help="Separate runs of the suite, each its own process.")] = 5,
-    implementation: Annotated[list[str] | None, typer.Option(
-        "--implementation", "-i", metavar="IMPL", help="Only these implementations.")] = None,
+    implementation: ImplementationsOption = None,
     operation: Annotated[list[str] | None, typer.Option(
         "--operation", "-o", metavar="OP", help="Only these operations.")] = None,
     block_bytes: Annotated[int | None, typer.Option(

@@ -60,6 +60,15 @@ def one_output(**chosen: bool) -> None:
         raise UsageError(f"choose one of {', '.join(names[:-1])} and {names[-1]}")
 
 
+#: The algorithms a measuring command runs (`speed`, `calibrate`, `ab`, `bisect`).
+AlgorithmsArgument = Annotated[list[str] | None, typer.Argument(
+    metavar="ALGORITHM...",
+    help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
+         "liboqs name). None: the quick headline suite.")]
+#: The implementations those commands' rows are narrowed to.
+ImplementationsOption = Annotated[list[str] | None, typer.Option(
+    "--implementation", "-i", metavar="IMPL", help="Only these implementations (repeatable).")]
+
 #: The algorithm whose row every other row's paired cost ratio is taken against.
 RelativeToOption = Annotated[str | None, typer.Option(
     "--relative-to", metavar="ALGORITHM",

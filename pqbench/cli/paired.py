@@ -23,16 +23,9 @@ if TYPE_CHECKING:
 #: Every implementation name a pqbench worker can offer (a side may lack some of them).
 IMPLEMENTATION_NAMES = (*ORDER, "python")
 
-#: The algorithms a paired session (`ab`, `bisect`) measures.
-Algorithms = Annotated[list[str] | None, typer.Argument(
-    metavar="ALGORITHM...",
-    help="Algorithms by name, as for speed. None: the quick headline suite.")]
-
 #: What else narrows a paired session's rows, and which CPU its workers share.
 Operations = Annotated[list[str] | None, typer.Option(
     "--operation", "-o", metavar="OP", help="Only these operations (repeatable).")]
-Implementations = Annotated[list[str] | None, typer.Option(
-    "--implementation", "-i", metavar="IMPL", help="Only these implementations (repeatable).")]
 Bytes = Annotated[int | None, typer.Option(
     "--bytes", metavar="BYTES", help="Ciphers and hashes: only this many bytes per operation.")]
 Cpu = Annotated[int | None, typer.Option(

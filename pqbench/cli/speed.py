@@ -10,8 +10,10 @@ import typer
 from pqbench import algorithms, environment
 from pqbench.algorithms.base import Algorithm, normalize
 from pqbench.cli.common import (
+    AlgorithmsArgument,
     CsvOption,
     DbOption,
+    ImplementationsOption,
     JsonOption,
     LabelOption,
     RelativeToOption,
@@ -54,10 +56,7 @@ MAX_PROCESSES = 1024
 @app.command()
 @handles_errors
 def speed(
-    algorithm: Annotated[list[str] | None, typer.Argument(
-        metavar="ALGORITHM...",
-        help="Algorithms by name (ml-kem-768, mlkem768, rsa2048, ecdhx25519, ed25519, or any "
-             "liboqs name). None: the quick headline suite.")] = None,
+    algorithm: AlgorithmsArgument = None,
     seconds: Annotated[float | None, typer.Option(
         metavar="SECONDS", parser=finite_float(MIN_SECONDS, MAX_SECONDS),
         help="Timed seconds per operation, split over the rounds (default 1; quick suite "
@@ -66,9 +65,7 @@ def speed(
         min=1, max=MAX_ROUNDS, metavar="N",
         help=f"Timed rounds per operation, taken in cycles of one round of every row "
              f"(default {DEFAULT_ROUNDS}; at most {MAX_ROUNDS}).")] = None,
-    implementation: Annotated[list[str] | None, typer.Option(
-        "--implementation", "-i", metavar="IMPL",
-        help="Only these implementations (repeatable).")] = None,
+    implementation: ImplementationsOption = None,
     operation: Annotated[list[str] | None, typer.Option(
         "--operation", "-o", metavar="OP",
         help="Only these operations (repeatable); `-o keygen` adds RSA "
