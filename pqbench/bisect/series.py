@@ -28,8 +28,6 @@ JOIN = " + "
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 #: Fingerprint differences that name a build rather than explain a change in it.
 NAMING = ("python_executable", "ab_env.PQBENCH_BUILD", "ab_env.PQBENCH_STACK_PINS")
-#: The side kinds a build's items may use (`pqbench.sides`).
-KINDS = ("here", "cmd", "userland", "pip", "mask", "env", "gomod", "crate", "maven")
 #: Items that name one release, shown by that release alone in tables.
 _VERSIONED = ("pip:", "crate:", "maven:")
 #: Longest series accepted (a typo in a brace list should not start a thousand builds).
@@ -150,11 +148,9 @@ def _check_kind(item: str) -> None:
         raise UsageError(f"--series {sides.shown(item)}: liboqs:VERSION builds are not made "
                          "by pqbench yet; build that liboqs and give "
                          "env:OQS_INSTALL_PATH=PREFIX")
-    if kind not in KINDS:
-        raise UsageError(f"--series {sides.shown(item)!r}: a build is made of here, cmd:PREFIX, "
-                         "userland:NAME, pip:PACKAGE==VERSION, gomod:MODULE@VERSION, "
-                         "crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION, mask:NAMES or "
-                         f"env:NAME=VALUE items, joined by {JOIN.strip()!r}")
+    if kind not in sides.SPELLINGS:
+        raise UsageError(f"--series {sides.shown(item)!r}: a build is made of "
+                         f"{sides.SPELLED} items, joined by {JOIN.strip()!r}")
 
 
 def _read(name: str) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -39,9 +38,7 @@ def ab(
     algorithm: AlgorithmsArgument = None,
     side_a: Annotated[list[str] | None, typer.Option(
         "--a", metavar="SIDE",
-        help="Side A (before): here | userland:NAME | cmd:PREFIX | pip:PACKAGE==VERSION | "
-             "mask:NAMES | env:NAME=VALUE | gomod:MODULE@VERSION | crate:NAME==VERSION | "
-             "maven:GROUP:ARTIFACT==VERSION; repeatable.")] = None,
+        help=f"Side A (before): {' | '.join(sides.SPELLINGS.values())}; repeatable.")] = None,
     side_b: Annotated[list[str] | None, typer.Option(
         "--b", metavar="SIDE", help="Side B (after), as --a.")] = None,
     operation: paired.Operations = None,
@@ -80,7 +77,7 @@ def ab(
     store = Store.open(db)  # fail before measuring if the database is unusable
     for side in (a, b):  # the foreign workers each side starts, built before it starts
         sides.provision_stacks(side, settings.implementations)
-    command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
+    command = sides.command_line(sys.argv[1:])
     # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
     # handles_errors): the session stops its workers and keeps the finished pairs.
     with console.session_status("starting the workers", max_seconds) as show:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from typing import Annotated
 
@@ -29,9 +28,7 @@ def bisect(
     algorithm: AlgorithmsArgument = None,
     series: Annotated[list[str] | None, typer.Option(
         "--series", metavar="BUILD",
-        help="The builds in order: a side (pip:PACKAGE==VERSION, userland:NAME, "
-             "cmd:PREFIX, env:NAME=VALUE, mask:NAMES, or a foreign library's release: "
-             "gomod:MODULE@VERSION, crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION; "
+        help=f"The builds in order: a side ({' | '.join(sides.SPELLINGS.values())}; "
              "items joined by ' + ') with brace lists, e.g. "
              "'pip:cryptography=={42.0.8,43.0.3}', or @FILE with one build per line; "
              "repeatable, in order.")] = None,
@@ -64,7 +61,7 @@ def bisect(
                                       max_seconds=max_seconds, round_seconds=round_seconds,
                                       threshold=threshold, cpu=cpu)
     store = Store.open(db)  # fail before measuring if the database is unusable
-    command = shlex.join(["pqbench", *(sides.redact_argument(a) for a in sys.argv[1:])])
+    command = sides.command_line(sys.argv[1:])
     plan = runner.Plan(chosen_series, settings, band, command)
     with console.status("starting") as show:
         measuring = runner.Runner(plan, store, show)

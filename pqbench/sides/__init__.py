@@ -48,6 +48,13 @@ _HARMLESS_NAME = re.compile(
     r"|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONMALLOC|VIRTUAL_ENV|HOME|TMPDIR|TZ"
     r"|LANG|LANGUAGE|LC_[A-Z]+|TERM|COLUMNS|OMP_NUM_THREADS|MALLOC_[A-Z_]+|GLIBC_TUNABLES"
     r"|PQBENCH_[A-Z0-9_]*)")
+#: Every kind of item a side is made of, as the help and the errors spell it: a base
+#: (at most one of here, userland:, cmd: and pip:), then what it adds.
+SPELLINGS = {"here": "here", "userland": "userland:NAME", "cmd": "cmd:PREFIX",
+             "pip": "pip:PACKAGE==VERSION", "mask": "mask:NAMES", "env": "env:NAME=VALUE",
+             **pins.SPELLINGS}
+#: The same in a message: "here, userland:NAME, ..., maven:GROUP:ARTIFACT==VERSION".
+SPELLED = ", ".join(SPELLINGS.values())
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: NAME=VALUE in a command word, alone or after an option (`--env=NAME=VALUE`).
 _ASSIGNMENT_WORD = re.compile(r"(?P<head>(?:-{1,2}[A-Za-z][\w-]*=)?"
@@ -90,9 +97,10 @@ def redact(name: str, value: str) -> str:
 SPEC_CHARS = LABEL_CHARS - 40
 #: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
 SIDE_OPTIONS = ("--a", "--b", "--series")
-# Where a build's next item starts: `+`, then a side kind (bisect's `here + env:A=1`).
-_NEXT_ITEM = re.compile(r"\+(?=\s*(?:here\s*(?:\+|$)|(?:cmd|userland|pip|mask|env|gomod|crate"
-                        r"|maven):))", re.IGNORECASE)
+# Where a build's next item starts: `+`, then `here` or a kind and its colon (bisect's
+# `here + env:A=1`).
+_COLON_KINDS = "|".join(kind for kind in SPELLINGS if kind != "here")
+_NEXT_ITEM = re.compile(rf"\+(?=\s*(?:here\s*(?:\+|$)|(?:{_COLON_KINDS}):))", re.IGNORECASE)
 
 
 def redact_argument(argument: str) -> str:
@@ -106,6 +114,13 @@ def redact_argument(argument: str) -> str:
             _kind(item) in ("env", "cmd") for item in _NEXT_ITEM.split(argument)[1:]):
         return shown_spec(argument)
     return untrusted.redact(argument)
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """The command of a session (`ab`, `bisect`) as it is stored with its runs: as
+    `untrusted.command_line` stores any command, but its sides and builds through
+    `redact_argument`."""
+    return shlex.join(["pqbench", *(redact_argument(untrusted.storable(a)) for a in argv)])
 
 
 def shown_spec(text: str) -> str:
@@ -148,8 +163,7 @@ def _redact_word(word: str) -> str:
 def parse(items: Sequence[str], which: str) -> Side:
     """A Side from the `--a`/`--b` values given for one side; bad specs are usage errors."""
     if not items:
-        raise UsageError(f"--{which} is required: here, userland:NAME, cmd:PREFIX, "
-                         "mask:NAMES or env:NAME=VALUE")
+        raise UsageError(f"--{which} is required: a side is {SPELLED}")
     command: tuple[str, ...] | None = None
     userland: str | None = None
     bases = 0
@@ -170,7 +184,7 @@ def parse(items: Sequence[str], which: str) -> Side:
         elif kind == "pip":
             command = _pip(rest, env)
             bases += 1
-        elif kind in pins.KINDS:
+        elif kind in pins.SPELLINGS:
             pinned.append(pins.parse(item))
         elif kind == "mask":
             if chosen_mask is not None:
@@ -180,10 +194,7 @@ def parse(items: Sequence[str], which: str) -> Side:
             name, value = _assignment(rest, which)
             env[name] = value
         else:
-            raise UsageError(f"--{which} {item!r}: a side is here, userland:NAME, "
-                             "cmd:PREFIX, pip:PACKAGE==VERSION, mask:NAMES, env:NAME=VALUE, "
-                             "or a foreign library's version (gomod:MODULE@VERSION, "
-                             "crate:NAME==VERSION, maven:GROUP:ARTIFACT==VERSION)")
+            raise UsageError(f"--{which} {item!r}: a side is {SPELLED}")
     if bases > 1:
         raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
                          "(pip:PACKAGE==VERSION counts as one of them)")

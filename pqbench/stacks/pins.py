@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pqbench.errors import UsageError
 
 VARIABLE = "PQBENCH_STACK_PINS"
-KINDS = ("gomod", "crate", "maven")
+#: Each registry's kind, as a side item spells it.
+SPELLINGS = {"gomod": "gomod:MODULE@VERSION", "crate": "crate:NAME==VERSION",
+             "maven": "maven:GROUP:ARTIFACT==VERSION"}
 
 _FORMS = {
     "gomod": re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._~/-]*[A-Za-z0-9])"
