@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 from abc import ABC, abstractmethod
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pqbench.errors import VerificationError
 from pqbench.tls.catalog import Cell
@@ -22,6 +22,11 @@ from pqbench.tls.wire import Transcript
 
 class MemoryEndpoint(ABC):
     """One side of one connection whose records go through memory buffers."""
+
+    @abstractmethod
+    def __init__(self, context: Any, client: bool, session: object | None = None) -> None:
+        """A connection from a side's library context, in its role (a client resumes
+        `session` if given)."""
 
     @abstractmethod
     def step(self) -> bool:
@@ -107,16 +112,22 @@ class Recorder(Protocol):
 class Side(ABC):
     """One role's context for one cell, made once; connections are made from it."""
 
+    #: The library's context for the cell, made when the side is built.
+    context: Any
     #: The context's message callback, set by the library's side when it is built.
     recorder: Recorder
+    #: The library's connection over memory buffers, made from `context`.
+    endpoint: ClassVar[type[MemoryEndpoint]]
+    #: The side's role: True for the client, which may resume a session.
+    client: ClassVar[bool]
 
     @abstractmethod
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         """Build the context for `cell` (raises NotOfferedError when the library refuses)."""
 
-    @abstractmethod
     def memory(self, session: object | None = None) -> MemoryEndpoint:
         """A new connection over memory buffers (a client resumes `session` if given)."""
+        return self.endpoint(self.context, self.client, session)
 
     def record(self, transcript: Transcript | None) -> None:
         """Report every record and handshake message of later connections to `transcript`
@@ -125,6 +136,8 @@ class Side(ABC):
 
 
 class ClientSide(Side):
+    client = True
+
     @abstractmethod
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         """Handshake over a connected socket, read until the server closes; returns the
@@ -132,6 +145,8 @@ class ClientSide(Side):
 
 
 class ServerSide(Side):
+    client = False
+
     @abstractmethod
     def serve(self, sock: socket.socket) -> None:
         """Handshake over an accepted socket, send the session tickets and close_notify."""

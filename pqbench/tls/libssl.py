@@ -286,6 +286,9 @@ class _Memory(MemoryEndpoint):
 
 
 class _Client(ClientSide):
+    context: _Context
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = self.recorder = _Context(cell)
         lib = self.context.lib
@@ -301,9 +304,6 @@ class _Client(ClientSide):
         param = lib.SSL_CTX_get0_param(self.context.pointer)
         lib.X509_VERIFY_PARAM_set1_host(param, SERVER_NAME.encode(), len(SERVER_NAME))
 
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
-        return _Memory(self.context, client=True, session=session)
-
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         connection = _Connection(self.context, True, session)  # type: ignore[arg-type]
         self.context.lib.SSL_set_fd(connection.pointer, sock.fileno())
@@ -315,6 +315,9 @@ class _Client(ClientSide):
 
 
 class _Server(ServerSide):
+    context: _Context
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = self.recorder = _Context(cell)
         lib, pointer = self.context.lib, self.context.pointer
@@ -338,9 +341,6 @@ class _Server(ServerSide):
         if not (ok and lib.SSL_CTX_check_private_key(pointer) == 1):
             raise NotOfferedError(f"{_version_text()} cannot serve a {cell.certificate.name} "
                                   f"certificate: {_errors(lib)}")
-
-    def memory(self, session: object | None = None) -> MemoryEndpoint:
-        return _Memory(self.context, client=False)
 
     def serve(self, sock: socket.socket) -> None:
         connection = _Connection(self.context, False, None)

@@ -116,6 +116,9 @@ class _Memory(SignallingEndpoint):
 
 
 class _Client(ClientSide):
+    context: SSL.Context
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = _context(cell)
         self.context.set_verify(SSL.VERIFY_PEER)
@@ -133,9 +136,6 @@ class _Client(ClientSide):
         if lib.X509_VERIFY_PARAM_set1_host(param, SERVER_NAME.encode(), len(SERVER_NAME)) != 1:
             raise VerificationError("OpenSSL refused the server name to verify")
         self.recorder = _Recorder(self.context)
-
-    def memory(self, session: object | None = None) -> _Memory:
-        return _Memory(self.context, client=True, session=session)
 
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         connection = SSL.Connection(self.context, sock)
@@ -157,6 +157,9 @@ class _Client(ClientSide):
 
 
 class _Server(ServerSide):
+    context: SSL.Context
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = _context(cell)
         try:
@@ -176,9 +179,6 @@ class _Server(ServerSide):
             raise NotOfferedError(f"{_library()} cannot serve a {cell.certificate.name} "
                                   f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
-
-    def memory(self, session: object | None = None) -> _Memory:
-        return _Memory(self.context, client=False)
 
     def serve(self, sock: socket.socket) -> None:
         connection = SSL.Connection(self.context, sock)

@@ -125,6 +125,9 @@ class _Memory(SignallingEndpoint):
 
 
 class _Client(ClientSide):
+    context: ssl.SSLContext
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = _context(cell, ssl.PROTOCOL_TLS_CLIENT)  # verifies chain and name
         try:
@@ -133,9 +136,6 @@ class _Client(ClientSide):
             raise NotOfferedError(f"{_library()} cannot read a {cell.certificate.name} "
                                   f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
-
-    def memory(self, session: object | None = None) -> _Memory:
-        return _Memory(self.context, client=True, session=session)
 
     def connect(self, sock: socket.socket, session: object | None) -> tuple[object | None, bool]:
         try:
@@ -151,6 +151,9 @@ class _Client(ClientSide):
 
 
 class _Server(ServerSide):
+    context: ssl.SSLContext
+    endpoint = _Memory
+
     def __init__(self, cell: Cell, credentials: Credentials) -> None:
         self.context = _context(cell, ssl.PROTOCOL_TLS_SERVER)
         # load_cert_chain reads files only: a private directory that lives for this call.
@@ -165,9 +168,6 @@ class _Server(ServerSide):
                 raise NotOfferedError(f"{_library()} cannot serve a {cell.certificate.name} "
                                       f"certificate: {exc}") from None
         self.recorder = _Recorder(self.context)
-
-    def memory(self, session: object | None = None) -> _Memory:
-        return _Memory(self.context, client=False)
 
     def serve(self, sock: socket.socket) -> None:
         try:
