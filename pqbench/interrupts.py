@@ -84,6 +84,17 @@ def _deliver_again(signum: int) -> None:
     signal.setitimer(signal.ITIMER_REAL, 0.01)
 
 
+def forget_caught_interruption() -> None:
+    """Let the exit status asked for stand (130 or 143) once an interruption was handled.
+
+    CPython 3.11 marks a KeyboardInterrupt "unhandled" whenever one leaves code it runs from
+    source text (`exec` of a string: dataclasses and namedtuple make their methods so, while
+    a module is imported), even when a caller catches it; at exit the interpreter then ends
+    itself by SIGINT (-2) whatever status was asked. Source text that runs to its end
+    clears the mark, so one empty statement run that way, after the handling, does."""
+    exec("pass")
+
+
 def exit_code(exc: BaseException | None = None) -> int:
     """143 after SIGTERM, 130 after Ctrl-C (for `exc`, or for the last signal received
     when the interruption was caught and turned into an interrupted run)."""

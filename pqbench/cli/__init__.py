@@ -22,8 +22,18 @@ def main() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stderr.write("error: interrupted\n")
-        raise SystemExit(130) from None
-    app()
+        from pqbench import interrupts
+
+        interrupts.forget_caught_interruption()
+        raise SystemExit(interrupts.SIGINT_EXIT) from None
+    try:
+        app()
+    except SystemExit as done:
+        from pqbench import interrupts
+
+        if done.code in (interrupts.SIGINT_EXIT, interrupts.SIGTERM_EXIT):
+            interrupts.forget_caught_interruption()
+        raise
 
 
 def __getattr__(name: str) -> Any:

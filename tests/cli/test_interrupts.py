@@ -9,8 +9,10 @@ exited 0). Here a finalizer receives the signal on purpose, in a real process.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +123,36 @@ def test_a_new_outermost_block_is_interruptible_again() -> None:
     done = _run(source)
     assert done.stdout.splitlines() == ["interrupted 0", "interrupted 1"], done.stdout
     assert done.returncode == 0, done.stderr
+
+
+CAUGHT_IN_SOURCE_TEXT = """
+import os, signal, sys
+from pqbench import interrupts
+
+try:
+    # Source text run by exec, as dataclasses and namedtuple make their methods while a
+    # module is imported: the Ctrl-C leaves it.
+    exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10_000_000): pass")
+    print("ran on")
+except KeyboardInterrupt:
+    sys.stderr.write("error: interrupted\\n")
+    {forget}
+    raise SystemExit(130)
+"""
+
+
+@pytest.mark.parametrize("forget, status", [
+    ("interrupts.forget_caught_interruption()", 130),
+    ("pass", -signal.SIGINT),  # the control: what CPython 3.11 does without it
+], ids=["forgotten", "control"])
+def test_a_ctrl_c_caught_after_source_text_exits_with_the_status_asked(
+        tmp_path: Path, forget: str, status: int) -> None:
+    """A Ctrl-C that lands in code run from source text and is then handled: the status is
+    the one asked for (130), not the signal (-2) that CPython's "unhandled" mark brings at
+    exit (seen when Ctrl-C landed while pqbench's commands were loading). Run as pqbench
+    runs, with -m: a script or `-c` exits on SystemExit before the mark is read."""
+    (tmp_path / "caught.py").write_text(CAUGHT_IN_SOURCE_TEXT.format(forget=forget))
+    done = subprocess.run([sys.executable, "-m", "caught"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60, check=False)
+    assert done.stdout == "" and done.stderr == "error: interrupted\n", done.stderr
+    assert done.returncode == status
