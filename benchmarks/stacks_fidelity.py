@@ -298,6 +298,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--only", default=None, help="only the cases of this algorithm")
     args = parser.parse_args()
+    offered = sorted({name for name, _ in CASES[args.impl]})
+    if args.only and args.only not in offered:
+        parser.error(f"--only {args.only!r}: {args.impl} has no case of it here "
+                     f"(cases: {', '.join(offered)})")
     stack = registry.by_name(args.impl)
     if stack.recipe.language == "go":
         os.environ.setdefault("GOMAXPROCS", "1")  # see the module's docstring
