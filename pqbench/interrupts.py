@@ -84,6 +84,15 @@ def _deliver_again(signum: int) -> None:
     signal.setitimer(signal.ITIMER_REAL, 0.01)
 
 
+def ignore_later() -> None:
+    """Once interrupted, pqbench only reports and exits: later Ctrl-C and SIGTERM are
+    ignored by the kernel. A Python handler would be reset to the default action at
+    interpreter exit, where a late signal would still kill the process (-2) after the run
+    was stored and the interruption reported."""
+    for each in _SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+
+
 def forget_caught_interruption() -> None:
     """Let the exit status asked for stand (130 or 143) once an interruption was handled.
 
@@ -140,11 +149,7 @@ def first_only() -> Iterator[None]:
         if _interrupted.is_set():
             return
         _interrupted.set()
-        # Ignored from here on, by the kernel: a Python handler would be reset to the
-        # default action at interpreter exit, where a late signal would still kill the
-        # process (-2) after the run was stored and the interruption reported.
-        for each in _SIGNALS:
-            signal.signal(each, signal.SIG_IGN)
+        ignore_later()
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}

@@ -7,26 +7,20 @@ status 130, no traceback of the import machinery. `app` is loaded on first use.
 
 from __future__ import annotations
 
-import signal
 import sys
 from typing import Any
 
 
 def main() -> None:
     try:
-        from pqbench.cli.commands import app
-    except KeyboardInterrupt:
-        # From here pqbench only reports and exits: a late signal is ignored by the kernel,
-        # as once a command was interrupted (`interrupts`), so that none ends the process
-        # by the signal (-2) after the message instead of with 130.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sys.stderr.write("error: interrupted\n")
-        from pqbench import interrupts
+        try:
+            from pqbench.cli.commands import app
+        except KeyboardInterrupt:
+            from pqbench import interrupts
 
-        interrupts.forget_caught_interruption()
-        raise SystemExit(interrupts.SIGINT_EXIT) from None
-    try:
+            interrupts.ignore_later()  # as once a command was interrupted
+            sys.stderr.write("error: interrupted\n")
+            raise SystemExit(interrupts.SIGINT_EXIT) from None
         app()
     except SystemExit as done:
         from pqbench import interrupts
