@@ -43,12 +43,12 @@ band max(5 %, exp(s) - 1), and the verdict follows `verdict.decide` as every oth
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from pqbench.analysis import stats, verdict
 from pqbench.analysis.noise import Spread
@@ -143,6 +143,8 @@ def median_positions(k: int) -> tuple[IntArray, IntArray, FloatArray]:
     Returns (lo, hi, probability) over the pairs that can occur; the tests check it against
     enumerating all k**k resamples.
     """
+    from scipy import special  # on first use: importing it takes a tenth of a second
+
     low = (k - 1) // 2
     at = np.arange(k)
     # bdtrc(l, k, p) = P(Binomial(k, p) > l)
@@ -219,8 +221,8 @@ def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], al
     rng = np.random.default_rng(seed)
     shifts = bootstrap_levels(after, rng, draws) - bootstrap_levels(before, rng, draws)
     observed = float(run_estimates(after).mean() - run_estimates(before).mean())
-    z = float(special.ndtri(1 - alpha / 2))
-    shifts = observed + float(special.stdtrit(freedom, 1 - alpha / 2)) / z * (shifts - observed)
+    z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
+    shifts = observed + _t_quantile(1 - alpha / 2, freedom) / z * (shifts - observed)
     low, high = np.quantile(shifts, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
 
@@ -277,6 +279,8 @@ def against_spread(est_before: FloatArray, est_after: FloatArray, spread: Spread
     error = spread.sd * math.sqrt(1 / n + 1 / m)
     half = _t_quantile(1 - alpha / 2, spread.freedom) * error
     if error > 0:
+        from scipy import special  # on first use: importing it takes a tenth of a second
+
         p_value = min(1.0, 2.0 * float(special.stdtr(spread.freedom, -abs(shift) / error)))
     else:
         p_value = 1.0 if shift == 0 else 0.0
@@ -297,6 +301,8 @@ def against_spread(est_before: FloatArray, est_after: FloatArray, spread: Spread
 
 @lru_cache(maxsize=256)
 def _t_quantile(q: float, freedom: int) -> float:
+    from scipy import special  # on first use: importing it takes a tenth of a second
+
     return float(special.stdtrit(freedom, q))
 
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from pqbench.analysis import verdict
 from pqbench.analysis.stats import positive_array
@@ -95,7 +95,7 @@ def interval_rank(n: int, alpha: float) -> tuple[int, float]:
         while k < len(cdf) and cdf[k] <= alpha / 2:
             k += 1
         return k, 1.0 - 2.0 * cdf[k - 1] if k > 0 else 0.0
-    z = float(special.ndtri(1.0 - alpha / 2))
+    z = statistics.NormalDist().inv_cdf(1.0 - alpha / 2)
     sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
     k = max(0, math.floor(total / 2 + 0.5 - z * sd))
     return k, 1.0 - alpha if k > 0 else 0.0
@@ -278,6 +278,8 @@ def _t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, floa
     freedom = count - 1
     if error == 0.0:  # identical estimates: the mean is known exactly
         return mean, mean, 1.0 if mean == 0.0 else 0.0
+    from scipy import special  # on first use: importing it takes a tenth of a second
+
     half = float(special.stdtrit(freedom, 1.0 - alpha / 2)) * error
     p = 2.0 * float(special.stdtr(freedom, -abs(mean) / error))
     return mean - half, mean + half, min(1.0, p)
