@@ -7,14 +7,29 @@ status 130, no traceback of the import machinery. `app` is loaded on first use.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
+#: The module (pqbench/cli/MODULE.py) that registers each command. A command line that names
+#: one loads that module alone, not every command's domain; anything else (`--help`, a
+#: typo that deserves a suggestion) loads them all. tests/cli/test_entry.py checks this
+#: against what the modules register.
+COMMAND_MODULES = {
+    "ab": "ab", "worker": "ab", "bisect": "bisect", "calibrate": "calibrate",
+    "compare": "compare", "export": "exchange", "import": "exchange", "history": "history",
+    "annotate": "history", "env": "info", "runs": "info", "list": "list", "memory": "memory",
+    "ratios": "ratios", "report": "report", "show": "show", "speed": "speed", "tls": "tls",
+    "verify": "verify", "files": "files", "userland": "userland",
+}
+
 
 def main() -> None:
+    if sys.argv[1:] == ["worker"]:
+        _serve_worker()
     try:
         try:
-            from pqbench.cli.commands import app
+            app = _load(sys.argv[1:2])
         except KeyboardInterrupt:
             from pqbench import interrupts
 
@@ -28,6 +43,29 @@ def main() -> None:
         if done.code in (interrupts.SIGINT_EXIT, interrupts.SIGTERM_EXIT):
             interrupts.forget_caught_interruption()
         raise
+
+
+def _load(first: list[str]) -> Any:
+    """The app with the command the command line's first word names, or with them all."""
+    module = COMMAND_MODULES.get(first[0]) if first else None
+    if module is None:
+        from pqbench.cli.commands import app
+
+        return app
+    importlib.import_module(f"pqbench.cli.{module}")
+    from pqbench.cli.root import app
+
+    return app
+
+
+def _serve_worker() -> None:
+    """`pqbench worker`, as `ab` starts each worker: served without loading the commands
+    (typer, rich, every command's domain), which would take the larger part of a worker's
+    start-up and which a worker never uses. `pqbench worker --help` still goes through the
+    commands."""
+    from pqbench.ab.worker import serve
+
+    raise SystemExit(serve())
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pqbench.cli import app
+from pqbench.cli import COMMAND_MODULES, app
 from tests.helpers import REPO
 
 PROJECT_VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
@@ -62,3 +62,53 @@ def test_unknown_option_is_a_usage_error(runner: CliRunner) -> None:
     result = runner.invoke(app, ["--verison"])
     assert result.exit_code == 2
     assert "No such option" in result.stderr
+
+
+def test_each_command_names_the_module_that_registers_it() -> None:
+    """`main` loads only the module its first word names (COMMAND_MODULES): the map must
+    hold every command and group the modules register, each with its own module."""
+    registered = {command.name or command.callback.__name__: command.callback.__module__
+                  for command in app.registered_commands if command.callback is not None}
+    for group in app.registered_groups:
+        instance = group.typer_instance
+        assert instance is not None
+        modules = {c.callback.__module__ for c in instance.registered_commands if c.callback}
+        assert len(modules) == 1, modules
+        registered[group.name or instance.info.name] = modules.pop()
+    assert {name: f"pqbench.cli.{module}" for name, module in COMMAND_MODULES.items()} \
+        == registered
+
+
+# Runs main as `pqbench ARGS...` would, then says on stderr which command modules and
+# whether typer were loaded.
+_LOADED = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\nfrom pqbench.cli import main\n"
+           "try:\n    main()\nexcept SystemExit:\n    pass\n"
+           "cli = sorted(m for m in sys.modules if m.startswith('pqbench.cli.'))\n"
+           "print('LOADED', ' '.join(cli), 'typer' in sys.modules, file=sys.stderr)")
+
+
+def _loaded(*args: str, stdin: str = "") -> tuple[set[str], bool]:
+    done = subprocess.run([sys.executable, "-c", _LOADED, *args], cwd=REPO, input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)
+    line = done.stderr.strip().splitlines()[-1].split()
+    assert line[0] == "LOADED", done.stderr
+    return set(line[1:-1]), line[-1] == "True"
+
+
+@pytest.mark.process
+def test_a_command_line_loads_its_own_command_and_help_loads_them_all() -> None:
+    modules, typer_loaded = _loaded("list")
+    assert typer_loaded and "pqbench.cli.list" in modules
+    assert not modules & {"pqbench.cli.ab", "pqbench.cli.bisect", "pqbench.cli.speed"}
+    modules, _ = _loaded("--help")
+    assert {f"pqbench.cli.{m}" for m in COMMAND_MODULES.values()} <= modules
+
+
+@pytest.mark.process
+def test_a_worker_is_served_without_the_command_line() -> None:
+    """`pqbench worker`, as `ab` starts it, answers hello without loading typer or a
+    command; with any other argument it is the typer command (`worker --help`)."""
+    modules, typer_loaded = _loaded("worker", stdin='{"type": "quit"}\n')
+    assert not typer_loaded and modules == set()
+    modules, typer_loaded = _loaded("worker", "--help")
+    assert typer_loaded and "pqbench.cli.ab" in modules
