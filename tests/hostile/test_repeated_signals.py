@@ -54,14 +54,16 @@ def test_three_ctrl_c_during_ab_store_the_finished_pairs(tmp_path) -> None:
     assert all(r.run_id in output for r in runs), output
 
 
-@pytest.mark.parametrize("loaded", ["mmap", "_ctypes", "_cffi_backend"])
-def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback(tmp_path,
+@pytest.mark.parametrize("command, loaded", [("runs --db DB", "mmap"), ("runs --db DB", "_ctypes"),
+                                             ("--help", "_cffi_backend")])
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback(tmp_path, command,
                                                                       loaded) -> None:
-    """The signal lands while Python imports pqbench's commands: the moment the process
-    maps an extension module those imports load (`loaded`), well before the last one."""
-    process = subprocess.Popen([sys.executable, "-m", "pqbench", "runs", "--db",
-                                str(tmp_path / "x.db")], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    """The signal lands while Python imports pqbench's commands (`runs` loads its own,
+    `--help` every one): the moment the process maps an extension module those imports
+    load (`loaded`), well before the last one."""
+    args = [str(tmp_path / "x.db") if word == "DB" else word for word in command.split()]
+    process = subprocess.Popen([sys.executable, "-m", "pqbench", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     maps = Path(f"/proc/{process.pid}/maps")
     deadline = time.monotonic() + 60
     while loaded not in maps.read_text() and time.monotonic() < deadline:
