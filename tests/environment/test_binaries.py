@@ -5,6 +5,7 @@ dpkg asked the other way round, and the whole record of a real fingerprint."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -120,3 +121,60 @@ def test_every_loaded_library_is_fingerprinted_by_identity_and_size() -> None:
             assert entry["build_id"] == elf.build_id(path)
         else:
             assert entry["sha256"] == hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _counting_dpkg(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every command `owners` runs, recorded; each still runs for real."""
+    asked: list[list[str]] = []
+    real = binaries._run
+
+    def run(argv: list[str]) -> str:
+        asked.append(list(argv))
+        return real(argv)
+
+    monkeypatch.setattr(binaries, "_run", run)
+    return asked
+
+
+@pytest.mark.process
+def test_dpkg_is_asked_once_per_state_of_its_database_and_of_each_file(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    status = tmp_path / "status"  # stands for dpkg's database, which only dpkg may write
+    status.write_text("one state\n")
+    monkeypatch.setattr(binaries, "DPKG_STATUS", str(status))
+    libcrypto = environment.system_libcrypto()["path"]
+    assert libcrypto is not None
+    unowned = tmp_path / "libcrypto.so.3"
+    unowned.write_bytes(b"not a package's file")
+    paths = [libcrypto, str(unowned)]
+    asked = _counting_dpkg(monkeypatch)
+    if shutil.which("dpkg") is None:  # nothing to ask, nothing kept
+        assert binaries.owners(paths) == {} and asked == []
+        assert not (tmp_path / "cache").exists()
+        return
+
+    first = binaries.owners(paths)
+    assert first == binaries.ask_dpkg(paths)
+    assert libcrypto in first and str(unowned) not in first
+    assert len(asked) == 4  # dpkg -S and dpkg-query, here and in ask_dpkg above
+    asked.clear()
+    assert binaries.owners(paths) == first and asked == []  # kept, dpkg not asked
+
+    unowned.write_bytes(b"another file by the same name")  # one file changed
+    assert binaries.owners(paths) == first and asked[0][:2] == ["dpkg", "-S"]
+    asked.clear()
+    status.write_text("a package was installed\n")  # dpkg's database changed
+    assert binaries.owners(paths) == first and asked[0][:2] == ["dpkg", "-S"]
+    asked.clear()
+    (tmp_path / "cache" / binaries.OWNERS_CACHE).write_text('{"dpkg_status": [1')  # damaged
+    assert binaries.owners(paths) == first and asked[0][:2] == ["dpkg", "-S"]
+    asked.clear()
+    assert binaries.owners(paths) == first and asked == []  # written whole again
+    # Past the bound, the list starts again from the files just asked about.
+    monkeypatch.setattr(binaries, "OWNERS_KEPT", len(paths))
+    other = tmp_path / "libssl.so.3"
+    other.write_bytes(b"a third file")
+    assert binaries.owners([str(other)]) == {}
+    kept = json.loads((tmp_path / "cache" / binaries.OWNERS_CACHE).read_text())
+    assert set(kept["files"]) == {str(other)}
