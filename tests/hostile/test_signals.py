@@ -4,6 +4,7 @@ without a traceback (the worker processes of `speed --multi` included)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -20,9 +21,23 @@ pytestmark = pytest.mark.process
 
 def _start(*args: str) -> subprocess.Popen[str]:
     """pqbench in a process group of its own, as a shell job is (Ctrl-C at a terminal
-    reaches every process of the group)."""
+    reaches every process of the group); with Python's fault handler on, so that `_finish`
+    can show where a process that never ended was."""
     return subprocess.Popen([sys.executable, "-m", "pqbench", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+
+
+def _finish(proc: subprocess.Popen[str], seconds: float) -> str:
+    """The process's stderr once it ended; one still running after `seconds` fails the
+    test with the stack of each of its threads (SIGABRT, written by the fault handler)."""
+    try:
+        return proc.communicate(timeout=seconds)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate(timeout=60)
+        raise AssertionError(f"still running after {seconds} s; where it was:\n"
+                             f"{stderr[-6000:]}") from None
 
 
 def _wait_for(condition: object, what: str, seconds: float = 90) -> None:
@@ -47,7 +62,7 @@ def test_repeated_ctrl_c_during_files_corpus_removes_it_and_keeps_the_run(
     for _ in range(signals):
         proc.send_signal(signal.SIGINT)
         time.sleep(gap)
-    _, stderr = proc.communicate(timeout=180)
+    stderr = _finish(proc, 180)
     assert "Traceback" not in stderr, stderr
     assert proc.returncode == 130, stderr
     assert list(where.iterdir()) == []  # nothing of the corpus left
