@@ -221,10 +221,18 @@ class Store:
                 # Tables without meta rows: another process creating the schema right now
                 # (SQLite commits DDL before the meta rows), or a creation cut short; it
                 # holds no runs, so a writer finishes it and a reader finds nothing.
+                # The runs are read first and the meta rows after: each read sees what
+                # was committed when it ran, and a creator commits the meta rows before
+                # any run is stored, so a run seen means its meta rows are seen next
+                # (read the other way round, a creator's meta rows and first run
+                # committed between the two reads looked like a damaged database).
+                has_runs = schema.runs.name in tables and conn.execute(
+                    select(schema.runs.c.run_id).limit(1)).first() is not None
+                if has_runs:
+                    tables = set(inspect(conn).get_table_names())
                 stamped = schema.meta.name in tables and conn.execute(
                     select(schema.meta.c.key)).first() is not None
-                if not stamped and schema.runs.name in tables and conn.execute(
-                        select(schema.runs.c.run_id).limit(1)).first() is not None:
+                if not stamped and has_runs:
                     raise StoreError(
                         f"{self.location} holds pqbench runs but no schema version (its "
                         f"{schema.meta.name} table is "
