@@ -694,9 +694,11 @@ def test_make_setup_fails_when_the_venv_step_fails(
 @pytest.mark.timeout(1800)  # a fresh virtual environment: pip and the C extensions
 def test_make_setup_prints_no_setuptools_banner(minimal_only_cache: Path, tmp_path: Path
                                                 ) -> None:
-    """A fresh virtual environment filled the way `make run` fills it: pip's editable
-    install prints no BuildBackendWarning (setuptools' 150-column "Editable installation"
-    box of asterisks)."""
+    """A fresh virtual environment filled the way `make run` fills it where uv cannot be
+    installed (a version the registry does not have): pip installs the locked set instead,
+    says why, and its editable install prints no BuildBackendWarning (setuptools'
+    150-column "Editable installation" box of asterisks). Every CI run's own `make setup`
+    takes the uv branch."""
     env = isolated_env(minimal_only_cache, tmp_path)
     env["PIP_CACHE_DIR"] = str(Path.home() / ".cache" / "pip")  # the wheels pip has fetched
     # Not the byte-code of every dependency (scipy's alone is thousands of files): what is
@@ -706,9 +708,29 @@ def test_make_setup_prints_no_setuptools_banner(minimal_only_cache: Path, tmp_pa
         env.pop(name, None)
     venv = tmp_path / "venv"
     result = subprocess.run(["make", "--no-print-directory", "-C", str(REPO), "setup",
-                             f"PYTHON={sys.executable}", f"VENV={venv}"],
+                             f"PYTHON={sys.executable}", f"VENV={venv}", "UV_VERSION=0.0.0"],
                             env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     said = result.stdout + result.stderr
+    assert "uv could not be installed; pip installs the same locked set" in result.stderr
+    assert not (venv / "bin" / "uv").exists()
     assert "BuildBackendWarning" not in said and "*" * 20 not in said, said
     assert (venv / "bin" / "pqbench").exists()
+    # Every package installed is one the lock names, at a version it locks.
+    frozen = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze",
+                             "--exclude-editable"], env=env, capture_output=True, text=True,
+                            timeout=120, check=True).stdout
+    locked = _locked(REPO / "constraints.txt")
+    installed = dict(line.lower().replace("_", "-").split("==") for line in frozen.split())
+    assert installed and {n: v for n, v in installed.items()
+                          if v not in locked.get(n, ())} == {}, (installed, locked)
+
+
+def _locked(lock: Path) -> dict[str, set[str]]:
+    """constraints.txt's pins: each package's versions (one per Python it tells apart)."""
+    pins: dict[str, set[str]] = {}
+    for line in lock.read_text().splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, version = line.split(" ;")[0].split("==")
+            pins.setdefault(name.lower(), set()).add(version)
+    return pins
