@@ -11,6 +11,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,28 +37,6 @@ def _bounded(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=HANG_BOUND, check=False,
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
                                                                 (limit, limit)))
-
-
-@pytest.mark.parametrize("worker, limit", [
-    ("cmd:sh -c 'sleep 300' x", None),
-    ("cmd:sh -c 'while :; do echo starting... >&2; sleep 0.2; done' x", "10"),
-], ids=["silent", "stderr-only"])
-def test_a_worker_that_never_answers_is_stopped_at_the_start_up_limit(
-        tmp_path: Path, worker: str, limit: str | None) -> None:
-    """The silent worker meets the default limit (30 s); the one that writes to stderr
-    without end (stderr is no answer) meets a limit the user chose, 10 s
-    (long enough for side A's worker to start on a loaded machine)."""
-    env = {k: v for k, v in os.environ.items() if k != "PQBENCH_WORKER_TIMEOUT"}
-    if limit is not None:
-        env["PQBENCH_WORKER_TIMEOUT"] = limit
-    done = subprocess.run([sys.executable, "-m", "pqbench", *AB, "--a", "here", "--b", worker,
-                           "--worker-pairs", "3", "--db", str(tmp_path / "x.db")],
-                          capture_output=True, text=True, env=env, timeout=HANG_BOUND,
-                          check=False)
-    _clean(done)
-    assert done.returncode == 1, done.stderr
-    assert f"did not answer start within {limit or 30} s" in done.stderr, done.stderr
-    assert "worker B" in done.stderr
 
 
 def test_a_worker_that_floods_is_refused_with_bounded_memory(tmp_path: Path) -> None:
@@ -101,3 +80,51 @@ def test_a_series_without_end_is_refused_with_a_bound(tmp_path: Path, source: st
     _clean(done)
     assert done.returncode == 2 and "--series" in done.stderr, done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+#: The workers that never answer, by case: one silent, which meets the default limit (30 s),
+#: and one that writes to stderr without end (stderr is no answer), which meets a limit the
+#: user chose, 10 s (long enough for side A's worker to start on a loaded machine).
+UNANSWERED = {"silent": ("cmd:sh -c 'sleep 300' x", None),
+              "stderr-only": ("cmd:sh -c 'while :; do echo starting... >&2; sleep 0.2; done' x",
+                              "10")}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def unanswered(tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[dict[str, tuple[subprocess.Popen[bytes], Path]]]:
+    """Both sessions, started together when this module starts: they only wait out their
+    limits, so the module's other tests run meanwhile, and the tests that read them come
+    last. Each one's output goes to a file (a pipe nobody reads could fill and stall it)."""
+    started = {}
+    for case, (worker, limit) in UNANSWERED.items():
+        env = {k: v for k, v in os.environ.items() if k != "PQBENCH_WORKER_TIMEOUT"}
+        if limit is not None:
+            env["PQBENCH_WORKER_TIMEOUT"] = limit
+        tmp = tmp_path_factory.mktemp(case)
+        with (tmp / "stderr").open("wb") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pqbench", *AB, "--a", "here", "--b", worker,
+                 "--worker-pairs", "3", "--db", str(tmp / "x.db")],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        started[case] = (process, tmp / "stderr")
+    yield started
+    for process, _ in started.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("case", list(UNANSWERED))
+def test_a_worker_that_never_answers_is_stopped_at_the_start_up_limit(
+        unanswered: dict[str, tuple[subprocess.Popen[bytes], Path]], case: str) -> None:
+    """The silent worker meets the default limit, the stderr-only one the limit chosen
+    (`UNANSWERED`): each session ends with a message naming the worker and the limit."""
+    process, stderr_file = unanswered[case]
+    code = process.wait(timeout=HANG_BOUND)
+    stderr = stderr_file.read_text(errors="replace")
+    assert "Traceback" not in stderr, stderr
+    assert code == 1, stderr
+    limit = UNANSWERED[case][1]
+    assert f"did not answer start within {limit or 30} s" in stderr, stderr
+    assert "worker B" in stderr
