@@ -24,11 +24,35 @@ from contextlib import contextmanager
 SIGINT_EXIT = 128 + signal.SIGINT  # 130
 SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_terminated = threading.Event()
+
+
+class _Flag:
+    """A flag the signal handlers set. Not a `threading.Event`: its `set` takes a lock, and
+    a second signal whose handler runs while the first one's holds it waits on that lock
+    forever, in the one thread that could release it (five Ctrl-Cs at once hung `files
+    corpus` so). One attribute read or assigned needs no lock: a handler runs between two
+    bytecodes of the main thread, never inside one."""
+
+    __slots__ = ("_on",)
+
+    def __init__(self) -> None:
+        self._on = False
+
+    def set(self) -> None:
+        self._on = True
+
+    def clear(self) -> None:
+        self._on = False
+
+    def is_set(self) -> bool:
+        return self._on
+
+
+_terminated = _Flag()
 # Set by the first signal any `first_only` block takes; blocks nest (the command's own
 # around the one `handles_errors` opens), and an outer block must not hand the signals
 # back to their handlers when an inner one was interrupted.
-_interrupted = threading.Event()
+_interrupted = _Flag()
 _open_blocks = [0]
 
 
