@@ -381,8 +381,11 @@ def mission_run(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
                                                               columns: int) -> None:
     """Plain `ratios`: ML-KEM-768 against X25519 and ECDH P-256 per exchange, ML-DSA-65
-    against ECDSA P-256, RSA-2048 and Ed25519 per signature, each one line of the table
-    with its answer and interval whole ("2.58x faster [2.50–2.66]"), at 80 columns too."""
+    against ECDSA P-256, RSA-2048 and Ed25519 per signature, each one row of the table with
+    its answer and interval whole ("2.58x faster [2.50–2.66]"), at 80 columns too, where an
+    interval across 1, told by its two ends, goes on in the line below (`presentation.ratios`)."""
+    from tests.helpers.terminal import read_table
+
     done = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--db", mission_run],
                           capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "COLUMNS": str(columns)})
@@ -392,23 +395,16 @@ def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
     # "2.58x faster [2.50–2.66]", or an interval across 1 by its two ends ("1.05x faster
     # [1.03x slower – 1.13x faster]", a signature pair on a loaded machine).
     said = r"[\d.]+x(?: faster| slower)?|same speed"
-    answer = rf"({said}) \[(?:([\d.]+)–([\d.]+)|({said}) – ({said}))\]$"
+    answer = re.compile(rf"({said}) \[(?:([\d.]+)–([\d.]+)|({said}) – ({said}))\]")
     found = {}
-    for index, line in enumerate(lines):
-        told = re.search(answer, line.rstrip())
-        if told is None:
-            continue
-        # A name wrapped at 80 columns goes on in the line under it.
-        text = line + " " + (lines[index + 1] if index + 1 < len(lines) else "")
-        names = re.findall(r"(ML-KEM-768|ML-DSA-65|X25519|ECDH-P-256|Ed25519|ECDSA-P-256|"
-                           r"RSA-2048) \[?", text)
-        if len(names) >= 2:
-            found[(names[0], names[1])] = told
+    for row in read_table(done.stdout, "run ", key="what"):
+        names = tuple(row[column].split(" [")[0] for column in ("what", "against"))
+        found[names] = answer.fullmatch(row["speed [CI]"])
     for pair in (("ML-KEM-768", "X25519"), ("ML-KEM-768", "ECDH-P-256"),
                  ("ML-DSA-65", "ECDSA-P-256"), ("ML-DSA-65", "RSA-2048"),
                  ("ML-DSA-65", "Ed25519")):
-        assert pair in found, (pair, done.stdout)
-        told = found[pair]
+        told = found.get(pair)
+        assert told is not None, (pair, found, done.stdout)
         ratio = _speed_factor(told.group(1))
         if told.group(2) is not None:  # both ends on the ratio's side of 1, as factors
             low, high = sorted(_speed_factor(f"{told.group(n)}x {told.group(1).split()[-1]}")
