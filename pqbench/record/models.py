@@ -120,13 +120,13 @@ def _items(limit: int = MAX_ITEMS) -> Any:
 class _Closed(BaseModel):
     """A record whose fields are all known: anything else is refused."""
 
-    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid", defer_build=True)
 
 
 class _Open(BaseModel):
     """A record with known fields plus free-form ones, kept as bounded JSON."""
 
-    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="allow", defer_build=True)
     __pydantic_extra__: dict[str, Json] = Field(init=False)
 
 
