@@ -411,7 +411,7 @@ def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
                                for n in (2, 3))
         else:
             low, high = _speed_factor(told.group(4)), _speed_factor(told.group(5))
-            assert low < 1 < high, told.group(0)
+            assert low <= 1 <= high, told.group(0)  # an end may print as "1.00x"
         assert low * 0.995 <= ratio <= high * 1.005, told.group(0)
     assert len(lines) < 30  # a compact table, not a card per ratio
 
