@@ -25,13 +25,15 @@ MYPY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pqbench-dev/mypy
 
 # Every dependency at the version constraints.txt locks (`make lock` renews it). uv installs
 # them in about 8 s where pip takes 22 (it links from its cache rather than unpacking every
-# file again); where uv cannot be installed, pip installs the same locked set.
+# file again); where uv cannot be installed, pip installs the same locked set, and says so.
+# setuptools tells every editable install pip makes, as a warning, that a folder named like
+# the package may shadow it (a 150-column banner); pqbench's checkout is that folder, on
+# purpose.
 $(STAMP): pyproject.toml setup.py constraints.txt $(wildcard pqbench/timing/csrc/*.[ch]) \
 		pqbench/files/_xts.c pqbench/memory/_memhook.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	# setuptools tells every editable install, as a warning, that a folder named like the
-	# package may shadow it (a 150-column banner); pqbench's checkout is that folder, on purpose.
-	if $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); then \
+	@echo "make setup: installing the locked dependencies (constraints.txt) into $(VENV)"
+	@if $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); then \
 	    $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode \
 	        -c constraints.txt -e '.[test]'; \
 	else \
