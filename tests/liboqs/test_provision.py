@@ -720,17 +720,12 @@ def test_make_setup_prints_no_setuptools_banner(minimal_only_cache: Path, tmp_pa
     frozen = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze",
                              "--exclude-editable"], env=env, capture_output=True, text=True,
                             timeout=120, check=True).stdout
-    locked = _locked(REPO / "constraints.txt")
-    installed = dict(line.lower().replace("_", "-").split("==") for line in frozen.split())
+    from packaging.utils import canonicalize_name
+
+    from tests.helpers.lock import pins
+
+    locked = {name: {str(version) for version, _ in each} for name, each in pins().items()}
+    installed = {canonicalize_name(name): version for name, version in
+                 (line.split("==") for line in frozen.split())}
     assert installed and {n: v for n, v in installed.items()
                           if v not in locked.get(n, ())} == {}, (installed, locked)
-
-
-def _locked(lock: Path) -> dict[str, set[str]]:
-    """constraints.txt's pins: each package's versions (one per Python it tells apart)."""
-    pins: dict[str, set[str]] = {}
-    for line in lock.read_text().splitlines():
-        if "==" in line and not line.startswith((" ", "#")):
-            name, version = line.split(" ;")[0].split("==")
-            pins.setdefault(name.lower(), set()).add(version)
-    return pins

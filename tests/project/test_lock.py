@@ -5,27 +5,11 @@ from __future__ import annotations
 
 import tomllib
 
-from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from tests.helpers import REPO
-
-
-def _locked() -> dict[str, list[tuple[Version, Marker | None]]]:
-    """Each locked package's versions, with the marker that selects each (a universal lock
-    pins numpy once for Python 3.11 and once for later ones)."""
-    locked: dict[str, list[tuple[Version, Marker | None]]] = {}
-    for line in (REPO / "constraints.txt").read_text().splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        requirement = Requirement(line)
-        (spec,) = requirement.specifier
-        assert spec.operator == "==", line
-        locked.setdefault(canonicalize_name(requirement.name), []).append(
-            (Version(spec.version), requirement.marker))
-    return locked
+from tests.helpers.lock import pins
 
 
 def _declared() -> list[Requirement]:
@@ -35,7 +19,7 @@ def _declared() -> list[Requirement]:
 
 
 def test_every_declared_dependency_is_locked_inside_its_range() -> None:
-    locked = _locked()
+    locked = pins()
     for requirement in _declared():
         name = canonicalize_name(requirement.name)
         assert name in locked, f"{name} is not in constraints.txt: run `make lock`"
@@ -48,9 +32,9 @@ def test_every_declared_dependency_is_locked_inside_its_range() -> None:
 def test_the_lock_pins_one_version_per_python() -> None:
     """One version of each package for each Python from 3.11 on: two pins whose markers
     both hold would leave the installer to choose."""
-    for name, pins in _locked().items():
+    for name, each in pins().items():
         for python in ("3.11", "3.12", "3.13", "3.14"):
-            chosen = [version for version, marker in pins if marker is None or marker.evaluate(
+            chosen = [version for version, marker in each if marker is None or marker.evaluate(
                 {"python_version": python, "python_full_version": f"{python}.0",
                  "sys_platform": "linux", "platform_system": "Linux",
                  "platform_machine": "x86_64", "implementation_name": "cpython",
