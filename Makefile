@@ -7,7 +7,7 @@
 #   make docs   the documentation site (mkdocs.yml, docs/) built strictly into site/
 #   make lock   renew constraints.txt, the locked dependency set, after changing pyproject.toml
 # Both are idempotent; the virtual environment lives in .venv/ and liboqs is built once
-# into a per-user cache outside the repository (`python -m pqbench.liboqs --all` for every
+# into a per-user cache outside the repository (`python -m pqbench.libraries.liboqs --all` for every
 # algorithm, not only the NIST standards and HQC).
 
 PYTHON ?= python3
@@ -30,7 +30,7 @@ MYPY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pqbench-dev/mypy
 # the package may shadow it (a 150-column banner); pqbench's checkout is that folder, on
 # purpose.
 $(STAMP): pyproject.toml setup.py constraints.txt $(wildcard pqbench/timing/csrc/*.[ch]) \
-		pqbench/files/_xts.c pqbench/memory/_memhook.c
+		pqbench/measure/files/_xts.c pqbench/measure/memory/_memhook.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "make setup: installing the locked dependencies (constraints.txt) into $(VENV)"
 	@if $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); then \
@@ -55,13 +55,13 @@ lock: setup
 # fails set-up. Without cargo the first step defers to the last one, which then runs
 # liboqs-python's own installer. The last step finds the cache and says what pqbench uses.
 setup:
-	@$(PYTHON) -m pqbench.liboqs --no-fallback >/dev/null & liboqs=$$!; \
+	@$(PYTHON) -m pqbench.libraries.liboqs --no-fallback >/dev/null & liboqs=$$!; \
 	$(MAKE) --no-print-directory $(STAMP); venv=$$?; \
 	wait $$liboqs; oqs=$$?; \
 	test $$venv -eq 0 || echo "make setup: installing .venv failed (exit $$venv)" >&2; \
 	test $$oqs -eq 0 || echo "make setup: building liboqs failed (exit $$oqs)" >&2; \
 	test $$venv -eq 0 && test $$oqs -eq 0
-	$(BIN)/python -m pqbench.liboqs
+	$(BIN)/python -m pqbench.libraries.liboqs
 
 run: setup
 	$(BIN)/pqbench speed

@@ -25,8 +25,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "pqbench.files._xts",
-            sources=["pqbench/files/_xts.c"],
+            "pqbench.measure.files._xts",
+            sources=["pqbench/measure/files/_xts.c"],
             libraries=["crypto"],
             extra_compile_args=FLAGS,
             optional=True,
@@ -35,8 +35,8 @@ setup(
         # its measurement worker (see the file). Built like an extension only to be
         # compiled and installed with one; glibc's LD_PRELOAD makes it Linux-only.
         *([Extension(
-            "pqbench.memory._memhook",
-            sources=["pqbench/memory/_memhook.c"],
+            "pqbench.measure.memory._memhook",
+            sources=["pqbench/measure/memory/_memhook.c"],
             libraries=["dl"],
             extra_compile_args=[*FLAGS, "-fvisibility=hidden"],
             optional=True,

@@ -116,10 +116,11 @@ def precision(db: Path, row: tuple[str, ...]) -> tuple[str, float, float]:
     row early and the interval is the plain 99 % one) and fresh workers each time; the
     ratios of repeated sessions show how much two worker processes differ by themselves.
     """
-    from pqbench import algorithms, sides
-    from pqbench.ab import sequential, session
     from pqbench.analysis import compare
-    from pqbench.speed import suite
+    from pqbench.catalog import algorithms
+    from pqbench.measure.speed import suite
+    from pqbench.sessions import sides
+    from pqbench.sessions.ab import sequential, session
 
     name, *options = row
     operation = options[options.index("-o") + 1]

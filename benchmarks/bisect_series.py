@@ -71,8 +71,8 @@ def _attempt(way: str, series: list[str], max_seconds: str, db: str) -> dict[str
 
 def _provision(series: list[str]) -> None:
     """Make (or find cached) every pip: build of the series."""
-    from pqbench.bisect.series import parse
-    from pqbench.sides import pip as provision
+    from pqbench.sessions.bisect.series import parse
+    from pqbench.sessions.sides import pip as provision
 
     for build in parse(series).builds:
         for item in build.items:

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pqbench import algorithms
-from pqbench.algorithms.base import Algorithm
-from pqbench.record.rounds import LoopResult
+from pqbench.catalog import algorithms
+from pqbench.catalog.algorithms.base import Algorithm
+from pqbench.data.record.rounds import LoopResult
 from pqbench.timing import native
 
 TARGET_RATIO = 0.97
@@ -92,7 +92,7 @@ def liboqs_library(explicit: str | None) -> Path:
             path = path / "lib" / "liboqs.so"
         return path.resolve()
     try:
-        from pqbench.liboqs import find_installed
+        from pqbench.libraries.liboqs import find_installed
     except ImportError as exc:
         sys.exit(f"cannot locate liboqs ({exc}); pass --liboqs PATH")
     install = find_installed()

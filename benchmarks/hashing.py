@@ -38,10 +38,10 @@ import time
 from collections.abc import Callable
 
 from pqbench.analysis import ratios
-from pqbench.files import cache, hashing, stream
-from pqbench.implementations.digests import new_hasher
-from pqbench.presentation import numbers
+from pqbench.libraries.implementations.digests import new_hasher
+from pqbench.measure.files import cache, hashing, stream
 from pqbench.timing import native
+from pqbench.views import numbers
 
 
 def openssl_speed(seconds: float) -> float:

@@ -56,12 +56,12 @@ MEASUREMENT_COLUMNS = ("run_id, algorithm, implementation, operation, block_size
 
 def arm_models(db: str, files: list[str]) -> None:
     from pqbench.cli.common import many_records
-    from pqbench.record import exchange
-    from pqbench.store import Store
+    from pqbench.data.record import transfer
+    from pqbench.data.store import Store
 
     with many_records():
-        runs = [run for path in files for run in exchange.parse(
-            exchange.decode(Path(path).read_bytes(), path), path)]
+        runs = [run for path in files for run in transfer.parse(
+            transfer.decode(Path(path).read_bytes(), path), path)]
         Store.open(db).save_runs(runs)
 
 
@@ -144,7 +144,7 @@ def forget(db: str, run_ids: list[str]) -> None:
     """Delete the runs an arm imported (their rows by cascade), outside the clock."""
     from sqlalchemy import text
 
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     store = Store.open(db, create=False)
     with store.engine.begin() as conn:
@@ -165,7 +165,7 @@ def measure(args: argparse.Namespace, work: Path, db: str) -> dict[str, list[flo
     seed = store_scale.seed_run(args.seed, work)
     total = args.stored + args.runs
     rows = args.runs * len(seed["results"])
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     Store.open(db).close()  # the schema, for the reference arm when nothing is stored
     for start in range(0, args.stored, 1000):  # the history already stored, untimed

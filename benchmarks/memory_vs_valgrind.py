@@ -46,7 +46,7 @@ CSRC = REPO / "pqbench" / "timing" / "csrc"
 HARNESS_SOURCE = Path(__file__).resolve().parent / "memory_harness.c"
 WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored
 TARGET = 0.10
-#: pqbench's canonical names -> the C table's (as pqbench/implementations/native.py maps).
+#: pqbench's canonical names -> the C table's (as pqbench/libraries/implementations/native.py maps).
 C_NAMES = {"ECDH-P-256": "P-256", "ECDH-P-384": "P-384", "ECDH-P-521": "P-521"}
 #: x86-64 System V: leaf functions may use 128 bytes below the stack pointer unannounced.
 RED_ZONE = 128
@@ -310,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
-    from pqbench.liboqs import import_oqs, loaded_install
-    from pqbench.memory.runner import interposer
+    from pqbench.libraries.liboqs import import_oqs, loaded_install
+    from pqbench.measure.memory.runner import interposer
 
     import_oqs()
     install = loaded_install()

@@ -126,10 +126,11 @@ JUMPS: dict[str, dict[str, Any]] = {
 #: every command, and the tls command needs a newer cryptography than an old wheel has).
 PIP_SPEED = """
 import sys
-from pqbench import algorithms, environment
-from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.speed import suite
-from pqbench.store import Store
+from pqbench.catalog import algorithms
+from pqbench.measure import environment
+from pqbench.libraries.implementations import liboqs_mechanisms, select
+from pqbench.measure.speed import suite
+from pqbench.data.store import Store
 db, label = sys.argv[1], sys.argv[2]
 settings = suite.SpeedSettings(seconds=0.5, rounds=10, operations=(), block_sizes=(16384,),
                                label=label, processes=1, cpus=(), time_base="cpu")
@@ -149,7 +150,7 @@ def cpu_has(flag: str) -> bool:
 
 
 def pip_python(spec: str) -> str:
-    from pqbench.sides.pip import ensure_pip, parse_pip
+    from pqbench.sessions.sides.pip import ensure_pip, parse_pip
 
     return str(ensure_pip(parse_pip(spec)).python)
 
@@ -270,7 +271,7 @@ def judge_series(runs: list[Any], model: Any) -> dict[str, Any]:
 
 def report_aa(work: Path) -> dict[str, Any]:
     from pqbench.analysis.noise import NoiseModels
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     entries = {e["run_id"]: e for e in Ledger(work / "aa.json").entries}
     store = Store.open(str(work / "aa.db"), create=False)
@@ -304,7 +305,7 @@ def report_jumps(work: Path) -> dict[str, Any]:
     from pqbench.analysis import history
     from pqbench.analysis.compare import compare_runs
     from pqbench.analysis.noise import NoiseModel, NoiseModels
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     found: dict[str, Any] = {}
     smallest: float | None = None

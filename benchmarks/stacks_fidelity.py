@@ -1,6 +1,6 @@
 """How close pqbench's foreign rows come to each library's own benchmark, paired in one run.
 
-For `go` the reference is Go's own `go test -bench` (pqbench/stacks/go/reference: the
+For `go` the reference is Go's own `go test -bench` (pqbench/libraries/stacks/go/reference: the
 standard library's benchmark style over crypto/mlkem, crypto/ecdh and crypto/ed25519,
 sharing no code with the worker) and, for ML-DSA, filippo.io/mldsa's own benchmarks,
 both compiled once with the toolchain that built the worker.
@@ -51,14 +51,14 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from pqbench.algorithms import Algorithm, resolve
 from pqbench.analysis.ratios import paired
-from pqbench.checks.pair import check_pair
-from pqbench.implementations.base import TimedOperation
-from pqbench.implementations.stacks import StackImplementation
-from pqbench.record.rounds import LoopResult
-from pqbench.speed import suite
-from pqbench.stacks import builds, registry
+from pqbench.catalog.algorithms import Algorithm, resolve
+from pqbench.data.record.rounds import LoopResult
+from pqbench.libraries.implementations.base import TimedOperation
+from pqbench.libraries.implementations.stacks import StackImplementation
+from pqbench.libraries.stacks import compiling, registry
+from pqbench.measure.checks.pair import check_pair
+from pqbench.measure.speed import suite
 
 TARGET = 0.05
 WORK_DIR = Path(__file__).resolve().parent / ".work"  # gitignored
@@ -99,7 +99,7 @@ GO_MLDSA = {"keygen": ("./reference", "BenchmarkMLDSA/{alg}/keygen"),
             "verify": ("filippo.io/mldsa", "BenchmarkVerify/{alg}/Whole")}
 
 
-def go_reference(built: builds.Built) -> Reference:
+def go_reference(built: compiling.Built) -> Reference:
     """`go test -bench` of the reference package (and of filippo.io/mldsa's own tests for
     ML-DSA), compiled once into WORK_DIR, in CPU time (see the module's docstring)."""
     go = str(built.plan.toolchains["go"].tools["go"])
@@ -151,7 +151,7 @@ def go_reference(built: builds.Built) -> Reference:
     return run
 
 
-def rust_reference(built: builds.Built) -> Reference:
+def rust_reference(built: compiling.Built) -> Reference:
     """`pqbench-stack-reference ALG OPERATION SECONDS 2`: one JSON line per round; the
     second counts: a fresh process's first round is a cold one (X25519 and ML-DSA-65 keygen
     of aws-lc-rs ran 20-25 % slow in it), where the worker's row has been warmed."""
@@ -197,7 +197,7 @@ class JvmReference:
     JIT has seen the same warm-up, where a fresh JVM per call (warmed for a few seconds of
     wall time on a busy machine) had compiled less than the worker had."""
 
-    def __init__(self, built: builds.Built, settings: suite.SpeedSettings) -> None:
+    def __init__(self, built: compiling.Built, settings: suite.SpeedSettings) -> None:
         self.java = str(built.plan.toolchains["jdk"].tools["java"])
         where = built.plan.directory
         self.classpath = f"{where / 'classes'}{os.pathsep}{where / 'lib'}/*"
@@ -265,7 +265,7 @@ def one_pair(worker: Callable[[], float], reference: Callable[[], float],
 
 
 def fresh_jvm_pairs(impl: StackImplementation, alg: Algorithm, operation: str,
-                    built: builds.Built, settings: suite.SpeedSettings, seconds: float,
+                    built: compiling.Built, settings: suite.SpeedSettings, seconds: float,
                     pairs: int, rng: random.Random) -> tuple[list[float], list[float]]:
     """The JVM: each pair is a fresh worker JVM (checked and warmed as `speed` checks and
     warms it) and a fresh reference JVM (warmed alike), one round of each in random order,
@@ -308,7 +308,7 @@ def main() -> int:
     impl = StackImplementation(stack)
     impl.process.ensure()
     assert impl.process.planned is not None
-    built = builds.build(impl.process.planned, lambda _m: None)
+    built = compiling.build(impl.process.planned, lambda _m: None)
     language = stack.recipe.language
     rng = random.Random(args.seed)
     settings = suite.SpeedSettings(seconds=args.seconds * args.pairs, rounds=args.pairs)

@@ -224,11 +224,11 @@ def write_rate(db: str, path: str) -> tuple[int, float]:
     paused, as the command does): the store's share of an import, without starting
     Python and validating the file."""
     from pqbench.cli.common import many_records
-    from pqbench.record import exchange
-    from pqbench.store import Store
+    from pqbench.data.record import transfer
+    from pqbench.data.store import Store
 
     with many_records():
-        documents = exchange.read_documents([Path(path)])
+        documents = transfer.read_documents([Path(path)])
         store = Store.open(db)
         start = time.perf_counter()
         store.save_documents(documents)
@@ -242,7 +242,7 @@ def store_share(db: str, before: str, after: str, repeat: str) -> dict[str, floa
     row make, in this process: what the database answers, without the statistics."""
     from pqbench.analysis.history import names_algorithm
     from pqbench.cli.common import many_records
-    from pqbench.store import RunFilter, Store
+    from pqbench.data.store import RunFilter, Store
 
     store = Store.open(db, create=False)
     found: dict[str, list[float]] = {"compare": [], "history": []}

@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from pqbench import algorithms
-from pqbench.algorithms.base import Algorithm
-from pqbench.implementations import all_implementations
-from pqbench.implementations.base import Implementation, PythonOperation, TimedOperation
-from pqbench.record.rounds import LoopResult
+from pqbench.catalog import algorithms
+from pqbench.catalog.algorithms.base import Algorithm
+from pqbench.data.record.rounds import LoopResult
+from pqbench.libraries.implementations import all_implementations
+from pqbench.libraries.implementations.base import Implementation, PythonOperation, TimedOperation
 
 
 @dataclass(frozen=True)

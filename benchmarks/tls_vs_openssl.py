@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pqbench.tls import catalog, certs, loopback, registry
+from pqbench.measure.tls import catalog, certs, loopback, registry
 
 TARGET = 0.10
 #: s_client -brief lines that name the group and the signature, by cell component.

@@ -21,7 +21,7 @@ MACHINE_INFO_KEYS = ("os_build", "cpu_model", "cpu_flags", "libraries", "knobs",
 def pytest_benchmark_update_machine_info(config: Any, machine_info: dict[str, Any]) -> None:
     # Imported lazily: the fingerprint loads the crypto libraries, which plain test
     # sessions that never benchmark should not pay for.
-    from pqbench import environment
+    from pqbench.measure import environment
 
     fingerprint = environment.collect()
     machine_info["pqbench"] = fingerprint

@@ -19,7 +19,7 @@ from pqbench.cli import app
 from tests.helpers import NAME, starts_processes
 
 if TYPE_CHECKING:
-    from pqbench.userland import Userland
+    from pqbench.libraries.userland import Userland
 
 # A suite started in the background of a non-interactive shell (`make test &`, nohup)
 # inherits SIGINT ignored, and so would every process a test starts: the Ctrl-C tests
@@ -57,9 +57,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     found through ldconfig; the hypervisor, from systemd-detect-virt) is asked here, before
     the first test, so that no test is charged with those helper processes for coming
     first."""
-    from pqbench import environment
-    from pqbench.implementations import liboqs_mechanisms
-    from pqbench.tls import registry
+    from pqbench.libraries.implementations import liboqs_mechanisms
+    from pqbench.measure import environment
+    from pqbench.measure.tls import registry
 
     liboqs_mechanisms()
     environment.system_libcrypto()
@@ -230,7 +230,7 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @starts_processes
 def trixie() -> Userland:
     """The Debian 13 userland (`tests.helpers.NAME`), built once per session."""
-    from pqbench.userland import ensure
+    from pqbench.libraries.userland import ensure
 
     assert os.geteuid() == 0, "building a userland needs root (CI runs the suite as root)"
     return ensure(NAME)
@@ -247,7 +247,7 @@ def db_inside(trixie: Userland) -> Iterator[str]:
 @pytest.fixture
 def two_runs(tmp_path: Path) -> Path:
     """A database of two small runs, "a" and "b" (b twice as fast)."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
     from tests.helpers.runs import make_run
 
     db = tmp_path / "runs.db"

@@ -9,7 +9,7 @@ faster, not a negative cost (`bundled_openssl`).
 
 from __future__ import annotations
 
-from pqbench.record.fingerprint import Fingerprint
+from pqbench.data.record.fingerprint import Fingerprint
 
 
 def bundled_openssl(environment: Fingerprint) -> tuple[str, str] | None:

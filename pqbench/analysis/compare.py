@@ -29,10 +29,10 @@ from pqbench.analysis.memory import compare_memory
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.noise import NoiseModel, timed_in_wall_time
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
-from pqbench.errors import ComparisonError
-from pqbench.record.builds import Build, principal, split_by_build
-from pqbench.record.results import Run
-from pqbench.record.runs import run_order
+from pqbench.data.record.builds import Build, principal, split_by_build
+from pqbench.data.record.results import Run
+from pqbench.data.record.runs import run_order
+from pqbench.platform.errors import ComparisonError
 
 
 @dataclass(frozen=True, kw_only=True)

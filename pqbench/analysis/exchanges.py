@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pqbench import algorithms
-from pqbench.implementations import ORDER
-from pqbench.record.results import Measurement
+from pqbench.catalog import algorithms
+from pqbench.data.record.results import Measurement
+from pqbench.libraries.implementations import ORDER
 
 ROLES = ("exchange", "signature")
 KEY_EXCHANGE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519", "ECDH-P-256",

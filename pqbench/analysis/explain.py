@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pqbench.algorithms import capabilities
-from pqbench.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
-from pqbench.record.fingerprint import (
+from pqbench.catalog.algorithms import capabilities
+from pqbench.catalog.algorithms.capabilities import ARM_CRYPTO_FLAGS, X86_CRYPTO_FLAGS
+from pqbench.data.record.fingerprint import (
     BINARY_USERS,
     INERT_FIELDS,
     INERT_PARTS,

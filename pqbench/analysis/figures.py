@@ -16,7 +16,7 @@ from pqbench.analysis import ratios
 from pqbench.analysis.bindings import bundled_openssl
 from pqbench.analysis.exchanges import BASELINE, Exchange, baseline_for
 from pqbench.analysis.ratios import Ratio
-from pqbench.record.results import RowKey, Run
+from pqbench.data.record.results import RowKey, Run
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,10 @@ from typing import Any
 from pqbench.analysis import noise, pairing, replicates, step_detect, verdict
 from pqbench.analysis.compare import build_words, run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
-from pqbench.errors import ComparisonError
-from pqbench.record.builds import build_of, principal, split_by_build
-from pqbench.record.results import Run
-from pqbench.record.runs import group_runs
+from pqbench.data.record.builds import build_of, principal, split_by_build
+from pqbench.data.record.results import Run
+from pqbench.data.record.runs import group_runs
+from pqbench.platform.errors import ComparisonError
 
 #: The penalty of the candidate fit: lower than asv's 4, since every candidate is then
 #: judged by the comparison rule, which alone decides what is a step.

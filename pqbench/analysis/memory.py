@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqbench.record.memory import METRICS, figures
-from pqbench.record.results import Run
+from pqbench.data.record.memory import METRICS, figures
+from pqbench.data.record.results import Run
 
 VERDICTS = ("larger", "smaller", "same", "varies")
 METHOD = ("memory figures are counts, compared exactly: smallest and largest over the calls "

@@ -46,11 +46,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from pqbench.analysis import pairing, signedrank
-from pqbench.record.builds import split_by_build
-from pqbench.record.results import RowKey, Run
+from pqbench.data.record.builds import split_by_build
+from pqbench.data.record.results import RowKey, Run
 
 if TYPE_CHECKING:
-    from pqbench.store.selection import NoiseInputs
+    from pqbench.data.store.selection import NoiseInputs
 
 #: The conservative prior: one run's ln estimate about its build's level, as a standard
 #: deviation, measured over single runs of the quick suite on a shared 2-core VM under load
@@ -184,7 +184,7 @@ def family_of(key: RowKey) -> tuple[str, str]:
 
 def kind_of(algorithm: str) -> str:
     """The algorithm's kind (cipher, hash, kem ...), "other" for names outside the table."""
-    from pqbench.algorithms import by_name
+    from pqbench.catalog.algorithms import by_name
 
     try:
         return by_name(algorithm).kind
@@ -399,7 +399,7 @@ class NoiseModels:
         self._found: dict[str, NoiseModel] = {}
 
     def for_runs(self, runs: Iterable[Run]) -> NoiseModel | None:
-        from pqbench.store.selection import noise_inputs
+        from pqbench.data.store.selection import noise_inputs
 
         testbeds = {r.environment.testbed for r in runs}
         if len(testbeds) != 1 or None in testbeds:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pqbench.analysis.rows import ALPHA
-from pqbench.record.results import Measurement, RowKey, Run
+from pqbench.data.record.results import Measurement, RowKey, Run
 
 
 def ab_session(run: Run) -> Mapping[str, Any] | None:

@@ -31,11 +31,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pqbench import algorithms
 from pqbench.analysis import exchanges, signedrank, verdict
-from pqbench.implementations import BINDINGS, STACKS
-from pqbench.record.results import Measurement, RowKey, Run
-from pqbench.record.summary import summarize
+from pqbench.catalog import algorithms
+from pqbench.data.record.results import Measurement, RowKey, Run
+from pqbench.data.record.summary import summarize
+from pqbench.libraries.implementations import BINDINGS, STACKS
 
 #: Level of every interval when the cycles allow it.
 LEVEL = 0.99

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from pqbench.analysis import stats, verdict
 from pqbench.analysis.noise import Spread
-from pqbench.record.summary import summarize
+from pqbench.data.record.summary import summarize
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

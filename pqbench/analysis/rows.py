@@ -16,7 +16,7 @@ from typing import Any
 from pqbench.analysis import explain, verdict
 from pqbench.analysis.memory import MemoryChange
 from pqbench.analysis.verdict import MIN_THRESHOLD
-from pqbench.record.results import RowKey
+from pqbench.data.record.results import RowKey
 
 __all__ = ["ALPHA", "Row", "RowComparison", "RowKey"]
 

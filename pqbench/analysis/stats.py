@@ -3,7 +3,7 @@
 No I/O and no formatting. Samples are rates (operations or bytes per second), so effects
 are multiplicative: comparisons and step detection work on natural logarithms and report
 ratios. Every function names its method and the reference it follows. One measurement's
-own summary (median and its interval) belongs to the run format: `pqbench.record.summary`.
+own summary (median and its interval) belongs to the run format: `pqbench.data.record.summary`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 #: against what the modules register.
 COMMAND_MODULES = {
     "ab": "ab", "worker": "ab", "bisect": "bisect", "calibrate": "calibrate",
-    "compare": "compare", "export": "exchange", "import": "exchange", "history": "history",
+    "compare": "compare", "export": "transfer", "import": "transfer", "history": "history",
     "annotate": "history", "env": "info", "runs": "info", "list": "list", "memory": "memory",
     "ratios": "ratios", "report": "report", "show": "show", "speed": "speed", "tls": "tls",
     "verify": "verify", "files": "files", "userland": "userland",
@@ -31,14 +31,14 @@ def main() -> None:
         try:
             app = _load(sys.argv[1:2])
         except KeyboardInterrupt:
-            from pqbench import interrupts
+            from pqbench.platform import interrupts
 
             interrupts.ignore_later()  # as once a command was interrupted
             sys.stderr.write("error: interrupted\n")
             raise SystemExit(interrupts.SIGINT_EXIT) from None
         app()
     except SystemExit as done:
-        from pqbench import interrupts
+        from pqbench.platform import interrupts
 
         if done.code in (interrupts.SIGINT_EXIT, interrupts.SIGTERM_EXIT):
             interrupts.forget_caught_interruption()
@@ -63,7 +63,7 @@ def _serve_worker() -> None:
     (typer, rich, every command's domain), which would take the larger part of a worker's
     start-up and which a worker never uses. `pqbench worker --help` still goes through the
     commands."""
-    from pqbench.ab.worker import serve
+    from pqbench.sessions.ab.worker import serve
 
     raise SystemExit(serve())
 

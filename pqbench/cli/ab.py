@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import interrupts, sides
-from pqbench.ab.client import WorkerError
 from pqbench.cli import paired
 from pqbench.cli.common import (
     AlgorithmsArgument,
@@ -22,15 +20,18 @@ from pqbench.cli.common import (
     store_or_keep,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.presentation import console
-from pqbench.record import codec
-from pqbench.record.format import LABEL_CHARS
+from pqbench.data.record import codec
+from pqbench.data.record.format import LABEL_CHARS
+from pqbench.platform import interrupts
+from pqbench.platform.errors import UsageError
+from pqbench.sessions import sides
+from pqbench.sessions.ab.client import WorkerError
+from pqbench.views import console
 
 # The session and the statistics (numpy, scipy) are imported inside the command:
 # `pqbench --help` and the other commands start without them.
 if TYPE_CHECKING:
-    from pqbench.ab import session
+    from pqbench.sessions.ab import session
 
 @app.command()
 @handles_errors
@@ -66,8 +67,8 @@ def ab(
 ) -> None:
     """Measure two configurations in alternation on one CPU and say, row by row, whether B
     is faster or slower than A; both sides are stored as runs."""
-    from pqbench.ab import session
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.sessions.ab import session
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
     settings, band = paired.settings(
@@ -146,6 +147,6 @@ def _shared(a: Any, b: Any) -> bool:
 @app.command(hidden=True)
 def worker() -> None:
     """Serve one side of a `pqbench ab` session on stdin/stdout (JSON lines)."""
-    from pqbench.ab.worker import serve
+    from pqbench.sessions.ab.worker import serve
 
     raise typer.Exit(serve())

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from pqbench import interrupts, sides
 from pqbench.cli import paired
 from pqbench.cli.common import (
     AlgorithmsArgument,
@@ -19,7 +18,9 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.presentation import bisection, console, numbers
+from pqbench.platform import interrupts
+from pqbench.sessions import sides
+from pqbench.views import bisection, console, numbers
 
 
 @app.command()
@@ -52,9 +53,9 @@ def bisect(
     session, then bisection with paired sessions between builds, for every row whose ends
     differ beyond the band; each change point with its ratio, interval and the fingerprint
     differences that explain it. Every session is stored as two runs."""
-    from pqbench.bisect import runner
-    from pqbench.bisect import series as series_module
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.sessions.bisect import runner
+    from pqbench.sessions.bisect import series as series_module
 
     chosen_series = series_module.parse(series or [])
     settings, band = paired.settings(algorithm, implementation, operation, block_bytes,
@@ -69,8 +70,8 @@ def bisect(
     if json_output:
         print_json(bisection.bisection_document(result, chosen_series, store.location))
     else:
-        from pqbench.bisect import stored
-        from pqbench.store import RunFilter
+        from pqbench.data.store import RunFilter
+        from pqbench.sessions.bisect import stored
 
         found = stored.searches(store.load_runs(RunFilter(ids=tuple(measuring.stored)))) \
             if measuring.stored else []

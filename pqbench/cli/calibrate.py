@@ -16,7 +16,7 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.presentation import console
+from pqbench.views import console
 
 
 @app.command()
@@ -51,7 +51,7 @@ def calibrate(
     run-to-run spread of each row; these runs measure it (one build, run after run), and
     the table says how large a change one run against one can now call.
     """
-    from pqbench.speed.calibration import run_series
+    from pqbench.measure.speed.calibration import run_series
 
     argv = [*(algorithm or [])]
     for impl in implementation or []:
@@ -70,8 +70,8 @@ def calibrate(
         ids = run_series(argv, runs, db, pause=pause,
                          done=lambda i, run_id: console.note(f"run {i} of {runs}: {run_id}"))
     from pqbench.analysis.noise import NoiseModels, smallest_call
-    from pqbench.presentation.noise import spread_table
-    from pqbench.store import RunFilter, Store
+    from pqbench.data.store import RunFilter, Store
+    from pqbench.views.noise import spread_table
 
     store = Store.open(db, create=False)
     stored = store.load_runs(RunFilter(ids=tuple(ids)))

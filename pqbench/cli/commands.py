@@ -8,7 +8,6 @@ from pqbench.cli import (  # noqa: F401
     bisect,
     calibrate,
     compare,
-    exchange,
     files,
     history,
     info,
@@ -19,6 +18,7 @@ from pqbench.cli import (  # noqa: F401
     show,
     speed,
     tls,
+    transfer,
     userland,
     verify,
 )

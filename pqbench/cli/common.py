@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from pqbench import interrupts
-from pqbench.errors import NothingStored, PqbenchError, StoreError, UsageError
-from pqbench.presentation import console
-from pqbench.record.format import LABEL_CHARS
-from pqbench.store import ENV_VAR
-from pqbench.untrusted import printable
+from pqbench.data.record.format import LABEL_CHARS
+from pqbench.data.store import ENV_VAR
+from pqbench.platform import interrupts
+from pqbench.platform.errors import NothingStored, PqbenchError, StoreError, UsageError
+from pqbench.platform.untrusted import printable
+from pqbench.views import console
 
 if TYPE_CHECKING:
-    from pqbench.implementations.base import Implementation
-    from pqbench.record.results import Run
-    from pqbench.store import Store
+    from pqbench.data.record.results import Run
+    from pqbench.data.store import Store
+    from pqbench.libraries.implementations.base import Implementation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,7 +126,7 @@ LabelOption = Annotated[str | None, typer.Option(
 
 def handles_errors(command: F) -> F:
     """Map PqbenchError to a clear message and its exit code; Ctrl-C to 130 and SIGTERM
-    (treated like Ctrl-C, see `pqbench.interrupts`) to 143. Only the first signal
+    (treated like Ctrl-C, see `pqbench.platform.interrupts`) to 143. Only the first signal
     interrupts (`interrupts.first_only`): a command that keeps what finished stores it
     however often the user presses Ctrl-C after, and exits with the first one's status."""
 
@@ -162,7 +162,7 @@ def store_and_print(store: Store, run: Run, show: Callable[[Run, Store], None], 
                     json_output: bool, csv_output: bool = False) -> None:
     """Store a run just measured (`store_or_keep`), then print it: its document for --json,
     its rows for --csv, else `show` it."""
-    from pqbench.record import codec
+    from pqbench.data.record import codec
 
     store_or_keep(store, [run], codec.run_document(run) if json_output else None)
     if json_output:
@@ -180,7 +180,7 @@ def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) 
     cost the measurement: the runs go to a recovery file `pqbench import` accepts
     (`store.recovery`), `json_document` (what --json would have printed) is printed
     anyway, and the StoreError raised says where the runs are."""
-    from pqbench.store import recovery
+    from pqbench.data.store import recovery
 
     with interrupts.deferred():
         try:

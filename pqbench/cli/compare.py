@@ -21,18 +21,18 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.presentation import comparisons, console
-from pqbench.presentation.delimited import csv_text
-from pqbench.untrusted import printable
+from pqbench.platform.errors import UsageError
+from pqbench.platform.untrusted import printable
+from pqbench.views import comparisons, console
+from pqbench.views.delimited import csv_text
 
 # The statistics (numpy, scipy) are imported inside the command: `pqbench --help` and the
 # other commands start without them.
 if TYPE_CHECKING:
     from pqbench.analysis.compare import Compared
     from pqbench.analysis.noise import NoiseModels
-    from pqbench.record.results import Run
-    from pqbench.store import Store
+    from pqbench.data.record.results import Run
+    from pqbench.data.store import Store
 
 
 @app.command()
@@ -79,7 +79,7 @@ def compare(
     that row, learnt from every run stored (`pqbench calibrate` sharpens it). The two runs
     of one `pqbench ab` session are compared pair by pair instead.
     """
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output, markdown=markdown)
     band = parse_threshold(threshold)
@@ -142,8 +142,8 @@ def _two_runs(store: Store, ids: list[str]) -> tuple[Run, Run]:
     """The two runs named, or with none named the newest run and the newest earlier run
     of its kind that shares a row with it (the sides of an `ab` session, when the newest
     is its B side)."""
-    from pqbench.store import RunFilter
-    from pqbench.store.selection import select
+    from pqbench.data.store import RunFilter
+    from pqbench.data.store.selection import select
 
     if ids and len(ids) != 2:
         raise UsageError("give two runs (before, after), none to compare the newest run with "
@@ -186,7 +186,7 @@ def _by_groups(store: Store, by: str, values: list[str], threshold: float | None
     runs compared are loaded whole."""
     from pqbench.analysis.compare import Compared, compare_groups, compare_steps
     from pqbench.analysis.history import by_build
-    from pqbench.store.selection import select
+    from pqbench.data.store.selection import select
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, environment, interrupts
+from pqbench.catalog import algorithms
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -18,12 +18,14 @@ from pqbench.cli.common import (
     store_or_keep,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.files import storage
-from pqbench.presentation import console, numbers
-from pqbench.presentation.tables import Column, Table
-from pqbench.record import codec
-from pqbench.untrusted import printable
+from pqbench.data.record import codec
+from pqbench.measure import environment
+from pqbench.measure.files import storage
+from pqbench.platform import interrupts
+from pqbench.platform.errors import UsageError
+from pqbench.platform.untrusted import printable
+from pqbench.views import console, numbers
+from pqbench.views.tables import Column, Table
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
                         no_args_is_help=True)
@@ -99,10 +101,10 @@ def hash_command(
     """Read each file, then hash it: throughput, digest, cache state, paired ratios."""
     # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
     from pqbench.analysis import ratios
-    from pqbench.files import hashing, runs
-    from pqbench.presentation import files as file_views
-    from pqbench.presentation import runs as run_views
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.measure.files import hashing, runs
+    from pqbench.views import files as file_views
+    from pqbench.views import runs as run_views
 
     names = [_hash_name(a) for a in algorithm or ["sha256"]]
     store = Store.open(db)
@@ -168,8 +170,8 @@ def corpus_command(
     db: DbOption = None,
 ) -> None:
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
-    from pqbench.files import corpus, runs
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.measure.files import corpus, runs
 
     size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)

@@ -17,8 +17,8 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.presentation import console
+from pqbench.platform.errors import UsageError
+from pqbench.views import console
 
 
 @app.command()
@@ -62,8 +62,8 @@ def history(
         session_judge,
     )
     from pqbench.analysis.noise import NoiseModels
-    from pqbench.store import RunFilter, Store
-    from pqbench.store.selection import select
+    from pqbench.data.store import RunFilter, Store
+    from pqbench.data.store.selection import select
 
     store = Store.open(db, create=False)
     # Every run's header (a point lists its group's runs; no fingerprints when the groups
@@ -76,7 +76,7 @@ def history(
         headers = selection.headers
         groups = selection.groups if pool else by_build(selection.groups)
         if series_order:
-            from pqbench.bisect.stored import in_series_order
+            from pqbench.sessions.bisect.stored import in_series_order
 
             groups = in_series_order(groups)
         rates = store.row_rates([r.run_id for r in headers], RunFilter(
@@ -100,8 +100,8 @@ def history(
         print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
         return
     if csv_output:
-        from pqbench.presentation import comparisons
-        from pqbench.presentation.delimited import csv_text
+        from pqbench.views import comparisons
+        from pqbench.views.delimited import csv_text
 
         print(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(series)), end="")
         return
@@ -119,7 +119,7 @@ def annotate(
     db: DbOption = None,
 ) -> None:
     """Attach an explanation to a build; `history` and reports show it."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     if not build.strip() or not text.strip():
         raise UsageError("both BUILD and TEXT must be non-empty")

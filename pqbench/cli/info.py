@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import typer
 
-from pqbench import environment
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
@@ -16,14 +15,15 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.implementations import all_implementations
-from pqbench.presentation import console
-from pqbench.presentation import runs as views
-from pqbench.presentation.delimited import csv_text
-from pqbench.store import resolve_location
-from pqbench.store.location import is_missing_file
-from pqbench.untrusted import redact
+from pqbench.data.store import resolve_location
+from pqbench.data.store.location import is_missing_file
+from pqbench.libraries.implementations import all_implementations
+from pqbench.measure import environment
+from pqbench.platform.errors import UsageError
+from pqbench.platform.untrusted import redact
+from pqbench.views import console
+from pqbench.views import runs as views
+from pqbench.views.delimited import csv_text
 
 
 def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
@@ -102,7 +102,7 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
          json_output: JsonOption = False, db: DbOption = None) -> None:
     """List the stored runs, newest first: the newest 20 unless --last N or --all, then how
     many older ones there are. --json and --csv list every run, oldest first."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     if last is not None and every:
         raise UsageError("choose one of --last N and --all")
@@ -119,7 +119,7 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
         print_json({"database": shown, "runs": [info.__dict__ for info in listed]})
         return
     if csv_output:
-        from pqbench.store.selection import run_algorithms
+        from pqbench.data.store.selection import run_algorithms
 
         found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
         print(csv_text(views.RUNS_CSV, [line for r in listed for line in
@@ -131,7 +131,7 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
             f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
         return
     assert store is not None
-    from pqbench.store.selection import run_algorithms
+    from pqbench.data.store.selection import run_algorithms
 
     count = len(listed) if every else (last or RUNS_SHOWN)
     newest = listed[::-1][:count]

@@ -8,8 +8,8 @@ import typer
 
 from pqbench.cli.common import JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
-from pqbench.presentation import console
-from pqbench.presentation.tables import Column, Table
+from pqbench.views import console
+from pqbench.views.tables import Column, Table
 
 
 @app.command("list")
@@ -23,10 +23,10 @@ def list_command(
     """List the algorithms `speed` and `ab` measure: kind, operations, the implementations
     that offer them here, and every spelling they answer to (openssl speed's among them:
     rsa2048, ecdhx25519, aes-256-cbc, sha256)."""
-    from pqbench.algorithms import all_algorithms
-    from pqbench.errors import UsageError
-    from pqbench.implementations import all_implementations, on_request
-    from pqbench.implementations.stacks import StackImplementation
+    from pqbench.catalog.algorithms import all_algorithms
+    from pqbench.libraries.implementations import all_implementations, on_request
+    from pqbench.libraries.implementations.stacks import StackImplementation
+    from pqbench.platform.errors import UsageError
 
     algorithms = [a for a in all_algorithms() if kind is None or a.kind == kind]
     if not algorithms:

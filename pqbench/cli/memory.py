@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench import algorithms, environment, interrupts
+from pqbench.catalog import algorithms
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -17,17 +17,19 @@ from pqbench.cli.common import (
     store_and_print,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.memory import runner
-from pqbench.presentation import comparisons, console
-from pqbench.presentation.tables import Column, Table
-from pqbench.record import memory as memory_runs
-from pqbench.record.memory import MemoryFigure
-from pqbench.record.results import Run
+from pqbench.data.record import memory as memory_runs
+from pqbench.data.record.memory import MemoryFigure
+from pqbench.data.record.results import Run
+from pqbench.libraries.implementations import liboqs_mechanisms, select
+from pqbench.measure import environment
+from pqbench.measure.memory import runner
+from pqbench.platform import interrupts
+from pqbench.platform.errors import UsageError
+from pqbench.views import comparisons, console
+from pqbench.views.tables import Column, Table
 
 if TYPE_CHECKING:
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
 #: What `pqbench memory` measures with no argument (the issue's list).
 MEMORY_SUITE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65",
@@ -93,7 +95,7 @@ def memory(
 ) -> None:
     """Measure peak stack bytes, peak heap bytes and allocations of one call per operation,
     through liboqs and the system libcrypto (stored as a run of kind memory)."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output)
     if not 1 <= calls <= _MAX_CALLS:

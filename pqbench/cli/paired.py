@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench import algorithms
+from pqbench.catalog import algorithms
 from pqbench.cli.common import parse_threshold
-from pqbench.errors import UsageError
-from pqbench.implementations import ORDER, liboqs_mechanisms
-from pqbench.speed import suite
+from pqbench.libraries.implementations import ORDER, liboqs_mechanisms
+from pqbench.measure.speed import suite
+from pqbench.platform.errors import UsageError
 from pqbench.timing import multi
 
 # The session and the statistics (numpy, scipy) are imported inside `settings`: `pqbench
 # --help` and the other commands start without them.
 if TYPE_CHECKING:
-    from pqbench.ab import session
+    from pqbench.sessions.ab import session
 
 #: Every implementation name a pqbench worker can offer (a side may lack some of them).
 IMPLEMENTATION_NAMES = (*ORDER, "python")
@@ -40,7 +40,7 @@ def settings(algorithm: list[str] | None, implementation: list[str] | None,
              label_b: str | None = None) -> tuple[session.Settings, float | None]:
     """What a paired session measures and how long it may take, from the options `ab` and
     `bisect` share, each checked (a usage error names the option), and the band."""
-    from pqbench.ab import sequential, session
+    from pqbench.sessions.ab import sequential, session
 
     if not (math.isfinite(max_seconds) and max_seconds > 0) or not 0 < round_seconds <= 10:
         raise UsageError("--max-seconds must be a finite positive number and --round "

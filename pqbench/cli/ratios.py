@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pqbench.algorithms.base import normalize
+from pqbench.catalog.algorithms.base import normalize
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
@@ -17,9 +17,9 @@ from pqbench.cli.common import (
     print_json,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.presentation import console
-from pqbench.presentation import ratios as ratio_views
+from pqbench.platform.errors import UsageError
+from pqbench.views import console
+from pqbench.views import ratios as ratio_views
 
 if TYPE_CHECKING:
     from pqbench.analysis.ratios import Ratio
@@ -41,12 +41,12 @@ def ratios(
 ) -> None:
     """What the rows of one run cost against each other, paired by cycle, with intervals."""
     from pqbench.analysis import ratios as paired
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output)
     store = Store.open(db, create=False)
     if run is None:
-        from pqbench.record.runs import run_order
+        from pqbench.data.record.runs import run_order
 
         # Headers only: a run whose rounds were taken in cycles says so in its settings.
         paired_runs = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)

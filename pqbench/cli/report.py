@@ -16,20 +16,20 @@ from pqbench.cli.common import (
     parse_threshold,
 )
 from pqbench.cli.root import app
-from pqbench.errors import ComparisonError, NothingStored
-from pqbench.presentation import console
-from pqbench.record.results import Run
+from pqbench.data.record.results import Run
+from pqbench.platform.errors import ComparisonError, NothingStored
+from pqbench.views import console
 
 if TYPE_CHECKING:
-    from pqbench.report import Report
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.views.report import Report
 
 
 def _runs(store: Store, run_ids: list[str] | None, by: str | None) -> list[Run]:
     """The runs named; with none named, all runs for --by, else what was done last: the
     newest run, or both sides of the `pqbench ab` session it is a side of."""
     from pqbench.analysis import pairing
-    from pqbench.store import RunFilter
+    from pqbench.data.store import RunFilter
 
     if run_ids:
         return store.load_runs(RunFilter(ids=tuple(run_ids)))
@@ -73,9 +73,9 @@ def report_command(
     """Write a Markdown report with charts: PQ against classical, the implementation gap,
     symmetric throughput, comparisons and history, and how it was measured."""
     # matplotlib and the statistics load here, not when `pqbench --help` starts.
-    from pqbench import report
-    from pqbench.record.runs import group_runs
-    from pqbench.store import Store
+    from pqbench.data.record.runs import group_runs
+    from pqbench.data.store import Store
+    from pqbench.views import report
 
     band = parse_threshold(threshold)
     store = Store.open(db, create=False)
@@ -108,7 +108,7 @@ def report_command(
 
 
 def _write(built: Report, path: Path, force: bool) -> None:
-    from pqbench import report
+    from pqbench.views import report
 
     with console.status(f"drawing {len(built.charts)} chart(s) and writing {path}"):
         written = report.write(built, path, overwrite=force)
@@ -121,11 +121,11 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     first, then only what each part needs (the newest run of each kind whole, the rates
     of the history as numbers, two compared groups whole at a time). None with few
     groups: the whole story, as for a handful of runs."""
-    from pqbench import report
-    from pqbench.record.runs import run_order
-    from pqbench.report import fleet, memory, series
-    from pqbench.store import RunFilter
-    from pqbench.store.selection import select
+    from pqbench.data.record.runs import run_order
+    from pqbench.data.store import RunFilter
+    from pqbench.data.store.selection import select
+    from pqbench.views import report
+    from pqbench.views.report import fleet, memory, series
 
     try:
         selection = select(store, by)

@@ -79,7 +79,7 @@ def _options(
         help="Print pqbench's version and exit.")] = False,
 ) -> None:
     """Options that apply before any command (--version)."""
-    from pqbench.presentation import console
+    from pqbench.views import console
 
     console.show_progress()  # builds the command starts report through logging
 

@@ -9,7 +9,7 @@ import typer
 
 from pqbench.cli.common import DbOption, handles_errors
 from pqbench.cli.root import app
-from pqbench.presentation import console
+from pqbench.views import console
 
 
 @app.command()
@@ -22,8 +22,8 @@ def show(
     """Print a stored run again: its table, its paired ratios, what was not measured."""
     from pqbench.analysis import ratios
     from pqbench.cli import memory, tls
-    from pqbench.presentation import files as file_views
-    from pqbench.store import Store
+    from pqbench.data.store import Store
+    from pqbench.views import files as file_views
 
     store = Store.open(db, create=False)
     if run is None:

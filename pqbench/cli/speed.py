@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms, environment
-from pqbench.algorithms.base import Algorithm, normalize
+from pqbench.catalog import algorithms
+from pqbench.catalog.algorithms.base import Algorithm, normalize
 from pqbench.cli.common import (
     AlgorithmsArgument,
     CsvOption,
@@ -27,14 +27,15 @@ from pqbench.cli.common import (
     store_or_keep,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UnknownAlgorithmError, UsageError
-from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.presentation import console
-from pqbench.record import codec
-from pqbench.record.results import Run
-from pqbench.speed import mask as capmask
-from pqbench.speed import suite
+from pqbench.data.record import codec
+from pqbench.data.record.results import Run
+from pqbench.libraries.implementations import liboqs_mechanisms, select
+from pqbench.measure import environment
+from pqbench.measure.speed import mask as capmask
+from pqbench.measure.speed import suite
+from pqbench.platform.errors import UnknownAlgorithmError, UsageError
 from pqbench.timing import multi
+from pqbench.views import console
 
 QUICK_SECONDS = 0.5
 #: Rounds are cycles of the paired ratios: 10 reach a 99 % signed-rank interval (8 is the
@@ -101,7 +102,7 @@ def speed(
     db: DbOption = None,
 ) -> None:
     """Measure ops/s, µs/op, spread and sizes per algorithm, implementation and operation."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output)
     capability_mask = capmask.build(mask) if mask is not None else None
@@ -126,7 +127,7 @@ def speed(
     try:
         chosen = algorithms.resolve(algorithm or algorithms.QUICK_SUITE, kems, sigs)
     except UnknownAlgorithmError as exc:
-        from pqbench.liboqs.mechanisms import explain_unknown
+        from pqbench.libraries.liboqs.mechanisms import explain_unknown
 
         raise explain_unknown(exc) from None  # liboqs knows it, this build left it out
     reference = _reference(relative_to, chosen)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pqbench import environment
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
@@ -18,15 +17,16 @@ from pqbench.cli.common import (
     store_and_print,
 )
 from pqbench.cli.root import app
-from pqbench.errors import UsageError
-from pqbench.presentation import console, runs
-from pqbench.record.results import Run
-from pqbench.tls import catalog, grid, registry
-from pqbench.tls import runs as tls_runs
-from pqbench.tls.base import TlsImplementation
+from pqbench.data.record.results import Run
+from pqbench.measure import environment
+from pqbench.measure.tls import catalog, grid, registry
+from pqbench.measure.tls import runs as tls_runs
+from pqbench.measure.tls.base import TlsImplementation
+from pqbench.platform.errors import UsageError
+from pqbench.views import console, runs
 
 if TYPE_CHECKING:
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
 MAX_INTERMEDIATES = 4
 #: As `speed`: an hour per row is more than any figure needs; beyond it a typo runs for days.
@@ -119,7 +119,7 @@ def tls(
 ) -> None:
     """Time real TLS 1.3 handshakes over a key-exchange x certificate grid: handshakes/s,
     CPU per side, bytes per side and round trips, each handshake verified first."""
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     settings = _settings(seconds, rounds, operation, transport, mtu, initial_window,
                          intermediates, label)

@@ -1,6 +1,6 @@
 """`pqbench userland`: another OS userland on this machine, to measure the next OS release.
 
-Thin commands over `pqbench.userland`: build (or reuse) a Debian 13 userland, see what is
+Thin commands over `pqbench.libraries.userland`: build (or reuse) a Debian 13 userland, see what is
 built, print the command that starts its pqbench, or run a command inside. `pqbench ab
 --b userland:NAME` then measures it against this system, paired.
 """
@@ -15,8 +15,8 @@ import typer
 
 from pqbench.cli.common import JsonOption, handles_errors, print_json
 from pqbench.cli.root import app
-from pqbench.errors import PqbenchError
-from pqbench.presentation import console
+from pqbench.platform.errors import PqbenchError
+from pqbench.views import console
 
 userland_app = typer.Typer(
     name="userland", no_args_is_help=True, add_completion=False,
@@ -43,7 +43,7 @@ def build(name: NameArgument, json_output: JsonOption = False) -> None:
     and set pqbench up again only when this checkout changed. Needs root. Prints the
     userland's root directory (--json: its manifests and the command prefix).
     """
-    from pqbench.userland import ensure
+    from pqbench.libraries.userland import ensure
 
     started = time.monotonic()
     built = ensure(name, _log)
@@ -64,8 +64,8 @@ def status(name: Annotated[str | None, typer.Argument(
                help="One userland (default: every known one).", show_default=False)] = None,
            json_output: JsonOption = False) -> None:
     """Show what is built, whether its pqbench is this checkout's, and container engines."""
-    from pqbench.userland import RECIPES, container_engines
-    from pqbench.userland.recipe import recipe
+    from pqbench.libraries.userland import RECIPES, container_engines
+    from pqbench.libraries.userland.recipe import recipe
 
     names = [recipe(name).name] if name else sorted(RECIPES)
     found = {n: _state(n) for n in names}
@@ -83,8 +83,8 @@ def status(name: Annotated[str | None, typer.Argument(
 
 def _state(name: str) -> dict[str, Any]:
     """One userland's status as plain data; `state` is built, stale or not built."""
-    from pqbench.userland import find, is_current
-    from pqbench.userland.recipe import recipe, root_of
+    from pqbench.libraries.userland import find, is_current
+    from pqbench.libraries.userland.recipe import recipe, root_of
 
     try:
         built = find(name)
@@ -114,7 +114,7 @@ def prefix(name: NameArgument, json_output: JsonOption = False) -> None:
 
     Append pqbench arguments (`speed`, `env` ...); `pqbench ab --b userland:NAME` uses it.
     """
-    from pqbench.userland import find
+    from pqbench.libraries.userland import find
 
     argv = find(name).command_prefix()
     if json_output:
@@ -134,7 +134,7 @@ def run(name: NameArgument, command: Annotated[list[str] | None, typer.Argument(
     /proc, /dev, /sys, the liboqs cache and the pip configuration are mounted in a private
     mount namespace for that command alone and vanish with it.
     """
-    from pqbench.userland import exec_inside
+    from pqbench.libraries.userland import exec_inside
 
     exec_inside(name, command or [])
 

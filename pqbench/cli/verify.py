@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from pqbench import algorithms
-from pqbench.checks.verify import Outcome, pairs, tally, verify_all
+from pqbench.catalog import algorithms
 from pqbench.cli.common import JsonOption, handles_errors, print_json, provision
 from pqbench.cli.root import app
-from pqbench.implementations import liboqs_mechanisms, select
-from pqbench.presentation import console, numbers
-from pqbench.presentation.tables import Column, Table
+from pqbench.libraries.implementations import liboqs_mechanisms, select
+from pqbench.measure.checks.verify import Outcome, pairs, tally, verify_all
+from pqbench.views import console, numbers
+from pqbench.views.tables import Column, Table
 
 
 @app.command()

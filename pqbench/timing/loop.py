@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from pqbench.record.rounds import LoopResult
+from pqbench.data.record.rounds import LoopResult
 
 _TARGET_BATCH_NS = 1_000_000
 

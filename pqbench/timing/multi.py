@@ -19,9 +19,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
-from pqbench.errors import UsageError
-from pqbench.record.rounds import LoopResult, Timed
-from pqbench.untrusted import printable
+from pqbench.data.record.rounds import LoopResult, Timed
+from pqbench.platform.errors import UsageError
+from pqbench.platform.untrusted import printable
 
 _CPU_PART = re.compile(r"\s*(\d{1,18})\s*(?:-\s*(\d{1,18})\s*)?")
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from pqbench.errors import ImplementationUnavailable
-from pqbench.record.rounds import LoopResult
+from pqbench.data.record.rounds import LoopResult
+from pqbench.platform.errors import ImplementationUnavailable
 
 ABI = 3  # the extension's ABI this facade was written against
 

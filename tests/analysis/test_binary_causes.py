@@ -10,8 +10,8 @@ from typing import Any
 
 from pqbench.analysis import explain
 from pqbench.analysis.compare import compare_runs
-from pqbench.presentation import comparisons
-from pqbench.presentation import news as whatchanged
+from pqbench.views import comparisons
+from pqbench.views import news as whatchanged
 from tests.helpers.runs import environment, make_runs
 
 VERSION = "OpenSSL 3.0.19 27 Jan 2026"

@@ -14,20 +14,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pqbench.algorithms import capabilities
 from pqbench.analysis.compare import (
     compare_groups,
     compare_runs,
     compare_steps,
 )
 from pqbench.analysis.pairing import pair_rates, session_pairs
+from pqbench.catalog.algorithms import capabilities
 from pqbench.cli import app
-from pqbench.errors import ComparisonError, UsageError
-from pqbench.record import exchange
-from pqbench.record.results import Measurement, Run
-from pqbench.record.rounds import LoopResult
-from pqbench.record.runs import group_runs, without_value
-from pqbench.store import Store
+from pqbench.data.record import transfer
+from pqbench.data.record.results import Measurement, Run
+from pqbench.data.record.rounds import LoopResult
+from pqbench.data.record.runs import group_runs, without_value
+from pqbench.data.store import Store
+from pqbench.platform.errors import ComparisonError, UsageError
 from tests.helpers import invoke
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
@@ -382,7 +382,7 @@ def test_cli_only_changed_shows_the_changed_rows_and_gates_on_all(tmp_path: Path
 def test_cli_no_common_rows(tmp_path: Path) -> None:
     path = tmp_path / "other.json"
     only = (("X25519", "cryptography", "derive", None, 1000.0),)
-    path.write_text(exchange.export([make_run("20260103-c", seed=3, rows=only)], "json"))
+    path.write_text(transfer.export([make_run("20260103-c", seed=3, rows=only)], "json"))
     db = _stored(tmp_path)
     assert invoke("import", str(path), "--db", str(db)).returncode == 0
     done = invoke("compare", "20260101-a0", "20260103", "--db", str(db))

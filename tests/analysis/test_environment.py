@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pqbench import environment
 from pqbench.analysis.explain import Difference, causes_for, differences
+from pqbench.measure import environment
 from tests.helpers import run_cli
 
 CPU = Path("sys/devices/system/cpu")
@@ -130,17 +130,17 @@ def test_a_run_keeps_its_platform_through_import_and_a_bad_one_is_refused(small_
 
     import pytest
 
-    from pqbench.errors import InputFileError
-    from pqbench.record import exchange
+    from pqbench.data.record import transfer
+    from pqbench.platform.errors import InputFileError
 
     _, doc = small_run
-    (run,) = exchange.parse(copy.deepcopy(doc), "run.json")
+    (run,) = transfer.parse(copy.deepcopy(doc), "run.json")
     assert run.environment["platform"] == doc["environment"]["platform"]
     assert run.environment["platform"]["libc"] == environment.libc()
     bad = copy.deepcopy(doc)
     bad["environment"]["platform"]["mitigations"] = {"spectre_v2": 2}
     with pytest.raises(InputFileError, match=r"environment\.platform\.mitigations"):
-        exchange.parse(bad, "bad.json")
+        transfer.parse(bad, "bad.json")
 
 
 @pytest.mark.process

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pqbench.algorithms import capabilities as caps
 from pqbench.analysis import explain
-from pqbench.errors import UsageError
+from pqbench.catalog.algorithms import capabilities as caps
+from pqbench.platform.errors import UsageError
 from tests.helpers.runs import environment
 
 DETECTED = "0xfffa3203078bffff:0x405fc6f1bf07ab"  # `openssl version -a` on the dev machine

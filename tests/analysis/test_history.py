@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pqbench.analysis.history import history
-from pqbench.errors import ComparisonError
-from pqbench.store import Store
+from pqbench.data.store import Store
+from pqbench.platform.errors import ComparisonError
 from tests.helpers import invoke
 from tests.helpers.runs import environment, make_run, make_runs
 

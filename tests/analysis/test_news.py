@@ -19,10 +19,10 @@ from markdown_it import MarkdownIt
 
 from pqbench.analysis import news
 from pqbench.analysis.compare import compare_runs
-from pqbench.presentation import news as text
-from pqbench.presentation import news as whatchanged
-from pqbench.record.results import Measurement, Problem, Run, Verification
-from pqbench.record.rounds import LoopResult
+from pqbench.data.record.results import Measurement, Problem, Run, Verification
+from pqbench.data.record.rounds import LoopResult
+from pqbench.views import news as text
+from pqbench.views import news as whatchanged
 from tests.helpers.runs import environment, make_ab_session, make_runs
 
 SHARED = (("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),

@@ -15,13 +15,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pqbench.algorithms.capabilities import ia32cap_value
 from pqbench.analysis import history as history_module
 from pqbench.analysis.compare import compare_runs
 from pqbench.analysis.history import by_build, history
 from pqbench.analysis.noise import NoiseModel, Spread
-from pqbench.record.results import Run
-from pqbench.record.runs import group_runs
+from pqbench.catalog.algorithms.capabilities import ia32cap_value
+from pqbench.data.record.results import Run
+from pqbench.data.record.runs import group_runs
 from tests.helpers.runs import ROWS, environment, make_ab_session, make_run, make_runs
 
 SHA = ("SHA-256", "python", "hash", 16384)

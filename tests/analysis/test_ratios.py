@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from pqbench.analysis import ratios
 from pqbench.cli import app
-from pqbench.record.results import Measurement, Run
-from pqbench.record.rounds import LoopResult
-from pqbench.record.runs import new_run
+from pqbench.data.record.results import Measurement, Run
+from pqbench.data.record.rounds import LoopResult
+from pqbench.data.record.runs import new_run
 from tests.helpers import starts_processes
 
 # --- the interval -------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
     so each row sits in its own phase of the machine, and the ratio of the two medians is
     read with each median's own distribution-free interval. It misses the truth most of
     the time while looking precise: the drift between phases is in the answer."""
-    from pqbench.record.summary import summarize
+    from pqbench.data.record.summary import summarize
 
     rng = np.random.default_rng(2027)
     truth, covered, trials = 1.4, 0, 2000
@@ -343,7 +343,7 @@ def test_compare_follows_each_runs_ratios_from_one_side_to_the_other(tmp_path) -
     found = CliRunner().invoke(app, ["compare", "--json", "--db", db])
     assert found.exit_code == 0, found.stderr
     # The published schema of compare --json covers the ratios followed.
-    from pqbench.record.comparison import ComparisonDocument
+    from pqbench.data.record.comparison import ComparisonDocument
 
     assert len(ComparisonDocument.model_validate_json(found.stdout).ratios) == 1
     (followed,) = json.loads(found.stdout)["ratios"]
@@ -383,7 +383,7 @@ def test_ratios_is_a_compact_table_with_every_mission_pairing(mission_run: str,
     """Plain `ratios`: ML-KEM-768 against X25519 and ECDH P-256 per exchange, ML-DSA-65
     against ECDSA P-256, RSA-2048 and Ed25519 per signature, each one row of the table with
     its answer and interval whole ("2.58x faster [2.50–2.66]"), at 80 columns too, where an
-    interval across 1, told by its two ends, goes on in the line below (`presentation.ratios`)."""
+    interval across 1, told by its two ends, goes on in the line below (`views.ratios`)."""
     from tests.helpers.terminal import read_table
 
     done = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--db", mission_run],
@@ -454,7 +454,7 @@ def test_a_bindings_mean_over_block_sizes_has_each_sizes_answer_beside_it(tmp_pa
 
 
 def _block_sizes(db: str) -> list[int]:
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     store = Store.open(db, create=False)
     try:
@@ -465,7 +465,7 @@ def _block_sizes(db: str) -> list[int]:
 
 
 def _size(size: int) -> str:
-    from pqbench.presentation import numbers
+    from pqbench.views import numbers
 
     return numbers.size(size)
 
@@ -478,9 +478,9 @@ def test_an_interval_across_one_wraps_in_its_cell_and_the_table_stays_a_table(
     `ratios` and `speed` print every ratio as a five-line card."""
     from rich.console import Console
 
-    from pqbench.presentation import console
-    from pqbench.presentation import ratios as ratio_views
-    from pqbench.record.results import RowKey
+    from pqbench.data.record.results import RowKey
+    from pqbench.views import console
+    from pqbench.views import ratios as ratio_views
     from tests.helpers.terminal import read_table
 
     def binding(size: int, estimate: float, low: float, high: float) -> ratios.Ratio:

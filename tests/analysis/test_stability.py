@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from pqbench.analysis import stability
 from pqbench.analysis.figures import run_figures
 from pqbench.cli import app
-from pqbench.presentation import console
+from pqbench.views import console
 from tests.helpers.runs import make_run
 
 
@@ -54,7 +54,7 @@ def test_speed_command_runs_the_check(tmp_path) -> None:
     result = CliRunner().invoke(app, ["speed", "sha256", "-i", "python", "--bytes", "64",
                                       "--seconds", "0.05", "--rounds", "5", "--db", str(db)])
     assert result.exit_code == 0, result.stderr
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     (info,) = Store.open(str(db), create=False).list_runs()
     run = Store.open(str(db), create=False).load_run(info.run_id)

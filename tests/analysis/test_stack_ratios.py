@@ -10,8 +10,8 @@ from dataclasses import replace
 from markdown_it import MarkdownIt
 
 from pqbench.analysis import ratios
-from pqbench.record.results import Run
-from pqbench.report import publickey
+from pqbench.data.record.results import Run
+from pqbench.views.report import publickey
 from tests.helpers.runs import make_run
 
 #: liboqs's ML-KEM-768 and libcrypto's X25519 at these rates; go at a quarter (ML-KEM) and

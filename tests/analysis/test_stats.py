@@ -12,7 +12,7 @@ from scipy import stats as sp_stats
 
 from pqbench.analysis import stats, step_detect
 from pqbench.analysis.step_detect import detect_steps, weights_from_ci
-from pqbench.record.summary import summarize
+from pqbench.data.record.summary import summarize
 from tests.helpers.samples import compare_samples, min_samples_for, smallest_p_value
 
 NOISE = 0.03  # 3 % lognormal noise per round

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench.ab import sequential
 from pqbench.analysis import compare, signedrank, verdict
-from pqbench.record.results import Measurement, Run
-from pqbench.record.rounds import LoopResult
-from pqbench.record.runs import new_run
+from pqbench.data.record.results import Measurement, Run
+from pqbench.data.record.rounds import LoopResult
+from pqbench.data.record.runs import new_run
+from pqbench.sessions.ab import sequential
 
 # Three worker pairs, their pairs' ln ratios given interleaved (pair i by worker pair i mod 3
 # while each has pairs left). Hodges-Lehmann by hand (median of the Walsh averages):

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.process
 
 PROGRAM = """
 import os, signal, sys, time
-from pqbench import interrupts
+from pqbench.platform import interrupts
 
 interrupts.install()
 
@@ -70,7 +70,7 @@ def test_without_the_hook_python_drops_it() -> None:
 
 
 def test_other_exceptions_in_finalizers_are_still_reported() -> None:
-    source = ("from pqbench import interrupts\ninterrupts.install()\n"
+    source = ("from pqbench.platform import interrupts\ninterrupts.install()\n"
               "class Bad:\n    def __del__(self):\n        raise ValueError('in a finalizer')\n"
               "Bad()\nprint('ran on')\n")
     done = _run(source)
@@ -80,7 +80,7 @@ def test_other_exceptions_in_finalizers_are_still_reported() -> None:
 
 NESTED = """
 import os, signal, sys, time
-from pqbench import interrupts
+from pqbench.platform import interrupts
 
 with interrupts.first_only():  # the block `handles_errors` opens around every command
     try:
@@ -110,7 +110,7 @@ def test_a_second_ctrl_c_after_nested_blocks_is_ignored_to_the_exit() -> None:
 def test_a_new_outermost_block_is_interruptible_again() -> None:
     """Several commands in one process (as tests run them): the first one's interruption
     does not make the next command's Ctrl-C absorbed."""
-    source = ("import os, signal\nfrom pqbench import interrupts\n"
+    source = ("import os, signal\nfrom pqbench.platform import interrupts\n"
               "for n in range(2):\n"
               "    try:\n"
               "        with interrupts.first_only():\n"
@@ -127,7 +127,7 @@ def test_a_new_outermost_block_is_interruptible_again() -> None:
 
 CAUGHT_IN_SOURCE_TEXT = """
 import os, signal, sys
-from pqbench import interrupts
+from pqbench.platform import interrupts
 
 try:
     # Source text run by exec, as dataclasses and namedtuple make their methods while a

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pqbench import interrupts
+from pqbench.platform import interrupts
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from pqbench.userland import Userland
+    from pqbench.libraries.userland import Userland
 
 F = TypeVar("F", bound=Callable[..., Any])
 

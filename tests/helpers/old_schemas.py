@@ -32,7 +32,7 @@ from sqlalchemy import (
     update,
 )
 
-from pqbench.store import schema
+from pqbench.data.store import schema
 
 _frozen = MetaData()
 Table("pqbench_runs", _frozen, Column("run_id", String(64), primary_key=True))

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pqbench.liboqs.locate import cache_root
+from pqbench.libraries.liboqs.locate import cache_root
 
 #: How the rebuilt library differs: no assembly, so no CPU capability is dispatched on.
 CONFIGURE = ("no-asm", "shared", "no-tests")

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from pqbench.record.results import Measurement, Run
-from pqbench.record.rounds import LoopResult
+from pqbench.data.record.results import Measurement, Run
+from pqbench.data.record.rounds import LoopResult
 
 #: (algorithm, implementation, operation, block size, ops/s)
 ROWS: tuple[tuple[str, str, str, int | None, float], ...] = (
@@ -142,7 +142,7 @@ def json_paths(value: Any, per_list: int, prefix: tuple[Any, ...] = ()) -> list[
     return found
 
 
-#: A stand-in for `pqbench worker`: speaks the protocol (pqbench/ab/protocol.py) with the
+#: A stand-in for `pqbench worker`: speaks the protocol (pqbench/sessions/ab/protocol.py) with the
 #: answers the test chose. argv[1] is a JSON file: {"rows": [[a, i, o, block]],
 #: "sizes": {...}, "round": {...fields of every round reply...}}.
 _FAKE_WORKER = r'''

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from pqbench.stacks import registry
+from pqbench.libraries.stacks import registry
 from tests.helpers import REPO
 
-STACKS = REPO / "pqbench" / "stacks"
+STACKS = REPO / "pqbench" / "libraries" / "stacks"
 
 #: How long a test waits for one reply before it fails (a generous ceiling, never a sleep:
 #: the read returns as soon as the line arrives).
@@ -158,9 +158,9 @@ class Worker:
 def built_worker(implementation: str) -> list[str]:
     """The command that starts `implementation`'s worker, built (once per machine, into the
     per-user cache) by pqbench's own builder, as `-i NAME` builds it."""
-    from pqbench.stacks import builds, registry
+    from pqbench.libraries.stacks import compiling, registry
 
-    built = builds.build(builds.plan(registry.by_name(implementation)), log=lambda line: None)
+    built = compiling.build(compiling.plan(registry.by_name(implementation)), log=lambda line: None)
     return built.argv()
 
 
@@ -199,8 +199,8 @@ def newest_jdk(minimum: int) -> Path:
 
 
 def build_jvm_worker(out_dir: Path, jdk: Path) -> Path:
-    """The JVM worker built as pqbench/stacks/java/README.md says: BouncyCastle's jar fetched
-    by Maven into out_dir/lib, both source trees compiled for Java 17 into out_dir/classes.
+    """The JVM worker built as pqbench/libraries/stacks/java/README.md says: BouncyCastle's jar
+    fetched by Maven into out_dir/lib, both source trees compiled for Java 17 into out_dir/classes.
     Returns out_dir."""
     mvn = shutil.which("mvn")
     assert mvn is not None, "Maven (mvn) must be on PATH"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pqbench.implementations.stacks import StackImplementation
-from pqbench.stacks import registry
-from pqbench.stacks.running import StackProcess
+from pqbench.libraries.implementations.stacks import StackImplementation
+from pqbench.libraries.stacks import registry
+from pqbench.libraries.stacks.running import StackProcess
 
 FAKE_WORKER = Path(__file__).resolve().parent / "fake_stack_worker.py"
 

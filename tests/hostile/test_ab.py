@@ -132,7 +132,7 @@ def test_a_run_stored_with_a_nan_setting_still_exports_and_imports(tmp_path: Pat
     such runs for ever. They export, the non-finite values as null, and import back."""
     import dataclasses
 
-    from pqbench.store import Store
+    from pqbench.data.store import Store
     from tests.helpers.runs import make_run
 
     run = make_run("20260105-n", seed=1)

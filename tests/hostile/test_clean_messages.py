@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.store import Store
+from pqbench.data.store import Store
 from tests.helpers import run_cli
 from tests.helpers.markdown import parse
 from tests.helpers.runs import make_run

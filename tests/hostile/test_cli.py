@@ -21,7 +21,7 @@ import typer
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.store import Store
+from pqbench.data.store import Store
 from pqbench.timing import multi
 from tests.helpers.jobs import Job
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from pqbench.record import codec, exchange
-from pqbench.store import Store
+from pqbench.data.record import codec, transfer
+from pqbench.data.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 
@@ -168,7 +168,7 @@ def test_two_different_runs_under_one_id_are_refused_and_the_same_run_twice_is_o
         tmp_path: Path) -> None:
     first = codec.run_document(make_run("20260101-a", seed=1, label="first"))
     other = codec.run_document(make_run("20260101-a", seed=2, label="other"))
-    bundle = exchange.export_bundle([])
+    bundle = transfer.export_bundle([])
     db = tmp_path / "x.db"
     clash = tmp_path / "clash.json"
     clash.write_text(json.dumps({**bundle, "runs": [first, other]}))
@@ -277,7 +277,7 @@ def test_only_one_pqbench_invocation_is_shown_as_the_command_to_reproduce(
     plain = codec.run_document(make_run("20260103-p", seed=3))
     plain["command"] = "pqbench speed x25519 --label 'a b'"
     source = tmp_path / "imported.json"
-    source.write_text(json.dumps({**exchange.export_bundle([]),
+    source.write_text(json.dumps({**transfer.export_bundle([]),
                                   "runs": [hostile, chained, plain]}))
     db = tmp_path / "x.db"
     assert run_cli("import", str(source), "--db", str(db)).returncode == 0

@@ -23,9 +23,9 @@ from sqlalchemy.exc import OperationalError
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.record import exchange
-from pqbench.record.models import json_schema
-from pqbench.store import Store
+from pqbench.data.record import transfer
+from pqbench.data.record.models import json_schema
+from pqbench.data.store import Store
 from tests.helpers import REPO
 from tests.helpers.runs import json_paths, make_run
 
@@ -41,7 +41,7 @@ def base_db(tmp_path: Path) -> Path:
 
 
 def _bundle(*run_ids: str) -> dict[str, Any]:
-    return json.loads(exchange.export([make_run(r, seed=i) for i, r in enumerate(run_ids)],
+    return json.loads(transfer.export([make_run(r, seed=i) for i, r in enumerate(run_ids)],
                                       "json"))
 
 
@@ -130,7 +130,7 @@ def test_a_run_failing_in_the_store_takes_the_others_back(
     """All runs of all files go in one transaction: a fault while writing the third run's
     result rows (after the run rows of all three and the result rows of two) leaves the
     first two unstored too."""
-    from pqbench.store import bulk
+    from pqbench.data.store import bulk
 
     files = []
     for name in ("a", "b", "c"):
@@ -170,11 +170,11 @@ def test_version_1_files_of_the_old_writer_still_import(base_db: Path, tmp_path:
 def test_the_published_schema_is_what_the_models_generate() -> None:
     committed = json.loads((REPO / "docs" / "run-format.schema.json").read_text())
     assert committed == json_schema(), \
-        "regenerate: python -m pqbench.record > docs/run-format.schema.json"
+        "regenerate: python -m pqbench.data.record > docs/run-format.schema.json"
 
 
 def test_the_schema_accepts_a_real_run_and_pqbench_reimports_its_own_export(small_run) -> None:
-    from pqbench.record.models import RunDocument
+    from pqbench.data.record.models import RunDocument
 
     _, doc = small_run
     RunDocument.model_validate(doc)
@@ -214,7 +214,7 @@ def _mutate(doc: Any, path: tuple[Any, ...], action: str, value: Any) -> Any:
 def real_export(small_run, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     db, doc = small_run
     store = Store.open(str(db), create=False)
-    exported = json.loads(exchange.export([store.load_run(str(doc["run_id"]))], "json"))
+    exported = json.loads(transfer.export([store.load_run(str(doc["run_id"]))], "json"))
     store.close()
     return exported
 

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.record.format import LABEL_CHARS, TEXT_CHARS
-from pqbench.store import Store
+from pqbench.data.record.format import LABEL_CHARS, TEXT_CHARS
+from pqbench.data.store import Store
 from tests.helpers import run_cli
 
 AB = ["ab", "x25519", "-i", "cryptography", "-o", "derive", "--max-seconds", "1",

@@ -26,12 +26,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.presentation import console
-from pqbench.presentation import markdown as md
-from pqbench.record import exchange
-from pqbench.record.results import Problem
-from pqbench.store import Store
-from pqbench.untrusted import printable
+from pqbench.data.record import transfer
+from pqbench.data.record.results import Problem
+from pqbench.data.store import Store
+from pqbench.platform.untrusted import printable
+from pqbench.views import console
+from pqbench.views import markdown as md
 from tests.helpers.runs import environment, make_run
 
 ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x9b31m\u202e"
@@ -225,7 +225,7 @@ def test_an_imported_hostile_run_reports_safely(tmp_path: Path) -> None:
     source = _hostile_db(tmp_path)
     runs = [Store.open(str(source)).load_run(r) for r in ("20260101-a", "20260102-b")]
     path = tmp_path / "export.json"
-    path.write_text(exchange.export(runs, "json"))
+    path.write_text(transfer.export(runs, "json"))
     target = tmp_path / "imported.db"
     assert CliRunner().invoke(app, ["import", str(path), "--db", str(target)]).exit_code == 0
     out = tmp_path / "imported-report"

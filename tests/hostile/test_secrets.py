@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pqbench.untrusted import passwords_in, redact
+from pqbench.platform.untrusted import passwords_in, redact
 from tests.helpers import starts_processes
 from tests.helpers.leaks import Probe
 from tests.helpers.postgres import database_text, password_role, running_server
@@ -155,7 +155,7 @@ def test_a_stored_command_keeps_its_shell_quoting_when_redacted_again() -> None:
     """Run documents redact the stored command once more (an imported run's command is
     untrusted): word by word, so a redacted query password never swallows the closing
     quote and the command stays one pqbench invocation."""
-    from pqbench.untrusted import command_line, redact_command_line
+    from pqbench.platform.untrusted import command_line, redact_command_line
 
     argv = ["speed", "--db", "postgresql://h:1/d?sslpassword=X1y&password=Y2z", "--label",
             "a@b", "--db=postgresql://u:Sp ace@h/d"]

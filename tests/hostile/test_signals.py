@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pqbench.store import Store
+from pqbench.data.store import Store
 from tests.helpers.jobs import Job
 
 pytestmark = pytest.mark.process

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pqbench.store import Store
+from pqbench.data.store import Store
 from tests.helpers import run_cli
 from tests.helpers.runs import make_run
 

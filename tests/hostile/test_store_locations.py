@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.store import Store
+from pqbench.data.store import Store
 from tests.helpers.runs import make_run
 
 SPEED = ["speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02",

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from pqbench.untrusted import passwords_in, redact
+from pqbench.platform.untrusted import passwords_in, redact
 from tests.helpers import starts_processes
 from tests.helpers.leaks import Probe
 from tests.helpers.postgres import database_text, password_role, running_server

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pqbench import processes
+from pqbench.platform import processes
 
 pytestmark = pytest.mark.process
 

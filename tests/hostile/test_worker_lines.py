@@ -12,8 +12,8 @@ from typing import IO
 
 import pytest
 
-from pqbench import processes
-from pqbench.ab import protocol
+from pqbench.platform import processes
+from pqbench.sessions.ab import protocol
 
 
 @contextmanager

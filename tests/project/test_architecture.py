@@ -171,14 +171,15 @@ def test_the_import_graph_is_read_whole() -> None:
     imports under `if TYPE_CHECKING:`."""
     graph = import_graph()
     assert "pqbench.cli" in graph["pqbench.__main__"]
-    assert "pqbench.implementations.native" in graph["pqbench.implementations"]  # lazy
+    # a lazy import
+    assert "pqbench.libraries.implementations.native" in graph["pqbench.libraries.implementations"]
     assert "pqbench.analysis.compare" in graph["pqbench.cli.compare"]
     assert len(graph) > 100
     source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
               "    from pqbench.analysis.stats import Step\n"
               "def f():\n    from . import codec\n")
-    assert imports_of("pqbench.record.results", source) == {"pqbench.analysis.stats",
-                                                              "pqbench.record.codec"}
+    assert imports_of("pqbench.data.record.results", source) == {"pqbench.analysis.stats",
+                                                              "pqbench.data.record.codec"}
 
 
 def test_the_circle_finder_names_every_circle() -> None:
@@ -229,52 +230,84 @@ def test_no_import_circle_between_rooms() -> None:
 HOUSE: tuple[tuple[str, ...], ...] = (
     ("__main__", "pytest_plugin"),
     ("cli",),
-    ("report",),
-    ("presentation",),
-    ("bisect",),
-    ("ab",),
-    ("sides",),
-    ("tls", "files", "memory", "speed"),
+    ("views",),
+    ("app",),
+    ("sessions",),
+    ("measure",),
     ("analysis",),
-    ("checks", "environment"),
-    ("implementations",),
-    ("stacks",),
-    ("userland",),
-    ("liboqs",),
-    ("vectors",),
+    ("libraries",),
     ("timing",),
-    ("store",),
-    ("record",),
-    ("algorithms",),
-    ("errors", "untrusted", "interrupts", "processes", "pqbench"),
+    ("catalog",),
+    ("data",),
+    ("platform", "pqbench"),
 )
+
+#: The same rule one level down, in the rooms that hold rooms of their own: their tiers top
+#: to bottom, drawn indented under the room in docs/architecture.md. A room's own modules
+#: (its `__init__.py` and the modules loose in it, named "") stand below its inner rooms.
+INNER: dict[str, tuple[tuple[str, ...], ...]] = {
+    "views": (("report", "site"), ("",)),
+    "sessions": (("bisect",), ("ab",), ("sides",), ("",)),
+    "measure": (("speed", "files", "tls", "memory"), ("checks", "environment"), ("",)),
+    "libraries": (("implementations",), ("stacks", "userland"), ("liboqs",), ("",)),
+    "catalog": (("vectors", "algorithms"), ("",)),
+    "data": (("store",), ("record",), ("",)),
+}
+
+PACKAGES = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+
+
+def inner_room(module: str, packages: Iterable[str] = PACKAGES) -> str:
+    """The room within its room a module lives in: the package below its room
+    (`pqbench.measure.tls.grid` is in `tls`), or "" for a module loose in the room."""
+    parts = module.split(".")
+    if len(parts) > 3 or (len(parts) == 3 and ".".join(parts) in set(packages)):
+        return parts[2]
+    return ""
+
 
 def tier_of(house: tuple[tuple[str, ...], ...] = HOUSE) -> dict[str, int]:
     """room -> its tier's index, 0 at the top."""
     return {r: i for i, tier in enumerate(house) for r in tier}
 
 
-def wrong_doors(graph: Mapping[str, Iterable[str]],
-                house: tuple[tuple[str, ...], ...] = HOUSE) -> list[str]:
-    """Every import that points up the house or sideways between two rooms of one tier, as
-    "importer -> imported: why"; an import from or to a room the house does not rank is
-    reported too, so that a new room is ranked before it is used."""
+def _judge(door: str, here: str, there: str, house: tuple[tuple[str, ...], ...],
+           where: str) -> str | None:
     tiers = tier_of(house)
+    if here not in tiers or there not in tiers:
+        unranked = ", ".join(r if r else repr(r) for r in (here, there) if r not in tiers)
+        return f"{door}: {unranked} not ranked in {where}"
+    if tiers[there] < tiers[here]:
+        return f"{door}: {here or where} imports {there or where}, which is above it"
+    if tiers[there] == tiers[here]:
+        return f"{door}: {here or where} imports {there or where}, beside it in one tier"
+    return None
+
+
+def wrong_doors(graph: Mapping[str, Iterable[str]],
+                house: tuple[tuple[str, ...], ...] = HOUSE,
+                inner: Mapping[str, tuple[tuple[str, ...], ...]] = INNER) -> list[str]:
+    """Every import that points up the house or sideways between two rooms of one tier, as
+    "importer -> imported: why", between rooms and, within a room of `inner`, between its
+    rooms; an import from or to a room the house does not rank is reported too, so that a
+    new room is ranked before it is used."""
+    packages = PACKAGES | {m for m in graph if m.count(".") == 2 and any(
+        other.startswith(m + ".") for other in graph)}
     found = []
     for module, targets in graph.items():
         here = room(module)
         for target in sorted(targets):
             there = room(target)
-            if here == there:
-                continue
             door = f"{module} -> {target}"
-            if here not in tiers or there not in tiers:
-                unranked = ", ".join(r for r in (here, there) if r not in tiers)
-                found.append(f"{door}: {unranked} not ranked in HOUSE")
-            elif tiers[there] < tiers[here]:
-                found.append(f"{door}: {here} imports {there}, which is above it")
-            elif tiers[there] == tiers[here]:
-                found.append(f"{door}: {here} imports {there}, beside it in one tier")
+            if here != there:
+                judged = _judge(door, here, there, house, "HOUSE")
+            elif here in inner:
+                a, b = inner_room(module, packages), inner_room(target, packages)
+                judged = None if a == b else _judge(door, a, b, inner[here], here)
+            else:
+                judged = None
+            if judged is not None:
+                found.append(judged)
     return sorted(found)
 
 
@@ -287,6 +320,18 @@ def test_every_room_is_ranked_once() -> None:
     assert len(ranked) == len(set(ranked)), ranked
     rooms = {room(m) for m in MODULES}
     assert not rooms - set(ranked), f"rooms missing from HOUSE: {sorted(rooms - set(ranked))}"
+    for name, house in INNER.items():
+        ranked = [r for tier in house for r in tier]
+        assert len(ranked) == len(set(ranked)), (name, ranked)
+        inside = {inner_room(m) for m in MODULES if room(m) == name}
+        assert not inside - set(ranked), f"rooms of {name} not ranked: {inside - set(ranked)}"
+
+
+def test_at_most_twelve_rooms() -> None:
+    """The house has at most twelve rooms (packages) below the root, beside the entry
+    points and the version; a newcomer finds each concept in one of them."""
+    rooms = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert len(rooms) <= 12, rooms
 
 
 def test_doors_open_one_way() -> None:
@@ -309,76 +354,79 @@ def _planted(module: str, source: str) -> list[str]:
 #: import the report must name. Load-time, lazy, relative and type-only imports all count.
 PLANTED = [
     # the round type's room importing the loops
-    ("pqbench.record.results", "from pqbench.timing.loop import run",
-     "pqbench.record.results -> pqbench.timing.loop"),
+    ("pqbench.data.record.results", "from pqbench.timing.loop import run",
+     "pqbench.data.record.results -> pqbench.timing.loop"),
     # a verdict reaching up into a measuring room, from inside a function
-    ("pqbench.analysis.compare", "def f():\n    from pqbench.memory.runner import run\n",
-     "pqbench.analysis.compare -> pqbench.memory.runner"),
+    ("pqbench.analysis.compare", "def f():\n    from pqbench.measure.memory.runner import run\n",
+     "pqbench.analysis.compare -> pqbench.measure.memory.runner"),
     # analysis reading the speed suite's masks for a type hint only
     ("pqbench.analysis.explain",
      "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-     "    from pqbench.speed.suite import SpeedSettings\n",
-     "pqbench.analysis.explain -> pqbench.speed.suite"),
+     "    from pqbench.measure.speed.suite import SpeedSettings\n",
+     "pqbench.analysis.explain -> pqbench.measure.speed.suite"),
     # an implementation importing the checks that use it
-    ("pqbench.implementations.base", "from pqbench.checks import pair",
-     "pqbench.implementations.base -> pqbench.checks.pair"),
+    ("pqbench.libraries.implementations.base", "from pqbench.measure.checks import pair",
+     "pqbench.libraries.implementations.base -> pqbench.measure.checks.pair"),
     # two rooms of one tier: the checks and the machine's fingerprint
-    ("pqbench.checks.kat", "import pqbench.environment",
-     "pqbench.checks.kat -> pqbench.environment"),
-    # the fingerprint of this machine reading a verdict
-    ("pqbench.environment", "from pqbench.analysis import verdict",
-     "pqbench.environment -> pqbench.analysis.verdict"),
+    ("pqbench.measure.checks.kat", "import pqbench.measure.environment",
+     "pqbench.measure.checks.kat -> pqbench.measure.environment"),
+    # the statistics reading this machine's fingerprint where it is taken
+    ("pqbench.analysis.explain", "from pqbench.measure import environment",
+     "pqbench.analysis.explain -> pqbench.measure.environment"),
+    # within a room: the record importing the store that keeps it
+    ("pqbench.data.record.runs", "from pqbench.data.store import queries",
+     "pqbench.data.record.runs -> pqbench.data.store.queries"),
     # one measuring room importing another of its tier
-    ("pqbench.tls.grid", "from pqbench.files import stream",
-     "pqbench.tls.grid -> pqbench.files.stream"),
+    ("pqbench.measure.tls.grid", "from pqbench.measure.files import stream",
+     "pqbench.measure.tls.grid -> pqbench.measure.files.stream"),
     # the domain rendering, and rendering reaching into the commands
-    ("pqbench.bisect.search", "from pqbench.presentation import console",
-     "pqbench.bisect.search -> pqbench.presentation.console"),
-    ("pqbench.presentation.tables", "from pqbench.cli import common",
-     "pqbench.presentation.tables -> pqbench.cli.common"),
-    # a low room printing through the presentation layer, by a relative import
-    ("pqbench.liboqs.build", "from ..presentation import console",
-     "pqbench.liboqs.build -> pqbench.presentation.console"),
+    ("pqbench.sessions.bisect.search", "from pqbench.views import console",
+     "pqbench.sessions.bisect.search -> pqbench.views.console"),
+    ("pqbench.views.tables", "from pqbench.cli import common",
+     "pqbench.views.tables -> pqbench.cli.common"),
+    # a low room printing through the views, by a relative import
+    ("pqbench.libraries.liboqs.compiling", "from ...views import console",
+     "pqbench.libraries.liboqs.compiling -> pqbench.views.console"),
     # ab importing bisect, which drives it
-    ("pqbench.sides", "from pqbench.bisect import runner",
-     "pqbench.sides -> pqbench.bisect.runner"),
+    ("pqbench.sessions.sides", "from pqbench.sessions.bisect import runner",
+     "pqbench.sessions.sides -> pqbench.sessions.bisect.runner"),
     # the foreign-language workers' room importing the adapters above it
-    ("pqbench.stacks.client", "from pqbench.implementations import base",
-     "pqbench.stacks.client -> pqbench.implementations.base"),
+    ("pqbench.libraries.stacks.client", "from pqbench.libraries.implementations import base",
+     "pqbench.libraries.stacks.client -> pqbench.libraries.implementations.base"),
     # the store computing a statistic
-    ("pqbench.store.queries", "from pqbench.analysis.stats import median",
-     "pqbench.store.queries -> pqbench.analysis.stats"),
+    ("pqbench.data.store.queries", "from pqbench.analysis.stats import median",
+     "pqbench.data.store.queries -> pqbench.analysis.stats"),
     # the same doors in every other spelling of an import: `import a.b`, `import a.b as c`,
     # a relative import two and three levels up, `from .. import room`, an import inside a
     # method, and a module loaded by its name as a string
-    ("pqbench.record.codec", "import pqbench.timing.loop",
-     "pqbench.record.codec -> pqbench.timing.loop"),
-    ("pqbench.record.codec", "import pqbench.timing.multi as multi",
-     "pqbench.record.codec -> pqbench.timing.multi"),
-    ("pqbench.analysis.rows", "from ..memory import runner",
-     "pqbench.analysis.rows -> pqbench.memory.runner"),
-    ("pqbench.analysis.news.model", "from ...speed.mask import build",
-     "pqbench.analysis.news.model -> pqbench.speed.mask"),
-    ("pqbench.presentation.tables", "from .. import cli",
-     "pqbench.presentation.tables -> pqbench.cli"),
-    ("pqbench.implementations.native",
-     "class Native:\n    def verify(self):\n        import pqbench.checks.kat\n",
-     "pqbench.implementations.native -> pqbench.checks.kat"),
-    ("pqbench.record.codec",
-     "import importlib\ndef show():\n    importlib.import_module('pqbench.presentation.console')\n",
-     "pqbench.record.codec -> pqbench.presentation.console"),
-    ("pqbench.timing.loop", "__import__('pqbench.record.memory')\n"
-     "from importlib import import_module\nimport_module('pqbench.memory.runner')\n",
-     "pqbench.timing.loop -> pqbench.memory.runner"),
+    ("pqbench.data.record.codec", "import pqbench.timing.loop",
+     "pqbench.data.record.codec -> pqbench.timing.loop"),
+    ("pqbench.data.record.codec", "import pqbench.timing.multi as multi",
+     "pqbench.data.record.codec -> pqbench.timing.multi"),
+    ("pqbench.analysis.rows", "from ..measure.memory import runner",
+     "pqbench.analysis.rows -> pqbench.measure.memory.runner"),
+    ("pqbench.analysis.news.model", "from ...measure.speed.mask import build",
+     "pqbench.analysis.news.model -> pqbench.measure.speed.mask"),
+    ("pqbench.views.tables", "from .. import cli",
+     "pqbench.views.tables -> pqbench.cli"),
+    ("pqbench.libraries.implementations.native",
+     "class Native:\n    def verify(self):\n        import pqbench.measure.checks.kat\n",
+     "pqbench.libraries.implementations.native -> pqbench.measure.checks.kat"),
+    ("pqbench.data.record.codec",
+     "import importlib\ndef show():\n    importlib.import_module('pqbench.views.console')\n",
+     "pqbench.data.record.codec -> pqbench.views.console"),
+    ("pqbench.timing.loop", "__import__('pqbench.data.record.memory')\n"
+     "from importlib import import_module\nimport_module('pqbench.measure.memory.runner')\n",
+     "pqbench.timing.loop -> pqbench.measure.memory.runner"),
     # analysis using what a command computes: the domain work belongs below the commands
     ("pqbench.analysis.compare", "from pqbench.cli.compare import compare",
      "pqbench.analysis.compare -> pqbench.cli.compare"),
     # ab reaching up into bisect for the builds both use (they live in sides, below both)
-    ("pqbench.ab.session", "from pqbench.bisect.series import parse",
-     "pqbench.ab.session -> pqbench.bisect.series"),
+    ("pqbench.sessions.ab.session", "from pqbench.sessions.bisect.series import parse",
+     "pqbench.sessions.ab.session -> pqbench.sessions.bisect.series"),
     # capability tables are data: algorithms reading them back from the speed room
-    ("pqbench.algorithms.capabilities", "from pqbench.speed import mask",
-     "pqbench.algorithms.capabilities -> pqbench.speed.mask"),
+    ("pqbench.catalog.algorithms.capabilities", "from pqbench.measure.speed import mask",
+     "pqbench.catalog.algorithms.capabilities -> pqbench.measure.speed.mask"),
 ]
 
 
@@ -389,23 +437,25 @@ def test_a_planted_wrong_door_is_named(module: str, source: str, door: str) -> N
 
 
 def test_a_planted_import_of_an_unranked_room_is_named() -> None:
-    found = _planted("pqbench.ghost.thing", "from pqbench.record import results")
-    assert found == ["pqbench.ghost.thing -> pqbench.record.results: ghost not ranked in HOUSE"]
+    found = _planted("pqbench.ghost.thing", "from pqbench.data.record import results")
+    assert found == [
+        "pqbench.ghost.thing -> pqbench.data.record.results: ghost not ranked in HOUSE"]
 
 
 def test_a_planted_downward_import_is_allowed() -> None:
-    assert _planted("pqbench.stacks.client", "from pqbench.record import results") == []
-    assert _planted("pqbench.cli.speed", "from pqbench.algorithms import base") == []
+    assert _planted("pqbench.libraries.stacks.client",
+                    "from pqbench.data.record import results") == []
+    assert _planted("pqbench.cli.speed", "from pqbench.catalog.algorithms import base") == []
 
 
 def test_the_door_check_sees_a_type_only_import() -> None:
     """A type hint from a room above counts: a record module importing a stats type under
     TYPE_CHECKING is reported."""
-    graph = {"pqbench.record.results": imports_of(
-        "pqbench.record.results",
+    graph = {"pqbench.data.record.results": imports_of(
+        "pqbench.data.record.results",
         "if TYPE_CHECKING:\n    from pqbench.analysis.stats import Step\n")}
     assert [_door(w) for w in wrong_doors(graph)] == [
-        "pqbench.record.results -> pqbench.analysis.stats"]
+        "pqbench.data.record.results -> pqbench.analysis.stats"]
 
 
 def prints(source: str) -> list[int]:
@@ -423,24 +473,24 @@ def prints(source: str) -> list[int]:
                   if (isinstance(node, ast.Name) and node.id == "print") or stream_write(node))
 
 
-def printing_below_presentation(sources: Mapping[str, str]) -> list[str]:
+def printing_below_views(sources: Mapping[str, str]) -> list[str]:
     """module -> source in, "module:line" out for every line that prints in a room below
-    presentation. A room's `__main__.py`, a process entry of its own (`python -m
-    pqbench.liboqs`), writes its answer itself."""
+    views. A room's `__main__.py`, a process entry of its own (`python -m
+    pqbench.libraries.liboqs`), writes its answer itself."""
     tiers = tier_of()
-    below = tiers["presentation"]
+    below = tiers["views"]
     return [f"{module}:{line}" for module, source in sorted(sources.items())
             if tiers.get(room(module), below + 1) > below and not module.endswith("__main__")
             for line in prints(source)]
 
 
-def test_rooms_below_presentation_never_print() -> None:
-    """Output leaves through presentation (console.py) and the commands that call it: a
+def test_rooms_below_views_never_print() -> None:
+    """Output leaves through views (console.py) and the commands that call it: a
     room below them reports progress through logging (shown by `console.show_progress`)
     and never prints."""
-    printing = printing_below_presentation(
+    printing = printing_below_views(
         {module: path.read_text("utf-8") for module, path in MODULES.items()})
-    assert not printing, "modules below presentation that print:\n" + "\n".join(printing)
+    assert not printing, "modules below views that print:\n" + "\n".join(printing)
 
 
 def test_the_print_check_sees_print_and_stream_writes() -> None:
@@ -449,42 +499,47 @@ def test_the_print_check_sees_print_and_stream_writes() -> None:
     assert prints(source) == [2, 4, 5]
 
 
-#: Printing planted in a room below presentation: (module, source, what the report names).
+#: Printing planted in a room below views: (module, source, what the report names).
 PLANTED_PRINTS = [
     # a build reporting its progress with print() to stderr
-    ("pqbench.liboqs.build",
+    ("pqbench.libraries.liboqs.compiling",
      "import sys\ndef log_to_stderr(message):\n    print(message, file=sys.stderr)\n",
-     ["pqbench.liboqs.build:3"]),
+     ["pqbench.libraries.liboqs.compiling:3"]),
     # a userland setup writing to the stream itself
-    ("pqbench.userland", "import sys\nsys.stdout.write('ready')\n", ["pqbench.userland:2"]),
+    ("pqbench.libraries.userland", "import sys\nsys.stdout.write('ready')\n",
+     ["pqbench.libraries.userland:2"]),
     # the pip builds handing print on as their log
-    ("pqbench.sides.pip", "def build(log=print):\n    log('building')\n",
-     ["pqbench.sides.pip:1"]),
+    ("pqbench.sessions.sides.pip", "def build(log=print):\n    log('building')\n",
+     ["pqbench.sessions.sides.pip:1"]),
     # a verdict printed by the analysis that reaches it
     ("pqbench.analysis.verdict", "def judge():\n    print('faster')\n",
      ["pqbench.analysis.verdict:2"]),
-    # the commands, the report and presentation render; a process entry writes its answer
+    # the commands, and views render; a process entry writes its answer
     ("pqbench.cli.speed", "print('table')\n", []),
-    ("pqbench.presentation.console", "print('table')\n", []),
-    ("pqbench.liboqs.__main__", "print('/usr/lib/liboqs.so')\n", []),
+    ("pqbench.views.console", "print('table')\n", []),
+    ("pqbench.libraries.liboqs.__main__", "print('/usr/lib/liboqs.so')\n", []),
 ]
 
 
 @pytest.mark.parametrize(("module", "source", "named"), PLANTED_PRINTS,
                          ids=[p[0] for p in PLANTED_PRINTS])
-def test_a_planted_print_below_presentation_is_named(module: str, source: str,
+def test_a_planted_print_below_views_is_named(module: str, source: str,
                                                       named: list[str]) -> None:
-    assert printing_below_presentation({module: source}) == named
+    assert printing_below_views({module: source}) == named
 
 
 _DRAWING_ROOM = re.compile(r"(\S+)/|(\S+)\.py")
 
 
-def drawn_house(text: str) -> tuple[tuple[str, ...], ...]:
-    """The tiers the first drawing of docs/architecture.md shows: each line of the code
-    block names its rooms first (`cli/`, `environment.py`), then says what they do."""
+def drawn_house(text: str) -> tuple[tuple[tuple[str, ...], ...],
+                                    dict[str, tuple[tuple[str, ...], ...]]]:
+    """The tiers the first drawing of docs/architecture.md shows, and the tiers drawn
+    indented under a room (its inner rooms): each line of the code block names its rooms
+    first (`cli/`, `errors.py`; `*.py` for the modules loose in the room above), then says
+    what they do."""
     block = text.split("```", 2)[1]
-    tiers = []
+    tiers: list[tuple[str, ...]] = []
+    inner: dict[str, list[tuple[str, ...]]] = {}
     for line in block.splitlines()[1:]:
         rooms = []
         for word in line.split():
@@ -492,16 +547,30 @@ def drawn_house(text: str) -> tuple[tuple[str, ...], ...]:
             if not found:
                 break
             name = found.group(1) or found.group(2)
-            rooms.append("pqbench" if name == "__init__" else name)
-        if rooms:
+            rooms.append({"__init__": "pqbench", "*": ""}.get(name, name))
+        if not rooms:
+            continue
+        if line[:1].isspace() and tiers:
+            inner.setdefault(tiers[-1][0], []).append(tuple(rooms))
+        else:
             tiers.append(tuple(rooms))
-    return tuple(tiers)
+    return tuple(tiers), {name: tuple(found) for name, found in inner.items()}
 
 
 def test_the_drawing_in_the_docs_is_the_house() -> None:
-    """docs/architecture.md draws the house this file enforces, tier by tier."""
-    drawn = drawn_house((REPO / "docs" / "architecture.md").read_text("utf-8"))
+    """docs/architecture.md draws the house this file enforces, tier by tier, and the rooms
+    within each room in their order."""
+    drawn, inner = drawn_house((REPO / "docs" / "architecture.md").read_text("utf-8"))
     assert [sorted(t) for t in drawn] == [sorted(t) for t in HOUSE]
+    assert {name: [sorted(t) for t in tiers] for name, tiers in inner.items()} == \
+        {name: [sorted(t) for t in tiers] for name, tiers in INNER.items()}
+
+
+def test_the_drawing_reader_sees_inner_rooms() -> None:
+    text = ("```\nhouse\ncli/   commands\nmeasure/   what is measured\n"
+            "    speed/ tls/   two rooms\n    *.py   its own modules\nerrors.py  the floor\n```")
+    assert drawn_house(text) == ((("cli",), ("measure",), ("errors",)),
+                                 {"measure": (("speed", "tls"), ("",))})
 
 
 # --- C files --------------------------------------------------------------------------------
@@ -557,7 +626,7 @@ def test_test_files_share_helpers_only_through_tests_helpers() -> None:
                    for target in imports_of(module, path.read_text("utf-8"), modules)
                    if target.rpartition(".")[2].startswith("test_")
                    or target.rpartition(".")[2] == "conftest")
-    assert {"tests.tls.test_grid", "tests.project.test_architecture"} <= set(modules)
+    assert {"tests.measure.tls.test_grid", "tests.project.test_architecture"} <= set(modules)
     assert len(modules) > 50
     assert not wrong, "\n".join(wrong)
 
@@ -572,22 +641,27 @@ TOP_LEVEL: set[str] = set()
 
 
 def test_test_files_are_grouped_the_way_the_package_is() -> None:
-    """Each test file sits one level down, in a folder named for the pqbench room it tests
-    (tests/tls/ for pqbench/tls/) or for a declared cross-cutting group; each folder is a
-    package, so two folders may each hold a test_cli.py."""
-    rooms = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    """Each test file sits in the folder that mirrors the pqbench package it tests
+    (tests/measure/tls/ for pqbench/measure/tls/, tests/analysis/ for pqbench/analysis/), or
+    in a declared cross-cutting group; each folder is a package, so two folders may each
+    hold a test_cli.py."""
+    packages = {p.relative_to(PACKAGE).parts for p in PACKAGE.rglob("__init__.py")
+                if p.parent != PACKAGE}
+    packages = {tuple(parts[:-1]) for parts in packages}
     files = sorted(TESTS.rglob("test_*.py"))
     misplaced = [str(p.relative_to(TESTS)) for p in files
                  if (p.parent == TESTS and p.name not in TOP_LEVEL)
-                 or (p.parent != TESTS and (p.parent.parent != TESTS
-                                            or p.parent.name not in rooms | CROSS_CUTTING))]
-    folders = {p.parent for p in files if p.parent != TESTS}
+                 or (p.parent != TESTS
+                     and p.parent.relative_to(TESTS).parts not in packages
+                     and p.parent.relative_to(TESTS).parts[0] not in CROSS_CUTTING)]
+    folders = {f for p in files for f in p.parents if TESTS in f.parents}
     not_packages = sorted(str(f.relative_to(TESTS)) for f in folders
                           if not (f / "__init__.py").is_file())
-    assert {"tls", "store", "analysis", "cli"} <= rooms
+    assert {("measure", "tls"), ("data", "store"), ("analysis",), ("cli",)} <= packages
     assert len(files) > 50
-    assert not misplaced, f"not in a room's folder or a declared group: {misplaced}"
+    assert not misplaced, f"not in a package's folder or a declared group: {misplaced}"
     assert not not_packages, f"test folders without __init__.py: {not_packages}"
+    rooms = {parts[0] for parts in packages}
     unknown = sorted(p.name for p in TESTS.iterdir() if p.is_dir() and p.name[0] not in "._"
                      and p.name not in rooms | CROSS_CUTTING | NOT_TESTS | {"__pycache__"})
     assert not unknown, f"folders of tests/ that name no room or group: {unknown}"
@@ -612,15 +686,15 @@ _SI_TABLE = re.compile(r"\(1e[369], \"[kMG]\"\)|\bkB\b")
 
 def _lines(paths: list[Path]) -> list[tuple[str, str]]:
     return [(f"{p.relative_to(PACKAGE)}:{n}", line.strip()) for p in paths
-            if p != PACKAGE / "presentation" / "numbers.py"
+            if p != PACKAGE / "views" / "numbers.py"
             for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)]
 
 
 def test_one_number_formatter() -> None:
-    """Every figure a table, report or chart shows goes through `presentation.numbers`: the
+    """Every figure a table, report or chart shows goes through `views.numbers`: the
     rooms that render hold no format spec of their own, and no SI table exists elsewhere.
     (Sentences the analysis writes, such as a verdict's reason, keep their own wording.)"""
-    rendering = [*(PACKAGE / "presentation").rglob("*.py"), *(PACKAGE / "report").rglob("*.py")]
+    rendering = list((PACKAGE / "views").rglob("*.py"))
     specs = [f"{where}: {line}" for where, line in _lines(rendering)
              if _NUMBER_FORMAT.search(line.replace("{{", "").replace("}}", ""))]
     tables = [f"{where}: {line}" for where, line in _lines(list(PACKAGE.rglob("*.py")))
@@ -666,7 +740,7 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
                          ids=" ".join)
 def test_commands_without_figures_start_without_the_heavy_libraries(
         tmp_path: Path, args: tuple[str, ...]) -> None:
-    from pqbench.store import Store
+    from pqbench.data.store import Store
 
     db = tmp_path / "results.db"
     Store.open(str(db)).close()

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
-from pqbench.store import Store
+from pqbench.data.store import Store
 from tests.helpers import REPO
 from tests.helpers.runs import make_run
 
@@ -27,8 +27,7 @@ Step = tuple[str, str]
 
 #: Rooms every room uses: the run format, the data and the floor. A map draws the rooms a
 #: command passes through; it may draw these, and need not.
-EVERYWHERE = {"record", "algorithms", "errors", "untrusted", "interrupts", "processes",
-              "pqbench"}
+EVERYWHERE = {"data.record", "catalog.algorithms", "platform", "pqbench"}
 
 
 def drawn_flows(text: str) -> dict[str, tuple[list[str], list[Step]]]:
@@ -99,8 +98,14 @@ def _follows(drawn: list[Step], seen: list[Step]) -> list[str]:
 
 
 def room(module: str) -> str:
+    """The room a step is in: its room below pqbench, and the room within it where it has
+    one (`measure.speed`, `data.record`; `analysis`, `cli`)."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return parts[0]
+    inner = ".".join(parts[:3])
+    package = REPO.joinpath(*inner.split(".")) / "__init__.py"
+    return ".".join(parts[1:3]) if len(parts) > 3 or package.is_file() else parts[1]
 
 
 def rooms_not_drawn(drawn: list[Step], seen: list[Step]) -> list[str]:
@@ -121,10 +126,11 @@ def test_the_order_check_names_a_missing_or_misplaced_step() -> None:
 
 
 def test_a_room_the_command_passes_through_undrawn_is_named() -> None:
-    drawn = [("pqbench.cli.speed", "speed"), ("pqbench.store.database", "Store.open")]
-    seen = [*drawn, ("pqbench.liboqs", "import_oqs"), ("pqbench.record.runs", "new_run"),
-            ("pqbench.untrusted", "printable"), ("pqbench.store.location", "resolve")]
-    assert rooms_not_drawn(drawn, seen) == ["liboqs"]
+    drawn = [("pqbench.cli.speed", "speed"), ("pqbench.data.store.database", "Store.open")]
+    seen = [*drawn, ("pqbench.libraries.liboqs", "import_oqs"),
+            ("pqbench.data.record.runs", "new_run"),
+            ("pqbench.platform.untrusted", "printable"), ("pqbench.data.store.location", "resolve")]
+    assert rooms_not_drawn(drawn, seen) == ["libraries.liboqs"]
 
 
 @pytest.mark.slow  # it measures, and the fingerprint runs ldconfig and the like

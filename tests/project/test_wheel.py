@@ -20,7 +20,7 @@ from tests.helpers import REPO, starts_processes
 pytestmark = pytest.mark.process
 
 #: The curated vector files of the checkout: what the wheel must carry.
-CURATED = sorted(p.name for p in (REPO / "pqbench" / "vectors").glob("*.json"))
+CURATED = sorted(p.name for p in (REPO / "pqbench" / "catalog" / "vectors").glob("*.json"))
 
 
 def _run(*argv: str | Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -59,8 +59,8 @@ def test_the_wheel_carries_every_curated_vector_file(installed: tuple[Path, Path
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert CURATED and len(CURATED) == 18
-    assert {f"pqbench/vectors/{name}" for name in CURATED} <= names
-    assert "pqbench/vectors/README.md" in names
+    assert {f"pqbench/catalog/vectors/{name}" for name in CURATED} <= names
+    assert "pqbench/catalog/vectors/README.md" in names
 
 
 def test_an_installed_wheel_verifies_with_nothing_unavailable(
@@ -87,27 +87,27 @@ def test_an_installed_wheel_verifies_with_nothing_unavailable(
 def test_the_wheel_carries_every_stack_worker_source(installed: tuple[Path, Path]) -> None:
     """Each foreign worker is built from the sources the package carries: the installed
     wheel hashes them to the checkout's digest, so both share one build in the cache."""
-    from pqbench.errors import ImplementationUnavailable
-    from pqbench.stacks import builds, registry
+    from pqbench.libraries.stacks import compiling, registry
+    from pqbench.platform.errors import ImplementationUnavailable
 
     wheel, bin_dir = installed
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    probe = ("import json; from pqbench.stacks import builds, registry\n"
+    probe = ("import json; from pqbench.libraries.stacks import compiling, registry\n"
              "found = {}\nfor s in registry.STACKS:\n"
-             "    try: found[s.name] = builds.source_digest(s)\n"
+             "    try: found[s.name] = compiling.source_digest(s)\n"
              "    except Exception as exc: found[s.name] = None\n"
              "print(json.dumps(found))")
     installed_digests = json.loads(_run(bin_dir / "python", "-c", probe).stdout)
     shipped = 0
     for stack in registry.STACKS:
         try:
-            digest = builds.source_digest(stack)
+            digest = compiling.source_digest(stack)
         except ImplementationUnavailable:
             continue  # no sources in this checkout yet
         shipped += 1
-        files = {f"pqbench/stacks/{p.relative_to(registry.SOURCES)}"
-                 for p in builds.source_files(stack)}
+        files = {f"pqbench/libraries/stacks/{p.relative_to(registry.SOURCES)}"
+                 for p in compiling.source_files(stack)}
         assert files <= names, sorted(files - names)
         assert installed_digests[stack.name] == digest, stack.name
     assert shipped >= 1

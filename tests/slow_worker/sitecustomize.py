@@ -20,7 +20,7 @@ _SLOWER = os.environ.get("PQBENCH_TEST_SLOWER")
 _BROKEN = os.environ.get("PQBENCH_TEST_BROKEN")
 
 if _SLOWER or _BROKEN:
-    from pqbench.ab import worker
+    from pqbench.sessions.ab import worker
 
     _run, _prepare = worker._run, worker._prepare
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pqbench import algorithms
-from pqbench.record.rounds import LoopResult
+from pqbench.catalog import algorithms
+from pqbench.data.record.rounds import LoopResult
 from pqbench.timing import native
 
 SECONDS = 0.02
@@ -88,7 +88,7 @@ def liboqs_library() -> Path | None:
     if os.environ.get("PQBENCH_LIBOQS"):
         return Path(os.environ["PQBENCH_LIBOQS"])
     try:
-        from pqbench.liboqs import find_installed
+        from pqbench.libraries.liboqs import find_installed
     except ImportError:
         return None
     install = find_installed()
@@ -350,7 +350,7 @@ _BLOCKED = textwrap.dedent(
             return None
 
     sys.meta_path.insert(0, HideNative())
-    from pqbench.errors import ImplementationUnavailable
+    from pqbench.platform.errors import ImplementationUnavailable
     from pqbench.timing import native
 
     print(native.available())

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pqbench.record.rounds import LoopResult
+from pqbench.data.record.rounds import LoopResult
 from pqbench.timing.loop import run_for
 
 

@@ -7,7 +7,7 @@ disappeared and why (Debian 12's libcrypto: "not offered: ML-KEM-768 needs OpenS
 which rows changed most with their causes, and each cause once with the rows it explains,
 instead of the same sentence on every row. `summarize` builds that record from a
 `RunComparison` and the runs behind it; it is pure (no printing, no storage), and
-`pqbench.presentation.news` turns it into lines for the terminal, Markdown and the report.
+`pqbench.views.news` turns it into lines for the terminal, Markdown and the report.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pqbench.analysis.news.model import (
 )
 from pqbench.analysis.news.topics import KEY_TOPICS, TOPICS, preference, representative, topic_of
 from pqbench.analysis.rows import Row, RowComparison, RowKey
-from pqbench.record.results import Measurement, Run
+from pqbench.data.record.results import Measurement, Run
 
 __all__ = ["Availability", "CauseGroup", "Change", "Failure", "Highlight", "News", "OneSided",
            "Reason", "RowKey", "cause_topics", "summarize"]

@@ -1,6 +1,6 @@
 /*
  * Memory per call: the peak stack and heap of ONE call of a prepared operation (see
- * native.h and pqbench/memory/__init__.py for the method as users read it).
+ * native.h and pqbench/measure/memory/__init__.py for the method as users read it).
  *
  * Stack. The call runs on a stack pqbench maps and paints: an 8 MiB region (plus 1 MiB
  * of PROT_NONE guard below it) filled with a 64-bit pattern, entered with
@@ -12,7 +12,7 @@
  * trampoline, the entry function, arming the heap counter, an empty call) are measured
  * the same way once per process, with an empty operation, and subtracted.
  *
- * Heap. Counted by pqbench's allocator interposer (pqbench/memory/_memhook.c), which the
+ * Heap. Counted by pqbench's allocator interposer (pqbench/measure/memory/_memhook.c), which the
  * measurement worker process is started with (LD_PRELOAD). It exports three functions;
  * when the process has them, the call is bracketed by arm/disarm on this thread and the
  * interposer reports the peak of bytes requested by the call and still live, the bytes
@@ -40,8 +40,8 @@
 #define PAINT UINT64_C(0xC5A1D0E5B3F04A97)
 
 /*
- * The interposer's API (pqbench/memory/_memhook.c); out[] as MEMHOOK_* below. Errors of
- * this file start with "memory measurement" (pqbench/memory/worker.py tells them apart
+ * The interposer's API (pqbench/measure/memory/_memhook.c); out[] as MEMHOOK_* below. Errors of
+ * this file start with "memory measurement" (pqbench/measure/memory/worker.py tells them apart
  * from a failed correctness check by that).
  */
 typedef int (*memhook_arm_fn)(void);

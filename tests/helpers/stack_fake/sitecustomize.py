@@ -15,7 +15,7 @@ from pathlib import Path
 _FAKE = os.environ.get("PQBENCH_TEST_FAKE_STACK")
 
 if _FAKE:
-    from pqbench.stacks import running
+    from pqbench.libraries.stacks import running
 
     _mode, _, _fifo = _FAKE.partition(":")
     _worker = Path(__file__).resolve().parent.parent / "fake_stack_worker.py"

@@ -1,0 +1,1 @@
+"""The data pqbench keeps: the run record (the run format) and the store, the only SQL."""

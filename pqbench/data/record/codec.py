@@ -1,0 +1,399 @@
+"""The one codec of the run record: documents (`--json`, `export`), CSV rows and the
+store's rows, written and read back by the same functions.
+
+A result row is its key, its unit and samples (`models.ResultRow`'s first group), the
+summary derived from the samples, and its attributes, written flat beside them: every
+field `record.models` types for a run kind, and any other the measuring code adds. Reading
+back (`run_from_document`, `measurement`, `run_from_columns`) is for trusted data, our own
+store or a document `record.transfer` has validated, and reads the older spellings of
+format 1 too: a label kept in the fingerprint, and file rows that counted bytes as
+operations of a 1-byte block (`unit` "byte" in the attributes, `block_size` 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
+from typing import Any, get_args, get_origin
+
+from pqbench.data.record.fingerprint import Fingerprint
+from pqbench.data.record.format import FORMAT_VERSION, RUN_FORMAT
+from pqbench.data.record.results import Measurement, Problem, Run, Verification
+from pqbench.data.record.rounds import LoopResult, cycles_per_op_in_base
+from pqbench.platform.errors import StoreError
+from pqbench.platform.untrusted import redact_command_line
+
+FORMAT = RUN_FORMAT
+__all__ = ["FORMAT", "FORMAT_VERSION", "measurement", "result_row", "run_csv", "run_document",
+           "run_from_document"]
+
+
+def _number(value: float | None) -> float | None:
+    """JSON has no NaN or infinity: an undefined figure (one round's CV) is null."""
+    return value if value is None or math.isfinite(value) else None
+
+
+# --- parts every edge shares ----------------------------------------------------------
+
+
+def sample(r: LoopResult) -> dict[str, Any]:
+    return {"ops": r.ops, "elapsed_ns": r.elapsed_ns, "cycles": r.cycles}
+
+
+def loop_result(fields: Mapping[str, Any]) -> LoopResult:
+    cycles = fields.get("cycles")
+    return LoopResult(int(fields["ops"]), int(fields["elapsed_ns"]),
+                      None if cycles is None else int(cycles))
+
+
+def problem_fields(p: Problem) -> dict[str, Any]:
+    return {"algorithm": p.algorithm, "implementation": p.implementation,
+            "operation": p.operation, "kind": p.kind, "reason": p.reason}
+
+
+def problem(fields: Mapping[str, Any]) -> Problem:
+    return Problem(fields["algorithm"], fields["implementation"], fields["kind"],
+                   fields["reason"], fields.get("operation"))
+
+
+def verification_fields(v: Verification) -> dict[str, Any]:
+    return {"algorithm": v.algorithm, "implementation": v.implementation,
+            "checks": list(v.checks)}
+
+
+def verification(fields: Mapping[str, Any]) -> Verification:
+    return Verification(fields["algorithm"], fields["implementation"],
+                        tuple(fields["checks"]))
+
+
+def measurement(*, algorithm: str, implementation: str, operation: str,
+                rounds: Iterable[LoopResult], block_size: int | None = None,
+                sizes: Mapping[str, int] | None = None,
+                attributes: Mapping[str, Any] | None = None, counter: str | None = None,
+                unit: str | None = None) -> Measurement:
+    """A stored or imported row: `unit` as written, or from the attributes where format 1
+    kept it; a byte row's block size of 1 (how file rows used to count bytes) dropped."""
+    extra = dict(attributes or {})
+    kept = extra.pop("unit", None)
+    unit = unit or (kept if isinstance(kept, str) else None) or "op"
+    if unit == "byte" and block_size == 1:
+        block_size = None
+    return Measurement(algorithm=algorithm, implementation=implementation,
+                       operation=operation, rounds=tuple(rounds), sizes=dict(sizes or {}),
+                       block_size=block_size, attributes=extra, counter=counter, unit=unit)
+
+
+def label_of(label: str | None, environment: Fingerprint) -> str | None:
+    """The run's label; runs of format 1 may carry it in the fingerprint only."""
+    return label if label is not None else environment.legacy_label
+
+
+# --- JSON documents (`--json`, export, import) ----------------------------------------
+
+
+def summary_fields(m: Measurement) -> dict[str, Any]:
+    """The figures derived from the samples (null where they are undefined)."""
+    if not m.rounds:
+        return {"ops_per_sec": None, "us_per_op": None, "bytes_per_sec": None,
+                "ci_low": None, "ci_high": None, "ci_unit": None, "ci_level": None,
+                "cv": None, "rounds": 0,
+                "total_ops": 0, "cycles_per_op": None, "cycles_per_byte": None}
+    s = m.summary
+    per_op = m.unit == "op"
+    cycles = m.cycles_per_op
+    # The interval in the unit the row is read in: bytes/s where a row moves bytes (a
+    # cipher's block, a file), as its headline figure, bytes_per_sec, is.
+    scale = m.block_size if per_op and m.block_size else 1
+    return {
+        "ops_per_sec": _number(s.median) if per_op else None,
+        "us_per_op": _number(m.us_per_op) if per_op else None,
+        "bytes_per_sec": _number(m.bytes_per_sec),
+        "ci_low": _number(s.ci_low * scale), "ci_high": _number(s.ci_high * scale),
+        "ci_unit": "ops/s" if per_op and not m.block_size else "bytes/s",
+        "ci_level": s.ci_level, "cv": _number(s.cv), "rounds": s.n,
+        "total_ops": m.total_ops,
+        "cycles_per_op": _number(cycles) if per_op else None,
+        "cycles_per_byte": (cycles / m.block_size
+                            if cycles is not None and m.block_size else None),
+    }
+
+
+def stored_row(m: Measurement) -> dict[str, Any]:
+    """One measurement as a document's result row without the figures derived from its
+    samples: what the store writes a row from (`row_columns`)."""
+    return {"algorithm": m.algorithm, "implementation": m.implementation,
+            "operation": m.operation, "block_size": m.block_size, "unit": m.unit,
+            "cycle_counter": m.counter, "sizes": dict(m.sizes),
+            "samples": [sample(r) for r in m.rounds], **dict(m.attributes)}
+
+
+def result_row(m: Measurement) -> dict[str, Any]:
+    """One measurement: key, unit, summary figures, sizes, samples and attributes."""
+    row = stored_row(m)
+    head = {name: row.pop(name)
+            for name in ("algorithm", "implementation", "operation", "block_size", "unit")}
+    return {**head, **summary_fields(m), **row}
+
+
+def run_document(run: Run) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "run_id": run.run_id,
+        "kind": run.kind,
+        "status": run.status,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "command": redact_command_line(run.command),
+        "label": run.label,
+        "settings": dict(run.settings),
+        "environment": run.environment.to_dict(),
+        "verifications": [verification_fields(v) for v in run.verifications],
+        "results": [result_row(m) for m in run.measurements],
+        "problems": [problem_fields(p) for p in run.problems],
+    }
+
+
+@cache
+def _not_attributes() -> frozenset[str]:
+    from pqbench.data.record.models import ROW_FIELDS, SUMMARY_FIELDS
+
+    return ROW_FIELDS | SUMMARY_FIELDS
+
+
+def _measurement_of_row(row: Mapping[str, Any]) -> Measurement:
+    skip = _not_attributes()
+    return measurement(
+        algorithm=row["algorithm"], implementation=row["implementation"],
+        operation=row["operation"], block_size=row.get("block_size"),
+        rounds=(loop_result(s) for s in row["samples"]), sizes=row.get("sizes") or {},
+        attributes={k: v for k, v in row.items() if k not in skip},
+        counter=row.get("cycle_counter"), unit=row.get("unit"))
+
+
+def run_from_document(doc: Mapping[str, Any], *, results: bool = True) -> Run:
+    """The inverse of run_document (the caller validates an untrusted document first);
+    without its result rows when `results` is False (the store writes those straight
+    from the document: `row_columns`)."""
+    environment = Fingerprint(doc["environment"])
+    return Run(
+        run_id=doc["run_id"], started_at=doc["started_at"], finished_at=doc["finished_at"],
+        status=doc["status"], command=doc["command"],
+        label=label_of(doc.get("label"), environment),
+        settings=dict(doc.get("settings") or {}), environment=environment,
+        measurements=tuple(_measurement_of_row(r) for r in doc["results"]) if results
+        else (),
+        problems=tuple(problem(p) for p in doc.get("problems", [])),
+        verifications=tuple(verification(v) for v in doc.get("verifications", [])),
+        kind=doc.get("kind", "speed"),
+    )
+
+
+# --- CSV --------------------------------------------------------------------------------
+
+#: The sizes a spreadsheet gets a column for (public-key rows).
+CSV_SIZES = ("public_key", "secret_key", "ciphertext", "signature", "shared_secret")
+
+
+@cache
+def csv_columns() -> tuple[str, ...]:
+    """run_id, the key and unit, the summary, the wire sizes, then every typed attribute
+    that is one value (lists and objects stay in the JSON)."""
+    from pqbench.data.record.models import ROW_FIELDS, SUMMARY_FIELDS, ResultRow
+
+    scalar = [name for name, info in ResultRow.model_fields.items()
+              if name != "cycle_counter" and not _is_collection(info.annotation)]
+    return ("run_id", *(n for n in scalar if n in ROW_FIELDS),
+            *(n for n in scalar if n in SUMMARY_FIELDS), *CSV_SIZES,
+            *(n for n in scalar if n not in ROW_FIELDS | SUMMARY_FIELDS))
+
+
+def _is_collection(annotation: Any) -> bool:
+    """Whether a field's type is (or may be) a list or an object."""
+    if get_origin(annotation) in (list, dict):
+        return True
+    return any(_is_collection(arg) for arg in get_args(annotation))
+
+
+#: The run's own facts each row repeats, last: the machine's load over the run (the
+#: fingerprint's `run` part), where the run recorded it.
+CSV_RUN_COLUMNS = ("others_cpu", "cpu_steal")
+
+
+def run_csv(run: Run) -> str:
+    """One tidy table per run (a run has one kind): the key, the summary and the sizes of
+    `csv_columns` always, the typed attributes only where some row of this run fills them,
+    so a speed run carries no TLS, memory or file columns; then the run's load
+    (`CSV_RUN_COLUMNS`) where it was recorded."""
+    rows = []
+    state = {"others_cpu": run.environment.others_cpu, "cpu_steal": run.environment.steal}
+    for m in run.measurements:
+        row = result_row(m)
+        row.update(row.pop("sizes"))
+        row["run_id"] = run.run_id
+        row.update(state)
+        rows.append(row)
+    every = csv_columns()
+    core = every.index(CSV_SIZES[-1]) + 1
+    columns = [*every[:core], *(name for name in every[core:]
+                                if any(row.get(name) not in (None, "") for row in rows)),
+               *(CSV_RUN_COLUMNS if run.environment.machine_state else ())]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+# --- the store's rows (`pqbench.data.store`: the columns of store/schema.py) ----------------
+
+
+def run_columns(run: Run) -> dict[str, Any]:
+    """A run's row in pqbench_runs; facts the runs list shows get columns of their own."""
+    env = run.environment
+    return {"run_id": run.run_id, "kind": run.kind, "started_at": run.started_at,
+            "finished_at": run.finished_at, "status": run.status, "label": run.label,
+            "command": redact_command_line(run.command), "os_build": env.os_build,
+            "hostname": env.hostname, "testbed": env.testbed,
+            "settings": dict(run.settings), "environment": env.to_dict(),
+            "problems": [problem_fields(p) for p in run.problems],
+            "verifications": [verification_fields(v) for v in run.verifications]}
+
+
+def _median(values: list[float]) -> float:
+    """statistics.median, to the bit (the mean of the middle two of an even count), without
+    its checks: a call per result row of an import."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row in pqbench_measurements, from a document's result row (validated, or a
+    Measurement's `stored_row`), without making its Measurement and LoopResults first (an
+    import writes a fleet's rows). The rate columns are a convenience for SQL
+    readers (in the row's unit; 0 for a row without rounds); pqbench derives every figure
+    from the samples. The unit rides in the attributes, where format 1 kept it. The
+    figures by the definitions the record uses: `measurement`'s unit and block size,
+    `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
+    and `.cycles_per_op`; tests/data/record/test_import_rows.py holds the two to the same rows."""
+    extra = row.keys() - _not_attributes()
+    attributes = {k: v for k, v in row.items() if k in extra} if extra else {}
+    unit = row.get("unit") or "op"
+    block_size = row.get("block_size")
+    if unit == "byte" and block_size == 1:
+        block_size = None
+    if unit != "op":
+        attributes["unit"] = unit
+    samples = row["samples"]
+    ops = [s["ops"] for s in samples]
+    elapsed = [s["elapsed_ns"] for s in samples]
+    counted = [s.get("cycles") for s in samples]
+    rates = [n * 1e9 / ns if ns > 0 else 0.0 for n, ns in zip(ops, elapsed, strict=True)
+             if n > 0]
+    rate = _median(rates) if rates else 0.0
+    per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
+    wall = attributes.get("wall_ns")
+    cycles = cycles_per_op_in_base(ops, elapsed, counted,
+                                   wall if isinstance(wall, list) else None,
+                                   "cpu" if attributes.get("time_base") == "cpu" else "wall")
+    return {"algorithm": row["algorithm"], "implementation": row["implementation"],
+            "operation": row["operation"], "block_size": block_size,
+            "ops_per_sec": rate, "us_per_op": per_op,
+            "cycles_per_op": _median(cycles) if cycles else None,
+            "counter": row.get("cycle_counter"), "sizes": row.get("sizes") or {},
+            "attributes": attributes,
+            # The rounds themselves, as three arrays in round order (schema version 3).
+            "round_ops": ops, "round_elapsed_ns": elapsed, "round_cycles": counted}
+
+
+def measurement_from_columns(row: Any) -> Measurement:
+    """The inverse of row_columns."""
+    rounds = itertools.starmap(LoopResult, zip(row.round_ops, row.round_elapsed_ns,
+                                               row.round_cycles, strict=True))
+    return measurement(algorithm=row.algorithm, implementation=row.implementation,
+                       operation=row.operation, rounds=rounds, block_size=row.block_size,
+                       sizes=row.sizes, attributes=row.attributes, counter=row.counter)
+
+
+def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
+                     notes: bool = False) -> Run:
+    """A run from its row; with `notes`, its problems and checks (the query read them).
+    The label column holds a format-1 run's label too (`run_columns`; `store.migrate`
+    moved older rows')."""
+    for name in ("settings", "environment"):
+        if not isinstance(getattr(row, name), Mapping):
+            raise ValueError(f"the {name} of run {row.run_id} is not a JSON object")
+    return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
+               status=row.status, command=row.command, label=row.label,
+               settings=row.settings, environment=Fingerprint(row.environment),
+               measurements=tuple(measurements), kind=row.kind,
+               **(_notes_of(row) if notes else {}))
+
+
+def _notes_of(row: Any) -> dict[str, Any]:
+    """A run row's problems and checks (`run_columns`)."""
+    return {"problems": tuple(map(problem, row.problems)),
+            "verifications": tuple(map(verification, row.verifications))}
+
+
+#: The fingerprint fields pqbench_runs also keeps as columns (`run_columns`).
+FINGERPRINT_COLUMNS = ("os_build", "hostname", "testbed")
+
+
+class JsonObject(Mapping[str, Any]):
+    """A JSON object's text, decoded when first read: a run header's settings. Decoding
+    the settings of ten thousand headers took a tenth of a history, which never reads
+    them (a paired session's two sides are the headers that are asked)."""
+
+    __slots__ = ("_owner", "_text", "_value")
+
+    def __init__(self, text: str, owner: str = "a stored value") -> None:
+        self._text = text
+        self._owner = owner
+        self._value: dict[str, Any] | None = None
+
+    def _decoded(self) -> dict[str, Any]:
+        """The object; a StoreError when the text is not one (a damaged database), raised
+        wherever it is first read, as a damaged row read at once is."""
+        if self._value is None:
+            try:
+                value = json.loads(self._text)
+            except (TypeError, ValueError) as exc:
+                raise StoreError(f"{self._owner} cannot be read as JSON ({exc}); the "
+                                 "database may be damaged") from None
+            if not isinstance(value, dict):
+                raise StoreError(f"{self._owner} cannot be read as a JSON object; the "
+                                 "database may be damaged")
+            self._value = value
+        return self._value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return repr(self._decoded())
+
+
+def run_header_from_columns(row: Any, notes: bool = False) -> Run:
+    """A run from its row without the fingerprint column: the fingerprint holds only the
+    fields kept as columns (enough to group runs by them), the settings are read as text
+    (`JsonObject`)."""
+    kept = ((name, getattr(row, name)) for name in FINGERPRINT_COLUMNS)
+    environment = Fingerprint({name: value for name, value in kept if value is not None})
+    return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
+               status=row.status, command=row.command, label=row.label,
+               settings=JsonObject(row.settings, f"the settings of run {row.run_id}"),
+               environment=environment, kind=row.kind, **(_notes_of(row) if notes else {}))

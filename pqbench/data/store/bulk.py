@@ -1,0 +1,188 @@
+"""Writing many runs at once: each table in a few statements, not one per row.
+
+Every table is written straight through the driver, the statements built from the
+table definitions in store/schema.py, rows made as they are sent (`_write`): on SQLite
+executemany of plain tuples, on PostgreSQL COPY (psycopg 3), which a row-by-row
+executemany is many times slower than (each row a statement in the pipeline). A result
+row carries its rounds as arrays (schema version 3), so nothing refers to a result row's
+id, and the database gives it (its sequence, SQLite's rowid) as it writes the row.
+
+Every result row is written from a run document's row (`codec.row_columns`): an import's
+as `record.transfer` validated them, never made into Measurements first; a measured
+Run's as its Measurements give them (`codec.stored_row`). One definition of the columns.
+
+Everything happens in the caller's transaction: all runs or none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+
+from pqbench.data.record import codec
+from pqbench.data.record.results import Run
+from pqbench.data.store import schema
+
+#: Rows per SQLite executemany: bounds the memory its parameter lists take, whatever the
+#: import (PostgreSQL's COPY sends rows as they are made).
+ROWS_PER_STATEMENT = 10_000
+#: Run ids per IN (...) query: far below SQLite's and PostgreSQL's parameter limits.
+IDS_PER_QUERY = 500
+
+_MEASUREMENT_COLUMNS = ("run_id", "algorithm", "implementation", "operation",
+                        "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
+                        "sizes", "attributes", *schema.ROUND_COLUMNS)
+_measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[1:-3])
+_round_values = operator.itemgetter(*schema.ROUND_COLUMNS)
+_RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
+
+
+def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A run to write: its own row, problems and checks from `run`, and its result rows
+    as a run document holds them (`codec.row_columns` makes their columns)."""
+
+    run: Run
+    results: Sequence[Any]
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+
+def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
+    """Write every run not stored yet (the first of several with one id); their ids, in
+    the order given."""
+    return _insert(conn, [_Pending(run, [codec.stored_row(m) for m in run.measurements])
+                          for run in runs])
+
+
+def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """As insert_runs, for run documents `record.transfer` has validated."""
+    return _insert(conn, [_Pending(codec.run_from_document(doc, results=False),
+                                   doc["results"]) for doc in documents])
+
+
+def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
+    """The run rows (their problems and checks in them), then the result rows: one COPY
+    per table on PostgreSQL, an executemany per ROWS_PER_STATEMENT rows on SQLite."""
+    fresh = _not_stored(conn, pending)
+    _write(conn, schema.runs.name, _RUN_COLUMNS,
+           (_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in fresh))
+    _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS,
+           _rows(fresh, postgresql=conn.dialect.name == "postgresql"))
+    return [p.run_id for p in fresh]
+
+
+def _row(columns: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
+    """A table row as a tuple in `names` order, JSON columns as their text (json.dumps,
+    as SQLAlchemy's JSON type writes them)."""
+    return tuple(json.dumps(columns[n]) if isinstance(columns[n], dict | list) else columns[n]
+                 for n in names)
+
+
+def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]:
+    unique: dict[str, _Pending] = {}
+    for p in pending:
+        unique.setdefault(p.run_id, p)
+    column = schema.runs.c.run_id
+    stored: set[str] = set()
+    for batch in chunks(list(unique), IDS_PER_QUERY):
+        stored.update(conn.execute(select(column).where(column.in_(batch))).scalars())
+    return [p for run_id, p in unique.items() if run_id not in stored]
+
+
+def _rows(pending: Sequence[_Pending], postgresql: bool) -> Iterator[tuple[Any, ...]]:
+    """The rows of pqbench_measurements for the runs' results, as tuples: JSON columns as
+    their text, the round arrays as PostgreSQL's array literal or (SQLite) JSON text."""
+    texts = _JsonTexts()
+    array = _array_literal if postgresql else _json_array
+    for p in pending:
+        for result in p.results:
+            columns = codec.row_columns(result)
+            columns["sizes"] = texts.of(columns["sizes"])
+            columns["attributes"] = texts.of(columns["attributes"])
+            yield (p.run_id, *_measurement_values(columns),
+                   *map(array, _round_values(columns)))
+
+
+def _array_literal(values: list[int | None]) -> str:
+    """A BIGINT[] in PostgreSQL's text form: whole numbers and NULL, nothing to quote.
+    A list of whole numbers and None prints as one, but for NULL ("[1, None]": the
+    spaces are allowed there)."""
+    return f"{{{str(values)[1:-1].replace('None', 'NULL')}}}"
+
+
+def _json_array(values: list[int | None]) -> str:
+    return json.dumps(values, separators=(",", ":"))
+
+
+class _JsonTexts:
+    """JSON columns' texts, as SQLAlchemy's JSON type writes them (json.dumps), each
+    distinct value encoded once: a fleet's result rows repeat a few sizes and attributes
+    (one set per algorithm), and encoding each again took a tenth of an import. A value
+    is known by its items and their types (True == 1, but they encode differently);
+    objects holding floats, lists or objects are encoded each time."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Any, ...], str] = {}
+
+    def of(self, value: dict[str, Any]) -> str:
+        if not value:
+            return "{}"
+        kinds = tuple(map(type, value.values()))
+        if float in kinds:  # 0.0 == -0.0, but they encode differently
+            return json.dumps(value)
+        try:
+            key = (tuple(value.items()), kinds)  # in order: json.dumps keeps the order too
+            text = self._known.get(key)
+        except TypeError:  # a list or an object inside: not hashable, encode it
+            return json.dumps(value)
+        if text is None:
+            text = self._known[key] = json.dumps(value)
+        return text
+
+
+def _write(conn: Connection, table: str, columns: Sequence[str],
+           rows: Iterable[tuple[Any, ...]]) -> None:
+    """`rows` into `table` as they are made: on SQLite an executemany per
+    ROWS_PER_STATEMENT rows; on PostgreSQL one COPY, whose rows a thread of psycopg's
+    sends while the next are made, so the server checks and indexes them on the other
+    core meanwhile (one COPY per table: a COPY's end waits for the server)."""
+    names = ", ".join(columns)
+    found = iter(rows)
+    if conn.dialect.name != "postgresql":
+        marks = ", ".join("?" for _ in columns)
+        while chunk := list(itertools.islice(found, ROWS_PER_STATEMENT)):
+            conn.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", chunk)
+        return
+    first = next(found, None)
+    if first is None:
+        return
+    import psycopg
+    from psycopg.copy import QueuedLibpqWriter
+
+    driver = conn.connection.driver_connection
+    statement = f"COPY {table} ({names}) FROM STDIN"
+    try:
+        with driver.cursor() as cursor, cursor.copy(  # type: ignore[union-attr]
+                statement, writer=QueuedLibpqWriter(cursor)) as copy:
+            for row in itertools.chain((first,), found):
+                copy.write_row(row)
+    except psycopg.Error as exc:
+        # As SQLAlchemy reports driver errors: a unique or NOT NULL violation becomes an
+        # IntegrityError, the rest a DBAPIError, so the store's error handling applies.
+        raise DBAPIError.instance(statement, None, exc, psycopg.Error) from None

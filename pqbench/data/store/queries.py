@@ -1,0 +1,170 @@
+"""Reading runs back: what a command asks for, in bulk, with the indexes of the schema.
+
+`load` serves `Store.load_runs`: the run rows a filter selects (a `--by` group whose field
+is a column is chosen in SQL, any other field over the runs' fingerprints in Python), with
+their problems and checks when asked (they are lists in the run's row), then their result
+rows (rounds and all) in a query per batch of runs; or, for one row key across every run
+(history), by that key through its index. A run header may leave its fingerprint out
+(`fingerprints=False`): the fingerprint fields that are columns are enough to group runs
+by them, and the fingerprints of ten thousand runs are most of what reading them costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import Select, Text, and_, cast, func, or_, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from pqbench.data.record import codec
+from pqbench.data.record.results import Measurement, Problem, Run, Verification
+from pqbench.data.record.runs import NO_VALUE, group_value
+from pqbench.data.store import schema
+from pqbench.data.store.bulk import IDS_PER_QUERY, chunks
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs `Store.load_runs` loads: the ones named (ids or unique prefixes), of
+    these kinds, whose `--by` group (`record.runs.group_value`) is one of `values`, the
+    newest N; empty parts select everything. `algorithms` (names as stored), with
+    `implementation` and `operation`, keeps only those result rows (and the problems and
+    checks of those algorithms): every selected run is loaded, with only the rows asked.
+    `notes` False leaves the problems and checks out (a history draws rates only)."""
+
+    ids: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    by: str | None = None
+    values: tuple[str, ...] = ()
+    newest: int | None = None
+    algorithms: tuple[str, ...] = ()
+    implementation: str | None = None
+    operation: str | None = None
+    notes: bool = True
+
+
+r = schema.runs
+m = schema.measurements
+
+#: `--by` fields kept as columns of pqbench_runs, read as `group_value` reads them.
+_COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind": r.c.kind,
+                            "testbed": r.c.testbed, "hostname": r.c.hostname,
+                            "run_id": r.c.run_id}
+#: `--by` fields a header without its fingerprint answers.
+LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
+
+
+def _header_columns(fingerprints: bool, notes: bool) -> list[Any]:
+    left_out = set() if notes else set(schema.NOTE_COLUMNS)
+    if fingerprints:
+        return [c for c in r.c if c.name not in left_out]
+    # A header without its fingerprint reads the settings as text (codec.JsonObject).
+    left_out.add("environment")
+    return [cast(c, Text).label(c.name) if c.name == "settings" else c
+            for c in r.c if c.name not in left_out]
+
+
+def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | None:
+    """A condition every run of the groups asked meets (more may: `group_value` decides)."""
+    if by == "date":
+        return func.substr(r.c.started_at, 1, 10).in_(list(values))
+    column = _COLUMNS.get(by)
+    if column is None:
+        return None
+    condition = column.in_([v for v in values if v != NO_VALUE])
+    if NO_VALUE in values:
+        condition = or_(condition, column.is_(None))
+    return condition
+
+
+def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes: bool
+               ) -> Select[Any]:
+    query = select(*_header_columns(fingerprints, notes))
+    if ids:
+        query = query.where(r.c.run_id.in_(list(ids)))
+    if wanted.kinds:
+        query = query.where(r.c.kind.in_(list(wanted.kinds)))
+    if wanted.by is not None:
+        condition = _group_condition(wanted.by, wanted.values)
+        if condition is not None:
+            query = query.where(condition)
+    order = (r.c.started_at, r.c.run_id)
+    if wanted.newest is not None:
+        return query.order_by(*(c.desc() for c in order)).limit(wanted.newest)
+    return query.order_by(*order)
+
+
+def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool,
+            notes: bool = False) -> list[Run]:
+    """The selected runs without their result rows (and, unless `notes`, without their
+    problems and checks), in the order of `ids` where they name runs, else oldest first."""
+    rows = list(conn.execute(_run_query(wanted, ids, fingerprints, notes)).all())
+    if wanted.newest is not None:
+        rows.reverse()
+    decode = codec.run_from_columns if fingerprints else codec.run_header_from_columns
+    found = {row.run_id: decode(row, notes=notes) for row in rows}
+    if wanted.by is not None:
+        found = {i: run for i, run in found.items()
+                 if group_value(run, wanted.by) in wanted.values}
+    return [found[i] for i in ids if i in found] if ids else list(found.values())
+
+
+def row_condition(wanted: RunFilter) -> ColumnElement[bool]:
+    """The result rows of `wanted`'s algorithms (and implementation, operation)."""
+    parts: list[ColumnElement[bool]] = [m.c.algorithm.in_(list(wanted.algorithms))]
+    if wanted.implementation is not None:
+        parts.append(m.c.implementation == wanted.implementation)
+    if wanted.operation is not None:
+        parts.append(m.c.operation == wanted.operation)
+    return and_(*parts)
+
+
+def _add_rows(conn: Connection, found: dict[str, list[Measurement]],
+              condition: ColumnElement[bool], wanted_ids: set[str] | None) -> None:
+    """Result rows meeting `condition`, rounds and all: one query."""
+    for row in conn.execute(select(m).where(condition).order_by(m.c.run_id, m.c.id)):
+        if wanted_ids is None or row.run_id in wanted_ids:
+            found.setdefault(row.run_id, []).append(codec.measurement_from_columns(row))
+
+
+def _notes_kept(run: Run, wanted: RunFilter) -> dict[str, Any]:
+    """The run's problems and checks of the algorithms (and implementation) asked for, as
+    `replace` arguments; nothing to replace when every algorithm is."""
+    if not wanted.algorithms:
+        return {}
+
+    def kept(note: Problem | Verification) -> bool:
+        return note.algorithm in wanted.algorithms and (
+            wanted.implementation is None or note.implementation == wanted.implementation)
+
+    return {"problems": tuple(filter(kept, run.problems)),
+            "verifications": tuple(filter(kept, run.verifications))}
+
+
+def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: bool,
+         fingerprints: bool) -> list[Run]:
+    chosen = headers(conn, wanted, ids, fingerprints, notes=rows_too and wanted.notes)
+    if not rows_too or not chosen:
+        return chosen
+    run_ids = [run.run_id for run in chosen]
+    found: dict[str, list[Measurement]] = {}
+    if wanted.algorithms:
+        # One row key across every run: by the key's index, not by lists of run ids.
+        _add_rows(conn, found, row_condition(wanted), set(run_ids))
+    else:
+        for batch in chunks(run_ids, IDS_PER_QUERY):
+            _add_rows(conn, found, m.c.run_id.in_(list(batch)), None)
+    return [replace(run, measurements=tuple(found.get(run.run_id, ())),
+                    **_notes_kept(run, wanted)) for run in chosen]
+
+
+def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
+    """Every algorithm name stored, read from the row-key index alone; `timed_only`:
+    those a timed run has rows for (memory runs have no rates), which reads every row."""
+    query = select(m.c.algorithm).distinct().order_by(m.c.algorithm)
+    if timed_only:
+        query = query.join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory")
+    return list(conn.execute(query).scalars())

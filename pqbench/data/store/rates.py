@@ -1,0 +1,146 @@
+"""Every result row's per-round rates of many runs, as numbers (a report's history).
+
+Ten thousand runs of 79 rows of 5 rounds are four million rounds: as `Run` objects they
+take gigabytes, as packed arrays about 35 MB. Apart from `store.queries` because it needs
+numpy, which commands that show no figure (`pqbench runs`) do not load.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from pqbench.data.record.results import RowKey
+from pqbench.data.store import schema
+from pqbench.data.store.bulk import IDS_PER_QUERY, chunks
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+m = schema.measurements
+
+
+class RowRates:
+    """Per row key, the per-round rates of every run asked for, packed as arrays rather
+    than `Run` objects (ten thousand runs of 79 rows of 5 rounds: about 35 MB instead of
+    gigabytes). A rate is what `Measurement.samples` gives: ops * 1e9 / elapsed_ns for
+    each round with operations, 0 for a round without elapsed time."""
+
+    def __init__(self, run_ids: Sequence[str]) -> None:
+        self._position = {run_id: i for i, run_id in enumerate(run_ids)}
+        #: Per key, chunks of (run position of each measurement, its rounds, the rates).
+        self._chunks: dict[RowKey, list[tuple[IntArray, IntArray, FloatArray]]] = {}
+        self._index: tuple[RowKey, dict[int, list[int]], IntArray, FloatArray] | None = None
+
+    def row_keys(self) -> list[RowKey]:
+        """The row keys, in the order they were first read."""
+        return list(self._chunks)
+
+    def _add(self, key: RowKey, runs: IntArray, rounds: IntArray, rates: FloatArray) -> None:
+        self._chunks.setdefault(key, []).append((runs, rounds, rates))
+
+    def _indexed(self, key: RowKey) -> tuple[dict[int, list[int]], IntArray, FloatArray]:
+        """Per run position its measurements, where each one's rates start, the rates: one
+        key at a time (a history reads key by key)."""
+        if self._index is None or self._index[0] != key:
+            chunks_ = self._chunks[key]
+            runs = np.concatenate([c[0] for c in chunks_])
+            starts = np.concatenate([[0], np.cumsum(np.concatenate([c[1] for c in chunks_]))])
+            by_run: dict[int, list[int]] = {}
+            for index, run in enumerate(runs.tolist()):
+                by_run.setdefault(run, []).append(index)
+            self._index = (key, by_run, starts, np.concatenate([c[2] for c in chunks_]))
+        return self._index[1:]
+
+    def runs(self, key: RowKey, run_ids: Sequence[str]) -> list[FloatArray]:
+        """The rates of each of `run_ids` that measured `key` (a run measuring it twice
+        gives two arrays), in the order of `run_ids`, as `compare.run_samples` gives them
+        (as arrays: views of the packed rates, not copies)."""
+        if key not in self._chunks:
+            return []
+        by_run, starts, values = self._indexed(key)
+        found = np.array([index for run_id in run_ids
+                          for index in by_run.get(self._position.get(run_id, -1), ())],
+                         dtype=np.int64)
+        bounds = zip(starts[found].tolist(), starts[found + 1].tolist(), strict=True)
+        return [values[start:stop] for start, stop in bounds if stop > start]
+
+
+    def by_run(self, key: RowKey, run_ids: Sequence[str]) -> list[tuple[str, FloatArray]]:
+        """(run id, rates) of each of `run_ids` that measured `key`, as `runs` gives the
+        rates, in the same order."""
+        if key not in self._chunks:
+            return []
+        by_run, starts, values = self._indexed(key)
+        found = []
+        for run_id in run_ids:
+            for index in by_run.get(self._position.get(run_id, -1), ()):
+                start, stop = int(starts[index]), int(starts[index + 1])
+                if stop > start:
+                    found.append((run_id, values[start:stop]))
+        return found
+
+
+def row_rates(conn: Connection, run_ids: Sequence[str],
+              rows: ColumnElement[bool] | None = None) -> RowRates:
+    """Every result row's per-round rates of the runs named: one query per batch of runs
+    (rows by the run-id index, their rounds in them), the rounds turned into rates and
+    sorted by row key as arrays (a loop over four million rounds in Python costs
+    seconds). With `rows` (a condition on the result rows' key columns, a history's row),
+    the rows meeting it across every run instead: one query through the key's index,
+    whatever the number of runs."""
+    found = RowRates(run_ids)
+    codes: dict[RowKey, int] = {}
+    if rows is not None:
+        _read(conn, found, codes, rows)
+        return found
+    for batch in chunks(list(run_ids), IDS_PER_QUERY):
+        _read(conn, found, codes, m.c.run_id.in_(list(batch)))
+    return found
+
+
+def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
+          within: ColumnElement[bool]) -> None:
+    """The rows meeting `within` of the runs `found` holds, and their rates."""
+    rows = [row for row in conn.execute(
+        select(m.c.run_id, m.c.algorithm, m.c.implementation, m.c.operation, m.c.block_size,
+               m.c.round_ops, m.c.round_elapsed_ns).where(within).order_by(m.c.id)).all()
+        if row[0] in found._position]
+    if not rows:
+        return
+    runs = np.array([found._position[row[0]] for row in rows], dtype=np.int64)
+    keys = np.array([codes.setdefault(RowKey(*row[1:5]), len(codes))
+                     for row in rows], dtype=np.int64)
+    lengths = np.array([len(row[5]) for row in rows], dtype=np.int64)
+    if not np.array_equal(lengths, [len(row[6]) for row in rows]):
+        raise ValueError("a result row's round arrays differ in length")
+    total = int(lengths.sum())
+    ops = np.fromiter(itertools.chain.from_iterable(row[5] for row in rows), np.int64, total)
+    elapsed = np.fromiter(itertools.chain.from_iterable(row[6] for row in rows), np.int64,
+                          total)
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    # Rounds with operations (Measurement.samples).
+    timed_rounds = ops > 0
+    owner, ops, elapsed = owner[timed_rounds], ops[timed_rounds], elapsed[timed_rounds]
+    # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
+    # elapsed time.
+    timed = elapsed > 0
+    rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
+    counts = np.bincount(owner, minlength=len(rows))
+    # Measurements and their rounds grouped by key, in id order within a key.
+    by_key = np.argsort(keys, kind="stable")
+    rates = rates[np.argsort(keys[owner], kind="stable")]
+    key_bounds = np.searchsorted(keys[by_key], np.arange(len(codes) + 1))
+    round_bounds = np.concatenate([[0], np.cumsum(counts[by_key])])
+    for key, code in codes.items():
+        first, last = int(key_bounds[code]), int(key_bounds[code + 1])
+        if last > first:
+            chosen = by_key[first:last]
+            found._add(key, runs[chosen], counts[chosen],
+                       rates[int(round_bounds[first]):int(round_bounds[last])])

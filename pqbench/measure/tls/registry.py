@@ -1,0 +1,36 @@
+"""The TLS implementations pqbench knows, by name, in the order tables show them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pqbench.measure.tls.base import TlsImplementation
+from pqbench.platform.errors import UsageError
+
+
+def all_implementations() -> list[TlsImplementation]:
+    from pqbench.measure.tls.libssl import SystemLibssl
+    from pqbench.measure.tls.pyopenssl import PyOpenSSL
+    from pqbench.measure.tls.pythonssl import PythonSsl
+
+    return [PyOpenSSL(), PythonSsl(), SystemLibssl()]
+
+
+def names() -> list[str]:
+    return [i.name for i in all_implementations()]
+
+
+def by_name(name: str) -> TlsImplementation:
+    for implementation in all_implementations():
+        if implementation.name == name:
+            return implementation
+    raise UsageError(f"unknown TLS implementation {name!r}; known: {', '.join(names())}")
+
+
+def select(wanted: Sequence[str] | None) -> list[TlsImplementation]:
+    """The implementations asked for (all by default), each once, in table order."""
+    if not wanted:
+        return all_implementations()
+    chosen = [by_name(name) for name in dict.fromkeys(wanted)]
+    order = names()
+    return sorted(chosen, key=lambda i: order.index(i.name))

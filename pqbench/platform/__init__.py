@@ -1,0 +1,1 @@
+"""The floor every room stands on: errors, untrusted text, interrupts and child processes."""

@@ -1,0 +1,290 @@
+"""What `--a SIDE` / `--b SIDE` mean: how to start one side's worker process.
+
+A side is a base and additions, each given as its own `--a`/`--b` (repeatable):
+
+* ``here``: this pqbench, this Python (the default base);
+* ``cmd:PREFIX``: a command that starts a pqbench elsewhere on this machine; the controller
+  appends the worker subcommand, e.g. ``cmd:chroot /srv/trixie /opt/pqbench/.venv/bin/pqbench``
+  runs ``chroot /srv/trixie /opt/pqbench/.venv/bin/pqbench worker``;
+* ``userland:NAME``: the pqbench of a userland built by `pqbench userland build NAME`
+  (another OS release on this machine); sugar for ``cmd:`` with that userland's prefix,
+  whose pqbench is first refreshed from this checkout if the checkout changed;
+* ``mask:aesni,shani``: hide CPU capabilities from OpenSSL in that worker (as `speed --mask`);
+* ``env:NAME=VALUE``: set an environment variable for that worker (e.g. OQS_INSTALL_PATH);
+* ``pip:PACKAGE==VERSION``: this pqbench with that release of a package, in a virtual
+  environment pqbench makes once and caches (`sides.pip`);
+* ``gomod:MODULE@VERSION``, ``crate:NAME==VERSION``, ``maven:GROUP:ARTIFACT==VERSION``: this
+  pqbench with a foreign worker (`-i go`, `-i aws-lc-rs`, `-i bouncycastle` ...) built
+  against that release of a library (`stacks.pins`), built once per machine before the
+  session starts (`provision_stacks`).
+
+The worker inherits this process's environment plus the additions. A ``cmd:`` that clears
+the environment (sudo, docker run) must pass the variables on itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pqbench.data.record.format import LABEL_CHARS
+from pqbench.libraries.stacks import pins
+from pqbench.measure.speed import mask as capmask
+from pqbench.platform import untrusted
+from pqbench.platform.errors import UsageError
+
+#: Variables whose values are shown and stored: known to configure libraries, paths and
+#: locales, never to carry a secret. Every other value passed to a worker (env:NAME=VALUE,
+#: or NAME=VALUE in a cmd: prefix such as `env`, `sudo` or `docker run -e`) is shown as
+#: NAME=*** : a name says nothing reliable about its value (GITHUB_PAT, SESSION_COOKIE,
+#: PRIVATE), so only the harmless are listed, not the secret.
+_HARMLESS_NAME = re.compile(
+    r"(OQS_[A-Z0-9_]*|OPENSSL_(ia32cap|armcap|ppccap|s390xcap|riscvcap|CONF|MODULES|ENGINES)"
+    r"|LD_LIBRARY_PATH|LD_PRELOAD|LD_BIND_NOW|PATH|PYTHONPATH|PYTHONHASHSEED|PYTHONHOME"
+    r"|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONMALLOC|VIRTUAL_ENV|HOME|TMPDIR|TZ"
+    r"|LANG|LANGUAGE|LC_[A-Z]+|TERM|COLUMNS|OMP_NUM_THREADS|MALLOC_[A-Z_]+|GLIBC_TUNABLES"
+    r"|PQBENCH_[A-Z0-9_]*)")
+#: Every kind of item a side is made of, as the help and the errors spell it: a base
+#: (at most one of here, userland:, cmd: and pip:), then what it adds.
+SPELLINGS = {"here": "here", "userland": "userland:NAME", "cmd": "cmd:PREFIX",
+             "pip": "pip:PACKAGE==VERSION", "mask": "mask:NAMES", "env": "env:NAME=VALUE",
+             **pins.SPELLINGS}
+#: The same in a message: "here, userland:NAME, ..., maven:GROUP:ARTIFACT==VERSION".
+SPELLED = ", ".join(SPELLINGS.values())
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: NAME=VALUE in a command word, alone or after an option (`--env=NAME=VALUE`).
+_ASSIGNMENT_WORD = re.compile(r"(?P<head>(?:-{1,2}[A-Za-z][\w-]*=)?"
+                              r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=)(?P<value>.*)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a session: the command that starts its worker and what it adds."""
+
+    spec: str
+    command: tuple[str, ...] | None = None  # None: this pqbench ("here")
+    env: Mapping[str, str] = field(default_factory=dict)
+    mask: capmask.Mask | None = None
+
+    def argv(self) -> list[str]:
+        base = list(self.command) if self.command else [sys.executable, "-m", "pqbench"]
+        return [*base, "worker"]
+
+    def environ(self) -> dict[str, str]:
+        merged = {**os.environ, **self.env}
+        if self.mask is not None:
+            merged[self.mask.variable] = self.mask.value
+        return merged
+
+    def shown_env(self) -> dict[str, str]:
+        """The added variables as they may be stored and printed (secrets redacted)."""
+        return {name: redact(name, value) for name, value in self.env.items()}
+
+
+def redact(name: str, value: str) -> str:
+    """A value safe to store: *** unless the variable is known to be harmless, and even
+    then with any password in a URL removed."""
+    if not _HARMLESS_NAME.fullmatch(name):
+        return untrusted.MASK
+    return untrusted.redact(value)
+
+
+#: Longest side, as shown: with "A: " and the session's time it is its run's label.
+SPEC_CHARS = LABEL_CHARS - 40
+#: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
+SIDE_OPTIONS = ("--a", "--b", "--series")
+# Where a build's next item starts: `+`, then `here` or a kind and its colon (bisect's
+# `here + env:A=1`).
+_COLON_KINDS = "|".join(kind for kind in SPELLINGS if kind != "here")
+_NEXT_ITEM = re.compile(rf"\+(?=\s*(?:here\s*(?:\+|$)|(?:{_COLON_KINDS}):))", re.IGNORECASE)
+
+
+def redact_argument(argument: str) -> str:
+    """A command-line argument as it may be stored: a side or a build (`env:NAME=VALUE`,
+    `cmd:PREFIX`, items joined by `+`, alone or as `--a=SIDE`, `--series=BUILD`) shown as
+    `shown_spec` shows it, any other argument through `untrusted.redact`."""
+    head, equals, rest = argument.partition("=")
+    if equals and head in SIDE_OPTIONS:
+        return f"{head}={shown_spec(rest)}"
+    if _kind(argument) in ("env", "cmd") or any(
+            _kind(item) in ("env", "cmd") for item in _NEXT_ITEM.split(argument)[1:]):
+        return shown_spec(argument)
+    return untrusted.redact(argument)
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """The command of a session (`ab`, `bisect`) as it is stored with its runs: as
+    `untrusted.command_line` stores any command, but its sides and builds through
+    `redact_argument`."""
+    return shlex.join(["pqbench", *(redact_argument(untrusted.storable(a)) for a in argv)])
+
+
+def shown_spec(text: str) -> str:
+    """A side or a build (items joined by `+`) as it may be shown and stored: every item
+    through `shown`. A `cmd:` item runs to the end (its command may hold a "+"), and an
+    `env:` value to the next item, so no part of a value is ever shown."""
+    items = _NEXT_ITEM.split(text)
+    for position, item in enumerate(items):
+        if _kind(item) == "cmd":
+            items[position:] = ["+".join(items[position:])]
+            break
+    return " + ".join(shown(item) for item in items)
+
+
+def _kind(item: str) -> str:
+    return item.partition(":")[0].strip().lower()
+
+
+def redact_command(text: str) -> str:
+    """A cmd: prefix as it may be stored: every NAME=VALUE word's value hidden unless
+    harmless (`env MY_PASSWORD=... pqbench`, `docker run -e TOKEN=...`), URLs redacted.
+    A prefix that does not split into words is hidden whole after its first word."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        first = text.split(maxsplit=1)
+        return f"{untrusted.redact(first[0])} {untrusted.MASK}" if first else text
+    return shlex.join(_redact_word(word) for word in words)
+
+
+def _redact_word(word: str) -> str:
+    if _kind(word) in ("env", "cmd") and ":" in word:
+        return shown(word)
+    match = _ASSIGNMENT_WORD.fullmatch(word)
+    if match is None:
+        return untrusted.redact(word)
+    return f"{match['head']}{redact(match['name'], match['value'])}"
+
+
+def parse(items: Sequence[str], which: str) -> Side:
+    """A Side from the `--a`/`--b` values given for one side; bad specs are usage errors."""
+    if not items:
+        raise UsageError(f"--{which} is required: a side is {SPELLED}")
+    command: tuple[str, ...] | None = None
+    userland: str | None = None
+    bases = 0
+    env: dict[str, str] = {}
+    chosen_mask: capmask.Mask | None = None
+    pinned: list[pins.Pin] = []
+    for item in items:
+        kind, _, rest = item.partition(":")
+        kind = kind.strip().lower()
+        if kind == "here" and not rest:
+            bases += 1
+        elif kind == "cmd":
+            command = _command(rest, which)
+            bases += 1
+        elif kind == "userland":
+            userland = rest.strip()
+            bases += 1
+        elif kind == "pip":
+            command = _pip(rest, env)
+            bases += 1
+        elif kind in pins.SPELLINGS:
+            pinned.append(pins.parse(item))
+        elif kind == "mask":
+            if chosen_mask is not None:
+                raise UsageError(f"--{which}: give one mask:NAMES (names comma-separated)")
+            chosen_mask = capmask.build(rest)
+        elif kind == "env":
+            name, value = _assignment(rest, which)
+            env[name] = value
+        else:
+            raise UsageError(f"--{which} {item!r}: a side is {SPELLED}")
+    if bases > 1:
+        raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
+                         "(pip:PACKAGE==VERSION counts as one of them)")
+    if chosen_mask is not None and (chosen_mask.variable in env
+                                    or os.environ.get(chosen_mask.variable) is not None):
+        raise UsageError(f"--{which}: {chosen_mask.variable} is already set; it and "
+                         "mask: would silently combine, so give one of them")
+    if userland is not None:  # resolved last: it may refresh the userland's pqbench
+        command = _userland(userland, which)
+    if pinned:
+        if pins.VARIABLE in env:
+            raise UsageError(f"--{which}: give foreign library versions as gomod:, crate: or "
+                             f"maven: items, not as env:{pins.VARIABLE}")
+        env[pins.VARIABLE] = pins.joined(pinned)
+    spec = " ".join(shown(item) for item in items)
+    if len(spec) > SPEC_CHARS:
+        raise UsageError(f"--{which}: the side is {len(spec)} characters long, at most "
+                         f"{SPEC_CHARS}: it names its run, whose label holds "
+                         f"{LABEL_CHARS} characters")
+    return Side(spec=spec, command=command, env=env, mask=chosen_mask)
+
+
+def _command(text: str, which: str) -> tuple[str, ...]:
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(f"--{which} cmd:{redact_command(text)}: {exc}") from None
+    if not words:
+        raise UsageError(f"--{which} cmd: needs a command that starts pqbench, e.g. "
+                         "cmd:/opt/other/.venv/bin/pqbench")
+    return words
+
+
+def _userland(name: str, which: str) -> tuple[str, ...]:
+    """The command prefix of a built userland, its pqbench refreshed from this checkout
+    if needed; not built (or not root) is an error that names the fix."""
+    from pqbench.libraries.userland import RECIPES, for_session
+
+    if not name:
+        raise UsageError(f"--{which} userland: needs a name: {', '.join(sorted(RECIPES))}")
+    return tuple(for_session(name).command_prefix())
+
+
+def _pip(text: str, env: dict[str, str]) -> tuple[str, ...]:
+    """The worker command of a cached pip build, made first if needed; its name goes into
+    the worker's environment, so the fingerprint says which build it is."""
+    from pqbench.sessions.sides import pip
+
+    build = pip.ensure_pip(pip.parse_pip(text))
+    env[pip.BUILD_VARIABLE] = build.spec
+    return build.command()
+
+
+def _assignment(text: str, which: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not _ENV_NAME.fullmatch(name):
+        raise UsageError(f"--{which} env:{_shown_env(text)}: expected env:NAME=VALUE with a "
+                         "name of letters, digits and underscores")
+    return name, value
+
+
+def _shown_env(text: str) -> str:
+    name, equals, value = text.partition("=")
+    return f"{name}{equals}{redact(name, value)}" if equals else text
+
+
+def shown(item: str) -> str:
+    """One side item as it may be shown and stored: `env:NAME=***` unless the name is
+    known to be harmless, `cmd:` with its NAME=VALUE words hidden (`redact_command`),
+    leading spaces dropped (`parse` ignores them too), anything else through
+    `untrusted.redact`."""
+    kind, colon, rest = item.strip().partition(":")
+    if colon and kind.lower() == "env":
+        return f"env:{_shown_env(rest)}"
+    if colon and kind.lower() == "cmd":
+        return f"cmd:{redact_command(rest)}"
+    return untrusted.redact(item.strip())
+
+
+def provision_stacks(side: Side, implementations: Sequence[str] | None) -> None:
+    """Build, before the session starts, the foreign workers the side will start with its
+    pinned versions (a build takes seconds for Go and minutes for Rust, longer than a
+    worker may take to answer); a build that fails is a PqbenchError naming the side."""
+    from pqbench.libraries.stacks import compiling, registry
+
+    chosen = [name for name in implementations or () if name in registry.names()]
+    if not chosen:
+        return
+    pinned = tuple(pins.parse(item) for item in
+                   side.env.get(pins.VARIABLE, os.environ.get(pins.VARIABLE, "")).split())
+    for name in chosen:
+        planned = compiling.plan(registry.by_name(name), pinned)
+        compiling.build(planned)

@@ -1,0 +1,304 @@
+"""Comparisons and histories as tables, defined once for the terminal, `--markdown` and the
+report (`views.tables`; each medium's adapter draws and escapes them).
+
+The figures are `analysis.compare`'s, `analysis.history`'s and `analysis.memory`'s; this
+module only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pqbench.analysis import explain, verdict
+from pqbench.analysis.memory import MemoryChange
+from pqbench.analysis.news import cause_topics
+from pqbench.data.record.fingerprint import binary_identity
+from pqbench.views import numbers
+from pqbench.views import runs as runs_view
+from pqbench.views.runs import operation
+from pqbench.views.tables import Cell, Column, Table
+
+if TYPE_CHECKING:  # the figures' types; the statistics behind them load where they are made
+    from pqbench.analysis.compare import RunComparison
+    from pqbench.analysis.history import Series
+    from pqbench.analysis.rows import Row
+
+#: How each memory figure is named in tables.
+METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
+                "allocations": "allocations"}
+
+
+def title(result: RunComparison) -> str:
+    """"A → B (runs as the unit; 99% CI; band ...)"."""
+    design = "pairs" if result.paired else "runs as the unit"
+    band = ("band: ±5% or the row's noise floor, whichever is larger"
+            if result.threshold is None else f"band ±{numbers.share(result.threshold)}")
+    return (f"{result.before_name} → {result.after_name} ({design}; "
+            f"{numbers.share(ci_level(result))} CI; {band})")
+
+
+def ci_level(result: RunComparison) -> float:
+    """The intervals' nominal confidence, 1 - the alpha the rows were judged at."""
+    return 1 - result.alpha
+
+
+def units(row: Row) -> str:
+    """Independent units behind a row: "5/5 runs" or "96 pairs"."""
+    if row.pairs is not None:
+        return f"{row.pairs} pairs"
+    return f"{row.runs_before}/{row.runs_after} runs"
+
+
+def floor(row: Row) -> str:
+    """The row's noise floor and the band it was judged against: "?" when one run a side
+    leaves it unknown, "paired" where pairs cancel the run-to-run drift it measures."""
+    if row.noise_floor is not None:
+        known = numbers.percent(row.noise_floor)
+    else:
+        known = "paired" if row.pairs is not None else "?"
+    return f"{known} (band {numbers.plus_minus(row.threshold)})"
+
+
+def causes(row: Row) -> str:
+    """Why a row got its verdict: a changed row's causes by topic and strength ("system
+    libcrypto (likely)"; each cause is told in full once, in the news above the table),
+    any other row's reason ("the CI 0.98–1.01 lies inside the ±5.0 % band"); a row judged
+    against the machine's spread without what it was judged against, which the noise floor
+    column and the note under the table say (`spread_note`)."""
+    if not row.changed:
+        if row.outcome.basis and "runs against" in row.reason and "): " in row.reason:
+            return row.reason.split("): ", 1)[1]
+        return row.reason
+    topics = cause_topics(row)
+    if not topics:
+        return "no fingerprint difference explains it"
+    return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
+
+
+def change(row: Row) -> str:
+    """A row's change in the words users know, its interval beside it (the last thing a
+    narrow terminal may lose): "13.8x slower [13.4–14.4]", "1.24x faster [1.20–1.29]", "no
+    change (within ±5 %) [1.01x slower – 1.02x faster]"; a row without a verdict says why
+    before its estimate ("too few runs: 1.97x faster [...]")."""
+    interval = f" {numbers.bracket(row.ci_low, row.ci_high)}" if _has_interval(row) else ""
+    if row.verdict == "no change":
+        directed = numbers.bracket(row.ci_low, row.ci_high, directed=True)
+        return f"{numbers.no_change(row.threshold)}{f' {directed}' if interval else ''}"
+    moved = f"{numbers.speed_change(row.ratio)}{interval}"
+    return moved if row.changed else f"{row.verdict}: {moved}"
+
+
+def _has_interval(row: Row) -> bool:
+    return numbers.finite(row.ci_low) and numbers.finite(row.ci_high) and row.ci_low > 0
+
+
+def shared_reason(rows: Sequence[Row]) -> str | None:
+    """The reason of every row, when there are several, none changed, and all give the
+    same one; else None (each row says its own)."""
+    reasons = {row.reason for row in rows}
+    if len(rows) < 2 or len(reasons) != 1 or any(row.changed for row in rows):
+        return None
+    return reasons.pop()
+
+
+def levels(row: Row) -> str:
+    """Before → after in one cell: "60.1 → 4.34 kops/s", "1.65 GB/s → 850 MB/s"."""
+    return numbers.levels(row.before, row.after, row.unit)
+
+
+def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
+    """One line per (algorithm, implementation, operation, block size), largest change
+    first; `rows` (default all) picks which."""
+    shown = list(result.rows if rows is None else rows)
+    timed = any(row.seconds is not None for row in shown)
+    # A reason every row shares ("too few runs": one run a side) is said once, in the title.
+    shared = shared_reason(shown)
+    heading = title(result) + (f". Every row: {shared}" if shared else "")
+    # Where room is short the change in words with its interval beside it and the levels
+    # it is between stay (80 columns); the verdict's own column, then the test's detail go
+    # first (each cause is told in full in the news above).
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"), Column("before → after", align="right"),
+               Column(f"change [{numbers.share(ci_level(result))} CI]"
+                      if any(map(_has_interval, shown)) else "change", wrap=True,
+                      min_width=min(30, max((len(change(row)) for row in shown
+                                             if _has_interval(row)), default=0))),
+               Column("p", "p", priority=4), Column("units", align="right", priority=4),
+               Column("noise floor", align="right", priority=4),
+               Column("verdict", priority=2),
+               Column("explanation", priority=3, wrap=True),
+               *((Column("s", "number", priority=5),) if timed else ()))
+    return Table(heading, columns, tuple(
+        (row.algorithm, row.implementation, operation(row.operation, row.block_size),
+         levels(row), Cell(change(row), strong=row.changed), row.p_value, units(row),
+         floor(row), Cell(row.verdict, strong=row.changed), None if shared else causes(row),
+         *((row.seconds,) if timed else ()))
+        for row in shown), tuple(row.verdict for row in shown))
+
+
+def short(value: Any) -> str:
+    """A fingerprint value on one line: lists comma-joined, nothing cut (a long value
+    wraps in its column)."""
+    if value is None or value == "":
+        return numbers.MISSING
+    if isinstance(value, Mapping) and binary_identity(value) is not None:
+        return explain.binary_text(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(short(v) if isinstance(v, Mapping) else str(v) for v in value)
+    return str(value)
+
+
+def differences_table(result: RunComparison, limit: int | None = None) -> tuple[Table, int]:
+    """The differing fingerprint fields, those named as causes first, then the shallowest
+    paths; at most `limit` of them, and how many were left out."""
+    named = {c.field for r in result.rows for c in r.causes}
+    ranked = sorted(result.differences,
+                    key=lambda d: (d.field not in named, d.field.count("."), d.field))
+    # Fields that differ the same way are one line (the libcrypto version that
+    # `library_details.libcrypto.version` and `.system_libcrypto.version` both hold).
+    merged: dict[tuple[str, str, str], list[str]] = {}
+    for d in ranked:
+        merged.setdefault((short(d.before), short(d.after), d.note or ""), []).append(d.field)
+    lines = [(", ".join(fields), *values) for values, fields in merged.items()]
+    shown = lines if limit is None else lines[:limit]
+    table = Table(f"fingerprint differences: {result.before_name} → {result.after_name}",
+                  # A side without the field ("–") is the difference: never left out.
+                  (Column("fingerprint field", wrap=True),
+                   Column(result.before_name, wrap=True, optional=False, short="before"),
+                   Column(result.after_name, wrap=True, optional=False, short="after"),
+                   Column("note", wrap=True)),
+                  tuple((fields, before, after, note) for fields, before, after, note in shown))
+    return table, len(lines) - len(shown)
+
+
+#: Memory verdicts as tones (the terminal colours them as compare's verdicts).
+_MEMORY_TONES = {"larger": "slower", "smaller": "faster", "varies": "inconclusive"}
+
+
+def memory_table(changes: Sequence[MemoryChange], title_text: str | None = None) -> Table:
+    """Memory figures before and after (`analysis.memory`), changes first."""
+    columns = (Column("algorithm"), Column("implementation", short="impl."),
+               Column("operation"), Column("figure"), Column("before", align="right"),
+               Column("after", align="right"), Column("ratio", "ratio", priority=1),
+               Column("verdict"))
+    return Table(title_text, columns, tuple(
+        (c.algorithm, c.implementation, c.operation, METRIC_NAMES[c.metric],
+         span(c.before), span(c.after), c.ratio, c.verdict) for c in changes),
+        tuple(_MEMORY_TONES.get(c.verdict) for c in changes))
+
+
+def span(values: tuple[int, int]) -> str:
+    """`1,024` or, where the calls differed, `1,024–1,280`."""
+    low, high = values
+    return numbers.count(low) if low == high else f"{numbers.count(low)}–{numbers.count(high)}"
+
+
+def history_table(series: Series) -> Table:
+    """One point per build, with its interval, steps and notes."""
+    floor_text = ("unknown" if series.noise_floor is None
+                  else numbers.percent(series.noise_floor))
+    # The level and its interval in one format: ops/s as "86.7 k" under an "ops/s" title.
+    level = numbers.byte_rate if series.unit == "bytes/s" else numbers.si
+    steps = {s.index: s for s in series.steps}
+    rows, tones = [], []
+    for i, p in enumerate(series.points):
+        step = steps.get(i)
+        rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
+                     level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
+                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.speed_change(step.ratio)}"
+                     if step else "", "; ".join(p.notes)))
+        tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
+    return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "
+                 f"[{series.implementation}] "
+                 f"(noise floor {floor_text}; steps of at least "
+                 f"{numbers.plus_minus(series.threshold)})",
+                 (Column("build"), Column("first run (UTC)", priority=3),
+                  Column("runs", "count", priority=2), Column("rounds", "count", priority=4),
+                  Column(series.unit, align="right"), Column("95% CI", priority=1),
+                  Column("step"), Column("notes", priority=1, wrap=True)),
+                 tuple(rows), tuple(tones))
+
+
+def spread_note(rows: Sequence[Any]) -> str | None:
+    """One line for the rows judged against the machine's run-to-run spread (too few runs
+    for the exact test): how many, the spreads' range, and the prior where it was used."""
+    judged = [r for r in rows if r.outcome.basis and r.outcome.floor is not None
+              and "run-to-run spread" in r.outcome.basis]
+    if not judged:
+        return None
+    floors = sorted(r.outcome.floor for r in judged)
+    size = (numbers.percent(floors[0]) if floors[0] == floors[-1]
+            else f"{numbers.percent(floors[0])} to {numbers.percent(floors[-1])}")
+    prior = sum(1 for r in judged if "default prior" in r.outcome.basis)
+    text = (f"{len(judged)} row(s) had too few runs for the exact test and were judged against "
+            f"this machine's run-to-run spread of the row ({size}, the noise floor column; "
+            "--json gives each row's basis)")
+    if prior:
+        text += (f"; {prior} of them rest on the default prior: `pqbench calibrate` "
+                 "sharpens it")
+    return text
+
+
+def verdict_counts(result: RunComparison) -> str:
+    """"12 no change, 3 faster"."""
+    counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in verdict.VERDICTS}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def markdown(results: Sequence[RunComparison]) -> str:
+    """`compare --markdown`: per comparison its heading, the news and the tables the
+    terminal shows, as GitHub-flavoured Markdown, every cell escaped
+    (`views.markdown`)."""
+    from pqbench.views import markdown as md
+    from pqbench.views import news
+
+    blocks: list[str] = []
+    for result in results:
+        blocks.append(md.heading(3, f"{result.before_name} → {result.after_name}"))
+        if result.news is not None:
+            blocks.append(news.markdown(result.news))
+        if result.rows or not result.memory:
+            blocks.append(md.render(compare_table(result)))
+        if result.memory:
+            blocks.append(md.render(memory_table(result.memory)))
+        if result.differences:
+            blocks.append(md.render(differences_table(result)[0]))
+    return "\n\n".join(blocks) + "\n"
+
+
+#: `compare --csv`: one line per row of every comparison, raw values.
+COMPARE_CSV = ("before_name", "after_name", "algorithm", "implementation", "operation",
+               "block_size", "unit", "before", "after", "ratio", "ci_low", "ci_high",
+               "ci_level", "p_value", "verdict", "reason", "n_before", "n_after",
+               "runs_before", "runs_after", "noise_floor", "threshold", "design", "pairs",
+               "causes")
+
+
+def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
+    """The rows of `COMPARE_CSV`; causes as "topic (strength)" joined by "; "."""
+    found = []
+    for result in results:
+        for row in result.rows:
+            fields = row.as_dict()
+            fields["causes"] = "; ".join(f"{t} ({s})" for t, s in cause_topics(row))
+            fields.update(before_name=result.before_name, after_name=result.after_name)
+            found.append(tuple(fields[name] for name in COMPARE_CSV))
+    return found
+
+
+#: `history --csv`: one line per point of every series.
+HISTORY_CSV = ("algorithm", "implementation", "operation", "block_size", "unit", "build",
+               "started_at", "runs", "level", "ci_low", "ci_high", "step_ratio", "notes")
+
+
+def history_csv_rows(series: Sequence[Series]) -> list[tuple[Any, ...]]:
+    """The rows of `HISTORY_CSV`; `step_ratio` where a step starts (its first build)."""
+    found = []
+    for one in series:
+        steps = {s.index: s.ratio for s in one.steps}
+        for i, p in enumerate(one.points):
+            found.append((one.algorithm, one.implementation, one.operation, one.block_size,
+                          one.unit, p.build, p.started_at, len(p.runs), p.median, p.ci_low,
+                          p.ci_high, steps.get(i), "; ".join(p.notes)))
+    return found

@@ -1,0 +1,483 @@
+"""The terminal: rich tables and progress bars, and the only module that prints.
+
+Tables and progress go to stderr when stdout carries JSON or CSV, so machine-readable
+output is never mixed with anything else. Tables arrive as data (`views.tables`,
+built by `views.runs` and `views.comparisons`) and `rich_table` draws them:
+the report's Markdown adapter draws the same tables with the same figures.
+
+Labels, OS builds, host names, paths and error texts come from users and from imported
+files, so nothing they hold may steer the terminal: every table cell, title, message and
+progress line goes through `safe` (`pqbench.platform.untrusted.printable`: control characters and
+bidirectional overrides removed, passwords redacted) and reaches rich as `Text`, which
+rich never parses as markup.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.segment import Segment
+from rich.table import Column as RichColumn
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from pqbench.data.record.results import Problem, Run
+from pqbench.platform.untrusted import printable
+from pqbench.views import comparisons, layout, numbers, runs, tables
+from pqbench.views import ratios as ratio_views
+from pqbench.views.runs import unstable_rows
+
+if TYPE_CHECKING:
+    from pqbench.analysis.figures import RunFigures
+    from pqbench.analysis.ratios import Across, Ratio
+
+__all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
+           "rich_table", "safe", "show_comparison", "show_load", "show_run", "status", "stderr",
+           "stdout", "unstable_rows", "warn_unstable", "warning"]
+
+
+def clean(value: object) -> str:
+    """Text fit for a terminal: see `pqbench.platform.untrusted.printable`."""
+    return printable(value)
+
+
+def safe(value: object, style: str = "") -> Text:
+    """`clean` text as a rich Text: shown as it is, never read as [markup]."""
+    return Text(clean(value), style=style)
+
+
+class SafeTable(RichTable):
+    """A rich Table whose title and string cells are shown literally (see `safe`)."""
+
+    def __init__(self, title: str | None = None, **kwargs: Any) -> None:
+        super().__init__(title=None if title is None else safe(title), **kwargs)
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> None:
+        super().add_row(*(safe(c) if isinstance(c, str) else c for c in cells), **kwargs)
+
+
+#: The width when no terminal is anywhere (cron, CI) and COLUMNS is not set: nothing
+#: is left out or wrapped for want of room.
+UNBOUNDED = 1000
+
+
+class _Terminal(Console):
+    """A console whose width is looked up at each print: COLUMNS when set (piped or not,
+    as the environment's convention is), else the width of the terminal that stdout,
+    stderr or stdin is (`pqbench runs | less` lays out for the terminal less runs in),
+    else `UNBOUNDED`."""
+
+    @property  # type: ignore[misc]  # read-only here: the width is looked up, never set
+    def size(self) -> ConsoleDimensions:
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            return ConsoleDimensions(int(columns), super().size.height)
+        for fd in (1, 2, 0):
+            try:
+                found = os.get_terminal_size(fd)
+            except (OSError, ValueError):
+                continue
+            if found.columns > 0:
+                return ConsoleDimensions(found.columns, found.lines or 25)
+        return ConsoleDimensions(UNBOUNDED, 25)
+
+
+def _console(to_stderr: bool) -> Console:
+    return _Terminal(stderr=to_stderr, highlight=False, emoji=False)
+
+
+stdout = _console(False)
+stderr = _console(True)
+
+#: How a row's tone (a verdict) is coloured.
+TONES = {"faster": "green", "slower": "red", "inconclusive": "yellow",
+         "too few runs": "yellow", "failed": "red"}
+
+
+class FittedTable:
+    """A table as data, drawn by rich for the width it is printed at: columns laid out by
+    `views.layout` (dropped by priority, prose wrapped, never a number, name or id
+    cut), every cell through the one formatter and shown literally, columns no row fills
+    left out, rows coloured by their tone, and a line naming the columns left out."""
+
+    def __init__(self, table: tables.Table) -> None:
+        self.table = table.without_empty_columns()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self.table
+        texts = tables.texts(table)
+        by_column = [[row[i] for row in texts] for i in range(len(table.columns))]
+        plan = layout.plan(table.columns, by_column, options.max_width)
+        if plan.records:
+            yield from _records(table, texts, options.max_width)
+            return
+        drawn = RichTable(title=None if table.title is None else safe(table.title),
+                          title_justify="left", show_header=table.show_header,
+                          box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                          collapse_padding=True)
+        for i, width, header in zip(plan.kept, plan.widths, plan.headers, strict=True):
+            column = table.columns[i]
+            drawn.add_column(Text("\n").join(safe(line) for line in header),
+                             justify=column.alignment, width=width, no_wrap=not column.wrap,
+                             overflow="fold")
+        for index, (row, row_texts) in enumerate(zip(table.rows, texts, strict=True)):
+            drawn.add_row(*(safe(row_texts[i], "bold" if tables.strong(row[i]) else "")
+                            for i in plan.kept), style=TONES.get(table.tone(index) or ""))
+        # Each line without the spaces rich pads it with to the table's width: a copied
+        # line or a `grep` of it ends where its last figure does.
+        for line in console.render_lines(drawn, options, pad=False):
+            yield from _rstrip(line)
+            yield Segment.line()
+        if plan.dropped:
+            names = ", ".join(table.columns[i].title for i in plan.dropped)
+            yield safe(f"not shown at {options.max_width} columns: {names} (a wider "
+                       "terminal shows them)", "dim")
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """A rendered line without its trailing spaces (their styles go with them)."""
+    kept = list(line)
+    while kept and (kept[-1].control or not kept[-1].text.rstrip(" ")):
+        if kept[-1].control:
+            break
+        kept.pop()
+    if kept and not kept[-1].control:
+        last = kept[-1]
+        kept[-1] = Segment(last.text.rstrip(" "), last.style)
+    return kept
+
+
+def _records(table: tables.Table, texts: list[list[str]], width: int) -> Iterator[Text]:
+    """Too narrow for columns: each row as its first cell, then "title: value" lines, each
+    wrapped at spaces to the width with its continuations indented under it (a long value
+    is never broken by the terminal back at the margin)."""
+    if table.title is not None:
+        yield safe(table.title)
+    for index, row_texts in enumerate(texts):
+        style = TONES.get(table.tone(index) or "", "")
+        if not table.show_header:  # names and values: "name: value"
+            yield from _wrapped(": ".join(t for t in row_texts if t), width, "", "    ",
+                                style)
+            continue
+        yield from _wrapped(row_texts[0], width, "", "    ", f"bold {style}".strip())
+        for column, text in zip(table.columns[1:], row_texts[1:], strict=True):
+            if text not in ("", numbers.MISSING):
+                yield from _wrapped(f"{column.short or column.title}: {text}", width, "  ",
+                                    "      ", style)
+
+
+def _wrapped(text: str, width: int, first: str, rest: str, style: str) -> Iterator[Text]:
+    for part in textwrap.wrap(clean(text), width=max(width, 20), initial_indent=first,
+                              subsequent_indent=rest, break_long_words=False,
+                              break_on_hyphens=False) or [first]:
+        yield Text(part, style=style)
+
+
+def rich_table(table: tables.Table) -> FittedTable:
+    """A table as data, ready for rich to draw at the width it is printed at."""
+    return FittedTable(table)
+
+
+def print_table(table: tables.Table, console: Console = stdout) -> None:
+    console.print(rich_table(table))
+
+
+def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+               ) -> FittedTable:
+    """A table of text cells (None shown as missing)."""
+    return rich_table(tables.Table(title, tuple(tables.Column(c) for c in columns),
+                                   tuple(tuple(row) for row in rows)))
+
+
+def key_value_table(title: str, rows: Sequence[tuple[str, Any]]) -> FittedTable:
+    return rich_table(tables.key_values(title, rows))
+
+
+def problems_table(problems: Sequence[Problem]) -> FittedTable:
+    return rich_table(runs.problems_table(problems))
+
+
+def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
+    """A speed run: the public-key rows, the ciphers and hashes with block sizes as
+    columns (as `openssl speed`; --json and --csv keep a row per block size), what each
+    binding costs, what was not measured."""
+    bulk = [m for m in run.measurements if m.block_size and m.unit == "op"]
+    single = [m for m in run.measurements if m not in bulk]
+    if single or not bulk:
+        print_table(runs.measurements_table(run, single), console)
+    if bulk:
+        print_table(runs.throughput_table(
+            bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
+                  f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
+            else None), console)
+    for line in runs.binding_notes(figures):
+        console.print(safe(line))
+    show_load(run, console)
+    if run.problems:
+        print_table(runs.problems_table(run.problems), console)
+
+
+def show_load(run: Run, console: Console = stdout) -> None:
+    """The line under a run's table that says it was taken while other work ran."""
+    line = runs.load_note(run)
+    if line is not None:
+        console.print(safe(line, "yellow"))
+
+
+def show_ratios(chosen: Sequence[Ratio], asked: Sequence[Ratio] = (),
+                console: Console = stdout) -> None:
+    """What the run's rows cost against each other: the ratios the mission asks for, and
+    those asked for with --relative-to, each a table (`ratios` prints the same)."""
+    if chosen:
+        print_table(ratio_views.table(chosen), console)
+        lines(ratio_views.notes(chosen), console=console)
+    if asked:
+        print_table(ratio_views.table(asked, "relative to the row asked for"), console)
+
+
+def show_followed_ratios(found: Sequence[Across], console: Console = stdout) -> None:
+    """A run's paired cost ratios followed from one side of a comparison to the other."""
+    if found:
+        console.print(safe("paired cost ratios, each run's estimate one unit:", "bold"))
+        _indented(ratio_views.followed_lines(found), console)
+
+
+def wrapped(text: str, width: int, first: str = "", hang: str = "") -> list[str]:
+    """`text` wrapped at spaces to `width`, its first line after `first`, the others after
+    `hang`; a word wider than a line (a long path) starts a line of its own and is cut
+    where the line ends, its rest continued after `hang`, as a table's wrapped cell is:
+    nothing runs past the width."""
+    found = []
+    for part in textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=hang,
+                              break_long_words=False, break_on_hyphens=False):
+        while len(part) > width > len(hang):
+            found.append(part[:width])
+            part = hang + part[width:]
+        found.append(part)
+    return found
+
+
+def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout) -> None:
+    """Lines of prose, each wrapped to the width with its continuations indented (`wrap`,
+    see `wrapped`), or whole whatever the width (a digest line, which `sha256sum -c` reads
+    back)."""
+    for text in texts:
+        if wrap:
+            for part in wrapped(clean(text), max(console.width, 40), hang="    "):
+                console.print(safe(part), soft_wrap=True)
+        else:
+            console.print(safe(text), soft_wrap=True)
+
+
+def _indented(lines: Sequence[str], console: Console) -> None:
+    """Each line as an item: wrapped to the width, continuations indented deeper, so a
+    wrapped item still reads as one."""
+    for line in lines:
+        for part in wrapped(clean(line), max(console.width, 40), "  ", "      "):
+            console.print(safe(part), soft_wrap=True)
+
+
+@contextmanager
+def progress_bar(total: int, enabled: bool = True, console: Console | None = None
+                 ) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr (a terminal only): what runs, how far, the time spent and
+    the time left, estimated from the pace of the steps done so far; yields
+    `advance(description)`, called as each step starts."""
+    console = console or stderr
+    if not enabled or not console.is_terminal:
+        yield lambda _description: None
+        return
+    # The description gives way (cut with "…") before the counts and times: at 80 columns
+    # a long row title cut the elapsed time to "0:00:…".
+    fixed = 20 + 2 * len(str(total)) + 1 + 7 + 3 + 7 + 5 * 2
+    bar = Progress(TextColumn("{task.description}", markup=False, table_column=RichColumn(
+                       no_wrap=True, overflow="ellipsis",
+                       max_width=max(10, console.width - fixed))),
+                   BarColumn(bar_width=20),
+                   MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), console=console, transient=True)
+    with bar:
+        task = bar.add_task("starting", total=total)
+        first = [True]
+
+        def advance(description: str) -> None:
+            if not first[0]:
+                bar.advance(task)
+            first[0] = False
+            bar.update(task, description=clean(description))
+
+        yield advance
+        bar.advance(task)
+
+
+@contextmanager
+def session_status(first: str, budget_seconds: float, console: Console | None = None
+                   ) -> Iterator[Callable[[str, str], None]]:
+    """A spinner line on stderr (a terminal only) for a session with a time budget, as
+    `pqbench ab`: what runs, how far it is (the row of how many, the pairs so far), the
+    time spent (live) against the budget; yields `show(text, where)`, called as each step
+    starts and after each pair."""
+    console = console or stderr
+    if not console.is_terminal:
+        yield lambda _text, _where: None
+        return
+    budget = max(budget_seconds, 0.0)
+    budget_text = f"of ~{numbers.duration_us(budget * 1e6)} budget"
+    # The spinner, "row 12 of 79, 384 pairs", the elapsed time, the budget and the spaces
+    # between the five columns: what runs gets the rest ("starting the workers" whole at
+    # 80 columns), cut with "…" before any count or time is.
+    fixed = 1 + len("row 12 of 79, 384 pairs") + len("0:00:00") + len(budget_text) + 4
+    line = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
+                                                table_column=RichColumn(
+                                                    no_wrap=True, overflow="ellipsis",
+                                                    max_width=max(10, console.width - fixed))),
+                    TextColumn("{task.fields[rows]}"), TimeElapsedColumn(),
+                    TextColumn(budget_text), console=console, transient=True)
+    with line:
+        task = line.add_task(first, total=None, rows="")
+
+        def show(text: str, where: str) -> None:
+            line.update(task, description=clean(text), rows=clean(where))
+
+        yield show
+
+
+@contextmanager
+def status(first: str) -> Iterator[Callable[[str], None]]:
+    """A one-line status with a spinner on stderr (a terminal only); yields `show(text)`."""
+    if not stderr.is_terminal:
+        yield lambda _text: None
+        return
+    with stderr.status(first, spinner="dots") as shown:
+        yield lambda text: shown.update(text)
+
+
+def _hanging(label: str, style: str, message: str, indent: int | None = None) -> None:
+    """A message on stderr wrapped to the width (`wrapped`: at spaces, a path wider than
+    the terminal on a line of its own, cut where the line ends), its continuation lines
+    indented under its first word (a wrapped warning still reads as one)."""
+    prefix = f"{label} " if label else ""
+    width = max(stderr.width, 40)
+    hang = " " * (len(prefix) if indent is None else indent)
+    for number, line in enumerate(clean(message).split("\n")):
+        parts = wrapped(line, width, prefix if number == 0 else hang, hang) \
+            or [prefix if number == 0 else ""]
+        for index, part in enumerate(parts):
+            if index == 0 and number == 0 and prefix:
+                stderr.print(Text.assemble((label, style), part[len(label):]),
+                             soft_wrap=True)
+            else:
+                stderr.print(Text(part), soft_wrap=True)
+
+
+def error(message: str) -> None:
+    _hanging("error:", "bold red", message)
+
+
+def warning(message: str) -> None:
+    _hanging("warning:", "yellow", message)
+
+
+def note(message: str) -> None:
+    _hanging("", "", message, indent=2)
+
+
+class _Progress(logging.Handler):
+    """The rooms below presentation print nothing: a liboqs, userland or pip build reports
+    its progress to a "pqbench" logger, and this handler shows it like every note."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            stderr.print(safe(f"{record.name}: {record.getMessage()}"))
+        except Exception:  # logging's contract: a handler never raises into its caller
+            self.handleError(record)
+
+
+def show_progress() -> None:
+    """Show on stderr the progress the rooms below report through logging (once)."""
+    logger = logging.getLogger("pqbench")
+    if not any(isinstance(handler, _Progress) for handler in logger.handlers):
+        logger.addHandler(_Progress())
+    logger.setLevel(logging.INFO)
+
+
+# --- compare and history (pqbench compare / history) -----------------------------------
+
+
+def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> None:
+    """A comparison: the news first (`views.news`), then its rows, its memory
+    figures and every differing fingerprint field. `hidden` rows were left out
+    (`compare --only-changed`)."""
+    from pqbench.views import news
+
+    for warning_text in result.warnings:
+        warning(warning_text)
+    if result.news is not None:
+        print_table(news.table(result.news), console)
+    if result.rows:
+        print_table(comparisons.compare_table(result), console)
+    elif hidden:
+        console.print(safe(f"{comparisons.title(result)}: no row changed"))
+    elif not result.memory:
+        print_table(comparisons.compare_table(result), console)
+    if hidden:
+        note(f"{hidden} row(s) without a change not shown (--only-changed)")
+    said = comparisons.spread_note(result.rows)
+    if said:
+        note(said)
+    if result.memory:
+        print_table(comparisons.memory_table(
+            result.memory, f"memory: {result.before_name} → {result.after_name} "
+                           "(exact counts)"), console)
+    if result.differences:
+        print_table(comparisons.differences_table(result)[0], console)
+    else:
+        console.print(safe("fingerprints identical (apart from labels)"))
+
+
+def history_table(series: Any) -> FittedTable:
+    return rich_table(comparisons.history_table(series))
+
+
+def show_history(series: Any, console: Console = stdout) -> None:
+    """One row's history and what its steps were judged against."""
+    console.print(history_table(series))
+    if series.basis:
+        note(f"steps judged as compare judges runs; few runs against {series.basis}")
+
+
+# --- speed: rows too unsteady to trust (pqbench speed) ---------------------------------
+
+#: Rows named one by one in the warning; the rest are counted.
+_UNSTABLE_SHOWN = 8
+
+
+def warn_unstable(figures: RunFigures) -> None:
+    """pyperf-style: say which rows are too unsteady to trust, and what helps."""
+    from pqbench.analysis import stability
+
+    lines = unstable_rows(figures)
+    if not lines:
+        return
+    shown = lines[:_UNSTABLE_SHOWN]
+    more = f"... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
+    warning(f"{len(lines)} row(s) too unsteady to trust:")
+    for line in [*shown, *([more.strip()] if more else [])]:
+        stderr.print(safe(f"  {line}"))
+    stderr.print(safe(f"  What helps: {stability.WHAT_HELPS}."))

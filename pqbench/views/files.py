@@ -1,0 +1,90 @@
+"""A `files hash` run as a table and lines: each file's read and hash rates as stored (the
+median of the passes, and their CV), its digests in the tag format `sha256sum --tag`
+prints, and its paired ratios (`analysis.ratios.file_ratios`) worded per file. Defined
+once for `files hash` and `show`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pqbench.catalog import algorithms
+from pqbench.data.record.results import Measurement, Run
+from pqbench.views.ratios import answer, level
+from pqbench.views.tables import Column, Table
+
+if TYPE_CHECKING:  # the analysis loads numpy; showing a ratio does not need it
+    from pqbench.analysis.ratios import Ratio
+
+
+def _path(m: Measurement) -> str:
+    return str(m.attributes.get("path", ""))
+
+
+def _cv(m: Measurement) -> float | None:
+    return m.summary.cv if len(m.samples) > 1 else None
+
+
+def hash_table(run: Run) -> Table:
+    """One line per file and hash: the file's read rate beside the hash's rate, each the
+    median of its passes (what the stored row holds) with its CV."""
+    rows = [m for m in run.measurements if m.unit == "byte" and m.rounds]
+    reads = {_path(m): m for m in rows if m.operation == "read"}
+    passes = max((len(m.rounds) for m in rows), default=1)
+    columns = (Column("path", wrap=True), Column("hash"), Column("size", "si", "B", priority=2),
+               Column("read", "rate", "bytes/s"), Column("read CV", "percent", priority=3),
+               Column("hash rate", "rate", "bytes/s", short="hashed"),
+               Column("hash CV", "percent", priority=3), Column("cached", priority=4),
+               Column("flags", wrap=True, priority=1))
+    found = []
+    for m in rows:
+        if m.operation != "hash":
+            continue
+        read = reads.get(_path(m))
+        flags = m.attributes.get("flags") or []
+        found.append((_path(m), m.algorithm, m.attributes.get("size"),
+                      read.rate if read else None, _cv(read) if read else None, m.rate,
+                      _cv(m), m.attributes.get("cached"), "; ".join(map(str, flags))))
+    settings = run.settings
+    how = f"median of {passes} passes" if passes > 1 else "one pass"
+    return Table(f"pqbench files hash (cache {settings.get('cache', 'as found')}, {how}, "
+                 "wall time)", columns, tuple(found))
+
+
+def digest_lines(run: Run) -> list[str]:
+    """"SHA256 (disk.img) = 1acb…": the tag format of `sha256sum --tag`, which
+    `sha256sum -c` checks; a digest is never wrapped or cut."""
+    lines = []
+    for m in run.measurements:
+        digest = m.attributes.get("digest")
+        if m.operation == "hash" and digest:
+            try:
+                tag = algorithms.by_name(m.algorithm).param("evp") or m.algorithm
+            except KeyError:
+                tag = m.algorithm
+            lines.append(f"{tag} ({_path(m)}) = {digest}")
+    return lines
+
+
+def _side(r: Ratio) -> str:
+    """A side of a file ratio as the sentence names it: "SHA-512", "reading it"."""
+    return r.numerator.label.split(" [")[0]
+
+
+def ratio_line(r: Ratio) -> str:
+    """"disk.img: SHA-512 against SHA-256: 1.83x slower [1.53–2.59] (99 % CI, 10 pairs)";
+    "disk.img: hashing with SHA-256 against reading it: 7.65x slower [...] (...)": in the
+    words of every other pqbench ratio."""
+    path = r.per.removeprefix("byte of ")
+    what = f"hashing with {_side(r)}" if r.kind == "reading" else _side(r)
+    against = ("reading it" if r.kind == "reading"
+               else r.denominator.label.split(" [")[0])
+    interval = level(r.ci_level) if r.ci_level > 0 else "too few pairs for an interval"
+    return (f"{path}: {what} against {against}: {answer(r)} ({interval}, {r.pairs} pairs)")
+
+
+def ratio_lines(ratios: Sequence[Ratio]) -> list[str]:
+    """The hash-against-hash answers first (the question asked with two -a), then each
+    hash against reading the file."""
+    ordered = sorted(ratios, key=lambda r: r.kind == "reading")
+    return [ratio_line(r) for r in ordered]

@@ -1,0 +1,132 @@
+"""A run's paired cost ratios (`analysis.ratios`) as lines and as a table, for the terminal
+and the report alike."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pqbench.views import delimited, numbers
+from pqbench.views.tables import Column, Table
+
+if TYPE_CHECKING:  # the analysis loads numpy; showing a ratio does not need it
+    from pqbench.analysis.ratios import Across, Ratio
+
+#: How a time base is named wherever a figure in it is shown.
+TIME_BASES = {"cpu": "CPU time", "wall": "wall time", "mixed": "mixed time bases"}
+
+
+def level(value: float) -> str:
+    """A confidence level as it truly is: "99 % CI", "93.8 % CI"."""
+    return f"{numbers.share(value)} CI"
+
+
+def answer(r: Ratio) -> str:
+    """A cost ratio in the words every pqbench ratio uses, its interval beside it: "3.40x
+    faster [3.37–3.47]" (the numerator against the denominator)."""
+    return numbers.time_change(r.estimate, r.ci_low, r.ci_high)
+
+
+def per_text(r: Ratio) -> str:
+    """Per what the ratio counts, short: "exchange", "byte (encrypt)", "byte (mean)",
+    "operation (mean)"; the block size is `block_text`'s."""
+    side = r.numerator
+    if r.kind == "binding":
+        unit = "operation" if side.rows[0][0].block_size is None else "byte"
+        if len(side.rows) == 1:
+            key = side.rows[0][0]
+            return f"{unit} ({key.algorithm} {key.operation})"
+        return f"{unit} (mean)"
+    if r.kind in ("key size", "digest size", "relative") and side.block_size and \
+            side.operation:
+        return f"byte ({side.operation})"
+    return r.per
+
+
+def block_text(r: Ratio) -> str:
+    """The block size a ratio is at ("16 KiB"), "all" for a binding's mean over every size,
+    empty where blocks do not apply."""
+    side = r.numerator
+    if side.block_size:
+        return numbers.size(side.block_size)
+    if any(key.block_size for key, _ in side.rows):
+        return "all"
+    return ""
+
+
+def base_name(r: Ratio) -> str:
+    return TIME_BASES.get(r.time_base, r.time_base)
+
+
+def line(r: Ratio) -> str:
+    """"ML-KEM-768 [liboqs] against X25519 [libcrypto], per exchange: 3.40x faster
+    [3.37–3.47] (99 % CI, 10 cycles, CPU time)"."""
+    block = block_text(r)
+    at = f" @{block}" if block and block != "all" else ""
+    return (f"{r.numerator.label} against {r.denominator.label}, per {per_text(r)}{at}: "
+            f"{answer(r)} "
+            f"({level(r.ci_level)}, {r.pairs} cycles, {base_name(r)})")
+
+
+def lines(ratios: Sequence[Ratio]) -> list[str]:
+    return [line(r) for r in ratios]
+
+
+def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle") -> Table:
+    """One line per ratio, compact enough for 80 columns: what against what, per what, and
+    the answer with its interval beside it (never left out). What every ratio shares (the
+    interval's true level, the cycles, the time base) is said once, in the title; a column
+    where they differ."""
+    levels = {numbers.share(r.ci_level) for r in ratios}
+    counts = {r.pairs for r in ratios}
+    bases = {base_name(r) for r in ratios}
+    shared = [f"{levels.pop()} CI" if len(levels) == 1 else "",
+              f"{counts.pop()} cycles" if len(counts) == 1 else "",
+              bases.pop() if len(bases) == 1 else ""]
+    said = ", ".join(part for part in shared if part)
+    columns = (Column("what", wrap=True), Column("against", wrap=True),
+               Column("per", wrap=True), Column("block", align="right"),
+               # An interval that straddles 1 says both ends in words ("1.01x faster
+               # [1.01x slower – 1.02x faster]"): it wraps at 80 columns rather than
+               # turning the table into cards; the usual one stays whole.
+               Column("speed [CI]", align="right", wrap=True, min_width=24),
+               Column("CI level", align="right", priority=1),
+               Column("cycles", "count", priority=2), Column("time base", priority=3))
+    rows = tuple((r.numerator.label, r.denominator.label, per_text(r), block_text(r),
+                  answer(r),
+                  None if shared[0] else numbers.share(r.ci_level),
+                  None if shared[1] else r.pairs, None if shared[2] else base_name(r))
+                 for r in ratios)
+    return Table(f"{title} ({said})" if said else title, columns, rows)
+
+
+def notes(ratios: Sequence[Ratio]) -> list[str]:
+    """What a reader of the table needs to read it right: what "mean of N" is."""
+    if any(r.kind == "binding" and len(r.numerator.rows) > 1 for r in ratios):
+        return ["mean: the geometric mean of the per-operation ratios (--json: which); a "
+                "binding's answer at each block size stands beside its mean over them"]
+    return []
+
+
+def _formula_safe(value: object) -> object:
+    """A text cell a spreadsheet will not run: names come from stored, maybe imported,
+    runs, and a cell starting with = + - @ is a formula there (OWASP, CSV injection)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return f"'{value}"
+    return value
+
+
+def csv_text(rows: Sequence[Sequence[object]]) -> str:
+    """Ratios as tidy CSV (`analysis.ratios.ROW_COLUMNS`, one value a cell)."""
+    from pqbench.analysis.ratios import ROW_COLUMNS
+
+    return delimited.csv_text(ROW_COLUMNS, [[_formula_safe(v) for v in row] for row in rows])
+
+
+def followed_lines(found: Sequence[Across]) -> list[str]:
+    """"ML-KEM-768 [liboqs] against X25519 [libcrypto], per exchange: 0.27x -> 0.31x
+    (1.15x, 99 % CI 1.10–1.20; rose)"."""
+    return [f"{a.name}: {numbers.ratio(a.before)} -> {numbers.ratio(a.after)} "
+            f"({numbers.ratio(a.outcome.ratio)}, {level(a.outcome.ci_level)} "
+            f"{numbers.interval(a.outcome.ci_low, a.outcome.ci_high)}; {a.change}, "
+            f"{a.outcome.units_before} and {a.outcome.units_after} runs)" for a in found]

@@ -1,0 +1,179 @@
+"""The SQLite store: round trips, idempotence, and never damaging a file it does not own."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from pqbench.data.record.results import Measurement, Problem, Run, Verification
+from pqbench.data.record.rounds import LoopResult
+from pqbench.data.store import Store, schema
+from pqbench.platform.errors import StoreError
+
+
+def make_run(run_id: str = "20261122T000000Z-abcdef", label: str | None = "test") -> Run:
+    rounds = (LoopResult(100, 10_000_000, 30_000_000), LoopResult(110, 10_000_000, None))
+    return Run(
+        run_id=run_id, started_at="2026-11-22T00:00:00+00:00",
+        finished_at="2026-11-22T00:00:01+00:00", status="complete",
+        command="pqbench speed x25519", label=label, settings={"seconds": 0.1},
+        environment={"os_build": "debian-12/6.1", "hostname": "h", "testbed": "t",
+                     "cpu_flags": ["aes"], "libraries": {"cryptography": "50.0.2"}},
+        measurements=(Measurement("X25519", "cryptography", "derive", rounds,
+                                  sizes={"public_key": 32}, attributes={"note": "x"},
+                                  counter="rdtsc"),
+                      Measurement("AES-256-GCM", "cryptography", "encrypt", rounds,
+                                  block_size=16384)),
+        problems=(Problem("X25519", "liboqs-python", "not offered", "no X25519"),),
+        verifications=(Verification("X25519", "cryptography", ("both sides agree",)),),
+    )
+
+
+def test_a_run_round_trips_with_every_sample(db_path: Path) -> None:
+    store = Store.open(str(db_path))
+    run = make_run()
+    assert store.save_run(run) is True
+    loaded = store.load_run(run.run_id)
+    assert loaded == run
+    assert loaded.measurements[0].rounds[0].cycles == 30_000_000
+    assert loaded.measurements[1].block_size == 16384
+
+
+def test_saving_the_same_run_twice_stores_it_once(db_path: Path) -> None:
+    store = Store.open(str(db_path))
+    assert store.save_run(make_run()) is True
+    assert store.save_run(make_run()) is False
+    assert [r.run_id for r in store.list_runs()] == [make_run().run_id]
+    assert store.list_runs()[0].measurements == 2
+
+
+def test_run_ids_resolve_from_a_unique_prefix(db_path: Path) -> None:
+    store = Store.open(str(db_path))
+    store.save_run(make_run("20261122T000000Z-aaaaaa"))
+    store.save_run(make_run("20261122T000000Z-bbbbbb"))
+    assert store.resolve_run_id("20261122T000000Z-b") == "20261122T000000Z-bbbbbb"
+    with pytest.raises(StoreError, match="ambiguous"):
+        store.resolve_run_id("20261122")
+    with pytest.raises(StoreError, match="no run"):
+        store.resolve_run_id("nope")
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"my thesis, do not lose\n" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a pqbench database"):
+        Store.open(str(path))
+    assert path.read_bytes() == before
+
+
+def test_an_sqlite_database_of_another_application_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE contacts (name TEXT)")
+        conn.execute("INSERT INTO contacts VALUES ('Ada')")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a pqbench one"):
+        Store.open(str(path))
+    assert path.read_bytes() == before
+
+
+def test_a_database_from_a_newer_schema_is_refused(db_path: Path) -> None:
+    Store.open(str(db_path)).close()
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("UPDATE pqbench_meta SET value = ? WHERE key = 'schema_version'",
+                     (str(schema.SCHEMA_VERSION + 1),))
+    with pytest.raises(StoreError, match="newer pqbench"):
+        Store.open(str(db_path))
+
+
+@pytest.mark.process
+def test_an_unwritable_directory_is_a_clear_error() -> None:
+    # Outside pytest's tmp_path, whose parents are private to the user running the tests.
+    locked = Path(tempfile.mkdtemp(prefix="pqbench-ro-"))
+    locked.chmod(0o555)
+    # Root ignores permissions, so the check runs in a child that drops to `nobody` after
+    # importing pqbench (the interpreter itself may live where nobody cannot read).
+    code = (
+        "import os, sys\n"
+        "from pqbench.data.store import Store\n"
+        "from pqbench.platform.errors import StoreError\n"
+        "if os.geteuid() == 0:\n"
+        "    os.setgid(65534); os.setuid(65534)\n"
+        "try:\n"
+        f"    Store.open({str(locked / 'x.db')!r})\n"
+        "except StoreError as exc:\n"
+        "    print(exc); sys.exit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 3, done.stderr
+    assert "not writable" in done.stdout
+    assert list(locked.iterdir()) == []
+    locked.rmdir()
+
+
+def test_an_unusable_location_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot create the database directory"):
+        Store.open(str(blocker / "sub" / "x.db"))
+    with pytest.raises(StoreError, match="not a regular file"):
+        Store.open(str(tmp_path))
+
+
+def test_a_locked_database_is_a_clear_error(db_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    Store.open(str(db_path)).close()
+    monkeypatch.setenv("PQBENCH_DB_TIMEOUT", "0.2")
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    try:
+        store = Store.open(str(db_path))
+        with pytest.raises(StoreError, match="locked"):
+            store.save_run(make_run())
+        holder.execute("ROLLBACK")
+        holder.execute("BEGIN EXCLUSIVE")  # ... or keeps even readers out
+        with pytest.raises(StoreError, match="locked"):
+            Store.open(str(db_path))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert Store.open(str(db_path)).list_runs() == []
+
+
+def test_reading_a_missing_database_does_not_create_it(tmp_path: Path) -> None:
+    path = tmp_path / "absent.db"
+    with pytest.raises(StoreError, match="no pqbench database"):
+        Store.open(str(path), create=False)
+    assert not path.exists()
+
+
+def test_concurrent_writers_in_threads_lose_nothing(db_path: Path) -> None:
+    Store.open(str(db_path)).close()
+
+    def write(i: int) -> None:
+        Store.open(str(db_path)).save_run(make_run(f"20261122T000000Z-{i:06d}"))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    runs = Store.open(str(db_path)).list_runs()
+    assert len(runs) == 8
+    assert all(r.measurements == 2 for r in runs)
+
+
+def test_annotations_are_stored_once(db_path: Path) -> None:
+    store = Store.open(str(db_path))
+    store.annotate("18F132", "AES-NI enabled in LibreSSL")
+    store.annotate("18F132", "AES-NI enabled in LibreSSL")
+    assert [(b, t) for b, t, _ in store.annotations()] == [
+        ("18F132", "AES-NI enabled in LibreSSL")]

@@ -1,0 +1,84 @@
+"""Finding the toolchains without starting them: a JDK from its release file (explicitly
+chosen, else the newest of at least 24), Go's version and its minimum, and what a missing
+one says. JDK homes are made here (a release file and two executables), so both branches
+run on any machine."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pqbench.libraries.stacks import toolchains
+
+#: Go's version is read by running a `go` made here.
+pytestmark = pytest.mark.process
+
+
+def _jdk(where: Path, version: str, vendor: str = "Test Vendor") -> Path:
+    (where / "bin").mkdir(parents=True)
+    (where / "release").write_text(f'IMPLEMENTOR="{vendor}"\nJAVA_VERSION="{version}"\n')
+    for tool in ("java", "javac"):
+        path = where / "bin" / tool
+        path.write_text("#!/bin/sh\nexit 0\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return where
+
+
+def test_an_explicit_jdk_of_24_or_newer_is_used(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    home = _jdk(tmp_path / "jdk-24", "24.0.1")
+    monkeypatch.setenv(toolchains.JAVA_HOME_VAR, str(home))
+    found = toolchains.jdk()
+    assert isinstance(found, toolchains.Toolchain)
+    assert found.version == "24.0.1 (Test Vendor)"
+    assert found.tools["javac"] == home / "bin" / "javac"
+
+
+def test_an_explicit_jdk_too_old_says_what_it_found_and_what_is_needed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = _jdk(tmp_path / "jdk-17", "17.0.15")
+    monkeypatch.setenv(toolchains.JAVA_HOME_VAR, str(home))
+    found = toolchains.jdk()
+    assert isinstance(found, toolchains.Missing)
+    assert str(found).startswith(f"needs a JDK 24 or newer (found 17.0.15 at {home})")
+    assert "PQBENCH_JAVA_HOME" in str(found)
+
+
+def test_without_an_explicit_jdk_the_newest_usable_one_wins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jvm = tmp_path / "jvm"
+    _jdk(jvm / "old", "17.0.15")
+    _jdk(jvm / "mid", "24.0.2")
+    _jdk(jvm / "new", "25.0.3")
+    (jvm / "not-a-jdk").mkdir()
+    monkeypatch.delenv(toolchains.JAVA_HOME_VAR, raising=False)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setattr(toolchains, "JVM_DIRS", (jvm,))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    found = toolchains.jdk()
+    assert isinstance(found, toolchains.Toolchain) and found.version.startswith("25.0.3")
+    _jdk(tmp_path / "only-old" / "jdk", "21.0.1")
+    monkeypatch.setattr(toolchains, "JVM_DIRS", (tmp_path / "only-old",))
+    missing = toolchains.jdk()
+    assert isinstance(missing, toolchains.Missing) and "found 21.0.1" in str(missing)
+
+
+def test_go_is_found_with_its_version_or_said_missing(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    go = fake / "go"
+    go.write_text("#!/bin/sh\necho go1.22.5\n")
+    go.chmod(go.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}/bin{os.pathsep}/usr/bin")
+    old = toolchains.go()
+    assert isinstance(old, toolchains.Missing)
+    assert str(old).startswith(f"needs Go 1.24 or newer (go1.22.5 at {go})")
+    go.write_text("#!/bin/sh\necho go1.26.8\n")
+    found = toolchains.go()
+    assert isinstance(found, toolchains.Toolchain) and found.version == "go1.26.8"
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert "no go on PATH" in str(toolchains.go())
