@@ -1,14 +1,14 @@
-"""The `pqbench` command line: typer commands that parse, call the domain, render.
+"""The `pqbench` command line: typer commands that parse, call one use case, render.
 
-Loading the commands (typer, rich, the domain) takes about a second; `main` loads them
-itself, so a Ctrl-C in that second ends pqbench as it ends a running command: one line,
-status 130, no traceback of the import machinery. `app` is loaded on first use.
+Loading the commands (typer, rich, the domain) takes about a second; the process entry
+(`pqbench.__main__.main`) loads them itself through `load`, so a Ctrl-C in that second ends
+pqbench as it ends a running command: one line, status 130, no traceback of the import
+machinery. `app` is loaded on first use.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 #: The module (pqbench/cli/MODULE.py) that registers each command. A command line that names
@@ -24,28 +24,7 @@ COMMAND_MODULES = {
 }
 
 
-def main() -> None:
-    if sys.argv[1:] == ["worker"]:
-        _serve_worker()
-    try:
-        try:
-            app = _load(sys.argv[1:2])
-        except KeyboardInterrupt:
-            from pqbench.platform import interrupts
-
-            interrupts.ignore_later()  # as once a command was interrupted
-            sys.stderr.write("error: interrupted\n")
-            raise SystemExit(interrupts.SIGINT_EXIT) from None
-        app()
-    except SystemExit as done:
-        from pqbench.platform import interrupts
-
-        if done.code in (interrupts.SIGINT_EXIT, interrupts.SIGTERM_EXIT):
-            interrupts.forget_caught_interruption()
-        raise
-
-
-def _load(first: list[str]) -> Any:
+def load(first: list[str]) -> Any:
     """The app with the command the command line's first word names, or with them all."""
     module = COMMAND_MODULES.get(first[0]) if first else None
     if module is None:
@@ -58,7 +37,7 @@ def _load(first: list[str]) -> Any:
     return app
 
 
-def _serve_worker() -> None:
+def serve_worker() -> None:
     """`pqbench worker`, as `ab` starts each worker: served without loading the commands
     (typer, rich, every command's domain), which would take the larger part of a worker's
     start-up and which a worker never uses. `pqbench worker --help` still goes through the

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import math
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -168,7 +166,7 @@ def store_and_print(store: Store, run: Run, show: Callable[[Run, Store], None], 
     if json_output:
         print_json(codec.run_document(run))
     elif csv_output:
-        print(codec.run_csv(run), end="")
+        console.write(codec.run_csv(run))
     else:
         show(run, store)
 
@@ -199,8 +197,7 @@ def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) 
 
 
 def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
-    sys.stdout.flush()
+    console.print_json(document)
 
 
 #: Comparing runs measured on different testbeds is refused unless asked for.

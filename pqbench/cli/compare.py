@@ -113,9 +113,9 @@ def compare(
                     for r, found in zip(shown, followed, strict=True)]
         print_json(document[0] if len(document) == 1 else {"comparisons": document})
     elif csv_output:
-        print(csv_text(comparisons.COMPARE_CSV, comparisons.compare_csv_rows(shown)), end="")
+        console.write(csv_text(comparisons.COMPARE_CSV, comparisons.compare_csv_rows(shown)))
     elif markdown:
-        print(comparisons.markdown(shown), end="")
+        console.write(comparisons.markdown(shown))
     else:
         for result, full, found in zip(shown, results, followed, strict=True):
             console.show_comparison(result, hidden=len(full.rows) - len(result.rows))

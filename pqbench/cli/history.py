@@ -103,7 +103,8 @@ def history(
         from pqbench.views import comparisons
         from pqbench.views.delimited import csv_text
 
-        print(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(series)), end="")
+        console.write(csv_text(comparisons.HISTORY_CSV,
+                                comparisons.history_csv_rows(series)))
         return
     for one in series:
         console.show_history(one)

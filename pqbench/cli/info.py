@@ -122,9 +122,8 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
         from pqbench.data.store.selection import run_algorithms
 
         found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
-        print(csv_text(views.RUNS_CSV, [line for r in listed for line in
-                                        views.runs_csv_rows(r, found.get(r.run_id, []))]),
-              end="")
+        console.write(csv_text(views.RUNS_CSV, [line for r in listed for line in
+                                                views.runs_csv_rows(r, found.get(r.run_id, []))]))
         return
     if not listed:
         console.stdout.print(console.safe(

@@ -86,7 +86,7 @@ def ratios(
     if json_output:
         print_json({"run_id": loaded.run_id, "ratios": [r.as_dict() for r in found]})
     elif csv_output:
-        print(ratio_views.csv_text([paired.as_row(r, loaded.run_id) for r in found]), end="")
+        console.write(ratio_views.csv_text([paired.as_row(r, loaded.run_id) for r in found]))
     elif found:
         # --relative-to shows what it asked for, --all everything; either way a pairing
         # two kinds of ratio hold alike (the mission's and --relative-to's) is one line.

@@ -159,7 +159,7 @@ def speed(
         document["ratios"] = [r.as_dict() for r in (*figures.ratios, *asked)]
         print_json(document)
     elif csv_output:
-        print(codec.run_csv(run), end="")
+        console.write(codec.run_csv(run))
     else:
         console.show_run(run, figures)
         _note_helpers(run)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -66,7 +65,7 @@ def export(
     loaded = store.load_runs(RunFilter(ids=tuple(runs)))
     text = transfer.export(loaded, fmt)
     if output is None:
-        sys.stdout.write(text)
+        console.write(text)
         return
     _write_whole(output, text)
     console.note(f"exported {len(loaded)} run(s) to {output}")

@@ -55,7 +55,7 @@ def build(name: NameArgument, json_output: JsonOption = False) -> None:
                     "prefix": built.command_prefix(), "base": built.base,
                     "install": _install_info(built.install)})
     else:
-        print(built.root)
+        console.write(f"{built.root}\n")
 
 
 @userland_app.command("status")
@@ -120,7 +120,7 @@ def prefix(name: NameArgument, json_output: JsonOption = False) -> None:
     if json_output:
         print_json(argv)
     else:
-        print(shlex.join(argv))
+        console.write(shlex.join(argv) + "\n")
 
 
 @userland_app.command("run", context_settings={"ignore_unknown_options": True,

@@ -14,8 +14,10 @@ rich never parses as markup.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,9 +49,9 @@ if TYPE_CHECKING:
     from pqbench.analysis.figures import RunFigures
     from pqbench.analysis.ratios import Across, Ratio
 
-__all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_table", "progress_bar",
-           "rich_table", "safe", "show_comparison", "show_load", "show_run", "status", "stderr",
-           "stdout", "unstable_rows", "warn_unstable", "warning"]
+__all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_json", "print_table",
+           "progress_bar", "rich_table", "safe", "show_comparison", "show_load", "show_run",
+           "status", "stderr", "stdout", "unstable_rows", "warn_unstable", "warning", "write"]
 
 
 def clean(value: object) -> str:
@@ -384,6 +386,18 @@ def _hanging(label: str, style: str, message: str, indent: int | None = None) ->
                              soft_wrap=True)
             else:
                 stderr.print(Text(part), soft_wrap=True)
+
+
+def write(text: str) -> None:
+    """Machine-readable text (CSV, Markdown, a path, a command line) on stdout as it is:
+    the caller escaped it for where it goes (`views.delimited`, `views.markdown`)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def print_json(document: Any) -> None:
+    """One JSON document on stdout (values JSON cannot hold as text)."""
+    write(json.dumps(document, indent=2, default=str) + "\n")
 
 
 def error(message: str) -> None:

@@ -81,7 +81,7 @@ def test_each_command_names_the_module_that_registers_it() -> None:
 
 # Runs main as `pqbench ARGS...` would, then says on stderr which command modules and
 # whether typer were loaded.
-_LOADED = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\nfrom pqbench.cli import main\n"
+_LOADED = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\nfrom pqbench.__main__ import main\n"
            "try:\n    main()\nexcept SystemExit:\n    pass\n"
            "cli = sorted(m for m in sys.modules if m.startswith('pqbench.cli.'))\n"
            "print('LOADED', ' '.join(cli), 'typer' in sys.modules, file=sys.stderr)")

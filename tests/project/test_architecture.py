@@ -473,24 +473,21 @@ def prints(source: str) -> list[int]:
                   if (isinstance(node, ast.Name) and node.id == "print") or stream_write(node))
 
 
-def printing_below_views(sources: Mapping[str, str]) -> list[str]:
-    """module -> source in, "module:line" out for every line that prints in a room below
-    views. A room's `__main__.py`, a process entry of its own (`python -m
-    pqbench.libraries.liboqs`), writes its answer itself."""
-    tiers = tier_of()
-    below = tiers["views"]
+def printing_outside_views(sources: Mapping[str, str]) -> list[str]:
+    """module -> source in, "module:line" out for every line that prints outside views/.
+    A process entry (`pqbench/__main__.py`, a room's `__main__.py` such as `python -m
+    pqbench.libraries.liboqs`) writes its answer itself."""
     return [f"{module}:{line}" for module, source in sorted(sources.items())
-            if tiers.get(room(module), below + 1) > below and not module.endswith("__main__")
+            if room(module) != "views" and not module.endswith("__main__")
             for line in prints(source)]
 
 
-def test_rooms_below_views_never_print() -> None:
-    """Output leaves through views (console.py) and the commands that call it: a
-    room below them reports progress through logging (shown by `console.show_progress`)
-    and never prints."""
-    printing = printing_below_views(
+def test_only_views_print() -> None:
+    """Output leaves through views (console.py): the commands render through it, and a room
+    below reports progress through logging (shown by `console.show_progress`)."""
+    printing = printing_outside_views(
         {module: path.read_text("utf-8") for module, path in MODULES.items()})
-    assert not printing, "modules below views that print:\n" + "\n".join(printing)
+    assert not printing, "modules outside views that print:\n" + "\n".join(printing)
 
 
 def test_the_print_check_sees_print_and_stream_writes() -> None:
@@ -499,7 +496,7 @@ def test_the_print_check_sees_print_and_stream_writes() -> None:
     assert prints(source) == [2, 4, 5]
 
 
-#: Printing planted in a room below views: (module, source, what the report names).
+#: Printing planted outside views: (module, source, what the report names).
 PLANTED_PRINTS = [
     # a build reporting its progress with print() to stderr
     ("pqbench.libraries.liboqs.compiling",
@@ -514,18 +511,20 @@ PLANTED_PRINTS = [
     # a verdict printed by the analysis that reaches it
     ("pqbench.analysis.verdict", "def judge():\n    print('faster')\n",
      ["pqbench.analysis.verdict:2"]),
-    # the commands, and views render; a process entry writes its answer
-    ("pqbench.cli.speed", "print('table')\n", []),
+    # a command printing its table itself instead of rendering it through views
+    ("pqbench.cli.speed", "print('table')\n", ["pqbench.cli.speed:1"]),
+    # views render; a process entry writes its answer
     ("pqbench.views.console", "print('table')\n", []),
+    ("pqbench.__main__", "import sys\nsys.stderr.write('error: interrupted')\n", []),
     ("pqbench.libraries.liboqs.__main__", "print('/usr/lib/liboqs.so')\n", []),
 ]
 
 
 @pytest.mark.parametrize(("module", "source", "named"), PLANTED_PRINTS,
                          ids=[p[0] for p in PLANTED_PRINTS])
-def test_a_planted_print_below_views_is_named(module: str, source: str,
+def test_a_planted_print_outside_views_is_named(module: str, source: str,
                                                       named: list[str]) -> None:
-    assert printing_below_views({module: source}) == named
+    assert printing_outside_views({module: source}) == named
 
 
 _DRAWING_ROOM = re.compile(r"(\S+)/|(\S+)\.py")
