@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -87,3 +88,27 @@ class Job:
         self._reader.join(timeout=30)
         os.close(self._master)
         return code, self.output
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
+    """Until `condition()` holds, looked at every 20 ms; fails naming `what` after
+    `seconds`. For an event a test cannot be told of (a file that appears, grows), not a
+    wait of a fixed time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{what} never happened")
+
+
+def corpus_written(where: Path) -> bool:
+    """True once a `files corpus` run in `where` holds a file with bytes in it: the corpus
+    is being written (its files may be removed between the listing and the look)."""
+    for path in where.glob("*/file*.bin"):
+        try:
+            if path.stat().st_size > 0:
+                return True
+        except FileNotFoundError:
+            continue
+    return False

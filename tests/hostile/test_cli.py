@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from typer.testing import CliRunner
 from pqbench.cli import app
 from pqbench.data.store import Store
 from pqbench.timing import multi
-from tests.helpers.jobs import Job
+from tests.helpers.jobs import Job, corpus_written, wait_until
 
 FAST = ["x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.02", "--rounds", "1"]
 
@@ -167,11 +166,7 @@ def test_sigterm_during_files_corpus_removes_the_corpus(tmp_path: Path) -> None:
     db = tmp_path / "corpus.db"
     proc = _start("files", "corpus", "--total", "96M", "--dir", str(where), "--seed", "3",
                   "--db", str(db))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(where.glob("*/file*.bin")):
-        time.sleep(0.05)
-    assert any(where.glob("*/file*.bin")), "the corpus never started"
-    time.sleep(0.5)
+    wait_until(lambda: corpus_written(where), "the corpus being written", 60)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr

@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 from pqbench.data.record import codec, transfer
 from pqbench.data.store import Store
 from tests.helpers import run_cli
+from tests.helpers.jobs import Job, wait_until
 from tests.helpers.runs import make_run
 
 pytestmark = pytest.mark.process
@@ -224,22 +225,35 @@ def fleet(tmp_path: Path) -> Path:
     return db
 
 
-@pytest.mark.parametrize("delay", [1.5, 3.0, 4.5])
+def _chart_drawn(out: Path) -> bool:
+    """A chart file is in the report's staging folder: the charts are being drawn."""
+    return any(p.name != "report.md" for p in out.glob(".pqbench-report-*/*"))
+
+
+#: When the signal comes, each an event the test waits for: the runs being compared (the
+#: command shows it), the charts about to be drawn (shown too), one chart drawn in the
+#: staging folder (a file that appears).
+MOMENTS = {
+    "comparing": lambda job, out: job.wait_for(r"comparing \d+ run"),
+    "drawing": lambda job, out: job.wait_for(r"drawing \d+ chart"),
+    "a chart drawn": lambda job, out: wait_until(
+        lambda: _chart_drawn(out) or job.process.poll() is not None, "a chart drawn"),
+}
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
 def test_a_signal_during_report_leaves_it_whole_or_absent(fleet: Path, tmp_path: Path,
-                                                          delay: float) -> None:
+                                                          moment: str) -> None:
     out = tmp_path / "rep"
-    proc = subprocess.Popen([sys.executable, "-m", "pqbench", "report", "--by", "label",
-                             "--out", str(out), "--db", str(fleet)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=120)
-    assert "Traceback" not in stderr, stderr
-    # -15: stopped while Python was still starting, before pqbench set its handler.
-    assert proc.returncode in (0, 143, -signal.SIGTERM), stderr
+    job = Job("report", "--by", "label", "--out", str(out), "--db", str(fleet))
+    MOMENTS[moment](job, out)
+    job.signal(signal.SIGTERM, group=False)
+    code, output = job.finish(120)
+    assert "Traceback" not in output, output
+    assert code in (0, 143), output
     if out.exists():
         whole = _report_is_whole_or_absent(out)
-        assert whole or proc.returncode != 0, stderr
+        assert whole or code != 0, output
     if not (out / "report.md").exists():  # the rerun needs no --force
         again = run_cli("report", "--by", "label", "--out", str(out), "--db", str(fleet))
         assert again.returncode == 0, again.stderr

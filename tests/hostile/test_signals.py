@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pqbench.data.store import Store
-from tests.helpers.jobs import Job
+from tests.helpers.jobs import Job, corpus_written, wait_until
 
 pytestmark = pytest.mark.process
 
@@ -40,15 +40,6 @@ def _finish(proc: subprocess.Popen[str], seconds: float) -> str:
                              f"{stderr[-6000:]}") from None
 
 
-def _wait_for(condition: object, what: str, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{what} never happened")
-
-
 @pytest.mark.parametrize("signals, gap", [(3, 0.03), (2, 0.2), (5, 0.0)])
 def test_repeated_ctrl_c_during_files_corpus_removes_it_and_keeps_the_run(
         tmp_path: Path, signals: int, gap: float) -> None:
@@ -57,8 +48,7 @@ def test_repeated_ctrl_c_during_files_corpus_removes_it_and_keeps_the_run(
     db = tmp_path / "corpus.db"
     proc = _start("files", "corpus", "--total", "400M", "--dir", str(where), "--seed", "5",
                   "--db", str(db))
-    _wait_for(lambda: any(where.glob("*/file*.bin")), "the corpus starting")
-    time.sleep(0.3)
+    wait_until(lambda: corpus_written(where), "the corpus being written")
     for _ in range(signals):
         proc.send_signal(signal.SIGINT)
         time.sleep(gap)
