@@ -67,7 +67,9 @@ app = typer.Typer(
 
 def _print_version(requested: bool) -> None:
     if requested:
-        typer.echo(f"pqbench {__version__}")
+        from pqbench.views import console
+
+        console.write(f"pqbench {__version__}\n")
         raise typer.Exit()
 
 

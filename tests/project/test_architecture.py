@@ -459,8 +459,9 @@ def test_the_door_check_sees_a_type_only_import() -> None:
 
 
 def prints(source: str) -> list[int]:
-    """The lines of `source` that print: print(), sys.stdout.write, sys.stderr.write, and
-    print handed on as a value (`log=print` prints from wherever `log` is called)."""
+    """The lines of `source` that print: print(), sys.stdout.write, sys.stderr.write,
+    typer's and click's echo and secho, and print handed on as a value (`log=print` prints
+    from wherever `log` is called; `rich.print` is a print too)."""
     def stream_write(node: ast.AST) -> bool:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "write"
@@ -469,8 +470,17 @@ def prints(source: str) -> list[int]:
                 and isinstance(node.func.value.value, ast.Name)
                 and node.func.value.value.id == "sys")
 
-    return sorted(node.lineno for node in ast.walk(ast.parse(source))
-                  if (isinstance(node, ast.Name) and node.id == "print") or stream_write(node))
+    def echo(node: ast.AST) -> bool:
+        called = node.func if isinstance(node, ast.Call) else None
+        return (isinstance(called, ast.Attribute) and called.attr in ("echo", "secho")
+                and isinstance(called.value, ast.Name) and called.value.id in ("typer", "click"))
+
+    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+                   if (isinstance(node, ast.Name) and node.id == "print")
+                   or (isinstance(node, ast.Attribute) and node.attr == "print"
+                       and isinstance(node.value, ast.Name) and node.value.id == "rich")
+                   or (isinstance(node, ast.alias) and node.name == "print")
+                   or stream_write(node) or echo(node)})
 
 
 def printing_outside_views(sources: Mapping[str, str]) -> list[str]:
@@ -492,8 +502,10 @@ def test_only_views_print() -> None:
 
 def test_the_print_check_sees_print_and_stream_writes() -> None:
     source = ('import sys\nprint("x")\ndef f():\n    sys.stderr.write("y")\n'
-              'log = print\nlogger.info("z")\nconsole.print("w")\n')
-    assert prints(source) == [2, 4, 5]
+              'log = print\nlogger.info("z")\nconsole.print("w")\ntyper.echo("v")\n'
+              'click.secho("u")\nrich.print("t")\nfrom rich import print as show\n'
+              'console.write("s")\n')
+    assert prints(source) == [2, 4, 5, 8, 9, 10, 11]
 
 
 #: Printing planted outside views: (module, source, what the report names).
@@ -513,6 +525,8 @@ PLANTED_PRINTS = [
      ["pqbench.analysis.verdict:2"]),
     # a command printing its table itself instead of rendering it through views
     ("pqbench.cli.speed", "print('table')\n", ["pqbench.cli.speed:1"]),
+    # the version echoed by typer rather than written through views
+    ("pqbench.cli.root", "import typer\ntyper.echo('pqbench 1.0')\n", ["pqbench.cli.root:2"]),
     # views render; a process entry writes its answer
     ("pqbench.views.console", "print('table')\n", []),
     ("pqbench.__main__", "import sys\nsys.stderr.write('error: interrupted')\n", []),
@@ -760,3 +774,65 @@ def test_the_probe_sees_a_heavy_library_where_a_command_uses_it(tmp_path: Path) 
                             "--rounds", "5", "--db", str(tmp_path / "r.db"))
     assert code == 0
     assert {"numpy", "scipy", "sqlalchemy"} <= modules
+
+
+# --- thin commands --------------------------------------------------------------------------
+
+#: The most lines a command's body may take after its signature and docstring: parse the
+#: options, call one use case (`pqbench/app/`), render its answer through views.
+COMMAND_LINES = 25
+
+#: Commands still over COMMAND_LINES, each until its decisions move into `pqbench/app/`;
+#: a name leaves this list when its command shrinks (the test fails on a name that fits).
+STILL_OVER = {
+    "pqbench.cli.speed.speed", "pqbench.cli.ratios.ratios", "pqbench.cli.history.history",
+    "pqbench.cli.files.hash_command", "pqbench.cli.files.corpus_command",
+    "pqbench.cli.list.list_command", "pqbench.cli.compare.compare", "pqbench.cli.show.show",
+    "pqbench.cli.info.runs", "pqbench.cli.report.report_command",
+    "pqbench.cli.memory.memory", "pqbench.cli.calibrate.calibrate",
+    "pqbench.cli.bisect.bisect", "pqbench.cli.transfer.export", "pqbench.cli.verify.verify",
+    "pqbench.cli.ab.ab",
+}
+
+
+def command_bodies(module: str, source: str) -> dict[str, int]:
+    """"module.function" -> the lines of its body after the docstring, for every function
+    typer registers: decorated with `APP.command(...)` or `APP.callback(...)`."""
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not any(
+                isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+                and d.func.attr in ("command", "callback") for d in node.decorator_list):
+            continue
+        body = node.body
+        if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            body = body[1:]
+        last = body[-1].end_lineno if body else None
+        found[f"{module}.{node.name}"] = (last - body[0].lineno + 1) if last else 0
+    return found
+
+
+def test_command_bodies_fit_on_a_screen() -> None:
+    """Every command parses, calls one use case and renders: its body (after the signature
+    and the docstring) takes at most COMMAND_LINES lines. STILL_OVER names those not yet
+    thinned, and only those."""
+    bodies = {name: lines for module, path in MODULES.items() if room(module) == "cli"
+              for name, lines in command_bodies(module, path.read_text("utf-8")).items()}
+    assert len(bodies) > 20, sorted(bodies)
+    over = {name: lines for name, lines in bodies.items() if lines > COMMAND_LINES}
+    new = {name: lines for name, lines in over.items() if name not in STILL_OVER}
+    assert not new, f"command bodies over {COMMAND_LINES} lines: {new}"
+    thinned = sorted(STILL_OVER - set(over))
+    assert not thinned, f"these fit now: remove them from STILL_OVER: {thinned}"
+
+
+def test_a_planted_long_command_is_measured() -> None:
+    """A docstring is not counted; blank lines and comments inside the body are."""
+    body = "\n".join(f"    x{i} = {i}" for i in range(24))
+    source = (f'@app.command()\n@handles_errors\ndef long(\n    a: int = 1,\n) -> None:\n'
+              f'    """Help.\n\n    More help."""\n{body}\n\n    # why\n    return\n'
+              f'def helper() -> None:\n{body}\n    y = 1\n    z = 2\n'
+              f'@sub.callback()\ndef root() -> None:\n    """Only help."""\n')
+    assert command_bodies("pqbench.cli.x", source) == {"pqbench.cli.x.long": 27,
+                                                       "pqbench.cli.x.root": 0}
