@@ -150,8 +150,10 @@ class Spread:
                          "miss the drift between runs)")
         if self.borrowed is not None:
             parts.append(self.borrowed)
+        # Calibration runs already stored are what the advice would ask for: after them,
+        # only more of them (or of the row's family) would sharpen the prior's share.
         tail = ": `pqbench calibrate` sharpens it" if self.borrowed == "the default prior" \
-            else ""
+            and not self.calibration else ""
         return (f"this machine's run-to-run spread of {size} from {' and '.join(parts)}, "
                 f"{self.freedom} df{tail}")
 

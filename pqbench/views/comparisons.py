@@ -230,7 +230,8 @@ def spread_note(rows: Sequence[Any]) -> str | None:
     floors = sorted(r.outcome.floor for r in judged)
     size = (numbers.percent(floors[0]) if floors[0] == floors[-1]
             else f"{numbers.percent(floors[0])} to {numbers.percent(floors[-1])}")
-    prior = sum(1 for r in judged if "default prior" in r.outcome.basis)
+    # Where the row's own calibration runs are stored, the spread does not advise them again.
+    prior = sum(1 for r in judged if "`pqbench calibrate` sharpens" in r.outcome.basis)
     text = (f"{len(judged)} row(s) had too few runs for the exact test and were judged against "
             f"this machine's run-to-run spread of the row ({size}, the noise floor column; "
             "--json gives each row's basis)")

@@ -62,6 +62,22 @@ def test_nothing_stored_is_the_documented_prior_and_says_so() -> None:
     assert found.short() == "the default prior of 10.5% (`pqbench calibrate` sharpens it)"
 
 
+def test_a_calibrated_row_that_leans_on_the_prior_is_not_told_to_calibrate() -> None:
+    """Five calibration runs of a row with no family: 4 df of its own, moderated by the
+    prior. The advice to run `pqbench calibrate` was given after it had been followed."""
+    model = NoiseModel()
+    model.add_runs(KEY, [0.0, 0.02, -0.01, 0.01, -0.02], calibration=5)
+    found = model.spread(KEY)
+    assert found.borrowed == "the default prior" and found.calibration == 5
+    assert "5 of them calibration" in found.describe()
+    assert "pqbench calibrate" not in found.describe()
+    assert "pqbench calibrate" not in found.short()
+    uncalibrated = NoiseModel()
+    uncalibrated.add_runs(KEY, [0.0, 0.02, -0.01, 0.01, -0.02])
+    assert found.describe() != uncalibrated.spread(KEY).describe()
+    assert uncalibrated.spread(KEY).describe().endswith(": `pqbench calibrate` sharpens it")
+
+
 def test_a_row_with_few_degrees_of_freedom_borrows_from_its_family() -> None:
     model = NoiseModel()
     model.add_runs(KEY, [0.0, 0.1])  # 1 df, sd 0.0707
