@@ -199,3 +199,17 @@ def database_text(base_url: str, location: str) -> str:
         assert "pqbench_runs" in tables
         return "\n".join(str(row[0]) for table in tables for row in conn.execute(
             f"SELECT row_to_json(t)::text FROM {table} t"))  # our own table names
+
+
+def dump_text(base_url: str, location: str) -> str:
+    """`pg_dump` of the database at `location` (its URL, with or without a password), as
+    the superuser: the whole database as a backup would carry it, where tests look for a
+    secret that must never be stored. The server's own pg_dump, so the versions match."""
+    name = location.rsplit("/", 1)[1].split("?", 1)[0]
+    found = _binary_dir()
+    pg_dump = str(found / "pg_dump") if found else shutil.which("pg_dump") or "pg_dump"
+    done = subprocess.run([pg_dump, "--dbname", f"{base_url}/{name}"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "pqbench_runs" in done.stdout
+    return done.stdout

@@ -56,9 +56,16 @@ SPELLINGS = {"here": "here", "userland": "userland:NAME", "cmd": "cmd:PREFIX",
 #: The same in a message: "here, userland:NAME, ..., maven:GROUP:ARTIFACT==VERSION".
 SPELLED = ", ".join(SPELLINGS.values())
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: NAME=VALUE in a command word, alone or after an option (`--env=NAME=VALUE`).
-_ASSIGNMENT_WORD = re.compile(r"(?P<head>(?:-{1,2}[A-Za-z][\w-]*=)?"
-                              r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=)(?P<value>.*)", re.DOTALL)
+#: NAME=VALUE in a command word: alone (`env TOKEN=...`), as a long option's value
+#: (`--env=TOKEN=...`), glued to a one-letter option (`docker run -eTOKEN=...`, the JVM's
+#: `-Dgithub.token=...`), or an option's own value (`--token=...`).
+_ASSIGNMENT_WORD = re.compile(
+    r"(?P<head>--[A-Za-z][\w-]*=(?=[A-Za-z_][\w.-]*=)|-[A-Za-z](?=[A-Za-z_][\w.-]*=)|-{1,2})?"
+    r"(?P<name>[A-Za-z_][\w.-]*)=(?P<value>.*)", re.DOTALL)
+#: A command word that is itself a shell command line (`sh -c 'export TOKEN=...; exec
+#: pqbench'`): its own words are redacted the same way.
+_SCRIPT = re.compile(r"[\s;&|()<>`]")
+_OPERATOR = re.compile(r"[();<>|&]+")
 
 
 @dataclass(frozen=True)
@@ -98,9 +105,9 @@ SPEC_CHARS = LABEL_CHARS - 40
 #: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
 SIDE_OPTIONS = ("--a", "--b", "--series")
 # Where a build's next item starts: `+`, then `here` or a kind and its colon (bisect's
-# `here + env:A=1`).
+# `here + env:A=1`), spelled as `parse` reads a kind (`_kind`: any case, spaces around it).
 _COLON_KINDS = "|".join(kind for kind in SPELLINGS if kind != "here")
-_NEXT_ITEM = re.compile(rf"\+(?=\s*(?:here\s*(?:\+|$)|(?:{_COLON_KINDS}):))", re.IGNORECASE)
+_NEXT_ITEM = re.compile(rf"\+(?=\s*(?:here\s*(?:\+|$)|(?:{_COLON_KINDS})\s*:))", re.IGNORECASE)
 
 
 def redact_argument(argument: str) -> str:
@@ -119,8 +126,12 @@ def redact_argument(argument: str) -> str:
 def command_line(argv: Sequence[str]) -> str:
     """The command of a session (`ab`, `bisect`) as it is stored with its runs: as
     `untrusted.command_line` stores any command, but its sides and builds through
-    `redact_argument`."""
-    return shlex.join(["pqbench", *(redact_argument(untrusted.storable(a)) for a in argv)])
+    `redact_argument`, and the value after `--a`, `--b` or `--series` as a side whatever
+    it holds (`shown_spec`)."""
+    words = [untrusted.storable(argument) for argument in argv]
+    return shlex.join(["pqbench", *(
+        shown_spec(word) if position and words[position - 1] in SIDE_OPTIONS
+        else redact_argument(word) for position, word in enumerate(words))])
 
 
 def shown_spec(text: str) -> str:
@@ -136,6 +147,8 @@ def shown_spec(text: str) -> str:
 
 
 def _kind(item: str) -> str:
+    """An item's kind as `parse` reads it and `shown` shows it: what comes before the
+    first colon, in any case, with spaces around it ignored (`ENV :NAME=VALUE` is env:)."""
     return item.partition(":")[0].strip().lower()
 
 
@@ -155,9 +168,31 @@ def _redact_word(word: str) -> str:
     if _kind(word) in ("env", "cmd") and ":" in word:
         return shown(word)
     match = _ASSIGNMENT_WORD.fullmatch(word)
-    if match is None:
-        return untrusted.redact(word)
-    return f"{match['head']}{redact(match['name'], match['value'])}"
+    if match is not None:
+        return f"{match['head'] or ''}{match['name']}={redact(match['name'], match['value'])}"
+    if "=" in word and _SCRIPT.search(word):
+        return _redact_script(word)
+    return untrusted.redact(word)
+
+
+def _redact_script(script: str) -> str:
+    """A word that is a shell command line of its own (`sh -c`, `bash -lc`, `su -c`): its
+    words redacted as a prefix's are, its operators kept; hidden whole when it does not
+    split into words."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return untrusted.MASK
+    return " ".join(word if _OPERATOR.fullmatch(word) else _script_word(word)
+                    for word in words)
+
+
+def _script_word(word: str) -> str:
+    redacted = _redact_word(word)
+    return redacted if redacted != word and redacted.endswith(untrusted.MASK) \
+        else shlex.quote(redacted)
 
 
 def parse(items: Sequence[str], which: str) -> Side:
@@ -193,8 +228,11 @@ def parse(items: Sequence[str], which: str) -> Side:
         elif kind == "env":
             name, value = _assignment(rest, which)
             env[name] = value
+        elif len(_NEXT_ITEM.split(item)) > 1:
+            raise UsageError(f"--{which} {shown_spec(item)!r}: give each item of a side as "
+                             f"its own --{which} (--{which} here --{which} env:NAME=VALUE)")
         else:
-            raise UsageError(f"--{which} {item!r}: a side is {SPELLED}")
+            raise UsageError(f"--{which} {shown(item)!r}: a side is {SPELLED}")
     if bases > 1:
         raise UsageError(f"--{which}: give at most one of here, userland:NAME and cmd:PREFIX "
                          "(pip:PACKAGE==VERSION counts as one of them)")
@@ -257,21 +295,31 @@ def _assignment(text: str, which: str) -> tuple[str, str]:
 
 
 def _shown_env(text: str) -> str:
+    """NAME=VALUE with the value hidden unless the name is harmless; text without "="
+    through `untrusted.redact`."""
     name, equals, value = text.partition("=")
-    return f"{name}{equals}{redact(name, value)}" if equals else text
+    if not equals:
+        return untrusted.redact(text)
+    return f"{untrusted.redact(name)}={redact(name, value)}"
 
 
 def shown(item: str) -> str:
-    """One side item as it may be shown and stored: `env:NAME=***` unless the name is
-    known to be harmless, `cmd:` with its NAME=VALUE words hidden (`redact_command`),
-    leading spaces dropped (`parse` ignores them too), anything else through
-    `untrusted.redact`."""
+    """One side item as it may be shown and stored, its kind read as `parse` reads it
+    (`_kind`) and written in lower case: `env:NAME=***` unless the name is known to be
+    harmless, `cmd:` with its NAME=VALUE words hidden (`redact_command`), the other kinds
+    through `untrusted.redact`. An item of no known kind (a typo, `evn:`, or a bare
+    NAME=VALUE) is refused, and shown with everything after its first "=" hidden."""
     kind, colon, rest = item.strip().partition(":")
-    if colon and kind.lower() == "env":
+    kind = kind.strip().lower()
+    if not colon:
+        return "here" if kind == "here" else _shown_env(item.strip())
+    if kind == "env":
         return f"env:{_shown_env(rest)}"
-    if colon and kind.lower() == "cmd":
+    if kind == "cmd":
         return f"cmd:{redact_command(rest)}"
-    return untrusted.redact(item.strip())
+    if kind in SPELLINGS and kind != "here":
+        return f"{kind}:{untrusted.redact(rest)}"
+    return _shown_env(item.strip())
 
 
 def provision_stacks(side: Side, implementations: Sequence[str] | None) -> None:
