@@ -37,11 +37,22 @@ def problems(samples: Sequence[float]) -> list[str]:
     if values.size >= 2 and values.mean() > 0:
         cv = float(np.std(values, ddof=1) / values.mean())
         if cv > CV_LIMIT:
-            found.append(f"CV {cv:.0%} is over {CV_LIMIT:.0%}")
+            found.append(f"CV {_over(cv * 100, CV_LIMIT * 100)} % is over "
+                         f"{CV_LIMIT * 100:g} %")
     trend = drift(values)
     if trend is not None:
         found.append(f"rates moved {trend:+.0%} from the first rounds to the last")
     return found
+
+
+def _over(value: float, limit: float) -> str:
+    """`value` to one decimal, as the tables print a CV, or to as many more as it takes to
+    read above `limit` (rounded to whole percents, 10.4 read "CV 10% is over 10%")."""
+    for decimals in range(1, 7):
+        text = f"{value:.{decimals}f}"
+        if float(text) > limit:
+            return text
+    return f"{value:.6f}"
 
 
 def drift(values: np.ndarray) -> float | None:

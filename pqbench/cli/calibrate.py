@@ -29,9 +29,9 @@ def calibrate(
     implementation: ImplementationsOption = None,
     operation: Annotated[list[str] | None, typer.Option(
         "--operation", "-o", metavar="OP", help="Only these operations.")] = None,
-    block_bytes: Annotated[int | None, typer.Option(
-        "--bytes", min=1, metavar="BYTES", help="Ciphers and hashes: bytes per operation.")
-    ] = None,
+    block_bytes: Annotated[list[int] | None, typer.Option(
+        "--bytes", min=1, metavar="BYTES",
+        help="Ciphers and hashes: bytes per operation (repeatable).")] = None,
     seconds: Annotated[float | None, typer.Option(
         metavar="SECONDS", min=0.001, max=3600.0,
         help="Timed seconds per operation, as `pqbench speed --seconds`.")] = None,
@@ -58,8 +58,8 @@ def calibrate(
         argv += ["-i", impl]
     for op in operation or []:
         argv += ["-o", op]
-    if block_bytes is not None:
-        argv += ["--bytes", str(block_bytes)]
+    for size in block_bytes or []:
+        argv += ["--bytes", str(size)]
     if seconds is not None:
         argv += ["--seconds", repr(seconds)]
     if rounds is not None:

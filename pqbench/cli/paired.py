@@ -26,15 +26,16 @@ IMPLEMENTATION_NAMES = (*ORDER, "python")
 #: What else narrows a paired session's rows, and which CPU its workers share.
 Operations = Annotated[list[str] | None, typer.Option(
     "--operation", "-o", metavar="OP", help="Only these operations (repeatable).")]
-Bytes = Annotated[int | None, typer.Option(
-    "--bytes", metavar="BYTES", help="Ciphers and hashes: only this many bytes per operation.")]
+Bytes = Annotated[list[int] | None, typer.Option(
+    "--bytes", metavar="BYTES",
+    help="Ciphers and hashes: only these bytes per operation (repeatable).")]
 Cpu = Annotated[int | None, typer.Option(
     "--cpu", metavar="CPU",
     help="The CPU all workers are pinned to (default: the highest allowed).")]
 
 
 def settings(algorithm: list[str] | None, implementation: list[str] | None,
-             operation: list[str] | None, block_bytes: int | None, *,
+             operation: list[str] | None, block_bytes: list[int] | None, *,
              max_seconds: float, round_seconds: float, threshold: str, cpu: int | None,
              worker_pairs: int | None = None, label_a: str | None = None,
              label_b: str | None = None) -> tuple[session.Settings, float | None]:
@@ -49,7 +50,7 @@ def settings(algorithm: list[str] | None, implementation: list[str] | None,
         raise UsageError(f"--worker-pairs must be between {session.MIN_WORKER_PAIRS} and 64")
     if cpu is not None:  # a CPU this process may not use: refused, as `speed --cpu` does
         multi.parse_cpus(str(cpu))
-    if block_bytes is not None and block_bytes < 1:
+    if any(size < 1 for size in block_bytes or ()):
         raise UsageError("--bytes must be at least 1")
     band = parse_threshold(threshold)
     unknown = [name for name in implementation or () if name not in IMPLEMENTATION_NAMES]
@@ -62,7 +63,7 @@ def settings(algorithm: list[str] | None, implementation: list[str] | None,
         algorithms=tuple(alg.name for alg in chosen),
         implementations=tuple(implementation) if implementation else None,
         operations=tuple(dict.fromkeys(operation or ())),  # -o twice is one operation
-        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
+        block_sizes=tuple(sorted(set(block_bytes))) if block_bytes else suite.BLOCK_SIZES,
         max_seconds=max_seconds, round_seconds=round_seconds, threshold=band, cpu=cpu,
         label_a=label_a, label_b=label_b, looks=sequential.Looks(),
         **({"worker_pairs": worker_pairs} if worker_pairs is not None else {}))

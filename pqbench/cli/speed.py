@@ -71,10 +71,10 @@ def speed(
         "--operation", "-o", metavar="OP",
         help="Only these operations (repeatable); `-o keygen` adds RSA "
                                   "key generation.")] = None,
-    block_bytes: Annotated[int | None, typer.Option(
+    block_bytes: Annotated[list[int] | None, typer.Option(
         "--bytes", min=1, max=MAX_BLOCK_BYTES, metavar="BYTES",
-        help="Ciphers and hashes: only this many bytes per operation, at most 64 MiB "
-             "(default: the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
+        help="Ciphers and hashes: only these bytes per operation (repeatable), at most 64 "
+             "MiB (default: the openssl speed sweep 16 64 256 1024 8192 16384).")] = None,
     label: LabelOption = None,
     mask: Annotated[str | None, typer.Option(
         "--mask", metavar="NAMES",
@@ -116,7 +116,7 @@ def speed(
         seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
         rounds=rounds if rounds is not None else (QUICK_ROUNDS if quick else DEFAULT_ROUNDS),
         operations=tuple(dict.fromkeys(operation or ())),  # -o twice is one operation
-        block_sizes=(block_bytes,) if block_bytes is not None else suite.BLOCK_SIZES,
+        block_sizes=tuple(sorted(set(block_bytes))) if block_bytes else suite.BLOCK_SIZES,
         label=label,
         processes=processes,
         cpus=multi.parse_cpus(cpu) if cpu is not None else (),
@@ -211,14 +211,14 @@ def _reference(name: str | None, chosen: Sequence[Algorithm]) -> str | None:
 def _check_operations(wanted: Sequence[str], chosen: Sequence[Algorithm]) -> None:
     """`-o NAME` that no chosen algorithm has: the operation is the problem, not the
     algorithm, and the message says which operations the algorithms have (and which
-    algorithms have NAME, when it is another family's); one that only some have is noted
-    for the others, which are then not measured."""
+    algorithms have NAME, when it is another family's); those only some have are noted
+    once, naming the algorithms that lack each (not measured for it)."""
+    lacking_any: dict[str, list[str]] = {}
     for operation in wanted:
         lacking = [alg for alg in chosen if operation not in alg.all_operations]
         if len(lacking) < len(chosen):
-            for alg in lacking:
-                console.note(f"{alg.name} has no operation {operation!r} (-o); its "
-                             f"operations are {', '.join(alg.all_operations)}")
+            if lacking:
+                lacking_any[operation] = [alg.name for alg in lacking]
             continue
         offered = "; ".join(f"{alg.name} has {', '.join(alg.all_operations)}"
                             for alg in chosen)
@@ -229,6 +229,9 @@ def _check_operations(wanted: Sequence[str], chosen: Sequence[Algorithm]) -> Non
         names = ", ".join(alg.name for alg in chosen)
         raise UsageError(f"{names} {'has' if len(chosen) == 1 else 'have'} no operation "
                          f"{operation!r} (-o): {offered}{where}")
+    if lacking_any:
+        console.note("-o: each algorithm is measured for the operations it has; " + "; ".join(
+            f"no {op} in {', '.join(names)}" for op, names in lacking_any.items()))
 
 
 def _warn_oversubscribed(processes: int) -> None:

@@ -492,6 +492,7 @@ def warn_unstable(figures: RunFigures) -> None:
     shown = lines[:_UNSTABLE_SHOWN]
     more = f"... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
     warning(f"{len(lines)} row(s) too unsteady to trust:")
-    for line in [*shown, *([more.strip()] if more else [])]:
-        stderr.print(safe(f"  {line}"))
-    stderr.print(safe(f"  What helps: {stability.WHAT_HELPS}."))
+    for line in [*shown, *([more.strip()] if more else []),
+                 f"What helps: {stability.WHAT_HELPS}."]:
+        for part in wrapped(clean(line), max(stderr.width, 40), "  ", "      "):
+            stderr.print(safe(part), soft_wrap=True)

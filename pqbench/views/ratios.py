@@ -100,12 +100,35 @@ def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle"
     return Table(f"{title} ({said})" if said else title, columns, rows)
 
 
+#: What one exchange is for each kind of scheme (`analysis.exchanges.RECIPES`), in words.
+EXCHANGE_WORDS = {
+    "kem": "keygen + encaps + decaps",
+    "key-agreement": "2 keygen + 2 derive, one of each per side",
+    "rsa": "encrypt + decrypt: key transport, as TLS 1.2's RSA key exchange, under a "
+           "long-lived key pair"}
+
+
+def exchange_note(ratios: Sequence[Ratio]) -> str | None:
+    """What "per exchange" counts for each scheme the exchange ratios set against each
+    other ("an exchange is ML-KEM-768 keygen + encaps + decaps; RSA-2048 encrypt + decrypt:
+    key transport ..."): an RSA "exchange" is not a key agreement."""
+    from pqbench.analysis.exchanges import kind_of
+
+    names = dict.fromkeys(name for r in ratios if r.kind == "exchange"
+                          for name in (r.numerator.algorithm, r.denominator.algorithm) if name)
+    said = [f"{name} {EXCHANGE_WORDS[kind]}" for name in names
+            if (kind := kind_of(name)) in EXCHANGE_WORDS]
+    return f"an exchange is {'; '.join(said)}" if said else None
+
+
 def notes(ratios: Sequence[Ratio]) -> list[str]:
-    """What a reader of the table needs to read it right: what "mean of N" is."""
+    """What a reader of the table needs to read it right: what an exchange is for each
+    kind of scheme, and what "mean of N" is."""
+    found = [text] if (text := exchange_note(ratios)) else []
     if any(r.kind == "binding" and len(r.numerator.rows) > 1 for r in ratios):
-        return ["mean: the geometric mean of the per-operation ratios (--json: which); a "
-                "binding's answer at each block size stands beside its mean over them"]
-    return []
+        found.append("mean: the geometric mean of the per-operation ratios (--json: which); "
+                     "a binding's answer at each block size stands beside its mean over them")
+    return found
 
 
 def _formula_safe(value: object) -> object:

@@ -21,7 +21,19 @@ def test_steady_rounds_raise_nothing() -> None:
 def test_a_wide_spread_is_named_with_its_cv() -> None:
     # sd of 100, 140, 100, 140, 100, 140, 100 is 21.4; mean 117.1: CV 18 %.
     (problem,) = stability.problems([100.0, 140.0, 100.0, 140.0, 100.0, 140.0, 100.0])
-    assert problem == "CV 18% is over 10%"
+    assert problem == "CV 18.3 % is over 10 %"
+
+
+def test_a_cv_just_over_the_limit_never_reads_as_the_limit() -> None:
+    """10.4 % rounded to whole percents read "CV 10% is over 10%"; a CV a hair over the
+    limit takes the decimals that show it is over."""
+    # Two rates a and b: CV = |a - b| / (a + b) * sqrt(2); a = 100, b chosen for the CV.
+    for cv, said in ((0.104, "10.4"), (0.10004, "10.004"), (0.1000004, "10.00004")):
+        ratio = (1 + cv / np.sqrt(2)) / (1 - cv / np.sqrt(2))
+        (problem,) = stability.problems([100.0, 100.0 * ratio])
+        assert problem == f"CV {said} % is over 10 %", problem
+    assert stability.problems([100.0, 100.0 * (1 + 0.0999 / np.sqrt(2)) /
+                               (1 - 0.0999 / np.sqrt(2))]) == []
 
 
 def test_a_trend_from_first_to_last_rounds_is_named() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from pqbench.data.store import Store
 from tests.helpers import invoke
 from tests.helpers.runs import make_runs
@@ -41,3 +43,60 @@ def test_compare_after_calibrating_does_not_advise_calibrating(tmp_path: Path) -
     # The same store without the calibration mark: the advice is right there.
     before = _compare_after(tmp_path, calibrated=False)
     assert "`pqbench calibrate` sharpens it" in before
+
+
+def test_bytes_named_twice_keeps_both_sizes() -> None:
+    """`--bytes 16 --bytes 16384` measured only 16384; every command that takes it keeps
+    each size, in ascending order, once."""
+    from typer.main import get_command
+
+    from pqbench.cli import app, paired
+
+    settings, _ = paired.settings(["aes-128-gcm"], None, None, [16384, 16, 16384],
+                                  max_seconds=10, round_seconds=0.05, threshold="auto",
+                                  cpu=None)
+    assert settings.block_sizes == (16, 16384)
+    for command in ("speed", "ab", "bisect", "calibrate"):
+        context = get_command(app).make_context(  # type: ignore[attr-defined]
+            "pqbench", [command, "--help"], resilient_parsing=True)
+        found = context.command.get_command(context, command)
+        (option,) = [p for p in found.params if "--bytes" in getattr(p, "opts", ())]
+        assert option.multiple, command
+
+
+def test_an_operation_only_some_algorithms_have_is_noted_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o encaps -o derive` over KEMs and key agreements: one note naming what lacks
+    which operation, not one per algorithm."""
+    from pqbench.catalog import algorithms
+    from pqbench.cli.speed import _check_operations
+
+    chosen = algorithms.resolve(["ml-kem-768", "ml-kem-512", "x25519", "ecdhp256"])
+    _check_operations(("encaps", "derive"), chosen)
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.count("-o") == 1, said
+    assert "no encaps in X25519, ECDH-P-256" in said
+    assert "no derive in ML-KEM-768, ML-KEM-512" in said
+    _check_operations(("encaps",), algorithms.resolve(["ml-kem-768"]))
+    assert capsys.readouterr().err == ""
+
+
+def test_an_rsa_exchange_is_said_to_be_key_transport() -> None:
+    """A ratio per exchange against RSA says what an RSA "exchange" counts."""
+    from pqbench.analysis.figures import run_figures
+    from pqbench.views import ratios as ratio_views
+    from tests.helpers.runs import make_run
+
+    rows = (("ML-KEM-768", "liboqs", "keygen", None, 20_000.0),
+            ("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
+            ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
+            ("RSA-2048", "libcrypto", "encrypt", None, 30_000.0),
+            ("RSA-2048", "libcrypto", "decrypt", None, 1_000.0))
+    run = make_run("r", seed=3, rows=rows)
+    figures = run_figures(replace(run, settings={**run.settings, "interleaved": True}))
+    against_rsa = [r for r in figures.mission if r.denominator.algorithm == "RSA-2048"]
+    assert against_rsa and against_rsa[0].kind == "exchange"
+    (note,) = [n for n in ratio_views.notes(against_rsa) if "exchange" in n]
+    assert "RSA-2048 encrypt + decrypt: key transport" in note
+    assert "ML-KEM-768 keygen + encaps + decaps" in note
+    assert ratio_views.notes([]) == []

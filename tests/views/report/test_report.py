@@ -471,7 +471,7 @@ def test_a_session_report_shows_both_sides_on_charts_from_zero(tmp_path: Path) -
     # A side has no paired ratios of its own: no "What it costs, paired" holding only a
     # note; an unsteady row is named with its side.
     assert "What it costs, paired" not in headings, headings
-    unsteady = [b for b in _bullets(tokens) if "is over 10%" in b or "trend" in b]
+    unsteady = [b for b in _bullets(tokens) if "is over 10 %" in b or "trend" in b]
     assert all(b.startswith(("A: hidden: ", "B: plain: ")) for b in unsteady), unsteady
     charts = [c for c in build(runs).charts if isinstance(c, GroupedBars)]
     assert charts
