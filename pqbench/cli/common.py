@@ -16,7 +16,7 @@ from pqbench.data.store import ENV_VAR
 from pqbench.platform import interrupts
 from pqbench.platform.errors import NothingStored, PqbenchError, StoreError, UsageError
 from pqbench.platform.untrusted import printable
-from pqbench.views import console
+from pqbench.views import console, delimited
 
 if TYPE_CHECKING:
     from pqbench.data.record.results import Run
@@ -166,7 +166,7 @@ def store_and_print(store: Store, run: Run, show: Callable[[Run, Store], None], 
     if json_output:
         print_json(codec.run_document(run))
     elif csv_output:
-        console.write(codec.run_csv(run))
+        console.write(delimited.run_csv(run))
     else:
         show(run, store)
 

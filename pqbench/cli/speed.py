@@ -35,7 +35,7 @@ from pqbench.measure.speed import mask as capmask
 from pqbench.measure.speed import suite
 from pqbench.platform.errors import UnknownAlgorithmError, UsageError
 from pqbench.timing import multi
-from pqbench.views import console
+from pqbench.views import console, delimited
 
 QUICK_SECONDS = 0.5
 #: Rounds are cycles of the paired ratios: 10 reach a 99 % signed-rank interval (8 is the
@@ -159,7 +159,7 @@ def speed(
         document["ratios"] = [r.as_dict() for r in (*figures.ratios, *asked)]
         print_json(document)
     elif csv_output:
-        console.write(codec.run_csv(run))
+        console.write(delimited.run_csv(run))
     else:
         console.show_run(run, figures)
         _note_helpers(run)

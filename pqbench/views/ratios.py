@@ -131,19 +131,11 @@ def notes(ratios: Sequence[Ratio]) -> list[str]:
     return found
 
 
-def _formula_safe(value: object) -> object:
-    """A text cell a spreadsheet will not run: names come from stored, maybe imported,
-    runs, and a cell starting with = + - @ is a formula there (OWASP, CSV injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return f"'{value}"
-    return value
-
-
 def csv_text(rows: Sequence[Sequence[object]]) -> str:
     """Ratios as tidy CSV (`analysis.ratios.ROW_COLUMNS`, one value a cell)."""
     from pqbench.analysis.ratios import ROW_COLUMNS
 
-    return delimited.csv_text(ROW_COLUMNS, [[_formula_safe(v) for v in row] for row in rows])
+    return delimited.csv_text(ROW_COLUMNS, rows)
 
 
 def followed_lines(found: Sequence[Across]) -> list[str]:

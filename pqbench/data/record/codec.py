@@ -12,8 +12,6 @@ operations of a 1-byte block (`unit` "byte" in the attributes, `block_size` 1).
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 import json
 import math
@@ -29,8 +27,15 @@ from pqbench.platform.errors import StoreError
 from pqbench.platform.untrusted import redact_command_line
 
 FORMAT = RUN_FORMAT
-__all__ = ["FORMAT", "FORMAT_VERSION", "measurement", "result_row", "run_csv", "run_document",
-           "run_from_document"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "csv_table",
+    "measurement",
+    "result_row",
+    "run_document",
+    "run_from_document",
+]
 
 
 def _number(value: float | None) -> float | None:
@@ -225,11 +230,12 @@ def _is_collection(annotation: Any) -> bool:
 CSV_RUN_COLUMNS = ("others_cpu", "cpu_steal")
 
 
-def run_csv(run: Run) -> str:
-    """One tidy table per run (a run has one kind): the key, the summary and the sizes of
-    `csv_columns` always, the typed attributes only where some row of this run fills them,
-    so a speed run carries no TLS, memory or file columns; then the run's load
-    (`CSV_RUN_COLUMNS`) where it was recorded."""
+def csv_table(run: Run) -> tuple[list[str], list[list[Any]]]:
+    """A run as one tidy table (a run has one kind), its columns and its rows, for
+    `views.delimited` to write: the key, the summary and the sizes of `csv_columns`
+    always, the typed attributes only where some row of this run fills them, so a speed
+    run carries no TLS, memory or file columns; then the run's load (`CSV_RUN_COLUMNS`)
+    where it was recorded."""
     rows = []
     state = {"others_cpu": run.environment.others_cpu, "cpu_steal": run.environment.steal}
     for m in run.measurements:
@@ -243,12 +249,7 @@ def run_csv(run: Run) -> str:
     columns = [*every[:core], *(name for name in every[core:]
                                 if any(row.get(name) not in (None, "") for row in rows)),
                *(CSV_RUN_COLUMNS if run.environment.machine_state else ())]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore",
-                            lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    return columns, [[row.get(name) for name in columns] for row in rows]
 
 
 # --- the store's rows (`pqbench.data.store`: the columns of store/schema.py) ----------------
