@@ -10,6 +10,7 @@ command needs (`store.queries`), never one query per run or per row.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import time
@@ -35,6 +36,7 @@ from pqbench.data.record import codec
 from pqbench.data.record.results import Run
 from pqbench.data.store import bulk, migrate, queries, schema
 from pqbench.data.store.location import (
+    TIMEOUT_VAR,
     is_keyword_dsn,
     is_sqlite_uri,
     is_url,
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["LIGHT_FIELDS", "RunFilter", "RunInfo", "Store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A statement may run this many times PQBENCH_DB_TIMEOUT on PostgreSQL (a lock wait ends
+#: after PQBENCH_DB_TIMEOUT).
+STATEMENT_TIMEOUTS = 2
 #: pg_advisory_xact_lock key held while creating the schema ("pqbench" as an integer).
 _SCHEMA_LOCK_KEY = 0x7071626E6368
 
@@ -108,6 +113,14 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
             raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
 
 
+def _unbounded_statements(conn: Connection) -> None:
+    """Lift the statement timeout for this transaction (PostgreSQL): an upgrade or an
+    import's COPY runs as long as the data is large; every wait for a lock in it still
+    ends after PQBENCH_DB_TIMEOUT (lock_timeout)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SET LOCAL statement_timeout = 0"))
+
+
 def _write_failed(exc: BaseException) -> bool:
     """SQLite could not write: the disk (or the file size limit) is full, or I/O failed."""
     text = str(getattr(exc, "orig", exc))
@@ -118,8 +131,14 @@ def _describe(exc: BaseException, location: str, secrets: list[str]) -> str:
     """The driver's message, with any password it quotes redacted (psycopg and SQLAlchemy
     may echo the connection string)."""
     text = redact(str(getattr(exc, "orig", exc)), secrets)
-    if "locked" in text:
-        return f"the database {location} is locked by another process; try again later"
+    state = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    if "locked" in text or state == "55P03":  # SQLite's busy timeout, PostgreSQL's lock_timeout
+        return (f"the database {location} is locked by another process: waited "
+                f"{lock_timeout():g} s ({TIMEOUT_VAR} sets how long); try again later")
+    if state == "57014" and "statement timeout" in text:
+        return (f"the database {location} did not answer within "
+                f"{STATEMENT_TIMEOUTS * lock_timeout():g} s "
+                f"({TIMEOUT_VAR} sets how long); try again later")
     if "readonly" in text or "read-only" in text:
         return f"the database {location} is read-only"
     if "malformed" in text or "file is not a database" in text:
@@ -212,7 +231,23 @@ class Store:
         except psycopg.Error as exc:
             raise ValueError(f"not a valid libpq connection string: {exc}") from None
         # libpq reads the location (`_libpq_location`): several hosts, its URI grammar.
-        return create_engine("postgresql+psycopg://", pool_pre_ping=True, connect_args=params)
+        engine = create_engine("postgresql+psycopg://", pool_pre_ping=True,
+                               connect_args=params)
+        milliseconds = max(1, math.ceil(timeout * 1000))
+
+        @event.listens_for(engine, "connect")
+        def _timeouts(dbapi_conn: Any, _record: Any) -> None:
+            # PQBENCH_DB_TIMEOUT bounds the session's waits as SQLite's busy timeout does:
+            # a lock another session holds is waited for that long (lock_timeout), any
+            # one statement runs at most twice that (statement_timeout: a lock wait ends
+            # first, and is said as one), so a command ends with a clear error, not a
+            # hang. Set as session defaults, committed, so no rollback takes them back.
+            with dbapi_conn.cursor() as cursor:
+                cursor.execute(f"SET lock_timeout = {milliseconds}")
+                cursor.execute(f"SET statement_timeout = {STATEMENT_TIMEOUTS * milliseconds}")
+            dbapi_conn.commit()
+
+        return engine
 
     def _validate(self, create: bool) -> None:
         try:
@@ -309,6 +344,7 @@ class Store:
         an older one it cannot read, and is told who can upgrade it."""
         try:
             with self.engine.begin() as conn:
+                _unbounded_statements(conn)
                 migrate.upgrade(conn, found)
         except (OperationalError, ProgrammingError, DBAPIError):
             if create:
@@ -406,6 +442,7 @@ class Store:
         for _attempt in range(3):
             try:
                 with self._transaction() as conn:
+                    _unbounded_statements(conn)
                     return insert(conn)
             except IntegrityError as exc:
                 problem = _describe(exc, self.location, self._secrets)
