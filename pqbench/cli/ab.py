@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
+from pqbench.app import ab as use_case
 from pqbench.cli import paired
 from pqbench.cli.common import (
     AlgorithmsArgument,
@@ -15,23 +16,17 @@ from pqbench.cli.common import (
     JsonOption,
     ThresholdOption,
     check_text,
+    end,
     handles_errors,
-    print_json,
     store_or_keep,
 )
 from pqbench.cli.root import app
 from pqbench.data.record import codec
 from pqbench.data.record.format import LABEL_CHARS
-from pqbench.platform import interrupts
-from pqbench.platform.errors import UsageError
 from pqbench.sessions import sides
-from pqbench.sessions.ab.client import WorkerError
+from pqbench.views import ab as ab_views
 from pqbench.views import console
 
-# The session and the statistics (numpy, scipy) are imported inside the command:
-# `pqbench --help` and the other commands start without them.
-if TYPE_CHECKING:
-    from pqbench.sessions.ab import session
 
 @app.command()
 @handles_errors
@@ -68,7 +63,6 @@ def ab(
     """Measure two configurations in alternation on one CPU and say, row by row, whether B
     is faster or slower than A; both sides are stored as runs."""
     from pqbench.data.store import Store
-    from pqbench.sessions.ab import session
 
     a, b = sides.parse(side_a or [], "a"), sides.parse(side_b or [], "b")
     settings, band = paired.settings(
@@ -76,72 +70,16 @@ def ab(
         round_seconds=round_seconds, threshold=threshold, cpu=cpu, worker_pairs=worker_pairs,
         label_a=label_a, label_b=label_b)
     store = Store.open(db)  # fail before measuring if the database is unusable
-    for side in (a, b):  # the foreign workers each side starts, built before it starts
-        sides.provision_stacks(side, settings.implementations)
-    command = sides.command_line(sys.argv[1:])
-    # SIGTERM arrives as interrupts.Terminated (a KeyboardInterrupt, installed by
-    # handles_errors): the session stops its workers and keeps the finished pairs.
+    use_case.provision(a, b, settings)
     with console.session_status("starting the workers", max_seconds) as show:
-        outcome = session.Session(a, b, settings, command, show).run()
-    runs = (outcome.run_a, outcome.run_b)
-    if any(run.measurements or run.problems for run in runs):
-        # A second signal waits until both runs are stored (or kept in a file).
+        outcome = use_case.run(a, b, settings, sys.argv[1:], show)
+    runs = use_case.kept(outcome, settings)
+    if runs:  # a second signal waits until both runs are stored (or kept in a file)
         store_or_keep(store, runs, {"runs": [codec.run_document(run) for run in runs]}
                       if json_output else None)
-    elif outcome.error:  # nothing started: nothing to keep, only the error to say
-        raise WorkerError(outcome.error)
-    elif outcome.status == "complete":
-        raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
-                         f" with these operations and implementations")
-    _report(outcome, band, json_output, store.location)
-
-
-def _report(outcome: session.Outcome, band: float | None, json_output: bool,
-            location: str) -> None:
-    for note in outcome.notes:
-        console.warning(note)
-    a, b = outcome.run_a, outcome.run_b
-    kept = any(run.measurements or run.problems for run in (a, b))
-    stored = (f"stored as runs {a.run_id} (A) and {b.run_id} (B) in {location}" if kept
-              else "nothing was measured, so nothing was stored")
-    if a.measurements and b.measurements and _shared(a, b):
-        from pqbench.analysis.compare import compare_runs
-
-        result = compare_runs([a], [b], band, cross_machine=True,
-                              before_name=a.label, after_name=b.label)
-        if json_output:
-            document: dict[str, Any] = result.as_dict()
-            document["session"] = dict(a.settings.get("ab") or {}, status=outcome.status,
-                                       runs=[a.run_id, b.run_id])
-            print_json(document)
-        else:
-            console.show_comparison(result)
-            console.show_load(a)  # one window for the session: both sides share it
-    elif json_output:
-        print_json({"rows": [], "session": dict(a.settings.get("ab") or {},
-                                                status=outcome.status)})
-    else:
-        console.note("no row was measured on both sides")
-    # Two workers of one machine usually lack the same things: one table then, not two.
-    same = a.problems == b.problems
-    for run, name in ((a, "both sides"),) if same else ((a, "side A"), (b, "side B")):
-        if run.problems:
-            console.stderr.print(console.problems_table(run.problems), markup=False)
-            console.note(f"({name})")
-    console.note(stored)
-    if outcome.error:
-        console.error(outcome.error)
-        raise typer.Exit(1)
-    if outcome.status == "interrupted":
-        console.error("interrupted; the completed pairs were stored")
-        raise typer.Exit(interrupts.exit_code())
-    if any(p.kind == "failed verification" for r in (a, b) for p in r.problems):
-        console.error("an implementation failed its checks and was not timed (see above)")
-        raise typer.Exit(1)
-
-
-def _shared(a: Any, b: Any) -> bool:
-    return bool({m.key for m in a.measurements} & {m.key for m in b.measurements})
+    found = use_case.answer(outcome, band, store.location)
+    ab_views.show(found, json_output)
+    end(found.ending)
 
 
 @app.command(hidden=True)

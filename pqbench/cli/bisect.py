@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pqbench.app import bisect as use_case
 from pqbench.cli import paired
 from pqbench.cli.common import (
     AlgorithmsArgument,
@@ -14,13 +15,12 @@ from pqbench.cli.common import (
     ImplementationsOption,
     JsonOption,
     ThresholdOption,
+    end,
     handles_errors,
-    print_json,
 )
 from pqbench.cli.root import app
-from pqbench.platform import interrupts
 from pqbench.sessions import sides
-from pqbench.views import bisection, console, numbers
+from pqbench.views import bisection, console
 
 
 @app.command()
@@ -54,7 +54,6 @@ def bisect(
     differ beyond the band; each change point with its ratio, interval and the fingerprint
     differences that explain it. Every session is stored as two runs."""
     from pqbench.data.store import Store
-    from pqbench.sessions.bisect import runner
     from pqbench.sessions.bisect import series as series_module
 
     chosen_series = series_module.parse(series or [])
@@ -62,30 +61,13 @@ def bisect(
                                       max_seconds=max_seconds, round_seconds=round_seconds,
                                       threshold=threshold, cpu=cpu)
     store = Store.open(db)  # fail before measuring if the database is unusable
-    command = sides.command_line(sys.argv[1:])
-    plan = runner.Plan(chosen_series, settings, band, command)
+    plan = use_case.plan(chosen_series, settings, band, sys.argv[1:])
     with console.status("starting") as show:
-        measuring = runner.Runner(plan, store, show)
-        result = measuring.exhaustive() if every_pair else measuring.bisect()
+        found = use_case.run(plan, store, every_pair, show, search=not json_output)
     if json_output:
-        print_json(bisection.bisection_document(result, chosen_series, store.location))
+        console.print_json(bisection.bisection_document(found.result, chosen_series,
+                                                        store.location))
     else:
-        from pqbench.data.store import RunFilter
-        from pqbench.sessions.bisect import stored
-
-        found = stored.searches(store.load_runs(RunFilter(ids=tuple(measuring.stored)))) \
-            if measuring.stored else []
-        bisection.show_bisection(result, chosen_series, found[-1] if found else None)
-        sessions = len(result.sessions)
-        console.note(f"{sessions} session{'s' if sessions != 1 else ''}, "
-                     f"{numbers.count(len(measuring.stored))} runs stored in {store.location}")
-    if result.status == "interrupted":
-        console.error("interrupted; the sessions done so far were stored, the builds made "
-                      "so far stay cached")
-        raise typer.Exit(interrupts.exit_code())
-    if result.ends is None:
-        console.error("no two builds of the series could be measured (see above)")
-        raise typer.Exit(1)
-    if result.unusable:
-        console.error(f"{len(result.unusable)} build(s) of the series were unusable (see above)")
-        raise typer.Exit(1)
+        bisection.show_bisection(found.result, chosen_series, found.search)
+        bisection.show_stored(len(found.result.sessions), found.runs_stored, store.location)
+    end(found.ending)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from pqbench.app import calibrate as use_case
 from pqbench.cli.common import (
     AlgorithmsArgument,
     DbOption,
@@ -13,7 +14,6 @@ from pqbench.cli.common import (
     JsonOption,
     LabelOption,
     handles_errors,
-    print_json,
 )
 from pqbench.cli.root import app
 from pqbench.views import console
@@ -51,40 +51,17 @@ def calibrate(
     run-to-run spread of each row; these runs measure it (one build, run after run), and
     the table says how large a change one run against one can now call.
     """
-    from pqbench.measure.speed.calibration import run_series
+    from pqbench.views.noise import calibration_document, spread_table
 
-    argv = [*(algorithm or [])]
-    for impl in implementation or []:
-        argv += ["-i", impl]
-    for op in operation or []:
-        argv += ["-o", op]
-    for size in block_bytes or []:
-        argv += ["--bytes", str(size)]
-    if seconds is not None:
-        argv += ["--seconds", repr(seconds)]
-    if rounds is not None:
-        argv += ["--rounds", str(rounds)]
-    if label:
-        argv += ["--label", label]
+    argv = use_case.speed_arguments(algorithm, implementation, operation, block_bytes,
+                                    seconds, rounds, label)
     with console.status(f"calibrating: {runs} runs of the suite, one process each"):
-        ids = run_series(argv, runs, db, pause=pause,
-                         done=lambda i, run_id: console.note(f"run {i} of {runs}: {run_id}"))
-    from pqbench.analysis.noise import NoiseModels, smallest_call
-    from pqbench.data.store import RunFilter, Store
-    from pqbench.views.noise import spread_table
-
-    store = Store.open(db, create=False)
-    stored = store.load_runs(RunFilter(ids=tuple(ids)))
-    model = NoiseModels(store).for_runs(stored)
-    keys = list(dict.fromkeys(m.key for run in stored for m in run.measurements if m.samples))
-    spreads = [(key, model.spread(key) if model is not None else None) for key in keys]
+        found = use_case.calibrate(
+            argv, runs, db, pause,
+            done=lambda i, run_id: console.note(f"run {i} of {runs}: {run_id}"))
     if json_output:
-        print_json({"runs": ids, "rows": [
-            {"algorithm": k[0], "implementation": k[1], "operation": k[2], "block_size": k[3],
-             "spread": s.as_dict() if s else None,
-             "smallest_change_one_against_one": smallest_call(s, 1, 1) if s else None}
-            for k, s in spreads]})
+        console.print_json(calibration_document(found.ids, found.spreads))
         return
-    console.print_table(spread_table(spreads))
-    console.note(f"stored {len(ids)} calibration runs ({', '.join(ids)}); compare and history "
-                 "judge one run per build against these spreads")
+    console.print_table(spread_table(found.spreads))
+    console.note(f"stored {len(found.ids)} calibration runs ({', '.join(found.ids)}); "
+                 "compare and history judge one run per build against these spreads")

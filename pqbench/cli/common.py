@@ -19,6 +19,7 @@ from pqbench.platform.untrusted import printable
 from pqbench.views import console, delimited
 
 if TYPE_CHECKING:
+    from pqbench.app.ending import Ending
     from pqbench.data.record.results import Run
     from pqbench.data.store import Store
     from pqbench.libraries.implementations.base import Implementation
@@ -49,6 +50,13 @@ def exit_for(run: Run, stored_what: str, failed_what: str, *,
     if workers_fail and any(p.kind == "error" for p in run.problems):
         console.error("a worker process failed; its rows say how (see above)")
         raise typer.Exit(1)
+
+
+def end(ending: Ending | None) -> None:
+    """Say how a use case ended, and exit with its status; nothing when it ended well."""
+    if ending is not None:
+        console.error(ending.message)
+        raise typer.Exit(ending.status)
 
 
 def one_output(**chosen: bool) -> None:

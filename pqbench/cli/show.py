@@ -21,9 +21,9 @@ def show(
 ) -> None:
     """Print a stored run again: its table, its paired ratios, what was not measured."""
     from pqbench.analysis import ratios
-    from pqbench.cli import memory, tls
     from pqbench.data.store import Store
     from pqbench.views import files as file_views
+    from pqbench.views import memory, tls
 
     store = Store.open(db, create=False)
     if run is None:
@@ -38,7 +38,7 @@ def show(
     console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
                  f"{loaded.started_at}" + (f", label {loaded.label}" if loaded.label else ""))
     if loaded.kind == "tls":
-        tls._show(loaded, store)
+        tls.show(loaded, store)
     elif loaded.kind == "memory":
         memory.show(loaded, store)
     elif loaded.kind == "files":

@@ -8,15 +8,14 @@ built, print the command that starts its pqbench, or run a command inside. `pqbe
 from __future__ import annotations
 
 import shlex
-import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from pqbench.cli.common import JsonOption, handles_errors, print_json
+from pqbench.app import userland as use_case
+from pqbench.cli.common import JsonOption, handles_errors
 from pqbench.cli.root import app
-from pqbench.platform.errors import PqbenchError
-from pqbench.views import console
+from pqbench.views import console, numbers
 
 userland_app = typer.Typer(
     name="userland", no_args_is_help=True, add_completion=False,
@@ -43,19 +42,13 @@ def build(name: NameArgument, json_output: JsonOption = False) -> None:
     and set pqbench up again only when this checkout changed. Needs root. Prints the
     userland's root directory (--json: its manifests and the command prefix).
     """
-    from pqbench.libraries.userland import ensure
-
-    started = time.monotonic()
-    built = ensure(name, _log)
-    seconds = time.monotonic() - started
-    _log(f"{name} ready in {seconds:.2f} s; its pqbench: "
-         f"{shlex.join(built.command_prefix())}")
+    found = use_case.build(name, _log)
+    _log(f"{name} ready in {numbers.number(found.seconds, 2)} s; its pqbench: "
+         f"{shlex.join(found.userland.command_prefix())}")
     if json_output:
-        print_json({"name": built.name, "root": str(built.root), "seconds": round(seconds, 2),
-                    "prefix": built.command_prefix(), "base": built.base,
-                    "install": _install_info(built.install)})
+        console.print_json(found.document())
     else:
-        console.write(f"{built.root}\n")
+        console.write(f"{found.userland.root}\n")
 
 
 @userland_app.command("status")
@@ -64,47 +57,18 @@ def status(name: Annotated[str | None, typer.Argument(
                help="One userland (default: every known one).", show_default=False)] = None,
            json_output: JsonOption = False) -> None:
     """Show what is built, whether its pqbench is this checkout's, and container engines."""
-    from pqbench.libraries.userland import RECIPES, container_engines
-    from pqbench.libraries.userland.recipe import recipe
-
-    names = [recipe(name).name] if name else sorted(RECIPES)
-    found = {n: _state(n) for n in names}
-    engines = container_engines()
+    found = use_case.status(name)
     if json_output:
-        print_json({"userlands": found, "container_engines": engines or "none installed"})
+        console.print_json(found)
         return
     rows = [(n, info["state"], info["root"], info.get("base_summary"),
-             info.get("install_summary")) for n, info in found.items()]
+             info.get("install_summary")) for n, info in found["userlands"].items()]
     console.stdout.print(console.rows_table(
         "userlands", ("name", "state", "root", "base system", "pqbench inside"), rows))
-    for engine, state in (engines or {"container engines": "none installed"}).items():
+    engines = found["container_engines"]
+    for engine, state in (engines if isinstance(engines, dict)
+                          else {"container engines": engines}).items():
         console.stdout.print(console.safe(f"{engine}: {state}"))
-
-
-def _state(name: str) -> dict[str, Any]:
-    """One userland's status as plain data; `state` is built, stale or not built."""
-    from pqbench.libraries.userland import find, is_current
-    from pqbench.libraries.userland.recipe import recipe, root_of
-
-    try:
-        built = find(name)
-    except PqbenchError as exc:
-        return {"state": "not built", "root": str(root_of(recipe(name))), "reason": str(exc)}
-    base, install = built.base, built.install
-    current = is_current(built)
-    return {
-        "state": "built" if current else "built, pqbench inside older than this checkout",
-        "root": str(built.root), "current": current, "prefix": built.command_prefix(),
-        "base": base, "install": _install_info(install),
-        "base_summary": f"{base.get('suite')} {base.get('arch')}, built "
-                        f"{base.get('built_at')} in {base.get('build_seconds')} s",
-        "install_summary": f"{built.install_dir}, set up {install.get('installed_at')} in "
-                           f"{install.get('install_seconds')} s",
-    }
-
-
-def _install_info(install: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in install.items() if k != "files"}
 
 
 @userland_app.command("prefix")
@@ -118,7 +82,7 @@ def prefix(name: NameArgument, json_output: JsonOption = False) -> None:
 
     argv = find(name).command_prefix()
     if json_output:
-        print_json(argv)
+        console.print_json(argv)
     else:
         console.write(shlex.join(argv) + "\n")
 

@@ -139,6 +139,12 @@ def show_bisection(result: Result, chosen: Series, search: Search | None = None)
                  "agree, and steps smaller than the band (--every-pair measures each pair)")
 
 
+def show_stored(sessions: int, runs: int, location: str) -> None:
+    """How many sessions the bisection took and where their runs are."""
+    console.note(f"{sessions} session{'s' if sessions != 1 else ''}, "
+                 f"{numbers.count(runs)} runs stored in {location}")
+
+
 def bisection_document(result: Result, chosen: Series, location: str) -> dict[str, Any]:
     """The JSON of `pqbench bisect --json`."""
     builds = chosen.builds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pqbench.analysis.noise import Spread, smallest_call
 from pqbench.data.record.results import RowKey
@@ -41,3 +42,14 @@ def spread_table(spreads: Sequence[tuple[RowKey, Spread | None]]) -> Table:
                   Column("1 vs 1 calls", align="right"),
                   Column("5 vs 1 calls", align="right", priority=1)),
                  tuple(rows))
+
+
+def calibration_document(ids: Sequence[str],
+                         spreads: Sequence[tuple[RowKey, Spread | None]]) -> dict[str, Any]:
+    """`pqbench calibrate --json`: the runs, and per row its spread and the smallest change
+    one run against one can call."""
+    return {"runs": list(ids), "rows": [
+        {"algorithm": k[0], "implementation": k[1], "operation": k[2], "block_size": k[3],
+         "spread": s.as_dict() if s else None,
+         "smallest_change_one_against_one": smallest_call(s, 1, 1) if s else None}
+        for k, s in spreads]}

@@ -789,9 +789,6 @@ STILL_OVER = {
     "pqbench.cli.files.hash_command", "pqbench.cli.files.corpus_command",
     "pqbench.cli.list.list_command", "pqbench.cli.compare.compare", "pqbench.cli.show.show",
     "pqbench.cli.info.runs", "pqbench.cli.report.report_command",
-    "pqbench.cli.memory.memory", "pqbench.cli.calibrate.calibrate",
-    "pqbench.cli.bisect.bisect", "pqbench.cli.transfer.export", "pqbench.cli.verify.verify",
-    "pqbench.cli.ab.ab",
 }
 
 

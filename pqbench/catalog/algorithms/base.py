@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Kind = Literal["kem", "signature", "key-agreement", "rsa", "cipher", "hash"]
+#: The public-key kinds: `verify` checks them when no algorithm is named, `memory` measures
+#: them (ciphers and hashes allocate per context, not per call).
+PUBLIC_KEY_KINDS: tuple[Kind, ...] = ("kem", "signature", "key-agreement", "rsa")
 
 #: The operations a kind offers by default, in the order a table shows them.
 DEFAULT_OPERATIONS: dict[str, tuple[str, ...]] = {

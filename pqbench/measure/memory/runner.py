@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pqbench.catalog import algorithms
-from pqbench.catalog.algorithms.base import Algorithm
+from pqbench.catalog.algorithms.base import PUBLIC_KEY_KINDS, Algorithm
 from pqbench.data.record.memory import MemoryFigure
 from pqbench.data.record.results import Problem, Verification
 from pqbench.libraries.implementations.base import Implementation
@@ -31,8 +31,6 @@ from pqbench.platform.errors import UsageError
 INTERPOSER_MODULE = "pqbench.measure.memory._memhook"
 #: Calls measured per operation; each figure is the largest of them.
 DEFAULT_CALLS = 5
-#: Kinds with public-key operations (ciphers and hashes allocate per context, not per call).
-KINDS = ("kem", "signature", "key-agreement", "rsa")
 #: The implementations whose operations run in C, where a call's memory is the library's.
 IMPLEMENTATIONS = ("liboqs", "libcrypto")
 #: The stack region the call runs on (csrc/memory.c MEM_STACK_BYTES).
@@ -167,7 +165,7 @@ def operations_for(alg: Algorithm, wanted: Sequence[str]) -> tuple[str, ...]:
 def plan(algorithms: Iterable[Algorithm], implementations: Iterable[Implementation],
          operations: Sequence[str] = ()) -> list[MemoryTask]:
     algs, impls = tuple(algorithms), tuple(implementations)
-    symmetric = [a.name for a in algs if a.kind not in KINDS]
+    symmetric = [a.name for a in algs if a.kind not in PUBLIC_KEY_KINDS]
     if symmetric:
         raise UsageError(f"memory is measured for public-key algorithms; {', '.join(symmetric)} "
                          "is not one")

@@ -1,0 +1,115 @@
+"""`pqbench export` and `pqbench import`: which runs leave, where they are written (whole or
+not at all, never over an earlier export by accident), and which runs of the files are
+stored, skipped or refused."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pqbench.app.ending import Ending
+from pqbench.platform.errors import InputFileError, StoreError, UsageError
+
+if TYPE_CHECKING:
+    from pqbench.data.store import Store
+
+#: How many of the refused runs' ids the message names.
+SHOWN = 5
+
+
+def check(fmt: str, output: Path | None, force: bool, runs: Sequence[str] | None,
+          last: int | None, every: bool) -> None:
+    """Everything an export asks checked before the database is read: the format; the
+    output, since an earlier export (perhaps the only copy of runs from another machine)
+    is never replaced by accident, and even with --force only a regular file is (never
+    /dev/null as root, or a link to /proc/self/fd/1); and exactly one choice of runs."""
+    from pqbench.data.record import transfer
+
+    if fmt not in transfer.FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(transfer.FORMATS)}")
+    if output is not None and (output.is_symlink()
+                               or (output.exists() and not output.is_file())):
+        raise InputFileError(f"{output} is not a regular file; pqbench replaces only "
+                             "regular files: choose another --output")
+    if output is not None and not force and output.exists():
+        raise InputFileError(f"{output} already exists; pass --force to replace it, or "
+                             "choose another --output")
+    if sum([bool(runs), last is not None, every]) != 1:
+        raise UsageError("name the runs to export, or give --last N or --all (one of them)")
+
+
+def export(store: Store, runs: Sequence[str] | None, last: int | None, every: bool,
+           fmt: str) -> tuple[str, int]:
+    """The text of the runs named, else of the `last` newest or of `every` one, in `fmt`
+    (`check`ed); and how many runs it holds."""
+    # The validation models (pydantic) load here, not when `pqbench --help` starts.
+    from pqbench.data.record import transfer
+    from pqbench.data.store import RunFilter
+    from pqbench.data.store.selection import newest_ids
+
+    ids = list(runs or newest_ids(store, None if every else last))
+    if not ids:
+        raise UsageError(f"no runs stored in {store.location}; nothing to export")
+    loaded = store.load_runs(RunFilter(ids=tuple(ids)))
+    return transfer.export(loaded, fmt), len(loaded)
+
+
+def write_whole(output: Path, text: str) -> None:
+    """Write `text` to `output` whole or not at all: a temporary file beside it, renamed
+    into place, so a full disk or an interruption never leaves half an export."""
+    temporary = None
+    try:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=output.parent or ".",
+                                         prefix=f".{output.name}.", delete=False) as file:
+            temporary = Path(file.name)
+            file.write(text)
+        os.replace(temporary, output)
+    except OSError as exc:
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+        raise InputFileError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class Imported:
+    """Where the runs went, which were stored, which were there already, and which were
+    refused: stored already with other contents (the stored run is kept as it is)."""
+
+    location: str
+    stored: list[str]
+    skipped: list[str]
+    differing: list[str]
+
+    def document(self) -> dict[str, Any]:
+        return {"database": self.location, "imported": self.stored,
+                "already_stored": self.skipped, "stored_with_other_contents": self.differing}
+
+    @property
+    def ending(self) -> Ending | None:
+        if not self.differing:
+            return None
+        shown = ", ".join(self.differing[:SHOWN]) + (" ..." if len(self.differing) > SHOWN
+                                                      else "")
+        return Ending(f"{len(self.differing)} run(s) of the files were not imported: a run "
+                      f"with the same id but other contents is stored ({shown}); the stored "
+                      "run was kept as it is (import the file into another database to "
+                      "compare them)", StoreError.exit_code)
+
+
+def import_files(files: Sequence[Path], db: str | None) -> Imported:
+    """Every file validated before anything is written, then all runs of all files written
+    in one transaction, straight from the validated documents."""
+    from pqbench.data.record import transfer
+    from pqbench.data.store import Store
+
+    documents = transfer.read_documents(list(files))
+    store = Store.open(db)
+    stored = store.save_documents(documents)
+    written = set(stored)
+    skipped = [doc for doc in documents if doc["run_id"] not in written]
+    return Imported(store.location, list(stored), [doc["run_id"] for doc in skipped],
+                    list(store.stored_otherwise(skipped)))

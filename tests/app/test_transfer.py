@@ -1,0 +1,69 @@
+"""`pqbench export`'s checks and whole-or-nothing write, and `import`'s ending, directly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pqbench.app import transfer
+from pqbench.platform.errors import InputFileError, StoreError, UsageError
+
+
+@pytest.mark.parametrize(("runs", "last", "every"), [
+    (None, None, False), (["r1"], 2, False), (["r1"], None, True), (None, 3, True)])
+def test_exactly_one_choice_of_runs(runs: list[str] | None, last: int | None,
+                                    every: bool) -> None:
+    with pytest.raises(UsageError, match="name the runs to export, or give --last N or --all"):
+        transfer.check("json", None, False, runs, last, every)
+
+
+def test_each_single_choice_and_format_is_accepted() -> None:
+    for fmt in ("json", "pytest-benchmark"):
+        transfer.check(fmt, None, False, ["r1"], None, False)
+    transfer.check("json", None, False, None, 1, False)
+    transfer.check("json", None, False, None, None, True)
+    with pytest.raises(UsageError, match="unknown --format 'csv'; choose from json, "
+                                         "pytest-benchmark"):
+        transfer.check("csv", None, False, ["r1"], None, False)
+
+
+def test_an_existing_export_is_replaced_only_with_force(tmp_path: Path) -> None:
+    earlier = tmp_path / "runs.json"
+    earlier.write_text("the only copy")
+    with pytest.raises(InputFileError, match="already exists; pass --force"):
+        transfer.check("json", earlier, False, ["r1"], None, False)
+    transfer.check("json", earlier, True, ["r1"], None, False)
+    transfer.check("json", tmp_path / "new.json", False, ["r1"], None, False)
+
+
+def test_only_a_regular_file_is_ever_replaced(tmp_path: Path) -> None:
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    for output in (link, tmp_path, Path(os.devnull)):
+        with pytest.raises(InputFileError, match="is not a regular file"):
+            transfer.check("json", output, True, ["r1"], None, False)
+
+
+def test_the_write_is_whole_or_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "runs.json"
+    transfer.write_whole(out, "{}\n")
+    assert out.read_text() == "{}\n"
+    with pytest.raises(InputFileError, match="cannot write"):
+        transfer.write_whole(tmp_path / "missing" / "runs.json", "{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json"]  # nothing half-left
+
+
+def test_runs_stored_otherwise_end_the_import_naming_five() -> None:
+    clean = transfer.Imported("db", ["a"], ["b"], [])
+    assert clean.ending is None
+    assert clean.document() == {"database": "db", "imported": ["a"], "already_stored": ["b"],
+                                "stored_with_other_contents": []}
+    refused = transfer.Imported("db", [], [f"r{i}" for i in range(7)], [f"r{i}" for i in range(7)])
+    ending = refused.ending
+    assert ending is not None and ending.status == StoreError.exit_code == 1
+    assert ending.message.startswith("7 run(s) of the files were not imported")
+    assert "(r0, r1, r2, r3, r4 ...)" in ending.message
+    two = transfer.Imported("db", [], ["r0", "r1"], ["r0", "r1"]).ending
+    assert two is not None and "(r0, r1);" in two.message
