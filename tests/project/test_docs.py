@@ -102,6 +102,32 @@ def test_dated_figures_live_on_the_measurements_page_only() -> None:
     assert dated.search(MEASUREMENTS.read_text("utf-8"))
 
 
+#: The README is the front door: what pqbench is, the two commands, a few tasks each with
+#: its output, links; everything else has its page in the site.
+README_LINES = 300
+
+
+def test_the_readme_is_the_front_door() -> None:
+    """At most README_LINES lines; each task (a section between the two commands and the
+    report) shows what pqbench printed in a console block; every link it makes leads to a
+    file of the repository."""
+    text = (REPO / "README.md").read_text("utf-8")
+    assert len(text.splitlines()) <= README_LINES, len(text.splitlines())
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    titles = [s.partition("\n")[0] for s in sections]
+    assert titles[0] == "Two commands" and "And the rest" in titles, titles
+    tasks = [s for s in sections[1:] if not s.startswith(("A report", "And the rest",
+                                                         "Documentation"))]
+    assert len(tasks) >= 5, titles
+    for task in tasks:
+        assert "```console\n$ pqbench " in task, task.partition("\n")[0]
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert len(links) > 10
+    missing = [link for link in links if not (REPO / link).is_file()]
+    assert not missing, missing
+    assert "pqbench publish" in text  # the site's walk-through
+
+
 def test_every_command_has_its_documentation() -> None:
     """Each command of the command line is shown as `pqbench NAME` in a code block of the
     docs, and its group's page is in the site."""
