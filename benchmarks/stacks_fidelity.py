@@ -308,7 +308,7 @@ def main() -> int:
     impl = StackImplementation(stack)
     impl.process.ensure()
     assert impl.process.planned is not None
-    built = compiling.build(impl.process.planned, lambda _m: None)
+    built = compiling.compile_worker(impl.process.planned, lambda _m: None)
     language = stack.recipe.language
     rng = random.Random(args.seed)
     settings = suite.SpeedSettings(seconds=args.seconds * args.pairs, rounds=args.pairs)

@@ -1,4 +1,4 @@
-"""Synthetic runs for the compare, history, exchange and store tests.
+"""Synthetic runs for the compare, history, export-import (transfer) and store tests.
 
 Rates are drawn from a seeded lognormal with 2 % noise per round, so each test knows the
 true effect it planted; the fingerprints look like real ones (`environment.collect`).

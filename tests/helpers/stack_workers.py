@@ -160,7 +160,8 @@ def built_worker(implementation: str) -> list[str]:
     per-user cache) by pqbench's own builder, as `-i NAME` builds it."""
     from pqbench.libraries.stacks import compiling, registry
 
-    built = compiling.build(compiling.plan(registry.by_name(implementation)), log=lambda line: None)
+    built = compiling.compile_worker(compiling.plan(registry.by_name(implementation)),
+                                     log=lambda line: None)
     return built.argv()
 
 

@@ -78,7 +78,7 @@ def ensure(
         if found is not None and not (full and _needs_full_build(found, log)):
             return found
     try:
-        prefix = build_pinned(log, force=force, full=full)
+        prefix = compile_pinned(log, force=force, full=full)
     except SourceUnavailable as exc:
         if not fallback:
             raise
@@ -131,17 +131,17 @@ def _loaded_before_cache(found: LiboqsInstall) -> str | None:
     return None
 
 
-def build_pinned(log: Log = progress, *, force: bool = False, full: bool = False) -> Path:
+def compile_pinned(log: Log = progress, *, force: bool = False, full: bool = False) -> Path:
     """Our pinned liboqs, minimal or `full`; built unless a finished build answers the request.
 
     A full build in the cache answers a minimal request too; a minimal one never answers
     `full`. With `force`, the requested recipe is built again.
     """
     wanted = FULL if full else MINIMAL
-    return build_recipe(wanted, log, reuse=() if force else reusable_for(wanted))
+    return compile_recipe(wanted, log, reuse=() if force else reusable_for(wanted))
 
 
-def build_recipe(
+def compile_recipe(
     recipe: Recipe, log: Log = progress, *, reuse: tuple[Recipe, ...] = ()
 ) -> Path:
     """Build `recipe` into its cache directory unless a finished build of `reuse` is there."""
@@ -157,7 +157,7 @@ def build_recipe(
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{final.name}-", dir=final.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
         try:
-            _build_into(recipe, source, staging, final, log)
+            _compile_into(recipe, source, staging, final, log)
             replace_dir(staging, final, ".old-", _remove)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -215,7 +215,7 @@ def _liboqs_tree(metadata: dict[str, object]) -> Path:
     raise SourceUnavailable(f"cargo metadata does not list {CRATE} {CRATE_VERSION}")
 
 
-def _build_into(recipe: Recipe, source: Path, staging: Path, final: Path, log: Log) -> None:
+def _compile_into(recipe: Recipe, source: Path, staging: Path, final: Path, log: Log) -> None:
     """Configure for `final` (so liboqs.pc names it), install into `staging`, add the .so."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pqbench-oqs-build-") as build_dir:

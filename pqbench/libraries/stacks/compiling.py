@@ -189,7 +189,7 @@ def find_built(planned: Plan) -> Built | None:
     return Built(planned, manifest)
 
 
-def build(planned: Plan, log: Log = progress) -> Built:
+def compile_worker(planned: Plan, log: Log = progress) -> Built:
     """The build for `planned`, made now unless it exists; BuildFailed says why not."""
     from pqbench.libraries.liboqs.locate import exclusive_lock, replace_dir
 
@@ -207,14 +207,14 @@ def build(planned: Plan, log: Log = progress) -> Built:
             shutil.rmtree(leftover, ignore_errors=True)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{final.name}-", dir=final.parent))
         try:
-            manifest = _build_into(planned, staging, log)
+            manifest = _compile_into(planned, staging, log)
             replace_dir(staging, final, ".old-", lambda old: shutil.rmtree(old, True))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return Built(planned, manifest)
 
 
-def _build_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
+def _compile_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
     stack = planned.stack
     versions = ", ".join(t.version for t in planned.toolchains.values()
                          if t.name != "maven")
@@ -231,7 +231,7 @@ def _build_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
         else:
             shutil.copytree(stack.root / folder, target, ignore=shutil.ignore_patterns(
                 *_NOT_SOURCES, ".*"))
-    builder = {"go": _build_go, "rust": _build_rust, "java": _build_java}
+    builder = {"go": _compile_go, "rust": _compile_rust, "java": _compile_java}
     builder[stack.recipe.language](planned, source, staging, log)
     shutil.rmtree(source, ignore_errors=True)
     hello = _greet(planned, staging)
@@ -266,7 +266,7 @@ def _greet(planned: Plan, staging: Path) -> dict[str, Any]:
 # --- one function per language ---------------------------------------------------------
 
 
-def _build_go(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_go(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     go = str(planned.toolchains["go"].tools["go"])
     where = source / "go"
     # A static binary of pure Go (no C compiler needed); never an auto-fetched toolchain;
@@ -279,7 +279,7 @@ def _build_go(planned: Plan, source: Path, staging: Path, log: Log) -> None:
           env, log)
 
 
-def _build_rust(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_rust(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     cargo = str(planned.toolchains["cargo"].tools["cargo"])
     crate = source / Path(planned.stack.recipe.dependencies).parent
     manifest = crate / "Cargo.toml"
@@ -313,7 +313,7 @@ def _pin_crate(text: str, pin: Pin) -> str:
     return changed
 
 
-def _build_java(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_java(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     jdk = planned.toolchains["jdk"]
     classpath = ""
     lib = staging / "lib"

@@ -82,7 +82,7 @@ class StackProcess:
                 argv = self.command
             else:
                 self.planned = compiling.plan(self.stack, self.pins)
-                argv = compiling.build(self.planned, log).argv()
+                argv = compiling.compile_worker(self.planned, log).argv()
             worker = StackWorker(self.stack.name, argv)
             _started.append(worker)
             self.worker = worker

@@ -143,12 +143,12 @@ def is_current(userland: Userland) -> bool:
 
 
 def _ensure_liboqs_cache(log: Log) -> None:
-    from pqbench.libraries.liboqs.compiling import build_pinned
+    from pqbench.libraries.liboqs.compiling import compile_pinned
     from pqbench.libraries.liboqs.locate import MANIFEST_NAME, cache_dir
 
     if not any(cache_dir().glob(f"*/{MANIFEST_NAME}")):
         log("the userland reuses pqbench's liboqs build, and the cache has none: building it")
-        build_pinned(log)
+        compile_pinned(log)
 
 
 def command_prefix(name: str) -> list[str]:

@@ -335,4 +335,4 @@ def provision_stacks(side: Side, implementations: Sequence[str] | None) -> None:
                    side.env.get(pins.VARIABLE, os.environ.get(pins.VARIABLE, "")).split())
     for name in chosen:
         planned = compiling.plan(registry.by_name(name), pinned)
-        compiling.build(planned)
+        compiling.compile_worker(planned)

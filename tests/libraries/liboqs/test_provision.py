@@ -55,7 +55,7 @@ def survey_in_subprocess(env: dict[str, str], drop: tuple[str, ...] = ()) -> dic
 def cache_prefix() -> Path:
     """Our minimal build in the cache, exactly (a full build beside it would not do: some tests
     need what it leaves out); returns at once when set-up has already built it."""
-    return compiling.build_recipe(recipes.MINIMAL, log=lambda message: None,
+    return compiling.compile_recipe(recipes.MINIMAL, log=lambda message: None,
                                   reuse=(recipes.MINIMAL,))
 
 
@@ -277,12 +277,12 @@ def test_main_prints_the_install_as_json(cache_prefix: Path) -> None:
     assert data["build"]["algorithms"] == "minimal"
 
 
-def test_build_pinned_reuses_a_finished_build(
+def test_compile_pinned_reuses_a_finished_build(
     cache_prefix: Path, minimal_only_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PQBENCH_CACHE_DIR", str(minimal_only_cache))
     messages: list[str] = []
-    assert compiling.build_pinned(log=messages.append) == recipes.MINIMAL.directory()
+    assert compiling.compile_pinned(log=messages.append) == recipes.MINIMAL.directory()
     assert recipes.MINIMAL.directory().resolve() == cache_prefix
     assert any("already built" in message for message in messages)
 
@@ -293,7 +293,7 @@ def test_concurrent_set_up_waits_for_the_lock_then_reuses_the_build(
 ) -> None:
     code = (
         "from pqbench.libraries.liboqs import compiling\n"
-        "print(compiling.build_pinned(log=lambda m: print(m, flush=True)))\n"
+        "print(compiling.compile_pinned(log=lambda m: print(m, flush=True)))\n"
     )
     lock_path = minimal_only_cache / "liboqs" / ".lock"
     with open(lock_path, "a") as lock:
@@ -449,8 +449,8 @@ def test_full_build_in_cache_answers_a_minimal_request(
     recipes.FULL.directory().symlink_to(cache_prefix)  # stands in for a finished full build
     monkeypatch.setattr(compiling, "fetch_source", refuse_to_fetch)  # any build attempt fails
     messages: list[str] = []
-    assert compiling.build_pinned(messages.append) == recipes.FULL.directory()
-    assert compiling.build_pinned(messages.append, full=True) == recipes.FULL.directory()
+    assert compiling.compile_pinned(messages.append) == recipes.FULL.directory()
+    assert compiling.compile_pinned(messages.append, full=True) == recipes.FULL.directory()
     assert all("already built" in message for message in messages)
 
 
@@ -459,9 +459,9 @@ def test_minimal_build_in_cache_does_not_answer_a_full_request(
 ) -> None:
     monkeypatch.setenv("PQBENCH_CACHE_DIR", str(minimal_only_cache))
     monkeypatch.setattr(compiling, "fetch_source", refuse_to_fetch)
-    assert compiling.build_pinned(lambda message: None) == recipes.MINIMAL.directory()
+    assert compiling.compile_pinned(lambda message: None) == recipes.MINIMAL.directory()
     with pytest.raises(compiling.SourceUnavailable, match="refused by the test"):
-        compiling.build_pinned(lambda message: None, full=True)  # it went on to build
+        compiling.compile_pinned(lambda message: None, full=True)  # it went on to build
     assert not recipes.FULL.directory().exists()
     assert not list((minimal_only_cache / "liboqs").glob(".staging-*"))
 

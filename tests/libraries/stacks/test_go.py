@@ -119,7 +119,7 @@ def test_a_build_that_fails_says_why_and_leaves_nothing(
     monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path / "cache"))
     stack = replace(GO_STACK, root=copy)
     with pytest.raises(compiling.BuildFailed) as caught:
-        compiling.build(compiling.plan(stack), lambda _message: None)
+        compiling.compile_worker(compiling.plan(stack), lambda _message: None)
     message = str(caught.value)
     assert "building the go worker: go exited with status 1" in message
     assert "syntax error" in message
@@ -135,9 +135,9 @@ def test_a_build_that_fails_says_why_and_leaves_nothing(
 def test_a_build_is_made_once_and_reused() -> None:
     planned = compiling.plan(GO_STACK)
     messages: list[str] = []
-    first = compiling.build(planned, messages.append)
+    first = compiling.compile_worker(planned, messages.append)
     again: list[str] = []
-    second = compiling.build(compiling.plan(GO_STACK), again.append)
+    second = compiling.compile_worker(compiling.plan(GO_STACK), again.append)
     assert second.plan.directory == first.plan.directory and again == []
     assert first.hello["implementation"] == "go" and "ML-KEM-768" in first.hello["offers"]
 

@@ -621,7 +621,7 @@ def test_aws_lc_rs_pinned_to_an_older_release_offers_what_that_release_has() -> 
     feature, and its ML-KEM asks AVX2 alone of the CPU; what it offers still answers."""
     pin = pins.parse("crate:aws-lc-rs==1.17.0")
     planned = compiling.plan(registry.by_name("aws-lc-rs"), (pin,))
-    built = compiling.build(planned, log=lambda _: None)
+    built = compiling.compile_worker(planned, log=lambda _: None)
     worker = Worker(built.argv(), {"OPENSSL_ia32cap": ":~0x100"})  # BMI2 masked off
     try:
         hello = worker.hello
