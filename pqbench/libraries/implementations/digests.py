@@ -46,13 +46,18 @@ class Crc32:
 
 
 class Crc32c:
-    """google_crc32c (Castagnoli polynomial, RFC 3720) behind the hashlib shape."""
+    """google_crc32c (Castagnoli polynomial, RFC 3720) behind the hashlib shape.
+
+    Its C extension takes only `bytes` (a buffer it need not release): a stream's
+    memoryview of a reused bytearray is copied into one first, a copy `files hash` times
+    with the hash, as any caller of this library would make it."""
 
     def __init__(self) -> None:
         self.value = 0
 
     def update(self, data: Any) -> None:
-        self.value = google_crc32c.extend(self.value, data)
+        self.value = google_crc32c.extend(
+            self.value, data if isinstance(data, bytes) else bytes(data))
 
     def digest(self) -> bytes:
         return self.value.to_bytes(4, "big")

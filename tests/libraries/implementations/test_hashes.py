@@ -69,3 +69,22 @@ def test_streamed_sha256_equals_hashlib() -> None:
     hasher.update(data[:12345])
     hasher.update(data[12345:])
     assert hasher.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(digests.LIBRARIES))
+def test_every_hasher_takes_the_memoryview_a_stream_hands_it(name: str) -> None:
+    """`files hash` updates with slices of a reused bytearray; CRC32C's library takes only
+    bytes and raised a TypeError at every size."""
+    data = bytearray(os.urandom(70_001))
+    view = memoryview(data)
+    streamed = digests.new_hasher(name)
+    for start in range(0, len(data), 16_384):
+        streamed.update(view[start:start + 16_384])
+    assert streamed.hexdigest() == digests.hexdigest(name, bytes(data))
+
+
+def test_crc32c_gives_the_castagnoli_check_value() -> None:
+    """RFC 3720 (iSCSI), appendix B.4: CRC32C of "123456789" is 0xE3069283."""
+    hasher = digests.new_hasher("CRC32C")
+    hasher.update(memoryview(bytearray(b"123456789")))
+    assert hasher.hexdigest() == "e3069283"
