@@ -53,7 +53,7 @@ def parse_size(text: str) -> int:
 
 
 def _hash_name(name: str) -> str:
-    (alg,) = algorithms.resolve([name])
+    (alg,) = algorithms.resolve([name], kind="hash")
     if alg.kind != "hash":
         raise UsageError(f"{alg.name} is not a hash; choose e.g. sha256, sha512, blake3")
     return alg.name

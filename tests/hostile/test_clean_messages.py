@@ -104,3 +104,29 @@ def test_reproduce_with_names_a_file_whose_name_holds_control_characters(tmp_pat
     argv = subprocess.run(["bash", "-c", 'pqbench() { printf "%s\\0" "$@"; }\n' + line],
                           capture_output=True, check=True).stdout.split(b"\0")
     assert str(tricky).encode() in argv, argv
+
+
+@pytest.mark.process
+def test_an_empty_run_id_names_no_run(tmp_path: Path) -> None:
+    """`show ''` listed every run as "ambiguous": every id starts with the empty text."""
+    db = tmp_path / "runs.db"
+    Store.open(str(db)).save_runs([make_run("20260101-a", seed=1), make_run("20260102-b", seed=2)])
+    for args in (["show", ""], ["show", " "], ["export", "", "-O", str(tmp_path / "e.json")],
+                 ["report", "", "--out", str(tmp_path / "r")], ["compare", "", "20260101-a"]):
+        done = run_cli(*args, "--db", str(db))
+        assert done.returncode == 2, (args, done.stderr)
+        assert "a run id is empty" in done.stderr and "ambiguous" not in done.stderr, \
+            (args, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.process
+def test_files_hash_suggests_only_hashes(tmp_path: Path) -> None:
+    """`files hash -a md5` suggested "Did you mean: ML-DSA-65?"."""
+    file = tmp_path / "f.bin"
+    file.write_bytes(b"x")
+    done = run_cli("files", "hash", "-a", "md5", str(file), "--db", str(tmp_path / "f.db"))
+    assert done.returncode == 2 and "unknown algorithm 'md5'" in done.stderr, done.stderr
+    assert "ML-DSA" not in done.stderr and "Did you mean" not in done.stderr, done.stderr
+    typo = run_cli("files", "hash", "-a", "sha265", str(file), "--db", str(tmp_path / "f.db"))
+    assert "Did you mean: SHA-256" in typo.stderr, typo.stderr

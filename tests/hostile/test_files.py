@@ -305,3 +305,19 @@ def test_only_one_pqbench_invocation_is_shown_as_the_command_to_reproduce(
     out = tmp_path / "plain"
     assert run_cli("report", "20260103-p", "--out", str(out), "--db", str(db)).returncode == 0
     assert "pqbench speed x25519 --label 'a b'\n" in _fences((out / "report.md").read_text())
+
+
+@pytest.mark.parametrize("size", [1, 9, 1_048_579])
+def test_crc32c_hashes_a_file_of_any_size(tmp_path: Path, size: int) -> None:
+    """`files hash -a crc32c` ended in a TypeError (the library takes only bytes) at every
+    size, while `speed crc32c` worked. The digest is the pure-Python reference's."""
+    from google_crc32c.python import value as reference
+
+    data = b"123456789" if size == 9 else os.urandom(size)
+    path = tmp_path / "data.bin"
+    path.write_bytes(data)
+    done = run_cli("files", "hash", "-a", "crc32c", str(path), "--db", str(tmp_path / "f.db"))
+    _clean(done)
+    assert done.returncode == 0, done.stderr
+    expected = "e3069283" if size == 9 else f"{reference(data):08x}"
+    assert f"CRC32C ({path}) = {expected}" in done.stdout, done.stdout

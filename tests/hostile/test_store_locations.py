@@ -183,3 +183,22 @@ def test_annotate_on_an_empty_file_says_there_is_no_database_yet(tmp_path: Path)
     _clean(done)
     assert done.returncode == 1 and "no pqbench database in" in done.stderr, done.stderr
     assert "no such table" not in done.stderr
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("location", ["sqlite:///folder/", "folder/", "file:folder/",
+                                      "/proc/self/mem"])
+def test_a_folder_or_a_file_that_cannot_be_read_is_refused_before_measuring(
+        tmp_path: Path, location: str) -> None:
+    """`sqlite:///dir/` made a file named `dir`; /proc/self/mem ended in an OSError's
+    traceback (EIO) from the check of the file's first bytes."""
+    for args in (SPEED, ["runs"]):
+        done = subprocess.run([sys.executable, "-m", "pqbench", *args, "--db", location],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                              check=False)
+        _clean(done)
+        assert done.returncode == 1, (args, done.stderr)
+        said = ("cannot read /proc/self/mem: Input/output error" if location.startswith("/")
+                else "names a folder (it ends with a slash)")
+        assert said in done.stderr and "stored as run" not in done.stdout, done.stderr
+    assert list(tmp_path.iterdir()) == []

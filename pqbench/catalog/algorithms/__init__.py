@@ -63,11 +63,15 @@ def resolve(
     names: Iterable[str],
     liboqs_kems: Sequence[str] = (),
     liboqs_sigs: Sequence[str] = (),
+    *,
+    kind: str | None = None,
 ) -> list[Algorithm]:
     """Map user spellings to algorithms, in order, without duplicates.
 
     Names not in the table are looked up among the mechanisms the loaded liboqs enables.
-    An unknown name raises UnknownAlgorithmError with the closest spellings.
+    An unknown name raises UnknownAlgorithmError with the closest spellings, of `kind`
+    alone where the command takes only one kind (`files hash` only hashes): a hash named
+    wrong is never answered with a signature.
     """
     index = _index()
     extra = {normalize(n): liboqs_algorithm(n, "kem") for n in liboqs_kems}
@@ -77,19 +81,23 @@ def resolve(
         key = normalize(name)
         alg = index.get(key) or extra.get(key)
         if alg is None:
-            raise UnknownAlgorithmError(name, suggest(name, liboqs_kems, liboqs_sigs))
+            raise UnknownAlgorithmError(name, suggest(name, liboqs_kems, liboqs_sigs,
+                                                      kind=kind))
         if alg not in resolved:
             resolved.append(alg)
     return resolved
 
 
-def suggest(name: str, *extra_names: Sequence[str], limit: int = 5) -> list[str]:
-    """Canonical names close to `name`, for a "did you mean" list."""
+def suggest(name: str, *extra_names: Sequence[str], limit: int = 5,
+            kind: str | None = None) -> list[str]:
+    """Canonical names close to `name`, for a "did you mean" list; of `kind` alone when
+    given (liboqs's names are KEMs and signatures, never a hash)."""
     candidates: dict[str, str] = {}
     for alg in all_algorithms():
-        for spelling in (alg.name, *alg.aliases):
-            candidates.setdefault(normalize(spelling), alg.name)
-    for names in extra_names:
+        if kind is None or alg.kind == kind:
+            for spelling in (alg.name, *alg.aliases):
+                candidates.setdefault(normalize(spelling), alg.name)
+    for names in extra_names if kind is None else ():
         for n in names:
             candidates.setdefault(normalize(n), n)
     close = difflib.get_close_matches(normalize(name), list(candidates), n=limit * 3, cutoff=0.5)

@@ -45,7 +45,7 @@ from pqbench.data.store.location import (
     sqlite_path,
 )
 from pqbench.data.store.queries import LIGHT_FIELDS, RunFilter
-from pqbench.platform.errors import StoreError
+from pqbench.platform.errors import StoreError, UsageError
 from pqbench.platform.untrusted import passwords_in, redact, split_userinfo
 
 if TYPE_CHECKING:
@@ -96,6 +96,9 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
                 head = handle.read(len(_SQLITE_MAGIC))
         except PermissionError:
             raise StoreError(f"cannot read {path}: permission denied") from None
+        except OSError as exc:  # /proc/self/mem: a file whose reads fail
+            raise StoreError(f"cannot read {path}: {exc.strerror or exc}; choose a database "
+                             "file with --db") from None
         if head and head != _SQLITE_MAGIC:
             raise StoreError(f"{path} is not a pqbench database (not an SQLite file); "
                              "it was left untouched")
@@ -509,7 +512,11 @@ class Store:
             return [RunInfo(*row) for row in conn.execute(query).all()]
 
     def resolve_run_id(self, prefix: str) -> str:
-        """A full run id from a unique prefix (ids are long; users type the start)."""
+        """A full run id from a unique prefix (ids are long; users type the start). An
+        empty prefix names no run: every id starts with it."""
+        if not prefix.strip():
+            raise UsageError("a run id is empty: give a run id or its first characters "
+                             "(`pqbench runs` lists them)")
         if self._empty:
             raise StoreError(f"no run {prefix!r} in {self.location}: no runs stored yet")
         with self._reading() as conn:

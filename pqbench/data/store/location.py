@@ -100,7 +100,7 @@ def sqlite_path(location: str) -> Path:
         if query and not is_sqlite_uri(location):
             raise StoreError(f"{location!r}: SQLite URL parameters ({query}) are not "
                              "supported; give sqlite:///PATH or the path")
-        return Path(path).expanduser()
+        return _file(location, path)
     if location.startswith("file:"):
         path, _, query = location.removeprefix("file:").partition("?")
         if "mode=memory" in query or path in ("", ":memory:"):
@@ -108,8 +108,18 @@ def sqlite_path(location: str) -> Path:
         if query:
             raise StoreError(f"{location!r}: SQLite URI parameters ({query}) are not "
                              "supported; give the file path")
-        return Path(path.removeprefix("//")).expanduser()
-    return Path(location).expanduser()
+        return _file(location, path.removeprefix("//"))
+    return _file(location, location)
+
+
+def _file(location: str, path: str) -> Path:
+    """The file `path` names; a path that ends with a slash names a folder, whose last
+    part `Path` would silently take for a file's name."""
+    if path.endswith(("/", os.sep)):
+        raise StoreError(f"{location!r} names a folder (it ends with a slash), not a "
+                         "database file: give the file's path, e.g. "
+                         f"{location.rstrip('/' + os.sep)}/pqbench.db")
+    return Path(path).expanduser()
 
 
 def is_sqlite_uri(location: str) -> bool:

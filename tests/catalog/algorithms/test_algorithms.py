@@ -36,6 +36,16 @@ def test_unknown_name_suggests_close_spellings() -> None:
     assert info.value.exit_code == 2
 
 
+def test_a_command_of_one_kind_suggests_only_that_kind() -> None:
+    """`files hash -a md5` was answered "Did you mean: ML-DSA-65?"."""
+    with pytest.raises(UnknownAlgorithmError) as info:
+        algorithms.resolve(["md5"], ["ML-KEM-768"], ["ML-DSA-65"], kind="hash")
+    assert info.value.suggestions == []
+    assert "ML-DSA-65" in algorithms.suggest("md5", ["ML-DSA-65"])  # any kind: it is close
+    assert algorithms.suggest("sha265", kind="hash")[0] == "SHA-256"
+    assert "ML-KEM-768" not in algorithms.suggest("mlkem76", ["ML-KEM-768"], kind="hash")
+
+
 def test_quick_suite_is_all_known() -> None:
     resolved = algorithms.resolve(algorithms.QUICK_SUITE)
     assert [a.name for a in resolved] == list(algorithms.QUICK_SUITE)

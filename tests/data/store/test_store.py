@@ -14,7 +14,8 @@ import pytest
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
 from pqbench.data.record.rounds import LoopResult
 from pqbench.data.store import Store, schema
-from pqbench.platform.errors import StoreError
+from pqbench.data.store.location import sqlite_path
+from pqbench.platform.errors import StoreError, UsageError
 
 
 def make_run(run_id: str = "20261122T000000Z-abcdef", label: str | None = "test") -> Run:
@@ -62,6 +63,9 @@ def test_run_ids_resolve_from_a_unique_prefix(db_path: Path) -> None:
         store.resolve_run_id("20261122")
     with pytest.raises(StoreError, match="no run"):
         store.resolve_run_id("nope")
+    for empty in ("", "  "):  # every id starts with it: no run is named, none is ambiguous
+        with pytest.raises(UsageError, match="a run id is empty"):
+            store.resolve_run_id(empty)
 
 
 def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path: Path) -> None:
@@ -177,3 +181,18 @@ def test_annotations_are_stored_once(db_path: Path) -> None:
     store.annotate("18F132", "AES-NI enabled in LibreSSL")
     assert [(b, t) for b, t, _ in store.annotations()] == [
         ("18F132", "AES-NI enabled in LibreSSL")]
+
+
+@pytest.mark.parametrize("location", ["sqlite:///somewhere/", "somewhere/", "file:somewhere/",
+                                      "sqlite:////"])
+def test_a_location_that_ends_with_a_slash_names_a_folder_not_a_file(location: str) -> None:
+    with pytest.raises(StoreError, match=r"names a folder .* e\.g\. .*/pqbench\.db"):
+        sqlite_path(location)
+    assert sqlite_path(location + "x.db").name == "x.db"
+
+
+def test_a_file_whose_reads_fail_is_a_clear_error(tmp_path: Path) -> None:
+    """/proc/self/mem is a regular file whose first bytes cannot be read (EIO)."""
+    for create in (True, False):
+        with pytest.raises(StoreError, match="cannot read /proc/self/mem: Input/output error"):
+            Store.open("/proc/self/mem", create=create)
