@@ -15,7 +15,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test check lint lock bytecode docs reports
+.PHONY: setup run test check lint lock bytecode docs reports browser
 
 #: The installer `make setup` fills .venv with (pinned, as everything is).
 UV_VERSION := 0.13.9
@@ -81,8 +81,25 @@ docs: setup
 # in this one process. A subset: `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`,
 # `-m "not process"` (docs/contributing.md).
 JOBS ?= 2
-test: lint bytecode
+test: lint bytecode browser
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=25
+
+# The headless Chromium the tests of `pqbench publish` render the site in: Debian's
+# `chromium` package, installed with apt where its browser binary is missing (its wrapper
+# script, /usr/bin/chromium, trips on its own /dev/shm check here; the tests run the binary
+# beside it, tests/helpers/browser.py). Without root or apt it says what is missing and
+# goes on: the browser tests then fail with the same words, they are never skipped.
+CHROMIUM := /usr/lib/chromium/chromium
+browser:
+	@test -x $(CHROMIUM) || { \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	        echo "make browser: installing chromium with apt-get (the site's browser tests)"; \
+	        DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; \
+	    else \
+	        echo "make browser: no $(CHROMIUM), and no root or apt-get to install it:" \
+	             "as root, apt-get install -y chromium; the browser tests fail until then" >&2; \
+	    fi; }
 
 # pqbench's own modules compiled once (those out of date only), so that each of the
 # hundreds of `python -m pqbench` processes the tests start reads them rather than compiling

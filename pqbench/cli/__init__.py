@@ -19,8 +19,9 @@ COMMAND_MODULES = {
     "ab": "ab", "worker": "ab", "bisect": "bisect", "calibrate": "calibrate",
     "compare": "compare", "export": "transfer", "import": "transfer", "history": "history",
     "annotate": "history", "env": "info", "runs": "info", "list": "list", "memory": "memory",
-    "ratios": "ratios", "report": "report", "show": "show", "speed": "speed", "tls": "tls",
-    "verify": "verify", "files": "files", "userland": "userland",
+    "publish": "publish", "ratios": "ratios", "report": "report", "show": "show",
+    "speed": "speed", "tls": "tls", "verify": "verify", "files": "files",
+    "userland": "userland",
 }
 
 

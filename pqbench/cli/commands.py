@@ -13,6 +13,7 @@ from pqbench.cli import (  # noqa: F401
     info,
     list,
     memory,
+    publish,
     ratios,
     report,
     show,

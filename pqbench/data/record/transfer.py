@@ -113,15 +113,16 @@ def _benchmark(run: Run, m: Measurement, several: bool) -> dict[str, Any]:
     }
 
 
-def _finite(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """`value` with every NaN or infinity as null: JSON has neither, and a run stored with
-    one (a setting an older pqbench let through) must still export, not crash for ever."""
+    one (a setting an older pqbench let through) must still export, not crash for ever;
+    the published site's data blocks go through it too."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {key: _finite(inner) for key, inner in value.items()}
+        return {key: json_ready(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(inner) for inner in value]
+        return [json_ready(inner) for inner in value]
     return value
 
 
@@ -132,7 +133,7 @@ def export(runs: Sequence[Run], fmt: str) -> str:
         try:
             return json.dumps(bundle, indent=1, allow_nan=False) + "\n"
         except ValueError:  # NaN or infinity stored by an older pqbench (a setting)
-            return json.dumps(_finite(bundle), indent=1, allow_nan=False) + "\n"
+            return json.dumps(json_ready(bundle), indent=1, allow_nan=False) + "\n"
     if fmt == "pytest-benchmark":
         return json.dumps(export_pytest_benchmark(runs), indent=1, default=str) + "\n"
     raise InputFileError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")

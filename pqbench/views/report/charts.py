@@ -30,12 +30,10 @@ from PIL import Image
 
 from pqbench.platform.untrusted import printable
 from pqbench.views import numbers
+from pqbench.views.chartkit import HISTORY_TICKS, LINE_COLOURS, OKABE_ITO, tick_indexes
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
-             "#000000")
-
-#: For lines: the palette without its yellow, which is too faint as a thin line on white.
-LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
+__all__ = ["LINE_COLOURS", "OKABE_ITO", "Chart", "GroupedBars", "History", "Lines", "Ratios",
+           "render", "tick_indexes"]
 
 #: Fixed colours per implementation so every chart of a report agrees.
 IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
@@ -302,7 +300,7 @@ def _history(chart: History) -> Figure:
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
         ys = [v for v in values if v is not None]
-        ax.plot(xs, ys, marker="o", markersize=4 if len(positions) <= _HISTORY_TICKS else 2,
+        ax.plot(xs, ys, marker="o", markersize=4 if len(positions) <= HISTORY_TICKS else 2,
                 linewidth=1.4, color=colour, label=name)
         intervals = chart.intervals[i] if i < len(chart.intervals) else ()
         known = [(p, band) for p, band in zip(positions, intervals, strict=False)
@@ -334,23 +332,6 @@ def _history(chart: History) -> Figure:
     if chart.footnote:  # below the tick labels, inside the constrained layout
         figure.supxlabel(chart.footnote, x=0.01, ha="left", fontsize="small", color="#555555")
     return figure
-
-
-#: Tick labels a history's x axis holds legibly (9 inches wide, labels at 30 degrees).
-_HISTORY_TICKS = 16
-
-
-def tick_indexes(count: int, steps: Sequence[int], most: int = _HISTORY_TICKS) -> list[int]:
-    """The points whose names label the x axis: all of them up to `most`; beyond, the
-    first, the last and each step's first point, and every k-th point between them
-    (k = ceil(count / most)) farther than k/2 from those, so no two labels collide."""
-    if count <= most:
-        return list(range(count))
-    every = math.ceil(count / most)
-    kept = {0, count - 1, *(i for i in steps if 0 <= i < count)}
-    regular = {i for i in range(0, count, every)
-               if all(abs(i - k) * 2 > every for k in kept if k != i)}
-    return sorted(kept | regular)
 
 
 def _shorten(label: str, limit: int = 28) -> str:

@@ -1,0 +1,221 @@
+"""The site's pages as text, parsed (not string-matched): every label escaped for where it
+goes, nothing loaded from outside the folder, a table for every chart, and a second
+publish rewriting only what changed. In-process; the browser tests read the same pages
+rendered (test_browser.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pqbench.app.publish import site_of
+from pqbench.data.store import Store
+from pqbench.platform.errors import UsageError
+from pqbench.views import site as publish_site
+from pqbench.views.site import charts, pages
+from tests.helpers.fleet import Fleet
+
+HOSTILE = "</script><img src=x onerror=alert(1)>"
+#: A host, an OS build and an annotation that try to leave their context.
+FLEET = Fleet(machines=2, builds=3, runs=2, hosts={1: HOSTILE},
+              build_names={(1, 2): f'bad"build\' {HOSTILE}'},
+              jumps={(1, 2): {"AES-256-GCM": 0.5}})
+
+
+class Page(HTMLParser):
+    """A page's elements (tag, attributes), text, and script blocks' contents."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._script: dict[str, str | None] | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, dict(attrs)))
+        if tag == "script":
+            self._script = dict(attrs)
+            self.scripts.append((self._script, ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._script = None
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            attrs, body = self.scripts[-1]
+            self.scripts[-1] = (attrs, body + data)
+        else:
+            self.text.append(data)
+
+    def tags(self, name: str) -> list[dict[str, str | None]]:
+        return [a for t, a in self.elements if t == name]
+
+    def data(self, block: str) -> object:
+        return json.loads(next(body for attrs, body in self.scripts if attrs.get("id") == block))
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict[str, bytes]]:
+    store = Store.open(str(tmp_path_factory.mktemp("fleet") / "fleet.db"))
+    store.save_runs(list(FLEET.all_runs()))
+    store.annotate("debian-12/6.1.0-001", f"<b>note</b> & {HOSTILE}")
+    found = site_of(store)
+    return found, publish_site.files(found)
+
+
+def _pages(files: dict[str, bytes]) -> dict[str, Page]:
+    return {name: Page(data.decode()) for name, data in files.items() if name.endswith(".html")}
+
+
+def test_every_page_is_one_of_the_site_s_and_loads_nothing_from_outside(
+        published: tuple[object, dict[str, bytes]]) -> None:
+    _site, files = published
+    parsed = _pages(files)
+    assert {"index.html", "regressions.html"} <= set(parsed)
+    assert len([n for n in parsed if n.startswith("row-")]) == 10
+    assert len([n for n in parsed if n.startswith("compare-")]) == 2
+    for name, page in parsed.items():
+        (policy,) = [m["content"] for m in page.tags("meta")
+                     if m.get("http-equiv") == "Content-Security-Policy"]
+        assert policy == pages.POLICY and "connect-src 'none'" in policy
+        assert "default-src 'none'" in policy and "script-src 'self';" in policy
+        for attrs in [*page.tags("script"), *page.tags("link"), *page.tags("img"),
+                      *page.tags("a")]:
+            for where in ("src", "href"):
+                target = attrs.get(where)
+                if target is None:
+                    continue
+                assert "://" not in target and not target.startswith("//"), (name, target)
+                if not target.startswith("#"):
+                    assert target.split("#")[0] in files, (name, target)
+        # No inline script: every <script> is a file of the site or a JSON data block.
+        for attrs, body in page.scripts:
+            assert attrs.get("src") in files or (attrs.get("type") == "application/json"
+                                                 and body), name
+
+
+def test_hostile_labels_stay_text_in_html_attributes_and_json(
+        published: tuple[object, dict[str, bytes]]) -> None:
+    _, files = published
+    parsed = _pages(files)
+    seen_in_text = seen_in_json = 0
+    for name, page in parsed.items():
+        assert not page.tags("img"), name
+        assert all(not any(k.startswith("on") for k in attrs) for _, attrs in page.elements)
+        seen_in_text += sum(HOSTILE in t for t in page.text)
+        for attrs, body in page.scripts:
+            if attrs.get("type") == "application/json":
+                assert "</" not in body and "<" not in body
+                # In the charts, as plotly text: entity-escaped before it became JSON.
+                seen_in_json += charts.text(HOSTILE) in json.dumps(json.loads(body),
+                                                                   ensure_ascii=False)
+    assert seen_in_text >= 3 and seen_in_json >= 1
+    index = parsed["index.html"]
+    assert any(f"{HOSTILE} (Test CPU 1, 8 cores)" == t for t in index.text)
+    select = [a for a in index.tags("option") if HOSTILE in (a.get("value") or "")]
+    assert not select  # machines are chosen by key, not by their name
+
+
+def test_script_json_cannot_end_its_block() -> None:
+    value = {"a": "</script><!-- & \u2028", "b": [1.5, None]}
+    text = pages.script_json(value)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == value
+
+
+def test_plotly_text_is_entity_escaped() -> None:
+    assert charts.text("<b>x</b> & \x1b[31m") == "&lt;b&gt;x&lt;/b&gt; &amp; [31m"
+
+
+def test_every_chart_has_its_table_and_its_machine(
+        published: tuple[object, dict[str, bytes]]) -> None:
+    _site, files = published
+    for name, page in _pages(files).items():
+        if not name.startswith("row-"):
+            continue
+        drawn = page.data("pqbench-charts")
+        assert isinstance(drawn, list) and len(drawn) == 2
+        sections = [a for a in page.tags("section") if a.get("data-machine")]
+        assert [f"chart-{s['data-machine']}" for s in sections] == [c["id"] for c in drawn]
+        assert len(page.tags("table")) == len(drawn)
+        for chart in drawn:
+            band, level = chart["traces"][:2]
+            assert band["fill"] == "toself" and len(band["y"]) == 2 * len(level["y"])
+            assert all(low <= mid <= high for low, mid, high in zip(
+                band["y"][len(level["y"]):][::-1], level["y"], band["y"][:len(level["y"])],
+                strict=True))
+
+
+def test_a_step_is_marked_with_its_interval_and_causes(
+        published: tuple[object, dict[str, bytes]]) -> None:
+    _, files = published
+    name = next(n for n in files if n.startswith("row-aes-256-gcm"))
+    drawn = Page(files[name].decode()).data("pqbench-charts")
+    stepped = [c for c in drawn if c["layout"]["shapes"]]
+    assert len(stepped) == 1
+    (label,) = stepped[0]["layout"]["annotations"]
+    assert label["text"].startswith("▼ 2.00x slower [") or "x slower [" in label["text"]
+    marker = next(t for t in stepped[0]["traces"] if t["name"].startswith("step"))
+    assert "causes: os_build" in marker["customdata"][0]
+    assert marker["marker"]["symbol"] == "triangle-down"
+
+
+def test_build_names_on_the_axis_are_distinct_and_keep_their_ends() -> None:
+    long = [f"debian-12/6.18.44-fc-v{n} (cryptography 42.0.{n})" for n in (657, 658)]
+    shown = [charts._short(n) for n in long]
+    assert len(set(shown)) == 2 and all(s.endswith(f"42.0.{n})") for s, n in
+                                        zip(shown, (657, 658), strict=True))
+    assert all(s.startswith("debian-12/6.18") and len(s) <= charts.TICK_CHARACTERS
+               for s in shown)
+
+
+def test_a_second_write_rewrites_only_what_changed(
+        published: tuple[object, dict[str, bytes]], tmp_path: Path) -> None:
+    site, files = published
+    out = tmp_path / "site"
+    first = publish_site.write(site, out)
+    assert sorted(first.written) == sorted(files) and not first.unchanged
+    stamps = {n: (out / n).stat().st_mtime_ns for n in files}
+    (out / "row-gone.html").write_text("a page an earlier publish wrote")
+    state = json.loads((out / publish_site.STATE).read_text())
+    state["pages"].append("row-gone.html")
+    (out / publish_site.STATE).write_text(json.dumps(state))
+    (out / "notes.txt").write_text("the user's own file")
+    second = publish_site.write(site, out)
+    assert second.written == () and sorted(second.unchanged) == sorted(files)
+    assert second.removed == ("row-gone.html",) and (out / "notes.txt").exists()
+    assert {n: (out / n).stat().st_mtime_ns for n in files} == stamps
+    assert oct((out / "index.html").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert set(publish_site.known_parts(out)) == {p.machine.key for p in site.parts}
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_a_folder_publish_did_not_write_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("keep me")
+    with pytest.raises(UsageError, match="did not write"):
+        publish_site.check_folder(tmp_path)
+    with pytest.raises(UsageError, match="is a file"):
+        publish_site.check_folder(tmp_path / "mine.txt")
+    publish_site.check_folder(tmp_path / "new")
+    assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+def test_a_damaged_state_recomputes_rather_than_fails(tmp_path: Path) -> None:
+    (tmp_path / publish_site.STATE).write_text("{not json")
+    assert publish_site.known_parts(tmp_path) == {}
+    (tmp_path / publish_site.STATE).write_text(json.dumps(
+        {"format": publish_site.STATE_FORMAT, "parts": {"k": {"format": 1}}}))
+    assert publish_site.known_parts(tmp_path) == {}
