@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pqbench.catalog import algorithms
 from pqbench.data.record.results import Measurement
-from pqbench.libraries.implementations import ORDER
+from pqbench.libraries.implementations import rank
 
 ROLES = ("exchange", "signature")
 KEY_EXCHANGE = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519", "ECDH-P-256",
@@ -135,8 +135,9 @@ def implementations_of(rows: Sequence[Measurement]) -> list[str]:
 
 
 def in_order(names: Iterable[str]) -> list[str]:
-    """Implementation names once each, in the order tables show them (`ORDER`, then by name)."""
-    return sorted(set(names), key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    """Implementation names once each, in the order tables show them
+    (`implementations.rank`)."""
+    return sorted(set(names), key=rank)
 
 
 def algorithms_for(role: str, rows: Sequence[Measurement]) -> list[str]:

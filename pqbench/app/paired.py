@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pqbench.catalog import algorithms
-from pqbench.libraries.implementations import ORDER, liboqs_mechanisms
+from pqbench.libraries.implementations import SPEED, liboqs_mechanisms
 from pqbench.measure.speed import suite
 from pqbench.platform.errors import UsageError
 from pqbench.timing import multi
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pqbench.sessions.ab import session
 
 #: Every implementation name a pqbench worker can offer (a side may lack some of them).
-IMPLEMENTATION_NAMES = (*ORDER, "python")
+IMPLEMENTATION_NAMES = SPEED
 #: The most worker pairs a session rotates its rounds over.
 MAX_WORKER_PAIRS = 64
 

@@ -15,9 +15,16 @@ from pqbench.libraries.implementations.base import Implementation
 from pqbench.libraries.stacks import registry
 from pqbench.platform.errors import UsageError
 
-ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography", *registry.names())
 #: The foreign implementations (workers in their own languages), in table order.
 STACKS = registry.names()
+#: The TLS libraries `pqbench tls` drives (`measure.tls`), in table order.
+TLS = ("pyopenssl", "python-ssl", "libssl")
+#: Every implementation pqbench measures, in the one order every table, chart and report
+#: shows them: each native loop beside its binding, Python's own hashes, the foreign stacks
+#: (measured only when named), then the TLS libraries. A name not here comes last (`rank`).
+ORDER = ("liboqs", "liboqs-python", "libcrypto", "cryptography", "python", *STACKS, *TLS)
+#: The implementations a speed row (`speed`, `ab`, `bisect`) may name: all but the TLS ones.
+SPEED = tuple(name for name in ORDER if name not in TLS)
 
 #: (binding, native loop under it): the binding's share of native speed is its cost
 #: (`analysis.bindings`).
@@ -41,7 +48,7 @@ def all_implementations() -> tuple[Implementation, ...]:
     else:
         found.extend(native_implementations())
     found.extend(stack_implementations())
-    return tuple(sorted(found, key=lambda impl: _rank(impl.name)))
+    return tuple(sorted(found, key=lambda impl: rank(impl.name)))
 
 
 def on_request(impl: Implementation) -> bool:
@@ -63,8 +70,10 @@ def liboqs_mechanisms() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (), ()
 
 
-def _rank(name: str) -> int:
-    return ORDER.index(name) if name in ORDER else len(ORDER)
+def rank(name: str) -> tuple[int, str]:
+    """Where `name` stands in ORDER, the one sort key of implementations (a name ORDER does
+    not hold comes after every one it does, by name)."""
+    return (ORDER.index(name) if name in ORDER else len(ORDER), name)
 
 
 def select(names: list[str] | None) -> tuple[Implementation, ...]:

@@ -1,9 +1,11 @@
-"""The TLS implementations pqbench knows, by name, in the order tables show them."""
+"""The TLS implementations pqbench knows, by name, in the order tables show them (the one
+order of every implementation: `libraries.implementations.ORDER`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pqbench.libraries.implementations import rank
 from pqbench.measure.tls.base import TlsImplementation
 from pqbench.platform.errors import UsageError
 
@@ -13,7 +15,7 @@ def all_implementations() -> list[TlsImplementation]:
     from pqbench.measure.tls.pyopenssl import PyOpenSSL
     from pqbench.measure.tls.pythonssl import PythonSsl
 
-    return [PyOpenSSL(), PythonSsl(), SystemLibssl()]
+    return sorted([PyOpenSSL(), PythonSsl(), SystemLibssl()], key=lambda i: rank(i.name))
 
 
 def names() -> list[str]:
@@ -31,6 +33,4 @@ def select(wanted: Sequence[str] | None) -> list[TlsImplementation]:
     """The implementations asked for (all by default), each once, in table order."""
     if not wanted:
         return all_implementations()
-    chosen = [by_name(name) for name in dict.fromkeys(wanted)]
-    order = names()
-    return sorted(chosen, key=lambda i: order.index(i.name))
+    return sorted((by_name(name) for name in dict.fromkeys(wanted)), key=lambda i: rank(i.name))

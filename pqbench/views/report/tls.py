@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pqbench.data.record.results import Measurement
+from pqbench.libraries.implementations import rank
 from pqbench.measure.tls import catalog
 from pqbench.measure.tls.runs import LOOPBACK_SUFFIX
 from pqbench.views import markdown as md
@@ -25,7 +26,6 @@ BASELINE = "X25519 + ECDSA-P-256"
 #: negotiate now with the ML-DSA level-3 certificate expected next.
 HEADLINE = ("X25519MLKEM768 + ML-DSA-65", "X25519MLKEM768 + ML-DSA-44",
             "X25519MLKEM768 + ECDSA-P-256")
-_IMPLEMENTATION_ORDER = ("pyopenssl", "python-ssl", "libssl")
 
 _Key = tuple[str, str]  # (cell, library)
 
@@ -43,11 +43,6 @@ def _cell_order(name: str) -> tuple[int, int, str]:
             kinds.index(certificate) if certificate in kinds else len(kinds), name)
 
 
-def _library_order(name: str) -> tuple[int, str]:
-    order = _IMPLEMENTATION_ORDER
-    return (order.index(name) if name in order else len(order), name)
-
-
 def _index(rows: Sequence[Measurement]) -> dict[tuple[str, str, str, str], Measurement]:
     """(cell, library, transport, operation) -> row."""
     return {(m.algorithm, _library(m), str(m.attributes.get("transport")), m.operation): m
@@ -56,7 +51,7 @@ def _index(rows: Sequence[Measurement]) -> dict[tuple[str, str, str, str], Measu
 
 def _keys(rows: Sequence[Measurement]) -> list[_Key]:
     keys = {(m.algorithm, _library(m)) for m in rows}
-    return sorted(keys, key=lambda k: (_cell_order(k[0]), _library_order(k[1])))
+    return sorted(keys, key=lambda k: (_cell_order(k[0]), rank(k[1])))
 
 
 def _first(index: Mapping[tuple[str, str, str, str], Measurement], key: _Key,
@@ -116,7 +111,7 @@ def _charts(rows: Sequence[Measurement], prefix: str) -> list[GroupedBars]:
     if not cells:
         return []
     index = _index(full)
-    libraries = sorted({_library(m) for m in full}, key=_library_order)
+    libraries = sorted({_library(m) for m in full}, key=rank)
     rates = tuple((library, tuple(
         (m.ops_per_sec if (m := index.get((cell, library, "memory", "full"))) else None)
         for cell in cells)) for library in libraries)
@@ -175,7 +170,7 @@ def section(rows: Sequence[Measurement], settings: Mapping[str, Any],
 def summary(rows: Sequence[Measurement]) -> list[str]:
     """One bullet: the post-quantum headline cell against the classical baseline."""
     index = _index(rows)
-    for library in sorted({_library(m) for m in rows}, key=_library_order):
+    for library in sorted({_library(m) for m in rows}, key=rank):
         base = index.get((BASELINE, library, "memory", "full"))
         pq = next((m for name in HEADLINE
                    if (m := index.get((name, library, "memory", "full"))) is not None), None)
