@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO
+from tests.helpers.house import HOUSE, INNER, room, tier_of
 
 PACKAGE = REPO / "pqbench"
 TESTS = REPO / "tests"
@@ -91,13 +92,6 @@ def _graph() -> dict[str, frozenset[str]]:
 def import_graph() -> dict[str, set[str]]:
     """module -> the modules it imports (read once per session; each caller gets a copy)."""
     return {module: set(targets) for module, targets in _graph().items()}
-
-
-def room(module: str) -> str:
-    """The room a module lives in: its package below pqbench (`analysis`, `record` ...), or
-    the module itself for one loose at the root (`environment`, `errors` ...)."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
 
 
 def room_graph(graph: Mapping[str, set[str]]) -> dict[str, dict[str, list[str]]]:
@@ -222,38 +216,6 @@ def test_no_import_circle_between_rooms() -> None:
     assert not report, "circles between rooms:\n" + "\n".join(report)
 
 
-#: The house, top to bottom: one tier per line of the drawing in docs/architecture.md (a
-#: test checks that the drawing says the same). A module imports from its own room and from
-#: rooms of lower tiers only: never up the list, and never sideways to another room of its
-#: own tier. Loose modules at the root are rooms of their own, named without ".py"
-#: (`pqbench` is the package's `__init__.py`). A room may be ranked before it is built.
-HOUSE: tuple[tuple[str, ...], ...] = (
-    ("__main__", "pytest_plugin"),
-    ("cli",),
-    ("views",),
-    ("app",),
-    ("sessions",),
-    ("measure",),
-    ("analysis",),
-    ("libraries",),
-    ("timing",),
-    ("catalog",),
-    ("data",),
-    ("platform", "pqbench"),
-)
-
-#: The same rule one level down, in the rooms that hold rooms of their own: their tiers top
-#: to bottom, drawn indented under the room in docs/architecture.md. A room's own modules
-#: (its `__init__.py` and the modules loose in it, named "") stand below its inner rooms.
-INNER: dict[str, tuple[tuple[str, ...], ...]] = {
-    "views": (("report", "site"), ("",)),
-    "sessions": (("bisect",), ("ab",), ("sides",), ("",)),
-    "measure": (("speed", "files", "tls", "memory"), ("checks", "environment"), ("",)),
-    "libraries": (("implementations",), ("stacks", "userland"), ("liboqs",), ("",)),
-    "catalog": (("vectors", "algorithms"), ("",)),
-    "data": (("store",), ("record",), ("",)),
-}
-
 PACKAGES = {m for m, p in MODULES.items() if p.name == "__init__.py"}
 
 
@@ -264,11 +226,6 @@ def inner_room(module: str, packages: Iterable[str] = PACKAGES) -> str:
     if len(parts) > 3 or (len(parts) == 3 and ".".join(parts) in set(packages)):
         return parts[2]
     return ""
-
-
-def tier_of(house: tuple[tuple[str, ...], ...] = HOUSE) -> dict[str, int]:
-    """room -> its tier's index, 0 at the top."""
-    return {r: i for i, tier in enumerate(house) for r in tier}
 
 
 def _judge(door: str, here: str, there: str, house: tuple[tuple[str, ...], ...],

@@ -7,6 +7,7 @@ excepted)."""
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import re
 import subprocess
@@ -20,7 +21,7 @@ from typer.testing import CliRunner
 
 from pqbench.cli import app
 from pqbench.data.store import Store
-from tests.helpers import REPO
+from tests.helpers import REPO, house
 from tests.helpers.runs import make_run
 
 Step = tuple[str, str]
@@ -153,3 +154,28 @@ def test_the_comparison_drawn_is_the_one_the_code_makes(tmp_path: Path) -> None:
     seen = entered([*words, "--db", str(db)])
     assert _follows(steps, seen) == []
     assert rooms_not_drawn(steps, seen) == []
+
+
+#: How often each drawn path climbs back up the house (a step into a room above the one
+#: before it, the rooms every room uses left out): a path may only get straighter. speed
+#: returns to measuring after opening the store and after each round, then climbs to the
+#: analysis and the views once it stored its run; compare climbs to the analysis after
+#: reading the store, then to the views.
+CLIMBS = {"speed": 5, "compare": 2}
+
+
+def climbs(steps: list[Step]) -> int:
+    """Steps into a room above the previous step's room (`HOUSE` tiers)."""
+    tiers = house.tier_of()
+    ranks = [tiers[house.room(module)] for module, _ in steps
+             if room(module) not in EVERYWHERE and house.room(module) not in EVERYWHERE]
+    return sum(1 for before, after in itertools.pairwise(ranks) if after < before)
+
+
+def test_each_drawn_path_goes_down_the_house_with_few_returns() -> None:
+    found = {name: climbs(steps) for name, (_, steps) in FLOWS.items()}
+    assert set(found) == set(CLIMBS)
+    assert all(found[name] <= CLIMBS[name] for name in CLIMBS), found
+    assert climbs([("pqbench.cli.speed", "speed"), ("pqbench.data.store.database", "open"),
+                   ("pqbench.measure.speed.suite", "run_suite"),
+                   ("pqbench.views.console", "show_run")]) == 2
