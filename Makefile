@@ -1,6 +1,7 @@
 # The two commands a newcomer needs (see README.md):
 #   make run    set everything up, run the quick suite, store it, print the table
 #   make test   set everything up, then lint, type-check, build the docs and run the tests
+#               (what the slow tests build is made first, beside the lint: make test-deps)
 # and for a developer:
 #   make check  the fast lane after every change: lint, types, and every test that starts
 #               no process and measures nothing (markers in pyproject.toml), about a minute
@@ -15,7 +16,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pqbench-installed
 
-.PHONY: setup run test check lint lock bytecode docs reports browser
+.PHONY: setup run test test-deps check lint lock bytecode docs reports browser
 
 #: The installer `make setup` fills .venv with (pinned, as everything is).
 UV_VERSION := 0.13.9
@@ -80,9 +81,20 @@ docs: setup
 # each taking whole test files so that a module's fixtures are set up once; JOBS=0 runs it
 # in this one process. A subset: `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`,
 # `-m "not process"` (docs/contributing.md).
+# What the slow tests build (the Debian 13 userland, the rebuilt libcrypto, the stack
+# workers, an older aws-lc-rs, the pip builds of the bisect tests) is made first, side by
+# side into the per-user cache, while lint and bytecode run: on a newcomer's first run the
+# suite then finds each made instead of making it, one after another, inside its own time.
 JOBS ?= 2
-test: lint bytecode browser
+test: setup
+	@$(BIN)/python -m tests.helpers.deps & deps=$$!; \
+	$(MAKE) --no-print-directory lint bytecode browser; checked=$$?; \
+	wait $$deps; test $$checked -eq 0
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=25
+
+# The same, alone: `python -m tests.helpers.deps --list` names what it makes.
+test-deps: setup
+	$(BIN)/python -m tests.helpers.deps
 
 # The headless Chromium the tests of `pqbench publish` render the site in: Debian's
 # `chromium` package, installed with apt where its browser binary is missing (its wrapper

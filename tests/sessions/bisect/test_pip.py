@@ -19,9 +19,9 @@ import pytest
 
 from pqbench.data.store import Store
 from tests.helpers import run_cli
+from tests.helpers.deps import PIP_VERSIONS, PIP_WORKER_VERSION
 
-VERSIONS = ("43.0.3", "44.0.0", "44.0.1", "44.0.2", "44.0.3",
-            "45.0.1", "45.0.2", "45.0.3", "45.0.4", "45.0.5")
+VERSIONS = PIP_VERSIONS  # made before the suite by `make test-deps`
 BUILDS = tuple(f"pip:cryptography=={v}" for v in VERSIONS)
 #: Each session's budget, the same for every pair and for bisect, so their answers are
 #: comparable. The jump between OpenSSL 3.4 and 3.5 (about 1.8x) is decided at the first look
@@ -107,7 +107,7 @@ def test_a_release_without_hazmat_decrepit_still_prepares_triple_des() -> None:
     from pqbench.sessions.ab.client import Worker
 
     # cryptography 42 keeps TripleDES among the primitives (43 moved it to decrepit).
-    worker = Worker("old", sides.parse(["pip:cryptography==42.0.8"], "a"))
+    worker = Worker("old", sides.parse([f"pip:cryptography=={PIP_WORKER_VERSION}"], "a"))
     try:
         worker.greet()
         assert worker.environment["libraries"]["cryptography"] == "42.0.8"
