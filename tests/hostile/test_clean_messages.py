@@ -36,23 +36,53 @@ def test_seconds_too_short_for_the_loop_are_refused_at_the_option(tmp_path: Path
     assert not (tmp_path / "x.db").exists()
 
 
-@pytest.mark.parametrize("damage", ["{not json", "[1, 2]"])
-def test_a_damaged_settings_column_is_a_clear_error_in_every_reader(tmp_path: Path,
-                                                                   damage: str) -> None:
-    db = tmp_path / "runs.db"
-    store = Store.open(str(db))
-    store.save_run(make_run("20260101-a", seed=1))
-    store.save_run(make_run("20260102-b", seed=2))
+def _damage(location: str, column: str, value: str) -> None:
+    """`column` of run 20260101-a set to `value`, as a damaged file or a hand edit leaves it."""
+    if location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            conn.execute(f"UPDATE pqbench_runs SET {column} = %s::json "  # our own column
+                         "WHERE run_id = '20260101-a'", (value,))
+        return
+    with sqlite3.connect(location) as conn:
+        conn.execute(f"UPDATE pqbench_runs SET {column} = ? WHERE run_id = '20260101-a'",
+                     (value,))
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("backend, column, damage", [
+    ("sqlite", "settings", "{not json"), ("sqlite", "environment", "{not json"),
+    # PostgreSQL's json type holds only valid JSON: there the damage is not an object.
+    ("postgresql", "settings", "[1, 2]"), ("postgresql", "environment", '"text"'),
+])
+def test_a_damaged_column_is_one_clear_message_in_every_reader(
+        request: pytest.FixtureRequest, tmp_path: Path, backend: str, column: str,
+        damage: str) -> None:
+    """show, report, export and history said "holds a value pqbench cannot read
+    (JSONDecodeError('Expecting property name...'))" where compare and ratios named the run:
+    every reader now names the run and the column in one wording."""
+    if backend == "sqlite":
+        location = str(tmp_path / "runs.db")
+    else:
+        from tests.helpers.postgres import fresh_database
+
+        location = fresh_database(request.getfixturevalue("postgres_base"))
+    store = Store.open(location)
+    store.save_runs([make_run("20260101-a", seed=1), make_run("20260102-b", seed=2)])
     store.close()
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE pqbench_runs SET settings = ? WHERE run_id = '20260101-a'",
-                     (damage,))
-    for args in (["compare"], ["compare", "20260101-a", "20260102-b"], ["ratios"],
+    _damage(location, column, damage)
+    problem = "Expecting property name" if damage.startswith("{") else "not a JSON object"
+    said = (f"error: the {column} of run 20260101-a cannot be read ({problem}")
+    for args in (["show", "20260101-a"], ["compare"],
+                 ["compare", "20260101-a", "20260102-b"], ["ratios", "20260101-a"],
                  ["history", "ML-KEM-768"], ["export", "--all", "-O", str(tmp_path / "e")],
                  ["report", "20260101-a", "--out", str(tmp_path / "r")]):
-        code, stderr = _invoke(*args, "--db", str(db))
-        assert code == 1, (args, stderr)
-        assert "damaged" in stderr, (args, stderr)
+        done = run_cli(*args, "--db", location)
+        assert done.returncode == 1, (args, done.stderr)
+        assert said in done.stderr and "the database may be damaged" in done.stderr, \
+            (args, done.stderr)
+        assert "Traceback" not in done.stderr and "Error(" not in done.stderr, done.stderr
 
 
 @pytest.mark.process

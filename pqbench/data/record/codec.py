@@ -330,7 +330,7 @@ def run_from_columns(row: Any, measurements: Iterable[Measurement] = (),
     moved older rows')."""
     for name in ("settings", "environment"):
         if not isinstance(getattr(row, name), Mapping):
-            raise ValueError(f"the {name} of run {row.run_id} is not a JSON object")
+            raise unreadable(f"the {name} of run {row.run_id}", "not a JSON object")
     return Run(run_id=row.run_id, started_at=row.started_at, finished_at=row.finished_at,
                status=row.status, command=row.command, label=row.label,
                settings=row.settings, environment=Fingerprint(row.environment),
@@ -346,6 +346,14 @@ def _notes_of(row: Any) -> dict[str, Any]:
 
 #: The fingerprint fields pqbench_runs also keeps as columns (`run_columns`).
 FINGERPRINT_COLUMNS = ("os_build", "hostname", "testbed")
+
+
+def unreadable(owner: str, problem: str) -> StoreError:
+    """The one error for a stored value pqbench cannot read (a damaged database), whichever
+    command reads it and however: "the settings of run X cannot be read (not a JSON
+    object); the database may be damaged ..."."""
+    return StoreError(f"{owner} cannot be read ({problem}); the database may be damaged: "
+                      "restore it from a backup or an export")
 
 
 class JsonObject(Mapping[str, Any]):
@@ -367,11 +375,9 @@ class JsonObject(Mapping[str, Any]):
             try:
                 value = json.loads(self._text)
             except (TypeError, ValueError) as exc:
-                raise StoreError(f"{self._owner} cannot be read as JSON ({exc}); the "
-                                 "database may be damaged") from None
+                raise unreadable(self._owner, str(exc)) from None
             if not isinstance(value, dict):
-                raise StoreError(f"{self._owner} cannot be read as a JSON object; the "
-                                 "database may be damaged")
+                raise unreadable(self._owner, "not a JSON object")
             self._value = value
         return self._value
 

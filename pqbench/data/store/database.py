@@ -10,6 +10,7 @@ command needs (`store.queries`), never one query per run or per row.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import random
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from sqlalchemy import create_engine, event, inspect, select, text
+from sqlalchemy import Text, cast, create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import (
     DBAPIError,
@@ -114,6 +115,15 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
                              f"{exc.strerror}") from None
         if not os.access(path.parent, os.W_OK):
             raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
+
+
+#: The JSON columns a read decodes, and how a message names a value of each.
+_JSON_COLUMNS = (
+    *((schema.runs, name, f"the {name}") for name in
+      ("settings", "environment", *schema.NOTE_COLUMNS)),
+    *((schema.measurements, name, f"the {name} of a result row") for name in
+      ("sizes", "attributes", *schema.ROUND_COLUMNS)),
+)
 
 
 def _unbounded_statements(conn: Connection) -> None:
@@ -414,8 +424,23 @@ class Store:
         except (DBAPIError, SQLAlchemyError) as exc:
             raise StoreError(_describe(exc, self.location, self._secrets)) from None
         except (ValueError, KeyError, TypeError) as exc:
-            raise StoreError(f"{self.location} holds a value pqbench cannot read ({exc!r}); "
-                             "the database may be damaged") from None
+            raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: Exception) -> StoreError:
+        """The error for a stored value that does not decode (the driver decodes JSON
+        columns as it fetches, so the row is not known there): the value found again,
+        named by its run and column, as `codec.unreadable` words it everywhere."""
+        for table, name, owner in _JSON_COLUMNS:
+            if name in schema.ROUND_COLUMNS and self.engine.dialect.name != "sqlite":
+                continue  # PostgreSQL keeps rounds as BIGINT[], not JSON
+            query = select(table.c.run_id, cast(table.c[name], Text))
+            with contextlib.suppress(DBAPIError, SQLAlchemyError), self.engine.connect() as conn:
+                for run_id, value in conn.execute(query):
+                    try:
+                        json.loads(value)
+                    except (TypeError, ValueError) as found:
+                        return codec.unreadable(f"{owner} of run {run_id}", str(found))
+        return codec.unreadable(f"a value stored in {self.location}", str(exc))
 
     def close(self) -> None:
         self.engine.dispose()

@@ -196,3 +196,26 @@ def test_a_file_whose_reads_fail_is_a_clear_error(tmp_path: Path) -> None:
     for create in (True, False):
         with pytest.raises(StoreError, match="cannot read /proc/self/mem: Input/output error"):
             Store.open("/proc/self/mem", create=create)
+
+
+@pytest.mark.parametrize("column, damage, said", [
+    ("settings", "{not json", "the settings of run 20261122T000000Z-bbbbbb cannot be read "
+                              "(Expecting property name"),
+    ("environment", "[1]", "the environment of run 20261122T000000Z-bbbbbb cannot be read "
+                           "(not a JSON object)"),
+    ("problems", "{", "the problems of run 20261122T000000Z-bbbbbb cannot be read (Expecting"),
+])
+def test_a_stored_value_that_does_not_decode_is_named_by_its_run_and_column(
+        db_path: Path, column: str, damage: str, said: str) -> None:
+    store = Store.open(str(db_path))
+    store.save_runs([make_run("20261122T000000Z-aaaaaa"), make_run("20261122T000000Z-bbbbbb")])
+    with sqlite3.connect(db_path) as conn:
+        conn.execute(f"UPDATE pqbench_runs SET {column} = ? "  # a column named here
+                     "WHERE run_id = '20261122T000000Z-bbbbbb'", (damage,))
+    for read in (lambda: store.load_runs(), lambda: store.load_run("20261122T000000Z-bbbbbb")):
+        with pytest.raises(StoreError) as refused:
+            read()
+        assert str(refused.value).startswith(said), refused.value
+        assert str(refused.value).endswith("the database may be damaged: restore it from a "
+                                           "backup or an export")
+    assert store.load_run("20261122T000000Z-aaaaaa").run_id == "20261122T000000Z-aaaaaa"
