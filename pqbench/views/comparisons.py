@@ -16,6 +16,7 @@ from pqbench.analysis.news import cause_topics
 from pqbench.data.record.fingerprint import binary_identity
 from pqbench.views import numbers
 from pqbench.views import runs as runs_view
+from pqbench.views.layout import READABLE_PROSE
 from pqbench.views.runs import operation
 from pqbench.views.tables import Cell, Column, Table
 
@@ -32,7 +33,7 @@ METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
 def title(result: RunComparison) -> str:
     """"A → B (runs as the unit; 99% CI; band ...)"."""
     design = "pairs" if result.paired else "runs as the unit"
-    band = ("band: ±5% or the row's noise floor, whichever is larger"
+    band = ("band: ±5 % or the row's noise floor, whichever is larger"
             if result.threshold is None else f"band ±{numbers.share(result.threshold)}")
     return (f"{result.before_name} → {result.after_name} ({design}; "
             f"{numbers.share(ci_level(result))} CI; {band})")
@@ -61,26 +62,44 @@ def floor(row: Row) -> str:
 
 
 def causes(row: Row) -> str:
-    """Why a row got its verdict: a changed row's causes by topic and strength ("system
-    libcrypto (likely)"; each cause is told in full once, in the news above the table),
-    any other row's reason ("the CI 0.98–1.01 lies inside the ±5.0 % band"); a row judged
-    against the machine's spread without what it was judged against, which the noise floor
-    column and the note under the table say (`spread_note`)."""
+    """Why a row got its verdict, in a few words beside the change that states its
+    interval: a changed row's causes by topic and strength ("system libcrypto (likely)";
+    each cause is told in full once, in the news above the table); an unchanged row's
+    reason (`explanation`)."""
     if not row.changed:
-        if row.outcome.basis and "runs against" in row.reason and "): " in row.reason:
-            return row.reason.split("): ", 1)[1]
-        return row.reason
+        return explanation(row)
     topics = cause_topics(row)
     if not topics:
         return "no fingerprint difference explains it"
     return "; ".join(f"{topic} ({strength})" for topic, strength in topics)
 
 
+def explanation(row: Row) -> str:
+    """Why an unchanged row is not called faster or slower, without the interval the
+    change beside it states (the reason's "CI 0.628–3.26" is a bare rate ratio): "the
+    interval reaches beyond the ±15.5 % band", "significant, but the interval reaches
+    inside the ±5 % band", "the interval lies inside the ±5 % band"; a row with too few
+    runs or pairs says what it would need (judged against the machine's spread, without
+    what it was judged against, which the noise floor column and the note under the
+    table say: `spread_note`)."""
+    band = f"±{numbers.share(row.threshold)} band"
+    if row.verdict == verdict.NO_CHANGE:
+        return f"the interval lies inside the {band}"
+    if row.verdict == verdict.INCONCLUSIVE:
+        if row.p_value < 1 - row.ci_level:
+            return f"significant, but the interval reaches inside the {band}"
+        return f"the interval reaches beyond the {band}"
+    if row.outcome.basis and "runs against" in row.reason and "): " in row.reason:
+        return row.reason.split("): ", 1)[1]
+    return row.reason
+
+
 def change(row: Row) -> str:
     """A row's change in the words users know, its interval beside it (the last thing a
     narrow terminal may lose): "13.8x slower [13.4–14.4]", "1.24x faster [1.20–1.29]", "no
     change (within ±5 %) [1.01x slower – 1.02x faster]"; a row without a verdict says why
-    before its estimate ("too few runs: 1.97x faster [...]")."""
+    before its estimate ("too few runs: 1.97x faster [...]"). The verdict is in it: the
+    table has no verdict column of its own."""
     interval = f" {numbers.bracket(row.ci_low, row.ci_high)}" if _has_interval(row) else ""
     if row.verdict == "no change":
         directed = numbers.bracket(row.ci_low, row.ci_high, directed=True)
@@ -89,14 +108,26 @@ def change(row: Row) -> str:
     return moved if row.changed else f"{row.verdict}: {moved}"
 
 
+def _two_lines(texts: Sequence[str], at: str, keep: int = 0) -> int:
+    """The width that takes each text on at most two lines, broken at `at` (its first
+    `keep` characters staying on the first line: a rate's arrow), so that no cell of the
+    column needs three."""
+    widths = []
+    for text in texts:
+        where = text.find(at)
+        widths.append(len(text) if where < 0 else
+                      max(len(text[:where + keep].rstrip()), len(text[where + keep:].strip())))
+    return max(widths, default=0)
+
+
 def _has_interval(row: Row) -> bool:
     return numbers.finite(row.ci_low) and numbers.finite(row.ci_high) and row.ci_low > 0
 
 
 def shared_reason(rows: Sequence[Row]) -> str | None:
-    """The reason of every row, when there are several, none changed, and all give the
-    same one; else None (each row says its own)."""
-    reasons = {row.reason for row in rows}
+    """The explanation of every row, when there are several, none changed, and all give
+    the same one; else None (each row says its own)."""
+    reasons = {causes(row) for row in rows}
     if len(rows) < 2 or len(reasons) != 1 or any(row.changed for row in rows):
         return None
     return reasons.pop()
@@ -109,32 +140,36 @@ def levels(row: Row) -> str:
 
 def compare_table(result: RunComparison, rows: Sequence[Row] | None = None) -> Table:
     """One line per (algorithm, implementation, operation, block size), largest change
-    first; `rows` (default all) picks which."""
+    first; `rows` (default all) picks which. The change says the verdict with its
+    interval; no column repeats it."""
     shown = list(result.rows if rows is None else rows)
     timed = any(row.seconds is not None for row in shown)
     # A reason every row shares ("too few runs": one run a side) is said once, in the title.
     shared = shared_reason(shown)
     heading = title(result) + (f". Every row: {shared}" if shared else "")
+    changes = [change(row) for row in shown]
+    rates = [levels(row) for row in shown]
     # Where room is short the change in words with its interval beside it and the levels
-    # it is between stay (80 columns); the verdict's own column, then the test's detail go
-    # first (each cause is told in full in the news above).
+    # it is between stay (80 columns), each on at most two lines (a change above its
+    # interval, a rate above the other); then the test's detail goes, then why.
     columns = (Column("algorithm"), Column("implementation", short="impl."),
-               Column("operation"), Column("before → after", align="right"),
+               Column("operation"),
+               Column("before → after", align="right", wrap=True,
+                      min_width=_two_lines(rates, "→ ", keep=1)),
                Column(f"change [{numbers.share(ci_level(result))} CI]"
                       if any(map(_has_interval, shown)) else "change", wrap=True,
-                      min_width=min(30, max((len(change(row)) for row in shown
-                                             if _has_interval(row)), default=0))),
+                      min_width=_two_lines(changes, "[")),
                Column("p", "p", priority=4), Column("units", align="right", priority=4),
                Column("noise floor", align="right", priority=4),
-               Column("verdict", priority=2),
-               Column("explanation", priority=3, wrap=True),
+               # Readable, or not shown: the test's detail goes before it narrows.
+               Column("explanation", priority=3, wrap=True, min_width=READABLE_PROSE),
                *((Column("s", "number", priority=5),) if timed else ()))
     return Table(heading, columns, tuple(
         (row.algorithm, row.implementation, operation(row.operation, row.block_size),
-         levels(row), Cell(change(row), strong=row.changed), row.p_value, units(row),
-         floor(row), Cell(row.verdict, strong=row.changed), None if shared else causes(row),
-         *((row.seconds,) if timed else ()))
-        for row in shown), tuple(row.verdict for row in shown))
+         rate, Cell(moved, strong=row.changed), row.p_value, units(row), floor(row),
+         None if shared else causes(row), *((row.seconds,) if timed else ()))
+        for row, moved, rate in zip(shown, changes, rates, strict=True)),
+        tuple(row.verdict for row in shown))
 
 
 def short(value: Any) -> str:
@@ -206,7 +241,8 @@ def history_table(series: Series) -> Table:
         step = steps.get(i)
         rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
                      level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
-                     f"{'▲' if step.ratio > 1 else '▼'} {numbers.speed_change(step.ratio)}"
+                     f"{'▲' if step.ratio > 1 else '▼'} "
+                     f"{numbers.change_beside_interval(step.ratio, step.ci_low, step.ci_high)}"
                      if step else "", "; ".join(p.notes)))
         tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
     return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "
@@ -215,8 +251,10 @@ def history_table(series: Series) -> Table:
                  f"{numbers.plus_minus(series.threshold)})",
                  (Column("build"), Column("first run (UTC)", priority=3),
                   Column("runs", "count", priority=2), Column("rounds", "count", priority=4),
-                  Column(series.unit, align="right"), Column("95% CI", priority=1),
-                  Column("step"), Column("notes", priority=1, wrap=True)),
+                  Column(series.unit, align="right"), Column("95 % CI", priority=1),
+                  Column("step [CI]", wrap=True, min_width=_two_lines(
+                      [text for row in rows if (text := row[6])], "[")),
+                  Column("notes", priority=1, wrap=True)),
                  tuple(rows), tuple(tones))
 
 
@@ -268,12 +306,16 @@ def markdown(results: Sequence[RunComparison]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-#: `compare --csv`: one line per row of every comparison, raw values.
+#: `compare --csv`: one line per row of every comparison, raw values. Every ratio column is
+#: named for its direction: `speedup` is the after rate over the before rate (above 1,
+#: after is faster), with its interval; `before` and `after` are the rates (`unit`).
 COMPARE_CSV = ("before_name", "after_name", "algorithm", "implementation", "operation",
-               "block_size", "unit", "before", "after", "ratio", "ci_low", "ci_high",
-               "ci_level", "p_value", "verdict", "reason", "n_before", "n_after",
-               "runs_before", "runs_after", "noise_floor", "threshold", "design", "pairs",
-               "causes")
+               "block_size", "unit", "before", "after", "speedup", "speedup_ci_low",
+               "speedup_ci_high", "ci_level", "p_value", "verdict", "reason", "n_before",
+               "n_after", "runs_before", "runs_after", "noise_floor", "threshold", "design",
+               "pairs", "causes")
+#: The CSV's names of the fields `Row.as_dict` names for JSON.
+_CSV_NAMES = {"speedup": "ratio", "speedup_ci_low": "ci_low", "speedup_ci_high": "ci_high"}
 
 
 def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
@@ -284,17 +326,18 @@ def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
             fields = row.as_dict()
             fields["causes"] = "; ".join(f"{t} ({s})" for t, s in cause_topics(row))
             fields.update(before_name=result.before_name, after_name=result.after_name)
-            found.append(tuple(fields[name] for name in COMPARE_CSV))
+            found.append(tuple(fields[_CSV_NAMES.get(name, name)] for name in COMPARE_CSV))
     return found
 
 
-#: `history --csv`: one line per point of every series.
+#: `history --csv`: one line per point of every series; `step_speedup` is the new level
+#: over the old where a step starts (above 1, faster).
 HISTORY_CSV = ("algorithm", "implementation", "operation", "block_size", "unit", "build",
-               "started_at", "runs", "level", "ci_low", "ci_high", "step_ratio", "notes")
+               "started_at", "runs", "level", "ci_low", "ci_high", "step_speedup", "notes")
 
 
 def history_csv_rows(series: Sequence[Series]) -> list[tuple[Any, ...]]:
-    """The rows of `HISTORY_CSV`; `step_ratio` where a step starts (its first build)."""
+    """The rows of `HISTORY_CSV`; `step_speedup` where a step starts (its first build)."""
     found = []
     for one in series:
         steps = {s.index: s.ratio for s in one.steps}

@@ -109,18 +109,22 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
         kept = [i for i in everything if i not in dropped]
         attempts += [(True, kept, READABLE_PROSE, WHOLE_WORD),
                      (True, kept, NARROWEST_PROSE, WHOLE_WORD)]
-    # A column's `min_width` holds while other columns can go; past that, it wraps too.
-    for floor in (True, False):
-        for short, kept, prose, whole in attempts:
-            fitted = _fit(columns, cells, kept, width, short, prose, whole, floor)
-            if fitted is not None:
-                return _fill_back(columns, cells, fitted, width, prose, whole, floor)
+    for short, kept, prose, whole in attempts:
+        fitted = _fit(columns, cells, kept, width, short, prose, whole)
+        if fitted is not None:
+            return _fill_back(columns, cells, fitted, width, prose, whole)
+    # A column's `min_width` holds while other columns can go; past that (every column
+    # that may go gone), it wraps too, and nothing comes back at its cost.
+    for short, kept, prose, whole in attempts[-2:]:
+        fitted = _fit(columns, cells, kept, width, short, prose, whole, floor=False)
+        if fitted is not None:
+            return fitted
     widths = [_natural(columns[i], cells[i], True) for i in everything]
     return Plan(tuple(everything), tuple(widths), True, (), (), records=True)
 
 
 def _fill_back(columns: Sequence[Column], cells: Sequence[Sequence[str]], fitted: Plan,
-               width: int, prose: int | None, whole: int, floor: bool) -> Plan:
+               width: int, prose: int | None, whole: int) -> Plan:
     """Columns left out one at a time until the table fit may leave room for some of them
     again (a narrow "kind" dropped before a wide "OS build" was): each is put back, the
     most important first, where the table still fits."""
@@ -129,7 +133,7 @@ def _fill_back(columns: Sequence[Column], cells: Sequence[Sequence[str]], fitted
         if not set(unit) <= set(plan.dropped):
             continue
         kept = sorted([*plan.kept, *unit])
-        tried = _fit(columns, cells, kept, width, plan.short, prose, whole, floor)
+        tried = _fit(columns, cells, kept, width, plan.short, prose, whole)
         if tried is not None:
             plan = tried
     return plan
@@ -160,7 +164,9 @@ def _fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], kept: list[i
         words = [min(natural[n], max(least[n], max((_longest_word(c) for c in cells[i]),
                                                     default=0)))
                  for n, i in enumerate(kept)]
-        widths = _share(least, natural, spare, words)
+        floors = [min(natural[n], max(least[n], columns[i].min_width))
+                  for n, i in enumerate(kept)]
+        widths = _share(least, natural, spare, words, floors)
     if total_width(widths) > width:
         return None
     titles = [title(columns[i], short) for i in kept]
@@ -186,14 +192,21 @@ def _unwrap_titles(widths: Sequence[int], titles: Sequence[str], spare: int) -> 
 
 
 def _share(least: Sequence[int], natural: Sequence[int], spare: int,
-           words: Sequence[int] | None = None) -> list[int]:
+           words: Sequence[int] | None = None, floors: Sequence[int] | None = None
+           ) -> list[int]:
     """Give `spare` cells to the columns below their natural width: first to those whose
     longest word would otherwise be folded mid-word (a path cut "pytho/n" reads worse than
-    any wrap at a space), up to that word; then the one that lacks least first, each up to
-    whole, so that as few columns wrap as the room allows."""
+    any wrap at a space), up to that word; then to those below their `min_width` (`floors`,
+    once every column that may go has gone), the nearest first; then the one that lacks
+    least first, each up to whole, so that as few columns wrap as the room allows."""
     widths = list(least)
     for i, word in enumerate(words or ()):
         grant = min(max(word - widths[i], 0), spare)
+        widths[i] += grant
+        spare -= grant
+    wanted = floors or ()
+    for i in sorted(range(len(wanted)), key=lambda i: (wanted[i] - widths[i], i)):
+        grant = min(max(wanted[i] - widths[i], 0), spare)
         widths[i] += grant
         spare -= grant
     for i in sorted(range(len(widths)), key=lambda i: (natural[i] - widths[i], i)):

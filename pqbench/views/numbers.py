@@ -205,10 +205,16 @@ def time_change(value: float | None, low: float | None, high: float | None) -> s
     [3.31–3.47]"; the speed ratio is the inverse, its interval the inverted ends."""
     if not finite(value) or value is None or value <= 0:
         return MISSING
-    return change_beside_interval(1 / value, _inverse(high), _inverse(low))
+    return change_beside_interval(1 / value, inverse(high), inverse(low))
 
 
-def _inverse(value: float | None) -> float | None:
+def time_speed(value: float | None) -> str:
+    """A time ratio in speed words, without an interval: 1.15 -> "1.15x slower" (it takes
+    1.15x the time), 0.248 -> "4.03x faster"."""
+    return speed_change(inverse(value))
+
+
+def inverse(value: float | None) -> float | None:
     return 1 / value if finite(value) and value is not None and value > 0 else None
 
 

@@ -291,8 +291,8 @@ def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
     assert reader.fieldnames == ["run_id", "kind", "per", "numerator_algorithm",
                                    "numerator_implementation", "numerator_operation",
                                    "denominator_algorithm", "denominator_implementation",
-                                   "denominator_operation", "block_size_bytes", "time_ratio",
-                                   "time_ratio_ci_low", "time_ratio_ci_high", "ci_level",
+                                   "denominator_operation", "block_size_bytes", "speedup",
+                                   "speedup_ci_low", "speedup_ci_high", "ci_level",
                                    "pairs", "time_base"]
     (line,) = list(reader)
     stored = json.loads(runner.invoke(app, ["runs", "--json", "--db", db]).stdout)
@@ -300,9 +300,16 @@ def test_ratios_reads_a_stored_run_as_lines_json_and_csv(tmp_path) -> None:
     assert (line["kind"], line["numerator_algorithm"], line["numerator_implementation"],
             line["denominator_algorithm"], line["block_size_bytes"]) == (
         "key size", "AES-256-CTR", "libcrypto", "AES-128-CTR", "4096")
-    low, estimate, high = (float(line[k]) for k in ("time_ratio_ci_low", "time_ratio",
-                                                     "time_ratio_ci_high"))
+    low, estimate, high = (float(line[k]) for k in ("speedup_ci_low", "speedup",
+                                                     "speedup_ci_high"))
     assert low <= estimate <= high and line["pairs"] == "10"
+    # The speedup runs as "faster" reads: AES-256 against AES-128 is slower, below 1, the
+    # inverse of the time ratio --json gives.
+    (ratio,) = json.loads(runner.invoke(app, ["ratios", "--json", "--db", db]).stdout)[
+        "ratios"]
+    assert estimate == pytest.approx(1 / ratio["estimate"]) and estimate < 1
+    assert (low, high) == (pytest.approx(1 / ratio["ci_high"]),
+                           pytest.approx(1 / ratio["ci_low"]))
     as_json = json.loads(runner.invoke(app, ["ratios", "--json", "--relative-to",
                                              "aes256ctr", "--db", db]).stdout)
     assert [r["kind"] for r in as_json["ratios"]] == ["key size", "relative"]
@@ -525,3 +532,27 @@ def test_relative_to_shows_each_row_against_it_once(mission_run: str, columns: i
     assert {("ML-KEM-768 [liboqs]", "RSA-2048 [libcrypto]", "exchange"),
             ("ML-DSA-65 [liboqs]", "RSA-2048 [libcrypto]", "signature")} <= set(lines)
     assert len(done.stdout.splitlines()) < 40
+
+
+def test_a_ratio_in_csv_is_a_speedup_named_for_its_direction() -> None:
+    """The tidy line's speedup is the numerator's speed over the denominator's (above 1 it
+    is faster, as "faster" reads; compare's runs the same way, after over before): the
+    inverse of the time ratio, its interval the inverted ends, by column name."""
+    from pqbench.data.record.results import RowKey
+
+    def ratio(estimate: float, low: float, high: float) -> ratios.Ratio:
+        return ratios.Ratio("exchange", ratios.Side("ML-KEM-768 [liboqs]", (
+            (RowKey("ML-KEM-768", "liboqs", "encaps", None), 1),)), ratios.Side(
+            "X25519 [libcrypto]", ((RowKey("X25519", "libcrypto", "derive", None), 1),)),
+            "exchange", estimate, low, high, 0.99, 10, "cpu")
+
+    line = dict(zip(ratios.ROW_COLUMNS, ratios.as_row(ratio(1.25, 1.2, 1.3), "r"),
+                    strict=True))
+    assert line["speedup"] == pytest.approx(0.8)  # 1.25x the time: 1.25x slower
+    assert line["speedup_ci_low"] == pytest.approx(1 / 1.3)
+    assert line["speedup_ci_high"] == pytest.approx(1 / 1.2)
+    assert line["speedup_ci_low"] <= line["speedup"] <= line["speedup_ci_high"]
+    single = dict(zip(ratios.ROW_COLUMNS, ratios.as_row(ratio(0.5, 0.0, math.inf), "r"),
+                      strict=True))
+    assert single["speedup"] == pytest.approx(2.0)
+    assert (single["speedup_ci_low"], single["speedup_ci_high"]) == (None, None)

@@ -5,6 +5,7 @@ at 80 and 120 columns. Each test pins one promise of `compare`, `history`, `repo
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from pqbench.data.store import Store
 from tests.helpers import REPO, run_cli, starts_processes
 from tests.helpers.runs import make_runs
+from tests.helpers.terminal import read_table
 
 QUICK = ("--seconds", "0.05", "--rounds", "2")
 
@@ -77,30 +79,35 @@ def test_compare_says_how_many_times_slower_or_faster_and_keeps_both_levels(
     done = run_cli("compare", "--by", "label", "--db", str(slowed), env={"COLUMNS": columns})
     assert done.returncode == 0, done.stderr
     assert max(map(len, done.stdout.splitlines())) <= int(columns)
-    encaps = _line(done.stdout, "ML-KEM-768", "encaps")
-    times = float(re.search(r"([\d.]+)x slower", encaps).group(1))  # type: ignore[union-attr]
+    table = {(row["algorithm"], row["operation"]): row
+             for row in read_table(done.stdout, "old → new", key="algorithm")}
+    change = table[("ML-KEM-768", "encaps")]["change [99 % CI]"]
+    times = float(re.search(r"([\d.]+)x slower", change).group(1))  # type: ignore[union-attr]
     assert 13.0 < times < 14.6  # planted 13.8, 2 % noise per round
     # Its interval beside it at every width, never the first thing a narrow terminal
     # drops (it may wrap under the change, within its cell).
-    lines = done.stdout.splitlines()
-    cell = encaps + " " + lines[lines.index(encaps) + 1]
-    interval = re.search(r"x slower\s+\[([\d.]+)–([\d.]+)\]", cell)
-    assert interval is not None, cell
+    interval = re.fullmatch(r"[\d.]+x slower \[([\d.]+)–([\d.]+)\]", change)
+    assert interval is not None, change
     assert float(interval.group(1)) <= times <= float(interval.group(2))
-    assert "0.07" not in encaps  # never the raw after/before ratio of a slowdown
+    assert "0.07" not in done.stdout  # never the raw after/before ratio of a slowdown
     # before -> after stays at 80 columns: about 60.1 k -> 4.35 k operations per second
-    levels = re.search(r"([\d.]+) → ([\d.]+) kops/s", encaps)
+    levels = re.fullmatch(r"([\d.]+) → ([\d.]+) kops/s",
+                          table[("ML-KEM-768", "encaps")]["before → after"])
     assert levels is not None
     assert float(levels.group(1)) == pytest.approx(60.0, rel=0.03)
     assert float(levels.group(2)) == pytest.approx(60.0 / 13.8, rel=0.03)
-    faster = _line(done.stdout, "SHA-256")
-    assert re.search(r"1\.2\dx faster", faster)
-    assert "no change" in done.stdout
-    unchanged = _line(done.stdout, "AES-256-XTS")
+    assert re.match(r"1\.2\dx faster \[", table[("SHA-256", "hash @16384B")][
+        "change [99 % CI]"])
     # The band beside the verdict, in one cell (wrapped in its column where room is short).
-    below = lines[lines.index(unchanged) + 1]
-    assert "no change (within ±5 %)" in unchanged or (
-        "no change" in unchanged and "(within ±5 %)" in below)
+    assert table[("AES-256-XTS", "encrypt @16384B")]["change [99 % CI]"].startswith(
+        "no change (within ±5 %) [")
+    # The verdict is said once, in the change: no column repeats it.
+    assert "verdict" not in table[("AES-256-XTS", "encrypt @16384B")]
+    # No row takes more than three lines at either width (a cell on at most two, the
+    # rare interval across 1 three at 80).
+    body = done.stdout.split("─" * 20, 1)[1].splitlines()[1:]
+    starts = [i for i, line in enumerate(body) if line[:1].strip()]
+    assert max(b - a for a, b in itertools.pairwise(starts)) <= 3
 
 
 @pytest.mark.process
@@ -147,7 +154,6 @@ def test_runs_shows_the_newest_first_and_counts_the_rest(many_runs: Path, column
     assert ids == [f"20260101-r{i}" for i in range(24, 4, -1)]  # the newest 20, newest first
     # As `git log --oneline` keeps a commit's identity, each line keeps what the run is:
     # its id, its kind and the OS build it ran on (at 80 columns too).
-    from tests.helpers.terminal import read_table
 
     listed = read_table(done.stdout, "runs in", key="run id")
     assert {"run id", "kind", "OS build"} <= set(listed[0]), listed[0]
@@ -368,15 +374,19 @@ def test_compare_and_history_print_csv(slowed: Path) -> None:
     assert (encaps["before_name"], encaps["after_name"], encaps["verdict"]) == (
         "old", "new", "slower")
     assert float(encaps["before"]) / float(encaps["after"]) == pytest.approx(13.8, rel=0.05)
-    assert float(encaps["ratio"]) == pytest.approx(float(encaps["after"])
-                                                   / float(encaps["before"]))
+    # Named for its direction: after over before, above 1 faster; its interval holds it.
+    assert float(encaps["speedup"]) == pytest.approx(float(encaps["after"])
+                                                     / float(encaps["before"]))
+    assert float(encaps["speedup_ci_low"]) <= float(encaps["speedup"]) <= float(
+        encaps["speedup_ci_high"]) < 1
+    assert "ratio" not in encaps and "ci_low" not in encaps
     done = run_cli("history", "ML-KEM-768", "-o", "encaps", "--by", "label", "--csv",
                    "--db", str(slowed))
     assert done.returncode == 0, done.stderr
     points = _csv(done.stdout)
     assert [(p["build"], p["runs"]) for p in points] == [("old", "5"), ("new", "5")]
     assert float(points[0]["level"]) == pytest.approx(60_000, rel=0.03)
-    assert float(points[1]["step_ratio"]) == pytest.approx(1 / 13.8, rel=0.05)
+    assert float(points[1]["step_speedup"]) == pytest.approx(1 / 13.8, rel=0.05)
     for command in (("compare", "--by", "label"), ("history", "ML-KEM-768")):
         done = run_cli(*command, "--csv", "--json", "--db", str(slowed))
         assert done.returncode == 2 and "choose one of" in done.stderr
@@ -612,11 +622,14 @@ def test_report_without_arguments_after_an_ab_session_reports_the_session(
             rows.append(row)
     header = next(i for i, r in enumerate(rows)
                   if any(c == "change" or c.startswith(("change [", "change \\["))
-                         for c in r)
-                  and "verdict" in r)
+                         for c in r))
     found = rows[header + 1]
-    assert found[0] == "X25519" and found[rows[header].index("verdict")].strip("*") in {
-        "faster", "slower", "no change", "inconclusive", "too few runs"}
+    change = next(i for i, c in enumerate(rows[header]) if c.startswith("change"))
+    # The change states the verdict: "1.80x slower [...]", "inconclusive: ...", "no change
+    # (within ±5 %) [...]", "too few runs: ...".
+    assert found[0] == "X25519" and re.match(
+        r"(\*\*)?([\d.]+x (faster|slower)|no change|inconclusive:|too few runs:)",
+        found[change]), found
 
 
 @pytest.mark.process

@@ -217,7 +217,7 @@ def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Seq
         intervals.append(tuple((at[b].ci_low, at[b].ci_high) if b in at else None
                                for b in builds))
     steps = tuple((_series_label(s), builds.index(step.build),
-                   f"{_series_label(s)}: {md.ratio(step.ratio)}")
+                   f"{_series_label(s)}: {numbers.speed_change(step.ratio)}")
                   for s in shown for step in s.steps)
     hidden = [_series_label(s) for s in series if s not in shown]
     footnote = (f"{len(hidden)} of {len(series)} series not drawn (more than the colours tell "
@@ -273,7 +273,8 @@ def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Se
               for i, name in enumerate(charted)]
     rows = [[s.algorithm, s.implementation, s.operation, md.byte_count(s.block_size),
              step.build, numbers.rate(step.before, s.unit), numbers.rate(step.after, s.unit),
-             md.ratio(step.ratio), "; ".join(p.notes[0] for p in s.points
+             numbers.change_beside_interval(step.ratio, step.ci_low, step.ci_high),
+             "; ".join(p.notes[0] for p in s.points
                                              if p.build == step.build and p.notes)
              or md.MISSING]
             for name in names for s in per_algorithm[name] for step in s.steps]
@@ -288,7 +289,8 @@ def history_of(per_algorithm: Mapping[str, Sequence[history.Series]], builds: Se
              f"{BANDS}"]
     if rows:
         parts.append(md.table(["algorithm", "implementation", "operation", "block",
-                               "first at new level", "before", "after", "ratio", "notes"],
+                               "first at new level", "before", "after", "change [CI]",
+                               "notes"],
                               rows, ["l", "l", "l", "r", "l", "r", "r", "r", "l"]))
     else:
         parts.append("No step was detected in any series.")

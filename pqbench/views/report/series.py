@@ -2,22 +2,26 @@
 
 One table per bisection and row: every build of the series in order, its level over the
 sessions that measured it (median with its interval), "not measured" for the builds the
-search never needed, and at each change point the session's ratio, interval, verdict and
-the fingerprint differences ranked as its causes. The runs alone are the source
-(`bisect.stored`): the sessions are re-judged from them as `ab` judged them.
+search never needed, and at each change point the session's change with its interval (in
+`compare`'s words) and the fingerprint differences ranked as its causes. The runs alone are
+the source (`bisect.stored`): the sessions are re-judged from them as `ab` judged them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pqbench.data.record.results import RowKey, Run
 from pqbench.sessions.bisect import stored
 from pqbench.sessions.bisect.series import NAMING
+from pqbench.views import comparisons, numbers
 from pqbench.views import markdown as md
-from pqbench.views import numbers
 from pqbench.views.report.base import Section
 from pqbench.views.runs import operation as operation_name
+
+if TYPE_CHECKING:
+    from pqbench.analysis.rows import Row
 
 NOT_MEASURED = "not measured"
 
@@ -53,8 +57,14 @@ def section(runs: Sequence[Run]) -> Section | None:
                     f"- {md.text(_row_name(key))} changed between "
                     f"{md.inline_code(search.builds[session.before])} and "
                     f"{md.inline_code(search.builds[session.after])}: "
-                    f"{md.text(numbers.ratio(row.ratio))} ({md.text(row.verdict)})")
+                    f"{md.text(_change(row))}")
     return Section("\n\n".join(parts), bullets=tuple(bullets))
+
+
+def _change(row: Row) -> str:
+    """A change point in the words of `compare`: "1.82x slower [1.71–1.93]", "inconclusive:
+    1.02x faster [...]"."""
+    return comparisons.change(row)
 
 
 def _row_name(key: RowKey) -> str:
@@ -79,9 +89,7 @@ def _table(search: stored.Search, key: RowKey) -> md.Markdown:
                                for c in row.causes) or "; ".join(
                 f"{d.field}: {d.before} → {d.after}" for d in session.differences
                 if d.field not in NAMING and d.note is None) or "no fingerprint difference"
-            change = (f"→ {after}: {numbers.ratio(row.ratio)} "
-                      f"({numbers.interval(row.ci_low, row.ci_high)}), {row.verdict}; "
-                      f"{causes}")
+            change = f"→ {after}: {_change(row)}; {causes}"
         rows.append([numbers.count(position + 1), build, level, change])
     return md.table(["#", "build", "level", "change to the next measured build"], rows,
                     ["r", "l", "r", "l"])

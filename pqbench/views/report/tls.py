@@ -81,7 +81,7 @@ def _table(rows: Sequence[Measurement]) -> str:
     index = _index(rows)
     headers = ["group", "certificate", "implementation", "full/s (memory)",
                "full/s (loopback)", "resumed/s (memory)", "resumed/s (loopback)",
-               "client CPU µs", "server CPU µs", f"full/s vs {BASELINE}", "client bytes",
+               "client CPU µs", "server CPU µs", f"full against {BASELINE}", "client bytes",
                "server bytes", "chain bytes", "round trips (server segments)"]
     table_rows = []
     for cell, library in _keys(rows):
@@ -91,7 +91,7 @@ def _table(rows: Sequence[Measurement]) -> str:
         a = shown.attributes
         memory_full = index.get((cell, library, "memory", "full"))
         base = index.get((BASELINE, library, "memory", "full"))
-        versus = (md.ratio(memory_full.ops_per_sec / base.ops_per_sec)
+        versus = (numbers.speed_change(memory_full.ops_per_sec / base.ops_per_sec)
                   if memory_full is not None and base is not None and base.ops_per_sec
                   else md.MISSING)
         table_rows.append([
@@ -177,8 +177,10 @@ def summary(rows: Sequence[Measurement]) -> list[str]:
         if base is None or pq is None or not base.ops_per_sec:
             continue
         a, b = pq.attributes, base.attributes
-        return [f"- A full TLS 1.3 handshake with {pq.algorithm} runs at "
-                f"{md.ratio(pq.ops_per_sec / base.ops_per_sec)} the rate of {BASELINE} "
+        moved = numbers.speed_change(pq.ops_per_sec / base.ops_per_sec)
+        return [f"- A full TLS 1.3 handshake with {pq.algorithm} is "
+                f"{'as fast as' if moved == 'same speed' else f'{moved} than'} with "
+                f"{BASELINE} "
                 f"({md.si(pq.ops_per_sec)} against {md.si(base.ops_per_sec)} handshakes/s, "
                 f"{library} in one process); the server sends "
                 f"{_count(a.get('server_bytes'))} bytes instead of "

@@ -125,7 +125,15 @@ def test_many_builds_compare_where_the_history_steps(location: str, tmp_path: Pa
     assert "`pqbench compare --by os_build BEFORE AFTER`" in text
     # Every step found, at the planted build and size; SHA-256 did not move.
     steps = _table(tokens, "first at new level")
-    found = {(row[0], row[2], row[4]): float(row[7].rstrip("x")) for row in steps[1:]}
+    # Each step in the words of every pqbench ratio, with its interval: "1.43x slower
+    # [1.40–1.46]", never a bare "0.7x".
+    assert steps[0][7] == "change [CI]"
+    words = [re.fullmatch(r"([\d.]+)x (faster|slower) \[[\d.]+–[\d.]+\]", row[7])
+             for row in steps[1:]]
+    assert all(words), [row[7] for row in steps[1:]]
+    found = {(row[0], row[2], row[4]): float(m.group(1)) ** (1 if m.group(2) == "faster"
+                                                               else -1)
+             for row, m in zip(steps[1:], words, strict=True) if m}
     assert set(found) == {("AES-256-XTS", "encrypt", "b03"), ("ML-KEM-768", "encaps", "b06"),
                           ("ML-KEM-768", "decaps", "b06")}
     assert found[("AES-256-XTS", "encrypt", "b03")] == pytest.approx(1.5, rel=0.05)

@@ -81,6 +81,17 @@ def _check_structure(path: Path, tokens: list[Token]) -> list[list[list[str]]]:
     return tables
 
 
+def _verdict(change: str) -> str:
+    """The verdict a change cell states: "slower" for "1.80x slower [1.7–1.9]", the words
+    before the colon for "inconclusive: 1.02x faster [...]", "no change" for "no change
+    (within ±5 %) [...]"."""
+    if change.startswith("no change"):
+        return "no change"
+    if ":" in change:
+        return change.split(":", 1)[0]
+    return change.split(" ")[1]
+
+
 def _table_with(tables: list[list[list[str]]], *header: str) -> list[list[str]]:
     for rows in tables:
         if all(h in rows[0] for h in header):
@@ -142,13 +153,16 @@ def test_masked_unmasked_pair_has_verdicts_causes_and_a_ratio_chart(stored,
     tables = _check_structure(path, tokens)
     assert "Comparison" in markdown.headings(tokens)
     assert "unmasked → masked" in markdown.headings(tokens)
-    rows = _table_with(tables, "before → after", "verdict")
-    verdict = rows[0].index("verdict")
+    rows = _table_with(tables, "before → after")
+    # The change says the verdict ("1.80x slower [...]", "inconclusive: ...", "no change
+    # (within ±5 %) [...]"): no column repeats it.
+    assert "verdict" not in rows[0]
+    change = rows[0].index(next(t for t in rows[0] if t.startswith("change")))
     # One run a side: each row judged against the machine's run-to-run spread, with its
     # interval; the AES rows only move where the CPU has AES-NI for the mask to hide.
     # (cryptography's bundled OpenSSL takes a VAES path for AES-GCM, which the mask leaves.)
     implementation = rows[0].index(next(t for t in rows[0] if t.startswith("impl")))
-    found = {(r[0], r[implementation]): r[verdict].strip("*") for r in rows[1:]}
+    found = {(r[0], r[implementation]): _verdict(r[change].strip("*")) for r in rows[1:]}
     assert "too few runs" not in found.values()
     assert any("CI" in title for title in rows[0])  # the change with its interval
     aes = {v for (name, impl), v in found.items()
