@@ -187,6 +187,7 @@ def test_one_against_one_and_five_against_one_use_the_model_where_the_exact_test
     assert small.verdict == verdict.INCONCLUSIVE
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 @pytest.mark.parametrize("n,m", [(1, 1), (5, 1), (1, 5), (2, 2), (3, 3), (5, 5)])
 def test_simulated_coverage_and_false_alarms_at_a_known_spread(n: int, m: int) -> None:
     """2000 trials: runs scatter N(level, 0.05) about their build's level; the model's

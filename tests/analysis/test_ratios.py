@@ -74,6 +74,7 @@ def test_paired_intervals_cover_the_truth_where_drift_hits_every_row_of_a_cycle(
     assert covered / trials >= 0.985
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_unpaired_medians_with_their_own_intervals_miss_it() -> None:
     """The same machine, the design before cycles: each row's rounds one after the other,
     so each row sits in its own phase of the machine, and the ratio of the two medians is

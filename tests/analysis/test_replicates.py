@@ -185,6 +185,7 @@ def test_a_a_with_five_drifting_runs_a_side_stays_within_alpha() -> None:
     assert verdicts.count("inconclusive") / trials >= 0.95
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_a_quiet_a_a_with_eight_runs_a_side_is_no_change() -> None:
     rng = np.random.default_rng(6)
     # Run estimates scatter about 1.2 % (0.5 % drift, 2 % rounds, medians of 5): with
@@ -195,6 +196,7 @@ def test_a_quiet_a_a_with_eight_runs_a_side_is_no_change() -> None:
     assert verdicts.count("no change") / 200 >= 0.95
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_interval_covers_a_true_change_under_drift() -> None:
     rng = np.random.default_rng(7)
     covered = 0
@@ -205,6 +207,7 @@ def test_interval_covers_a_true_change_under_drift() -> None:
     assert covered / 400 >= 0.97  # nominal 99 %; 98.75 % in this seeded run
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_a_2x_change_with_five_runs_a_side_at_10_percent_drift_is_found() -> None:
     rng = np.random.default_rng(8)
     results = [replicates.compare_replicates(drifting_runs(rng, 5, drift=0.1),

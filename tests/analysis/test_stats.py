@@ -227,6 +227,7 @@ def test_a_a_significance_alone_respects_alpha() -> None:
     assert rejected / trials <= 0.02
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_10_percent_shift_is_found_with_about_90_percent_power() -> None:
     # Aim was >= 90 % of 200 trials. Over 20 000 seeded trials this rule (99 % Moses CI
     # wholly above +5 %) finds a 10 % shift with 15 samples a side and 3 % noise in 90.4 % of

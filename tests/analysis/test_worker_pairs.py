@@ -114,6 +114,7 @@ def _session(rng: np.random.Generator, shift: float, offset: float, noise: float
     return before, after, taken.tolist()
 
 
+@pytest.mark.slow  # hundreds of simulated sessions: the whole suite's lane
 def test_a_process_offset_breaks_the_round_pairs_and_not_the_worker_pairs() -> None:
     # Each process 2 % off by its layout, rounds 1 % noise, 4 worker pairs of 12 pairs, a
     # true ratio of exp(0.03): the round-pair interval treats 48 pairs as independent and

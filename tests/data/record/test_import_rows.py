@@ -156,6 +156,7 @@ HOSTILE = st.one_of(
 )
 
 
+@pytest.mark.slow  # 300 generated documents through both readers: the whole suite's lane
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_fast_path_accepts_exactly_what_the_models_accept(data: st.DataObject) -> None:
