@@ -44,7 +44,7 @@ def kept(outcome: session.Outcome, settings: session.Settings) -> tuple[Run, Run
     """Both runs when either measured or noted anything; none when nothing started (the
     workers' error is raised), or when no side offers a row (a usage error)."""
     runs = (outcome.run_a, outcome.run_b)
-    if any(r.measurements or r.problems for r in runs):
+    if _stored(outcome):
         return runs
     if outcome.error:
         raise WorkerError(outcome.error)
@@ -52,6 +52,11 @@ def kept(outcome: session.Outcome, settings: session.Settings) -> tuple[Run, Run
         raise UsageError(f"nothing to measure: no side offers {', '.join(settings.algorithms)}"
                          f" with these operations and implementations")
     return None
+
+
+def _stored(outcome: session.Outcome) -> bool:
+    """Whether the session's runs are stored: either side measured or noted anything."""
+    return any(r.measurements or r.problems for r in (outcome.run_a, outcome.run_b))
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,9 @@ def ending(outcome: session.Outcome) -> Ending | None:
     if outcome.error:
         return Ending(outcome.error, 1)
     if outcome.status == "interrupted":
-        return Ending("interrupted; the completed pairs were stored", interrupts.exit_code())
+        finished = any(r.measurements for r in (outcome.run_a, outcome.run_b))
+        return Ending("interrupted; the completed pairs were stored" if finished
+                      else "interrupted before any pair finished", interrupts.exit_code())
     if any(p.kind == "failed verification" for r in (outcome.run_a, outcome.run_b)
            for p in r.problems):
         return Ending("an implementation failed its checks and was not timed (see above)", 1)
@@ -98,8 +105,7 @@ def answer(outcome: session.Outcome, band: float | None, location: str) -> Answe
     """The answer to show once the runs are kept (`kept`)."""
     a, b = outcome.run_a, outcome.run_b
     stored = (f"stored as runs {a.run_id} (A) and {b.run_id} (B) in {location}"
-              if any(r.measurements or r.problems for r in (a, b))
-              else "nothing was measured, so nothing was stored")
+              if _stored(outcome) else "nothing was measured, so nothing was stored")
     comparison = None
     figures = dict(a.settings.get("ab") or {}, status=outcome.status)
     if a.measurements and b.measurements and shared(a, b):

@@ -149,8 +149,9 @@ def handles_errors(command: F) -> F:
             console.error(str(exc))
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt as exc:
-            console.error("terminated" if isinstance(exc, interrupts.Terminated)
-                          else "interrupted")
+            word = "terminated" if isinstance(exc, interrupts.Terminated) else "interrupted"
+            kept = interrupts.kept()  # a signal after the storing: what was stored, and where
+            console.error(f"{word}; {kept}" if kept else word)
             raise typer.Exit(interrupts.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -188,20 +189,25 @@ def store_or_keep(store: Store, runs: Sequence[Run], json_document: Any = None) 
     anyway, and the StoreError raised says where the runs are."""
     from pqbench.data.store import recovery
 
-    with interrupts.deferred():
+    ids = " and ".join(run.run_id for run in runs)
+    with interrupts.deferred():  # a signal held here lands as the block ends: say what was kept
         try:
             store.save_runs(runs)
+            interrupts.note_kept(f"stored as run{'s' * (len(runs) > 1)} {ids} in "
+                                 f"{store.location}")
             return
         except StoreError as exc:
             problem = str(exc)
         kept = recovery.keep(runs)
+        where = (f"the measurement was kept in {printable(str(kept))}: `pqbench import` that "
+                 "file to store it") if kept is not None else ""
+        interrupts.note_kept(where)
     if json_document is not None:
         print_json(json_document)
     if kept is None:
         raise StoreError(f"{problem}; the measurement could not be kept in a file either "
                          "(no writable folder)")
-    raise StoreError(f"{problem}; the measurement was kept in {printable(str(kept))}: "
-                     f"`pqbench import` that file to store it")
+    raise StoreError(f"{problem}; {where}")
 
 
 def print_json(document: Any) -> None:

@@ -54,6 +54,9 @@ _terminated = _Flag()
 # back to their handlers when an inner one was interrupted.
 _interrupted = _Flag()
 _open_blocks = [0]
+# What the command kept before a signal that lands later ("stored as run X in DB"): said
+# with the interruption, since a run stored whole is not lost by a late Ctrl-C.
+_kept = [""]
 
 
 class Terminated(KeyboardInterrupt):
@@ -128,6 +131,16 @@ def forget_caught_interruption() -> None:
     exec("pass")
 
 
+def note_kept(text: str) -> None:
+    """Say `text` ("stored as run X in DB") if a signal interrupts the command after this."""
+    _kept[0] = text
+
+
+def kept() -> str:
+    """What the command kept before it was interrupted (`note_kept`), or ""."""
+    return _kept[0]
+
+
 def exit_code(exc: BaseException | None = None) -> int:
     """143 after SIGTERM, 130 after Ctrl-C (for `exc`, or for the last signal received
     when the interruption was caught and turned into an interrupted run)."""
@@ -166,6 +179,7 @@ def first_only() -> Iterator[None]:
         return
     if not _open_blocks[0]:
         _interrupted.clear()  # a new command (tests run several in one process)
+        _kept[0] = ""
 
     def handler(signum: int, _frame: object) -> None:
         if signum == signal.SIGTERM:

@@ -63,6 +63,14 @@ def test_no_row_in_common_is_no_comparison() -> None:
     assert found.comparison is None and "runs" not in found.session
     nothing = ab.answer(_outcome(_empty("a"), _empty("b"), status="interrupted"), None, "db")
     assert nothing.stored == "nothing was measured, so nothing was stored"
+    # ... and the ending does not then say that the completed pairs were stored.
+    assert nothing.ending is not None
+    assert nothing.ending.message == "interrupted before any pair finished"
+    noted = ab.answer(_outcome(_empty("a", LACKS), _empty("b"), status="interrupted"), None,
+                      "db")
+    assert noted.stored.startswith("stored as runs a (A) and b (B)")
+    assert noted.ending is not None
+    assert noted.ending.message == "interrupted before any pair finished"
 
 
 def test_problems_both_sides_share_are_shown_once() -> None:
