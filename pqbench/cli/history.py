@@ -120,6 +120,7 @@ def annotate(
     db: DbOption = None,
 ) -> None:
     """Attach an explanation to a build; `history` and reports show it."""
+    from pqbench.app import annotations
     from pqbench.data.store import Store
 
     if not build.strip() or not text.strip():
@@ -127,5 +128,8 @@ def annotate(
     check_text(build, "BUILD")
     check_text(text, "TEXT")
     store = Store.open(db, create=False)
+    runs = store.list_runs()
+    if runs:  # an empty store says so itself (`Store.annotate`)
+        annotations.check_build(build, runs)
     store.annotate(build, text)
     console.note(f"noted for {build}: {text}")

@@ -160,3 +160,23 @@ def test_files_hash_suggests_only_hashes(tmp_path: Path) -> None:
     assert "ML-DSA" not in done.stderr and "Did you mean" not in done.stderr, done.stderr
     typo = run_cli("files", "hash", "-a", "sha265", str(file), "--db", str(tmp_path / "f.db"))
     assert "Did you mean: SHA-256" in typo.stderr, typo.stderr
+
+
+@pytest.mark.process
+def test_annotate_refuses_a_build_no_run_has_and_names_those_there_are(tmp_path: Path) -> None:
+    """`annotate no-such-build x` said "noted for no-such-build" and exited 0: a note no
+    history or report would ever show."""
+    db = tmp_path / "runs.db"
+    Store.open(str(db)).save_runs([make_run("20260101-a", seed=1, label="before"),
+                                   make_run("20260102-b", seed=2, label="after")])
+    refused = run_cli("annotate", "no-such-build", "x", "--db", str(db))
+    assert refused.returncode == 2, refused.stderr
+    assert "no stored run has the build 'no-such-build'" in refused.stderr, refused.stderr
+    assert "the OS build is '18E226'; the labels are 'before', 'after'" in \
+        " ".join(refused.stderr.split()), refused.stderr
+    assert "noted" not in refused.stdout + refused.stderr
+    taken = run_cli("annotate", "18E226", "AES-NI enabled", "--db", str(db))
+    assert taken.returncode == 0 and "noted for 18E226" in taken.stderr + taken.stdout, \
+        taken.stderr
+    assert [note[:2] for note in Store.open(str(db), create=False).annotations()] == \
+        [("18E226", "AES-NI enabled")]

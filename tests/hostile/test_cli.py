@@ -218,7 +218,7 @@ def _base(path: list[str], data: Path, db: Path) -> list[str]:
         "speed": FAST, "verify": ["x25519", "-i", "cryptography"],
         "memory": ["x25519", "-i", "libcrypto", "-o", "derive", "--calls", "1"],
         "export": ["20260101-a"], "import": [str(data)], "compare": ["20260101-a", "20260102-b"],
-        "history": ["ML-KEM-768"], "annotate": ["build", "note"],
+        "history": ["ML-KEM-768"], "annotate": ["a", "note"],
         "report": ["20260101-a", "--out", str(db.parent / "r"), "--force"],
         "hash": [str(data), "--cache", "as-is"], "corpus": ["--total", "1K"],
         "tls": ["-g", "x25519", "-c", "ed25519", "-i", "pyopenssl", "-o", "full",
