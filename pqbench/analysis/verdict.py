@@ -133,7 +133,10 @@ def smallest_two_sample_p(n: int, m: int) -> float:
     """
     if n < 1 or m < 1:
         return 1.0
-    return min(1.0, 2.0 / math.comb(n + m, n))
+    arrangements = math.comb(n + m, n)
+    # Past about 10^308 arrangements (500 runs a side) the quotient is below the smallest
+    # float, and dividing by an int that large raises OverflowError instead of giving 0.
+    return min(1.0, 2.0 / arrangements) if arrangements.bit_length() < 1000 else 0.0
 
 
 def runs_needed(n: int, m: int, alpha: float) -> str:

@@ -57,6 +57,10 @@ def test_smallest_p_is_complete_separation() -> None:
         assert verdict.smallest_two_sample_p(n, m) == pytest.approx(separated)
     assert verdict.smallest_two_sample_p(3, 3) == pytest.approx(2 / 20)
     assert verdict.smallest_two_sample_p(1, 1) == 1.0
+    # Thousands of runs a side (a fleet's history pooled by OS build): 2 / C(n + m, n) is
+    # below the smallest float, not an OverflowError.
+    assert verdict.smallest_two_sample_p(5000, 5000) == 0.0
+    assert verdict.smallest_two_sample_p(100, 100) == pytest.approx(2 / math.comb(200, 100))
 
 
 def test_runs_needed_at_one_percent() -> None:
