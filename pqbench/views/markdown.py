@@ -116,9 +116,13 @@ def details(summary: object, body: str) -> Markdown:
 
     The summary is HTML, where Markdown is not read: it is escaped as HTML text. The body
     is Markdown already; the blank lines around it end the HTML block, so GitHub reads
-    the tables inside as Markdown (CommonMark §4.6, HTML blocks of type 6)."""
+    the tables inside as Markdown (CommonMark §4.6, HTML blocks of type 6). Python-Markdown
+    (the docs site, MkDocs) reads Markdown inside a block of HTML only where it says
+    `markdown="1"` (its md_in_html extension, on in mkdocs.yml); GitHub drops the
+    attribute."""
     shown = html.escape(" ".join(printable(summary).split()), quote=False)
-    return Markdown(f"<details>\n<summary>{shown}</summary>\n\n{body}\n\n</details>")
+    return Markdown(f'<details markdown="1">\n<summary>{shown}</summary>\n\n{body}\n\n'
+                    "</details>")
 
 
 def inline_code(content: object) -> Markdown:

@@ -129,7 +129,7 @@ def _inline_children(tokens: list[Token]) -> list[Token]:
 
 
 #: The only HTML a report holds: pqbench's own folds, whose one-line summary is plain text.
-FOLD = re.compile(r"<details>\n<summary>[^<>]*</summary>\n|</details>\n?")
+FOLD = re.compile(r'<details markdown="1">\n<summary>[^<>]*</summary>\n|</details>\n?')
 
 
 def _check_inert(tokens: list[Token]) -> str:

@@ -25,15 +25,22 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter, NullLocator
 from PIL import Image
 
 from pqbench.platform.untrusted import printable
 from pqbench.views import numbers
-from pqbench.views.chartkit import HISTORY_TICKS, LINE_COLOURS, OKABE_ITO, tick_indexes
+from pqbench.views.chartkit import (
+    HISTORY_TICKS,
+    LINE_COLOURS,
+    OKABE_ITO,
+    axis_labels,
+    tick_indexes,
+)
 
 __all__ = ["LINE_COLOURS", "OKABE_ITO", "Chart", "GroupedBars", "History", "Lines", "Ratios",
-           "render", "tick_indexes"]
+           "axis_labels", "render", "tick_indexes"]
 
 #: Fixed colours per implementation so every chart of a report agrees.
 IMPLEMENTATION_STYLE: dict[str, tuple[str, str, str]] = {
@@ -296,6 +303,7 @@ def _history(chart: History) -> Figure:
     ax = figure.add_subplot()
     positions = list(range(len(chart.points)))
     names = [name for name, _ in chart.series]
+    shaded = 0
     for i, (name, values) in enumerate(chart.series):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         xs = [p for p, v in zip(positions, values, strict=True) if v is not None]
@@ -303,12 +311,7 @@ def _history(chart: History) -> Figure:
         ax.plot(xs, ys, marker="o", markersize=4 if len(positions) <= HISTORY_TICKS else 2,
                 linewidth=1.4, color=colour, label=name)
         intervals = chart.intervals[i] if i < len(chart.intervals) else ()
-        known = [(p, band) for p, band in zip(positions, intervals, strict=False)
-                 if band is not None]
-        if known:
-            ax.fill_between([p for p, _ in known], [low for _, (low, _) in known],
-                            [high for _, (_, high) in known], color=colour, alpha=0.18,
-                            linewidth=0)
+        shaded += _bands(ax, positions, intervals, colour)
     for name, index, text in chart.steps:
         # Step texts go to the legend, beside the chart: inside it they collide.
         colour = (LINE_COLOURS[names.index(name) % len(LINE_COLOURS)] if name in names
@@ -320,22 +323,57 @@ def _history(chart: History) -> Figure:
     drawn += [v for bands in chart.intervals for band in bands if band for v in band]
     _log_axis(ax.yaxis, drawn, chart.unit)
     labelled = tick_indexes(len(positions), [index for _, index, _ in chart.steps])
-    ax.set_xticks(labelled, [_shorten(chart.points[i]) for i in labelled], rotation=30,
-                  ha="right")
+    # Distinct builds keep distinct labels ("debian-12/6.1…AES-NI hidden)"), whatever
+    # they share at either end.
+    shown = axis_labels(chart.points)
+    ax.set_xticks(labelled, [shown[i] for i in labelled], rotation=30, ha="right")
     ax.set_xticks(positions, minor=True)  # every point keeps a tick mark, unlabelled
     ax.set_xlim(-0.5, max(len(positions) - 0.5, 0.5))
     ax.set_ylabel(chart.ylabel)
     _title(figure, chart.title)
     ax.grid(which="major", color="#dddddd", linewidth=0.6)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
-              title="shaded: 95 % CI", title_fontsize="small")
+    # The legend names the shading only where some was drawn, as a swatch of it.
+    handles, _ = ax.get_legend_handles_labels()
+    if shaded:
+        handles.append(Patch(facecolor=LINE_COLOURS[0], alpha=BAND_ALPHA, linewidth=0,
+                             label="shaded: each point's 95 % CI"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+              fontsize="small")
     if chart.footnote:  # below the tick labels, inside the constrained layout
         figure.supxlabel(chart.footnote, x=0.01, ha="left", fontsize="small", color="#555555")
     return figure
 
 
-def _shorten(label: str, limit: int = 28) -> str:
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+#: How opaque a history's interval band is over white.
+BAND_ALPHA = 0.18
+#: Half the width of the box a lone point's interval is drawn as (a band needs two).
+LONE_HALF_WIDTH = 0.18
+
+
+def _bands(ax: Any, positions: Sequence[int],
+           intervals: Sequence[tuple[float, float] | None], colour: str) -> int:
+    """Each point's interval shaded: a band across every run of neighbouring points that
+    have one, a box around a point whose neighbours have none (a band through one point
+    has no area). Bounds a log axis cannot draw (0, infinite) are left out. How many
+    points got their shading."""
+    known = [(p, band) for p, band in zip(positions, intervals, strict=False)
+             if band is not None and all(math.isfinite(v) and v > 0 for v in band)]
+    runs: list[list[tuple[int, tuple[float, float]]]] = []
+    for point in known:
+        if runs and runs[-1][-1][0] == point[0] - 1:
+            runs[-1].append(point)
+        else:
+            runs.append([point])
+    for run in runs:
+        if len(run) == 1:
+            (p, (low, high)), = run
+            xs = [p - LONE_HALF_WIDTH, p + LONE_HALF_WIDTH]
+            lows, highs = [low, low], [high, high]
+        else:
+            xs = [p for p, _ in run]
+            lows, highs = [low for _, (low, _) in run], [high for _, (_, high) in run]
+        ax.fill_between(xs, lows, highs, color=colour, alpha=BAND_ALPHA, linewidth=0)
+    return len(known)
 
 
 _NICE_RATIOS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0,

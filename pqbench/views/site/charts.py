@@ -7,7 +7,8 @@ before its first build, marked ▼ slower or ▲ faster (colour and shape both s
 with its ratio, interval and causes; each annotated build a star. Hovering a point shows
 its build, level, interval and run ids. The x axis is the builds in order, each named in
 full where the axis has room for every name, else the first, the last, each step's and
-evenly spaced ones between (`chartkit.tick_indexes`); hovering names every point.
+evenly spaced ones between (`chartkit.tick_indexes`), each cut in its middle where it is
+long yet distinct from every other (`chartkit.axis_labels`); hovering names every point.
 
 plotly.js renders its text (tick labels, hover text, annotations) from a small subset of
 HTML; every label here comes from stored runs, so it is entity-escaped (`text`): a label
@@ -24,29 +25,21 @@ from typing import Any
 from pqbench.app.publish import Cause, MachinePart
 from pqbench.platform.untrusted import printable
 from pqbench.views import numbers
-from pqbench.views.chartkit import LINE_COLOURS, STEP_STYLE, tick_indexes
+from pqbench.views.chartkit import LINE_COLOURS, STEP_STYLE, axis_labels, tick_indexes
 
 #: The colour of a history's line and, lighter, of its interval band.
 LINE = LINE_COLOURS[0]
 BAND = "rgba(0, 114, 178, 0.22)"
 #: Run ids a point's hover text lists before it says "and N more".
 HOVER_RUNS = 6
-#: How many characters of a build name an axis label shows (the hover shows it whole).
+#: How many characters of a build name an axis label shows at least (the hover shows it
+#: whole; `chartkit.axis_labels` takes more where two names would read alike).
 TICK_CHARACTERS = 40
 
 
 def text(value: object) -> str:
     """A stored label as plotly text: control characters dropped, &, < and > escaped."""
     return html.escape(printable(value), quote=False)
-
-
-def _short(name: str) -> str:
-    """A build name cut for an axis label, from the middle, so both its start and the end
-    that tells two builds apart stay ("debian-12/6.18.44-f…v657 (cryptography 42.0.8)")."""
-    if len(name) <= TICK_CHARACTERS:
-        return name
-    keep = TICK_CHARACTERS - 1
-    return name[: keep // 2] + "…" + name[len(name) - (keep - keep // 2):]
 
 
 def cause_words(causes: Sequence[Cause]) -> str:
@@ -110,12 +103,13 @@ def history_chart(chart_id: str, part: MachinePart, index: int) -> dict[str, Any
                        "customdata": ["<br>".join(detail)],
                        "hovertemplate": "%{customdata}<extra></extra>"})
     ticks = tick_indexes(len(points), [s.index for s in series.steps])
+    names = axis_labels([p.build for p in points], TICK_CHARACTERS)
     layout = {
         "margin": {"l": 70, "r": 20, "t": 40, "b": 20},
         "hovermode": "closest", "showlegend": True,
         "legend": {"orientation": "h", "y": -0.35, "x": 0},
         "xaxis": {"tickmode": "array", "tickvals": ticks,
-                  "ticktext": [text(_short(points[i].build)) for i in ticks],
+                  "ticktext": [text(names[i]) for i in ticks],
                   "tickangle": -30, "automargin": True, "range": [-0.5, len(points) - 0.5],
                   "zeroline": False, "showgrid": False,
                   "title": {"text": "OS build (oldest first)"}},

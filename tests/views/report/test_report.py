@@ -259,7 +259,7 @@ def test_environment_and_all_measurements_are_folded(stored, tmp_path: Path) -> 
     for heading, summary in (("Environment", "OS, CPU, flags and library versions of the run"),
                              ("All measurements", None)):
         kinds = _fold_after(tokens, heading)
-        opening = next(k for k in kinds if k.startswith("<details>"))
+        opening = next(k for k in kinds if k.startswith('<details markdown="1">'))
         closing = kinds.index("</details>\n")
         assert kinds.index(opening) < kinds.index("table_open") < closing, kinds
         assert summary is None or f"<summary>{summary}</summary>" in opening
@@ -270,7 +270,8 @@ def test_environment_and_all_measurements_are_folded(stored, tmp_path: Path) -> 
 def test_a_fold_summary_is_html_text() -> None:
     folded = md.details("<b>1 & 2</b>", "| a |\n| --- |\n| 1 |")
     tokens = markdown.parse(folded)
-    assert tokens[0].content == "<details>\n<summary>&lt;b&gt;1 &amp; 2&lt;/b&gt;</summary>\n"
+    assert tokens[0].content == ('<details markdown="1">\n'
+                                 "<summary>&lt;b&gt;1 &amp; 2&lt;/b&gt;</summary>\n")
     assert [t.type for t in tokens[1:3]] == ["table_open", "thead_open"]
 
 
