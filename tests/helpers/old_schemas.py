@@ -1,7 +1,8 @@
 """Stores as older pqbench versions left them, for the upgrade tests (`store.migrate`).
 
-`as_version` turns a store the current pqbench wrote into the one schema 1 or 2 would
-have written for the same runs (the tables as version 2 defined them, frozen here): each
+`as_version` turns a store the current pqbench wrote into the one schema 1, 2 or 3 would
+have written for the same runs: version 3 without pqbench_estimates (and its delete
+trigger); versions 1 and 2 also with the tables as version 2 defined them, frozen here: each
 result row's rounds one row apiece in pqbench_samples, each run's problems and checks one
 row apiece in pqbench_problems and pqbench_verifications, the arrays and lists gone, the
 result rows' foreign key to their run instead of version 3's trigger (PostgreSQL), and
@@ -78,11 +79,23 @@ def url(location: str) -> str:
 
 
 def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any]]:
-    """The store at `location` as schema `version` (1 or 2) holds it; the samples written,
-    as (measurement_id, round_index, ops, elapsed_ns, cycles) mappings."""
+    """The store at `location` as schema `version` (1, 2 or 3) holds it; the samples
+    written (none for version 3), as (measurement_id, round_index, ops, elapsed_ns,
+    cycles) mappings."""
     m = schema.measurements
     engine = create_engine(url(location))
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("DROP TRIGGER pqbench_runs_delete_estimates ON pqbench_runs"))
+            conn.execute(text("DROP FUNCTION pqbench_delete_estimates()"))
+        else:
+            conn.execute(text("DROP TRIGGER pqbench_runs_delete_estimates"))
+        conn.execute(text(f"DROP TABLE {schema.estimates.name}"))
+        if version == 3:
+            conn.execute(update(schema.meta).where(schema.meta.c.key == "schema_version")
+                         .values(value="3"))
+            engine.dispose()
+            return []
         rows = conn.execute(select(m.c.id, *(m.c[name] for name in schema.ROUND_COLUMNS))).all()
         samples = [{"measurement_id": row_id, "round_index": i, "ops": ops,
                     "elapsed_ns": ns, "cycles": cycles}
@@ -155,6 +168,6 @@ def delete_run(location: str, run_id: str) -> dict[str, int]:
         conn.execute(text("DELETE FROM pqbench_runs WHERE run_id = :id"), {"id": run_id})
         left = {table.name: conn.execute(select(func.count()).select_from(table)
                                          .where(table.c.run_id == run_id)).scalar_one()
-                for table in (schema.runs, schema.measurements)}
+                for table in (schema.runs, schema.measurements, schema.estimates)}
     engine.dispose()
     return left

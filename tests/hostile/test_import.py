@@ -139,8 +139,8 @@ def test_a_run_failing_in_the_store_takes_the_others_back(
         files.append(path)
     real = bulk._rows
 
-    def failing(pending: Any, postgresql: bool) -> Iterator[tuple[Any, ...]]:
-        for row in real(pending, postgresql):
+    def failing(*args: Any, **kwargs: Any) -> Iterator[tuple[Any, ...]]:
+        for row in real(*args, **kwargs):
             if row[0] == "20260101-c":
                 raise OperationalError("INSERT", {}, Exception("disk I/O error (injected)"))
             yield row

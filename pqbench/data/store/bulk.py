@@ -10,6 +10,8 @@ id, and the database gives it (its sequence, SQLite's rowid) as it writes the ro
 Every result row is written from a run document's row (`codec.row_columns`): an import's
 as `record.transfer` validated them, never made into Measurements first; a measured
 Run's as its Measurements give them (`codec.stored_row`). One definition of the columns.
+Each row's estimate (`record.estimates`) goes to pqbench_estimates with it, worked out
+for all the rows written at once from the same rounds (`EstimateRows`).
 
 Everything happens in the caller's transaction: all runs or none.
 """
@@ -77,14 +79,66 @@ def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -
 
 
 def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
-    """The run rows (their problems and checks in them), then the result rows: one COPY
-    per table on PostgreSQL, an executemany per ROWS_PER_STATEMENT rows on SQLite."""
+    """The run rows (their problems and checks in them), the result rows, then their
+    estimates: one COPY per table on PostgreSQL, an executemany per ROWS_PER_STATEMENT
+    rows on SQLite."""
     fresh = _not_stored(conn, pending)
     _write(conn, schema.runs.name, _RUN_COLUMNS,
            (_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in fresh))
+    estimates = EstimateRows()
     _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS,
-           _rows(fresh, postgresql=conn.dialect.name == "postgresql"))
+           _rows(fresh, estimates, postgresql=conn.dialect.name == "postgresql"))
+    write_estimates(conn, estimates)
     return [p.run_id for p in fresh]
+
+
+class EstimateRows:
+    """Result rows' keys and rounds gathered as they are written, turned into the rows of
+    pqbench_estimates all at once (`record.estimates.of_rounds`: one numpy pass instead
+    of a median per row)."""
+
+    def __init__(self) -> None:
+        self._heads: list[tuple[Any, ...]] = []
+        self._rounds: list[tuple[Sequence[int], Sequence[int]]] = []
+
+    def add(self, run_id: str, position: int, key: Sequence[Any], ops: Sequence[int],
+            elapsed: Sequence[int]) -> None:
+        """Row `position` of run `run_id` (its place among the run's result rows), its
+        key (algorithm, implementation, operation, block size) and its rounds."""
+        self._heads.append((run_id, position, *key))
+        self._rounds.append((ops, elapsed))
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        """Rows of pqbench_estimates (`schema.ESTIMATE_COLUMNS`), None for no estimate."""
+        if not self._heads:
+            return
+        from pqbench.data.record.estimates import of_rounds, packed_rounds  # numpy
+
+        values, rounds = of_rounds(*packed_rounds(self._rounds))
+        for head, value, count in zip(self._heads, values.tolist(), rounds.tolist(),
+                                      strict=True):
+            yield (*head, value if value == value else None, count)  # NaN: none
+
+
+def write_estimates(conn: Connection, estimates: EstimateRows) -> None:
+    _write(conn, schema.estimates.name, schema.ESTIMATE_COLUMNS, estimates.rows())
+
+
+def stored_estimates(conn: Connection, run_ids: Sequence[str]) -> EstimateRows:
+    """The estimates of stored runs (at most IDS_PER_QUERY) worked out from their stored
+    rounds, as the writer works them out: each run's result rows in the order stored (by
+    id) give their positions."""
+    m = schema.measurements
+    found = EstimateRows()
+    position, previous = -1, None
+    for run_id, *key, ops, elapsed in conn.execute(
+            select(m.c.run_id, m.c.algorithm, m.c.implementation, m.c.operation,
+                   m.c.block_size, m.c.round_ops, m.c.round_elapsed_ns)
+            .where(m.c.run_id.in_(list(run_ids))).order_by(m.c.run_id, m.c.id)):
+        position = position + 1 if run_id == previous else 0
+        previous = run_id
+        found.add(run_id, position, key, ops, elapsed)
+    return found
 
 
 def _row(columns: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
@@ -105,18 +159,22 @@ def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]
     return [p for run_id, p in unique.items() if run_id not in stored]
 
 
-def _rows(pending: Sequence[_Pending], postgresql: bool) -> Iterator[tuple[Any, ...]]:
+def _rows(pending: Sequence[_Pending], estimates: EstimateRows, postgresql: bool
+          ) -> Iterator[tuple[Any, ...]]:
     """The rows of pqbench_measurements for the runs' results, as tuples: JSON columns as
-    their text, the round arrays as PostgreSQL's array literal or (SQLite) JSON text."""
+    their text, the round arrays as PostgreSQL's array literal or (SQLite) JSON text.
+    Each row's key and rounds go to `estimates` as well."""
     texts = _JsonTexts()
     array = _array_literal if postgresql else _json_array
     for p in pending:
-        for result in p.results:
+        for position, result in enumerate(p.results):
             columns = codec.row_columns(result)
             columns["sizes"] = texts.of(columns["sizes"])
             columns["attributes"] = texts.of(columns["attributes"])
-            yield (p.run_id, *_measurement_values(columns),
-                   *map(array, _round_values(columns)))
+            values = _measurement_values(columns)
+            estimates.add(p.run_id, position, values[:4], columns["round_ops"],
+                          columns["round_elapsed_ns"])
+            yield (p.run_id, *values, *map(array, _round_values(columns)))
 
 
 def _array_literal(values: list[int | None]) -> str:

@@ -50,7 +50,7 @@ from pqbench.platform.errors import StoreError, UsageError
 from pqbench.platform.untrusted import passwords_in, redact, split_userinfo
 
 if TYPE_CHECKING:
-    from pqbench.data.store.rates import RowRates
+    from pqbench.data.store.rates import RowEstimates, RowRates
 
 __all__ = ["LIGHT_FIELDS", "RunFilter", "RunInfo", "Store"]
 
@@ -192,6 +192,9 @@ class Store:
         # whether its schema still waits to be made (`_create_later`).
         self._new_file: Path | None = None
         self._pending = False
+        # The schema version read as it is: older than `schema.SCHEMA_VERSION` only where
+        # this user may not upgrade it (`_upgrade`).
+        self._version = schema.SCHEMA_VERSION
 
     # --- opening --------------------------------------------------------------------------
 
@@ -290,6 +293,7 @@ class Store:
                 version = self._check_meta(conn) if stamped else None
             if version is not None:
                 if version < schema.SCHEMA_VERSION:
+                    self._version = version
                     self._upgrade(version, create)
                 return
             foreign = {t for t in tables if not t.startswith("pqbench_")}
@@ -359,6 +363,7 @@ class Store:
             with self.engine.begin() as conn:
                 _unbounded_statements(conn)
                 migrate.upgrade(conn, found)
+            self._version = schema.SCHEMA_VERSION
         except (OperationalError, ProgrammingError, DBAPIError):
             if create:
                 raise
@@ -615,6 +620,19 @@ class Store:
         condition = queries.row_condition(rows) if rows is not None else None
         with self._reading() as conn:
             return rates.row_rates(conn, run_ids, condition)
+
+    def row_estimates(self, run_ids: Sequence[str]) -> RowEstimates:
+        """Each run's estimate of each of its rows (`record.estimates`), for the runs named
+        (full ids), packed per row key: what the noise model learns from, in one query
+        whatever the number of runs (`rates.row_estimates`). A store of schema 3 this user
+        may not upgrade has them worked out from its rounds instead, the same numbers."""
+        from pqbench.data.store import rates  # numpy: only for the commands that judge
+
+        if self._empty:
+            return rates.RowEstimates(run_ids)
+        read = rates.row_estimates if self._version >= 4 else rates.estimates_from_rounds
+        with self._reading() as conn:
+            return read(conn, run_ids)
 
 
 def _dialect_insert(conn: Connection, table: Any) -> Any:

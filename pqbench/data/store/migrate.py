@@ -15,7 +15,7 @@ from sqlalchemy import bindparam, inspect, select, text, update
 from sqlalchemy.engine import Connection
 
 from pqbench.data.record.fingerprint import Fingerprint
-from pqbench.data.store import schema
+from pqbench.data.store import bulk, schema
 
 
 def _indexes_for_fleet_queries(conn: Connection) -> None:
@@ -130,9 +130,19 @@ def _rounds_into_rows(conn: Connection) -> None:
     conn.execute(text(f"DROP TABLE {old}"))
 
 
+def _estimates_of_stored_rows(conn: Connection) -> None:
+    """Version 3 -> 4: `schema.estimates` (with its delete trigger), filled from the rounds
+    stored, a batch of runs at a time, by the writer's own code (`bulk.stored_estimates`)."""
+    schema.estimates.create(conn)
+    ids = list(conn.execute(select(schema.runs.c.run_id)).scalars())
+    for batch in bulk.chunks(ids, bulk.IDS_PER_QUERY):
+        bulk.write_estimates(conn, bulk.stored_estimates(conn, batch))
+
+
 #: The step that brings a database from version N to N + 1, by N.
 STEPS: dict[int, Callable[[Connection], None]] = {1: _indexes_for_fleet_queries,
-                                                  2: _to_version_3}
+                                                  2: _to_version_3,
+                                                  3: _estimates_of_stored_rows}
 
 
 def upgrade(conn: Connection, found: int) -> bool:

@@ -1,24 +1,28 @@
-"""Every result row's per-round rates of many runs, as numbers (a report's history).
+"""Many runs' rows as numbers, packed: every per-round rate (a report's history), or each
+run's estimate of each row (what the noise model learns from).
 
 Ten thousand runs of 79 rows of 5 rounds are four million rounds: as `Run` objects they
-take gigabytes, as packed arrays about 35 MB. Apart from `store.queries` because it needs
-numpy, which commands that show no figure (`pqbench runs`) do not load.
+take gigabytes, as packed arrays about 35 MB; their estimates are 790,000 numbers. Apart
+from `store.queries` because it needs numpy, which commands that show no figure
+(`pqbench runs`) do not load.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import select
+from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
+from pqbench.data.record.estimates import packed_rounds, round_rates
 from pqbench.data.record.results import RowKey
 from pqbench.data.store import schema
-from pqbench.data.store.bulk import IDS_PER_QUERY, chunks
+from pqbench.data.store.bulk import IDS_PER_QUERY, chunks, stored_estimates
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -117,21 +121,12 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
     runs = np.array([found._position[row[0]] for row in rows], dtype=np.int64)
     keys = np.array([codes.setdefault(RowKey(*row[1:5]), len(codes))
                      for row in rows], dtype=np.int64)
-    lengths = np.array([len(row[5]) for row in rows], dtype=np.int64)
-    if not np.array_equal(lengths, [len(row[6]) for row in rows]):
-        raise ValueError("a result row's round arrays differ in length")
-    total = int(lengths.sum())
-    ops = np.fromiter(itertools.chain.from_iterable(row[5] for row in rows), np.int64, total)
-    elapsed = np.fromiter(itertools.chain.from_iterable(row[6] for row in rows), np.int64,
-                          total)
+    ops, elapsed, lengths = packed_rounds([(row[5], row[6]) for row in rows])
     owner = np.repeat(np.arange(len(rows)), lengths)
-    # Rounds with operations (Measurement.samples).
+    # Rounds with operations (Measurement.samples), each at `LoopResult.ops_per_sec`.
     timed_rounds = ops > 0
-    owner, ops, elapsed = owner[timed_rounds], ops[timed_rounds], elapsed[timed_rounds]
-    # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
-    # elapsed time.
-    timed = elapsed > 0
-    rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
+    owner = owner[timed_rounds]
+    rates = round_rates(ops[timed_rounds], elapsed[timed_rounds])
     counts = np.bincount(owner, minlength=len(rows))
     # Measurements and their rounds grouped by key, in id order within a key.
     by_key = np.argsort(keys, kind="stable")
@@ -144,3 +139,106 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
             chosen = by_key[first:last]
             found._add(key, runs[chosen], counts[chosen],
                        rates[int(round_bounds[first]):int(round_bounds[last])])
+
+
+class RowEstimates:
+    """Per row key, each estimate (`record.estimates`) of the runs asked for that measured
+    it, packed: the run's position among the ids asked for, and the estimate, ordered by
+    that position and, within a run, by the row's place in it (a run that measured a key
+    twice has two). ``rounds`` gives the rounds each rests on, in the same order. `keys`
+    names every row the runs measured, those without an estimate too (a memory row)."""
+
+    def __init__(self, run_ids: Sequence[str],
+                 found: dict[RowKey, tuple[IntArray, FloatArray, IntArray]] | None = None
+                 ) -> None:
+        self.run_ids = list(run_ids)
+        self._found = found or {}
+        self._at = {run_id: i for i, run_id in enumerate(self.run_ids)}
+        self._by_run: dict[RowKey, dict[int, list[float]]] = {}
+
+    def keys(self) -> list[RowKey]:
+        """The row keys, in the order of their first estimate (by run position)."""
+        return list(self._found)
+
+    def __iter__(self) -> Iterator[RowKey]:
+        return iter(self._found)
+
+    def of(self, key: RowKey) -> tuple[IntArray, FloatArray]:
+        """(run positions, estimates) of `key`: empty arrays for a key no run measured."""
+        found = self._found.get(key)
+        if found is None:
+            return np.empty(0, np.int64), np.empty(0, np.float64)
+        return found[0], found[1]
+
+    def rounds(self, key: RowKey) -> IntArray:
+        found = self._found.get(key)
+        return found[2] if found is not None else np.empty(0, np.int64)
+
+    def of_runs(self, key: RowKey, run_ids: Sequence[str]) -> list[float]:
+        """The estimates of `key` by each of `run_ids` that has one, in their order (a run's
+        own in the order of its rows): what `analysis.noise.learn` reads group by group."""
+        by_run = self._by_run.get(key)
+        if by_run is None:
+            by_run = self._by_run[key] = {}
+            positions, values = self.of(key)
+            for position, value in zip(positions.tolist(), values.tolist(), strict=True):
+                by_run.setdefault(position, []).append(value)
+        at = self._at
+        return [v for run_id in run_ids for v in by_run.get(at.get(run_id, -1), ())]
+
+
+e = schema.estimates
+
+
+def row_estimates(conn: Connection, run_ids: Sequence[str]) -> RowEstimates:
+    """The estimates of the runs named, in one statement whatever their number: their ids
+    go as one parameter (a JSON list SQLite's json_each unpacks, a PostgreSQL array), and
+    the table's key (run_id, position) finds each run's rows."""
+    ids = list(dict.fromkeys(run_ids))
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy import any_
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        within = e.c.run_id == any_(bindparam("ids", ids, type_=ARRAY(String)))
+    else:
+        listed = func.json_each(bindparam("ids", json.dumps(ids))).table_valued("value")
+        within = e.c.run_id.in_(select(listed.c.value))
+    rows = conn.execute(select(e.c.run_id, e.c.position, e.c.algorithm, e.c.implementation,
+                               e.c.operation, e.c.block_size, e.c.estimate, e.c.rounds)
+                        .where(within)).all() if ids else []
+    return _packed(run_ids, rows)
+
+
+def estimates_from_rounds(conn: Connection, run_ids: Sequence[str]) -> RowEstimates:
+    """As `row_estimates`, worked out from the stored rounds: a store of schema 3 that this
+    user may not upgrade has no pqbench_estimates. The same numbers, read slower."""
+    rows = [row for batch in chunks(list(dict.fromkeys(run_ids)), IDS_PER_QUERY)
+            for row in stored_estimates(conn, batch).rows()]
+    return _packed(run_ids, rows)
+
+
+def _packed(run_ids: Sequence[str], rows: Sequence[Sequence[Any]]) -> RowEstimates:
+    """Rows of (run id, position, algorithm, implementation, operation, block size,
+    estimate or None, rounds) packed per key, each key's ordered by run position and
+    position; the keys in the order of their first row, the rows without an estimate
+    left out of the arrays."""
+    at = {run_id: i for i, run_id in enumerate(run_ids)}
+    count = len(rows)
+    runs = np.fromiter((at[row[0]] for row in rows), np.int64, count)
+    places = np.fromiter((row[1] for row in rows), np.int64, count)
+    order = np.lexsort((places, runs)).tolist()
+    codes: dict[RowKey, int] = {}
+    keys = np.fromiter((codes.setdefault(RowKey(*rows[i][2:6]), len(codes)) for i in order),
+                       np.int64, count)
+    rated = np.fromiter((rows[i][6] is not None for i in order), np.bool_, count)
+    kept, keys = np.asarray(order, dtype=np.int64)[rated], keys[rated]
+    by_key = np.argsort(keys, kind="stable")
+    chosen = kept[by_key]
+    runs = runs[chosen]
+    values = np.fromiter((row[6] if row[6] is not None else np.nan for row in rows),
+                         np.float64, count)[chosen]
+    rounds = np.fromiter((row[7] for row in rows), np.int64, count)[chosen]
+    bounds = np.searchsorted(keys[by_key], np.arange(len(codes) + 1)).tolist()
+    return RowEstimates(run_ids, {
+        key: (runs[bounds[code]:bounds[code + 1]], values[bounds[code]:bounds[code + 1]],
+              rounds[bounds[code]:bounds[code + 1]]) for key, code in codes.items()})

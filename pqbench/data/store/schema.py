@@ -18,6 +18,11 @@ altered. History of versions:
    same reason (`CASCADE`). Also, a format-1 run's label moves from its fingerprint to
    the label column, so run headers are read without parsing fingerprints.
    `store.migrate` moves them all and drops the three tables, in one transaction.
+4. each run's estimate of each of its rows (`record.estimates`: the median of the row's
+   ln per-round rates) in a table of its own, `pqbench_estimates`, written with the run:
+   what the noise model learns a machine's spread from, read for a machine's runs in one
+   query instead of every round of every row. `store.migrate` makes it and fills it from
+   the rounds stored.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Double,
     Float,
     Index,
     Integer,
@@ -40,7 +46,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Version 3: a run's problems and checks, as lists in its row.
 NOTE_COLUMNS = ("problems", "verifications")
 #: The oldest version this pqbench reads without upgrading it first (a reader that may not
@@ -137,6 +143,47 @@ for _dialect, _statements in CASCADE.items():
 #: Names are at most 200 characters, so the three fit one B-tree entry on PostgreSQL.
 ROW_KEY_INDEX = Index("ix_pqbench_measurements_key", measurements.c.algorithm,
                       measurements.c.implementation, measurements.c.operation)
+
+
+#: Version 4: per run, its estimate of each of its result rows (`record.estimates`), the
+#: row's key, and how many rounds the estimate rests on (those with operations). NULL for
+#: a row without one (no timed round, as a memory run's rows; or a round without elapsed
+#: time): the run measured the row, and the model knows the row. `position` is the row's
+#: place in its run (its result rows in the order stored), so a run that measured one key
+#: twice keeps two estimates in that order. The key (run_id, position) is the table's
+#: order on SQLite (WITHOUT ROWID: a run's estimates lie together) and the index that
+#: finds a machine's runs on PostgreSQL.
+estimates = Table(
+    "pqbench_estimates", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("algorithm", Text, nullable=False),
+    Column("implementation", Text, nullable=False),
+    Column("operation", Text, nullable=False),
+    Column("block_size", Integer),
+    Column("estimate", Double),
+    Column("rounds", Integer, nullable=False),
+    sqlite_with_rowid=False,
+)
+#: The columns `store.bulk` writes, in order.
+ESTIMATE_COLUMNS = tuple(c.name for c in estimates.c)
+
+#: Version 4: deleting a run deletes its estimates, as `CASCADE` does its result rows.
+ESTIMATES_CASCADE = {
+    "postgresql": (
+        "CREATE FUNCTION pqbench_delete_estimates() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN DELETE FROM pqbench_estimates WHERE run_id = OLD.run_id; RETURN OLD; "
+        "END $$",
+        "CREATE TRIGGER pqbench_runs_delete_estimates AFTER DELETE ON pqbench_runs "
+        "FOR EACH ROW EXECUTE FUNCTION pqbench_delete_estimates()"),
+    "sqlite": (
+        "CREATE TRIGGER IF NOT EXISTS pqbench_runs_delete_estimates AFTER DELETE ON "
+        "pqbench_runs FOR EACH ROW BEGIN "
+        "DELETE FROM pqbench_estimates WHERE run_id = OLD.run_id; END",),
+}
+for _dialect, _statements in ESTIMATES_CASCADE.items():
+    for _statement in _statements:
+        event.listen(estimates, "after_create", DDL(_statement).execute_if(dialect=_dialect))
 
 
 build_notes = Table(

@@ -77,20 +77,22 @@ def test_a_version_2_store_reads_as_it_was_written_after_the_upgrade(location: s
     assert len(store.load_runs()) == len(runs) + 1
     # Deleting a run with SQL deletes its result rows, as the foreign key's cascade did.
     assert old_schemas.delete_run(location, runs[0].run_id) == {
-        "pqbench_runs": 0, "pqbench_measurements": 0}
+        "pqbench_runs": 0, "pqbench_measurements": 0, "pqbench_estimates": 0}
     assert len(store.load_runs()) == len(runs)
 
 
 def test_deleting_a_run_with_sql_deletes_its_rows(location: str) -> None:
-    """What ON DELETE CASCADE did, a trigger does (schema.CASCADE): a user's DELETE of a
-    run takes its result rows along, and no other run's."""
+    """What ON DELETE CASCADE did, a trigger does (schema.CASCADE, and
+    schema.ESTIMATES_CASCADE): a user's DELETE of a run takes its result rows and
+    estimates along, and no other run's."""
     runs = _runs()
     Store.open(location).save_runs(runs)
     layout = old_schemas.layout(location)
-    assert layout["triggers"] == ["pqbench_runs_delete_result_rows"]
+    assert layout["triggers"] == ["pqbench_runs_delete_estimates",
+                                  "pqbench_runs_delete_result_rows"]
     assert not any(table["keys"] for table in layout["tables"].values())
     assert old_schemas.delete_run(location, runs[1].run_id) == {
-        "pqbench_runs": 0, "pqbench_measurements": 0}
+        "pqbench_runs": 0, "pqbench_measurements": 0, "pqbench_estimates": 0}
     store = Store.open(location, create=False)
     assert _documents(store.load_runs()) == _documents([runs[0], *runs[2:]])
 
