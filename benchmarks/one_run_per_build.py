@@ -220,6 +220,7 @@ def coverage(runs: list[Any]) -> dict[str, Any]:
 
     from pqbench.analysis import noise
     from pqbench.analysis.compare import run_samples
+    from pqbench.data.record.estimates import run_estimate
 
     estimates = _estimates(runs)
     samples = {r.run_id: run_samples([r]) for r in runs}
@@ -228,7 +229,8 @@ def coverage(runs: list[Any]) -> dict[str, Any]:
     for k in range(len(runs) - 1):
         others = [r for i, r in enumerate(runs) if i not in (k, k + 1)]
         model = noise.learn(others, estimates, lambda key, ids: [
-            samples[i][key][0] for i in ids if key in samples[i]])
+            found for i in ids if key in samples[i]
+            if (found := run_estimate(samples[i][key][0])) is not None])
         for key, values in estimates.items():
             a, b = values[k], values[k + 1]
             if a is None or b is None:

@@ -38,6 +38,7 @@ from pqbench.analysis import noise, pairing, replicates, step_detect, verdict
 from pqbench.analysis.compare import build_words, run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
 from pqbench.data.record.builds import build_of, principal, split_by_build
+from pqbench.data.record.estimates import run_estimate
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs
 from pqbench.platform.errors import ComparisonError
@@ -175,7 +176,8 @@ def history(
     if model is None:
         by_id = {r.run_id: run_samples_by_id([r]) for r in runs}
         model = noise.learn(runs, keys, lambda key, ids: [
-            by_id[i][key][0][1] for i in ids if key in by_id.get(i, {})],
+            found for i in ids if key in by_id.get(i, {})
+            if (found := run_estimate(by_id[i][key][0][1])) is not None],
             sessions=pairing.all_sessions(runs))
     judge = session_judge([r for r in runs if pairing.ab_session(r) is not None])
 

@@ -303,9 +303,9 @@ def _rows(count: int) -> str:
     return f"{count} other row{'s' if count != 1 else ''}"
 
 
-#: A row key's per-round rates of each of the runs named that measured it
-#: (`store.rates.RowRates.runs`).
-RatesOf = Callable[[RowKey, Sequence[str]], Sequence[Any]]
+#: A row key's ln estimates (`record.estimates`: the median of a run's ln per-round rates)
+#: by each of the runs named that has one, in their order (`store.rates.RowEstimates.of_runs`).
+EstimatesOf = Callable[[RowKey, Sequence[str]], Sequence[float]]
 #: Why a run is left out of the model (taken under load ...), or None to keep it.
 LeaveOut = Callable[[Run], str | None]
 
@@ -343,12 +343,13 @@ def _groups(runs: Sequence[Run]) -> list[list[Run]]:
     return found
 
 
-def learn(runs: Sequence[Run], keys: Iterable[RowKey], rates: RatesOf, *,
+def learn(runs: Sequence[Run], keys: Iterable[RowKey], estimates: EstimatesOf, *,
           sessions: Sequence[tuple[Run, Run]] = (), leave_out: LeaveOut | None = None,
           testbed: str | None = None) -> NoiseModel:
     """The model of one testbed from its stored runs (headers with fingerprints: a run's
-    build needs them), each row's rates read by `rates`, and its `ab` sessions (whole runs:
-    the worker pairs are attributes of their rows). `leave_out` names runs to leave out."""
+    build needs them), each row's run estimates read by `estimates`, and its `ab` sessions
+    (whole runs: the worker pairs are attributes of their rows). `leave_out` names runs to
+    leave out."""
     model = NoiseModel(testbed=testbed)
     kept: list[Run] = []
     for run in runs:
@@ -364,9 +365,7 @@ def learn(runs: Sequence[Run], keys: Iterable[RowKey], rates: RatesOf, *,
         ids = [r.run_id for r in members]
         calibration = sum(1 for r in members if calibration_of(r) is not None)
         for key in wanted:
-            estimates = [float(np.median(np.log(np.asarray(one, dtype=np.float64))))
-                         for one in rates(key, ids) if len(one) and min(one) > 0]
-            model.add_runs(key, estimates, calibration)
+            model.add_runs(key, estimates(key, ids), calibration)
     for key, row in pairing.paired_rows(sessions).items():
         if row.workers is None:
             continue
@@ -379,14 +378,14 @@ def learn(runs: Sequence[Run], keys: Iterable[RowKey], rates: RatesOf, *,
         for (session, _), values in per_worker.items():
             by_session.setdefault(session, []).append(
                 signedrank.hodges_lehmann(np.asarray(values)))
-        for estimates in by_session.values():
-            model.add_session(key, estimates)
+        for found in by_session.values():
+            model.add_session(key, found)
     return model
 
 
 def from_inputs(inputs: NoiseInputs, leave_out: LeaveOut | None = None) -> NoiseModel:
     """The model of the testbed whose runs `store.selection.noise_inputs` read."""
-    return learn(inputs.headers, inputs.rates.row_keys(), inputs.rates.runs,
+    return learn(inputs.headers, inputs.estimates.keys(), inputs.estimates.of_runs,
                  sessions=pairing.all_sessions(inputs.sessions), leave_out=leave_out,
                  testbed=inputs.testbed)
 

@@ -290,8 +290,8 @@ def machine_part(store: Any, machine: Machine, runs: Sequence[Run],
     plain = [r.run_id for r in runs if pairing.ab_session(r) is None]
     whole_sides = store.load_runs(RunFilter(ids=tuple(sides))) if sides else []
     rates = store.row_rates([r.run_id for r in runs])
-    model = from_inputs(NoiseInputs(machine.key, list(runs), store.row_rates(plain)
-                                    if sides else rates, whole_sides))
+    model = from_inputs(NoiseInputs(machine.key, list(runs), store.row_estimates(plain),
+                                    whole_sides))
     annotations: dict[str, list[str]] = {}
     for build, text, _created in notes:
         annotations.setdefault(build, []).append(text)

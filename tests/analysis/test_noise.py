@@ -15,6 +15,7 @@ from scipy import stats as sp
 
 from pqbench.analysis import noise, replicates, verdict
 from pqbench.analysis.noise import NoiseModel, Spread
+from pqbench.data.record.estimates import run_estimate
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 KEY = ("AES-256-GCM", "libcrypto", "encrypt", 16384)
@@ -127,11 +128,12 @@ def test_learn_groups_by_build_leaves_out_flagged_runs_and_reads_sessions() -> N
     runs = [*host, *pip, lone, side_a, side_b]
     by_id = {r.run_id: r for r in runs}
 
-    def rates(key: tuple, ids: list[str]) -> list[list[float]]:
-        return [m.samples for i in ids for m in by_id[i].measurements if m.key == key]
+    def estimates(key: tuple, ids: list[str]) -> list[float]:
+        return [found for i in ids for m in by_id[i].measurements if m.key == key
+                if (found := run_estimate(m.samples)) is not None]
 
     keys = {m.key for r in runs for m in r.measurements}
-    model = noise.learn(runs, keys, rates, sessions=[(side_a, side_b)],
+    model = noise.learn(runs, keys, estimates, sessions=[(side_a, side_b)],
                         leave_out=lambda r: "taken under load" if r.run_id == "h3" else None)
     key = ("SHA-256", "python", "hash", 16384)
     evidence = model.rows[key]

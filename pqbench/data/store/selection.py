@@ -22,7 +22,7 @@ from pqbench.data.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.platform.errors import ComparisonError, NothingStored
 
 if TYPE_CHECKING:
-    from pqbench.data.store.rates import RowRates  # numpy: only commands that draw figures
+    from pqbench.data.store.rates import RowEstimates  # numpy: only commands that judge
 
 __all__ = ["LOOK_BACK", "NoiseInputs", "Selection", "newest_ids", "noise_inputs",
            "run_algorithms", "select"]
@@ -138,18 +138,19 @@ def run_algorithms(store: Store, run_ids: Sequence[str]) -> dict[str, list[str]]
 @dataclass(frozen=True)
 class NoiseInputs:
     """What the noise model of one testbed is learnt from (`analysis.noise.learn`): every
-    run's header with its fingerprint (a run's build needs it), every row's per-round
-    rates as numbers, and the sides of `ab` sessions whole (their worker pairs are
-    attributes of their rows)."""
+    run's header with its fingerprint (a run's build needs it), each run's estimate of each
+    row (`Store.row_estimates`), and the sides of `ab` sessions whole (their worker pairs
+    are attributes of their rows)."""
 
     testbed: str
     headers: list[Run]
-    rates: RowRates
+    estimates: RowEstimates
     sessions: list[Run]
 
 
 def noise_inputs(store: Store, testbed: str) -> NoiseInputs:
-    """Every run of one testbed, as the noise model reads them."""
+    """Every run of one testbed, as the noise model reads them: three queries whatever
+    the testbed's history (headers, estimates, the sessions' sides)."""
     headers = store.load_runs(RunFilter(by="testbed", values=(testbed,)), rows_too=False,
                               fingerprints=True)
     headers.sort(key=run_order)
@@ -157,5 +158,5 @@ def noise_inputs(store: Store, testbed: str) -> NoiseInputs:
              if isinstance(r.settings, Mapping) and isinstance(r.settings.get("ab"), Mapping)]
     paired = set(sides)
     plain = [r.run_id for r in headers if r.run_id not in paired]
-    return NoiseInputs(testbed, headers, store.row_rates(plain),
+    return NoiseInputs(testbed, headers, store.row_estimates(plain),
                        store.load_runs(RunFilter(ids=tuple(sides))) if sides else [])

@@ -1,7 +1,9 @@
 """Each run's estimate of each row (`record.estimates`), kept in pqbench_estimates, on
 SQLite and a real PostgreSQL server: written with the run by both writers (a measured
 run, an import), made and filled by the upgrade from schema 3, worked out from the rounds
-where a reader may not upgrade, read for a set of runs in one statement.
+where a reader may not upgrade, read for a machine's runs in one statement; and the noise
+model learnt from them is the model learnt from the rounds, to the bit, reading one row
+per run and per (run, row) whatever the history.
 
 Expected estimates are the median of the ln rates as numpy gives it, per measurement,
 never the store's own arithmetic.
@@ -9,18 +11,24 @@ never the store's own arithmetic.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pqbench.analysis import noise, pairing
+from pqbench.analysis.noise import NoiseModel, NoiseModels
 from pqbench.data.record import transfer
+from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.rounds import LoopResult
-from pqbench.data.store import Store, schema
+from pqbench.data.store import RunFilter, Store, schema
+from pqbench.data.store.selection import noise_inputs
 from tests.helpers import old_schemas
-from tests.helpers.runs import make_run, make_runs
+from tests.helpers.reads import counting_store
+from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 
 def _median_ln(rates: list[float]) -> float | None:
@@ -150,3 +158,135 @@ def test_a_read_only_version_3_file_has_the_same_estimates_from_its_rounds(
     reader = Store.open(f"sqlite:///file:{path}?mode=ro&uri=true", create=False)
     assert _read(reader, asked) == written
     assert path.read_bytes() == before
+
+
+# --- the noise model learnt from them -------------------------------------------------------
+
+
+def _from_rounds(store: Store, testbed: str, leave_out: Any = None) -> NoiseModel:
+    """The model as it was learnt before the estimates were stored: every round of every
+    row read back (`Store.row_rates`), and each run's estimate worked out from them."""
+    headers = store.load_runs(RunFilter(by="testbed", values=(testbed,)), rows_too=False)
+    plain = [r.run_id for r in headers if pairing.ab_session(r) is None]
+    rates = store.row_rates(plain)
+
+    def estimates(key: Any, ids: Any) -> list[float]:
+        return [float(np.median(np.log(np.asarray(one, dtype=np.float64))))
+                for one in rates.runs(key, ids) if len(one) and min(one) > 0]
+
+    sides = [r.run_id for r in headers if pairing.ab_session(r) is not None]
+    return noise.learn(sorted(headers, key=lambda r: (r.started_at, r.run_id)),
+                       rates.row_keys(), estimates,
+                       sessions=pairing.all_sessions(store.load_runs(RunFilter(ids=tuple(sides)))),
+                       leave_out=leave_out, testbed=testbed)
+
+
+def _same_model(found: NoiseModel, expected: NoiseModel) -> None:
+    assert found.rows == expected.rows  # every sum of squares equal, to the bit
+    assert (found.sessions, found.session_count) == (expected.sessions,
+                                                     expected.session_count)
+    assert found.left_out == expected.left_out
+    for key in {*expected.rows, *expected.sessions}:
+        assert found.spread(key) == expected.spread(key)
+    assert found.rows and any(e.freedom for e in found.rows.values())
+    assert found.sessions or not expected.sessions
+
+
+def _calibration(run: Run) -> Run:
+    return replace(run, settings={**run.settings, "calibration": {"series": "c1", "runs": 3}})
+
+
+def test_the_model_from_estimates_is_the_model_from_rounds(tmp_path: Path) -> None:
+    """Synthetic runs of every kind the model groups: two builds, labels holding several
+    runs and one, calibration runs, an ab session, a run of another testbed, rows
+    without estimates; and one run left out, as taken under load."""
+    runs = [*_odd_runs(),
+            *make_runs("pip", 3, seed=5, drift=0.05, factor=2.0, label="pip",
+                       env=environment(libraries__cryptography="42.0.8")),
+            *map(_calibration, make_runs("cal", 3, seed=6, drift=0.03, label="calibration")),
+            *make_runs("aa", 2, seed=7, drift=0.04, label="aa"),
+            make_run("lone", seed=8, env=environment(os_build="other")),
+            make_run("elsewhere", seed=9, env=environment(testbed="tb-2")),
+            *make_ab_session("s", seed=10, drift=0.01, workers=6, process=0.02)]
+    _learns_the_same_both_ways(str(tmp_path / "model.db"), runs, "tb-1")
+
+
+def _learns_the_same_both_ways(location: str, runs: list[Run], testbed: str) -> None:
+    store = Store.open(location)
+    store.save_runs(runs)
+    under_load = next(r.run_id for r in runs if pairing.ab_session(r) is None)
+
+    def leave_out(run: Run) -> str | None:
+        return "taken under load" if run.run_id == under_load else None
+
+    found = noise.from_inputs(noise_inputs(store, testbed), leave_out)
+    _same_model(found, _from_rounds(store, testbed, leave_out))
+    assert found.left_out == {"taken under load": 1}
+    store.close()
+
+
+def _varied(run: Run, run_id: str, build: str, label: str | None, speed: float,
+            seed: int) -> Run:
+    """A real run measured again: its rounds' times divided by `speed` and a little
+    per-round noise (1 %), ops kept, on OS build `build`."""
+    rng = np.random.default_rng(seed)
+    env = {**dict(run.environment), "os_build": build, "label": label}
+    return replace(run, run_id=run_id, label=label, environment=Fingerprint(env),
+                   measurements=tuple(replace(m, rounds=tuple(
+                       replace(r, elapsed_ns=max(1, round(
+                           r.elapsed_ns / speed / math.exp(rng.normal(0.0, 0.01)))))
+                       for r in m.rounds)) for m in run.measurements))
+
+
+def test_the_model_from_estimates_is_the_model_from_rounds_on_real_runs(
+        location: str, small_run: tuple[Path, dict[str, Any]]) -> None:
+    """A real speed run (the headline pairs), measured again on three builds of four runs
+    each, at its own machine state each (3 %): stored, the model learnt from the stored
+    estimates is the model learnt from every stored round."""
+    real = Store.open(str(small_run[0]), create=False).load_runs()[0]
+    rng = np.random.default_rng(11)
+    runs = [_varied(real, f"b{b}-{i}", f"build-{b}", f"build-{b}",
+                    math.exp(rng.normal(0.0, 0.03)) * (1.2 if b == 2 else 1.0), 100 * b + i)
+            for b in range(3) for i in range(4)]
+    _learns_the_same_both_ways(location, runs, str(real.environment.testbed))
+
+
+# --- what the model reads ---------------------------------------------------------------------
+
+
+def test_the_model_reads_a_row_per_run_and_per_estimate_in_the_same_statements(
+        location: str) -> None:
+    """On stores of N, 2N and 4N runs of one testbed (and as many of another), learning
+    its noise model sends the same statements, none reading the rounds of a plain run,
+    and fetches one row per run header and one per stored estimate of the testbed's
+    runs, plus what its one ab session's sides take whatever the size: linear in rows."""
+    session = make_ab_session("s", seed=10, drift=0.01, workers=6, process=0.02)
+    Store.open(location).save_runs(session)
+    store, reads = counting_store(location)
+    counted = []
+    stored = 0
+    for size in (4, 8, 16):
+        mine = make_runs(f"n{size}-", size - stored, seed=size, drift=0.05,
+                         label=f"build-{size}", env=environment(os_build=f"build-{size}"))
+        others = make_runs(f"o{size}-", size - stored, seed=size + 1,
+                           env=environment(testbed="tb-2"))
+        Store.open(location).save_runs([*mine, *others])
+        stored = size
+        headers = store.load_runs(RunFilter(by="testbed", values=("tb-1",)), rows_too=False)
+        reads.clear()
+        model = NoiseModels(store).for_runs(headers)
+        statements, fetched = list(reads.statements), reads.rows
+        assert model is not None and model.sessions
+        plain = [r for r in store.load_runs(RunFilter(by="testbed", values=("tb-1",)))
+                 if pairing.ab_session(r) is None]
+        estimates = sum(len(r.measurements) for r in plain)
+        counted.append((len(statements), fetched - len(headers) - estimates))
+        # One statement reads the estimates; the rounds read are the session's sides'
+        # alone (by their ids).
+        assert sum("FROM pqbench_estimates" in s for s in statements) == 1
+        assert sum("FROM pqbench_measurements" in s for s in statements) == 1
+    # The same statements at every size; what is fetched beyond one row per run and per
+    # estimate is the session's two sides, the same at every size: their ids checked,
+    # their headers, their result rows.
+    assert counted[0] == counted[1] == counted[2], counted
+    assert counted[0][1] == 2 * (1 + 1 + len(session[0].measurements))
