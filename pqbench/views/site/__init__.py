@@ -6,17 +6,20 @@ ships it.
 into the output folder, rewriting only the files whose bytes changed and removing only
 the pages an earlier publish wrote that are gone now. The folder's `STATE` file lists
 those pages and keeps each machine's part (`app.publish.MachinePart` as JSON), so the
-next publish recomputes only the machines with new runs (`known_parts`). A folder that
+next publish recomputes only the machines with new runs (`known_parts`), and the
+machines' sections of the rows' pages as they were rendered, so it renders again only the
+machines it recomputed (`rendering` names the code that rendered them). A folder that
 holds files but no `STATE` was not written by publish and is refused: nothing a user put
 there is overwritten.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,6 +27,8 @@ from typing import Any
 
 from pqbench.app.publish import MachinePart, Site, part_as_dict, part_from_dict
 from pqbench.platform.errors import InputFileError, UsageError
+from pqbench.views import chartkit, numbers
+from pqbench.views.site import charts as site_charts
 from pqbench.views.site import pages
 
 #: What publish keeps in the folder it writes: its pages and each machine's part.
@@ -54,8 +59,10 @@ def plotly_js() -> bytes:
     return (resources.files("plotly") / "package_data" / "plotly.min.js").read_bytes()
 
 
-def files(site: Site) -> dict[str, bytes]:
-    """Every file of the site, by its path in the folder."""
+def files(site: Site, fragments: pages.Fragments | None = None) -> dict[str, bytes]:
+    """Every file of the site, by its path in the folder; `fragments` holds the machines'
+    sections rendered before (and gets those rendered now)."""
+    fragments = {} if fragments is None else fragments
     found: dict[str, bytes] = {
         "assets/site.css": _asset("site.css"), "assets/site.js": _asset("site.js"),
         pages.PLOTLY: plotly_js(),
@@ -63,7 +70,7 @@ def files(site: Site) -> dict[str, bytes]:
         "regressions.html": pages.regressions_page(site).encode(),
     }
     for key in site.rows:
-        found[pages.row_file(key)] = pages.row_page(site, key).encode()
+        found[pages.row_file(key)] = pages.row_page(site, key, fragments).encode()
     for part in site.parts:
         if part.comparison is not None:
             found[pages.compare_file(part)] = pages.compare_page(
@@ -89,6 +96,31 @@ def _state(out: Path) -> Mapping[str, Any]:
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) and found.get("format") == STATE_FORMAT else {}
+
+
+def rendering() -> str:
+    """What the pages look like: a digest of the modules that render them, so a section
+    rendered by another version of them is rendered again."""
+    digest = hashlib.sha256()
+    for module in (pages, site_charts, chartkit, numbers):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()
+
+
+def _fragments(state: Mapping[str, Any], parts: Sequence[MachinePart]) -> pages.Fragments:
+    """The sections the last publish rendered, of the parts that are still current and by
+    the same rendering; anything else is rendered again."""
+    found = state.get("fragments")
+    if state.get("rendering") != rendering() or not isinstance(found, dict):
+        return {}
+    current = {p.digest for p in parts}
+    kept: pages.Fragments = {}
+    for digest, rows in found.items():
+        if digest in current and isinstance(rows, dict) and all(
+                isinstance(v, list) and len(v) == 2 and all(isinstance(t, str) for t in v)
+                for v in rows.values()):
+            kept[digest] = rows
+    return kept
 
 
 def known_parts(out: Path) -> dict[str, MachinePart]:
@@ -117,9 +149,11 @@ def write(site: Site, out: Path) -> Written:
 
 
 def _write(site: Site, out: Path) -> Written:
-    before = _state(out).get("pages")
+    state = _state(out)
+    before = state.get("pages")
     before = [p for p in before if isinstance(p, str)] if isinstance(before, list) else []
-    wanted = files(site)
+    fragments = _fragments(state, site.parts)
+    wanted = files(site, fragments)
     written, unchanged = [], []
     for name, data in wanted.items():
         path = out / name
@@ -135,9 +169,11 @@ def _write(site: Site, out: Path) -> Written:
         if name not in wanted and _own(name) and path.is_file():
             path.unlink()
             removed.append(name)
-    state = {"format": STATE_FORMAT, "pages": sorted(wanted),
-             "parts": {p.machine.key: part_as_dict(p) for p in site.parts}}
-    _replace(out / STATE, json.dumps(state, sort_keys=True, allow_nan=True).encode())
+    current = {p.digest for p in site.parts}
+    kept = {"format": STATE_FORMAT, "pages": sorted(wanted), "rendering": rendering(),
+            "parts": {p.machine.key: part_as_dict(p) for p in site.parts},
+            "fragments": {d: rows for d, rows in fragments.items() if d in current}}
+    _replace(out / STATE, json.dumps(kept, sort_keys=True, allow_nan=True).encode())
     return Written(out, tuple(written), tuple(unchanged), tuple(removed),
                    sum(len(d) for d in wanted.values()))
 

@@ -18,6 +18,7 @@ puts in are markup.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +40,11 @@ TICK_CHARACTERS = 40
 
 def text(value: object) -> str:
     """A stored label as plotly text: control characters dropped, &, < and > escaped."""
+    return _plotly_text(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _plotly_text(value: str) -> str:
     return html.escape(printable(value), quote=False)
 
 

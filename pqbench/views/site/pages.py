@@ -17,6 +17,7 @@ store again gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -42,9 +43,15 @@ POLICY = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inlin
 PLOTLY = "assets/plotly.min.js"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _escaped(text: str) -> str:
+    return html.escape(printable(text), quote=True)
+
+
 def esc(value: object) -> str:
-    """Text for HTML text or a double-quoted attribute."""
-    return html.escape(printable(value), quote=True)
+    """Text for HTML text or a double-quoted attribute (each text escaped once: a fleet's
+    pages name the same builds and runs thousands of times)."""
+    return _escaped(str(value))
 
 
 def script_json(value: Any) -> str:
@@ -75,16 +82,16 @@ def row_name(key: RowKey | Series) -> str:
 
 
 def _page(title: str, body: str, *, charts: bool = False, data: Any = None,
-          chart_data: Any = None) -> str:
+          chart_data: str | None = None) -> str:
     scripts = ([f'<script src="{PLOTLY}" defer></script>'] if charts else []) + [
         '<script src="assets/site.js" defer></script>']
     blocks = []
     if data is not None:
         blocks.append('<script type="application/json" id="pqbench-page">'
                       f"{script_json(json_ready(data))}</script>")
-    if chart_data is not None:
-        blocks.append('<script type="application/json" id="pqbench-charts">'
-                      f"{script_json(json_ready(chart_data))}</script>")
+    if chart_data is not None:  # JSON already, made by `script_json`
+        blocks.append(f'<script type="application/json" id="pqbench-charts">{chart_data}'
+                      "</script>")
     return "\n".join([
         "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">',
@@ -265,8 +272,29 @@ def regressions_page(site: Site) -> str:
     return _page("Regressions and improvements", "\n".join(body))
 
 
-def row_page(site: Site, key: RowKey) -> str:
+#: Each machine's section of a row's page and its chart (JSON text), by the digest of the
+#: machine's part and the row: a part that did not change is not rendered again.
+Fragments = dict[str, dict[str, list[str]]]
+
+
+def machine_fragment(part: MachinePart, index: int, fragments: Fragments
+                     ) -> tuple[str, str]:
+    """The section (HTML) and the chart (JSON) of `part.series[index]`, rendered once."""
+    series = part.series[index]
+    row = json.dumps([series.algorithm, series.implementation, series.operation,
+                      series.block_size])
+    kept = fragments.setdefault(part.digest, {})
+    if row not in kept:
+        chart_id = f"chart-{part.machine.key}"
+        kept[row] = [_machine_section(part, index, chart_id),
+                     script_json(json_ready(history_chart(chart_id, part, index)))]
+    section, chart = kept[row]
+    return section, chart
+
+
+def row_page(site: Site, key: RowKey, fragments: Fragments | None = None) -> str:
     """A row's history on every machine that measured it."""
+    fragments = {} if fragments is None else fragments
     body = [_filters(site.rows, site.parts, key, row_page=True)]
     charts = []
     for part in site.parts:
@@ -274,13 +302,13 @@ def row_page(site: Site, key: RowKey) -> str:
             if (series.algorithm, series.implementation, series.operation,
                     series.block_size) != tuple(key):
                 continue
-            chart_id = f"chart-{part.machine.key}"
-            charts.append(history_chart(chart_id, part, index))
-            body.append(_machine_section(part, index, chart_id))
+            section, chart = machine_fragment(part, index, fragments)
+            charts.append(chart)
+            body.append(section)
     rows = [[r.algorithm, r.implementation, r.operation, row_file(r)] for r in site.rows]
     return _page(row_name(key), "\n".join(body), charts=True,
                  data={"row": [key.algorithm, key.implementation, key.operation],
-                       "rows": rows}, chart_data=charts)
+                       "rows": rows}, chart_data="[" + ",".join(charts) + "]")
 
 
 def _machine_section(part: MachinePart, index: int, chart_id: str) -> str:

@@ -219,3 +219,32 @@ def test_a_damaged_state_recomputes_rather_than_fails(tmp_path: Path) -> None:
     (tmp_path / publish_site.STATE).write_text(json.dumps(
         {"format": publish_site.STATE_FORMAT, "parts": {"k": {"format": 1}}}))
     assert publish_site.known_parts(tmp_path) == {}
+
+
+def test_a_machine_s_sections_are_rendered_again_only_when_it_or_the_rendering_changed(
+        published: tuple[object, dict[str, bytes]], tmp_path: Path) -> None:
+    site, _ = published
+    out = tmp_path / "site"
+    publish_site.write(site, out)
+    state = json.loads((out / publish_site.STATE).read_text())
+    assert set(state["fragments"]) == {p.digest for p in site.parts}
+    # A marker in one kept section shows that the next publish reuses it as it was.
+    digest = site.parts[0].digest
+    row = next(iter(state["fragments"][digest]))
+    state["fragments"][digest][row][0] += "<p>kept-section</p>"
+    (out / publish_site.STATE).write_text(json.dumps(state))
+    publish_site.write(site, out)
+    assert sum("kept-section" in p.read_text() for p in out.glob("row-*.html")) == 1
+    # Another rendering (pqbench's pages changed), or another part: rendered again.
+    for change in ("rendering", "digest"):
+        state = json.loads((out / publish_site.STATE).read_text())
+        state["fragments"][digest][row][0] += "<p>kept-section</p>"
+        if change == "rendering":
+            state["rendering"] = "another"
+        else:
+            state["fragments"]["another part"] = state["fragments"].pop(digest)
+        (out / publish_site.STATE).write_text(json.dumps(state))
+        publish_site.write(site, out)
+        assert not any("kept-section" in p.read_text() for p in out.glob("row-*.html"))
+        assert set(json.loads((out / publish_site.STATE).read_text())["fragments"]) == {
+            p.digest for p in site.parts}
