@@ -41,7 +41,7 @@ def problems(samples: Sequence[float]) -> list[str]:
                          f"{CV_LIMIT * 100:g} %")
     trend = drift(values)
     if trend is not None:
-        found.append(f"rates moved {trend:+.0%} from the first rounds to the last")
+        found.append(f"rates moved {trend * 100:+.0f} % from the first rounds to the last")
     return found
 
 

@@ -85,12 +85,14 @@ def hash_command(
     cache_mode: Annotated[str, typer.Option("--cache", metavar="MODE", help=(
         "cold: drop the file from the page cache before each pass; warm: read it once "
         "first; as-is: measure as found."))] = "cold",
-    runs_wanted: Annotated[int, typer.Option(
+    runs_wanted: Annotated[int | None, typer.Option(
         "--runs", "-r", min=1, max=1000,
         metavar="N",
-        help="Timed cycles per file, each a plain read and one pass of each hash (as "
-             "hyperfine's --runs): the median and CV of each, and from two up each hash "
-             "against reading the file and against the first hash, pair by pair.")] = 1,
+        help="Timed cycles per file, each a plain read and one pass of each hash, in "
+             "alternation (as hyperfine's --runs): the median and CV of each, and each hash "
+             "against reading the file and against the first hash, pair by pair. Default: "
+             "the cycles the answers need: at least 8 (a 99 % interval), more while one is "
+             "undecided, up to 30 or 30 s.")] = None,
     warmup: Annotated[int, typer.Option(
         "--warmup", "-w", min=0, max=100, metavar="N",
             help="Untimed cycles first.")] = 0,
@@ -98,13 +100,13 @@ def hash_command(
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Read each file, then hash it: throughput, digest, cache state, paired ratios."""
+    """Read each file, then hash it: throughput, digest, cache state, and the answers:
+    each hash against reading the file and against the first hash, paired, with intervals."""
     # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
     from pqbench.analysis import ratios
     from pqbench.data.store import Store
     from pqbench.measure.files import hashing, runs
     from pqbench.views import files as file_views
-    from pqbench.views import runs as run_views
 
     names = [_hash_name(a) for a in algorithm or ["sha256"]]
     store = Store.open(db)
@@ -128,6 +130,7 @@ def hash_command(
     run = runs.files_run(started, settings, env, measurements, problems,
                          status="interrupted" if interrupted else "complete")
     found = ratios.file_ratios(run)
+    console.warn_unsteady(file_views.unsteady_lines(run), file_views.what_helps(run))
     if json_output:
         document = {**codec.run_document(run),
                     "files": [row for o in outcomes for row in o.as_rows()],
@@ -136,12 +139,7 @@ def hash_command(
         print_json(document)
     else:
         store_or_keep(store, [run], None)
-        console.print_table(file_views.hash_table(run))
-        console.show_load(run)
-        if run.problems:
-            console.print_table(run_views.problems_table(run.problems))
-        console.lines(file_views.digest_lines(run), wrap=False)
-        console.lines(file_views.ratio_lines(found))
+        console.show_files_run(run, found)
         console.note(f"stored as run {run.run_id} in {store.location}")
     if interrupted is not None:
         console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "

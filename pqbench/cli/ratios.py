@@ -79,7 +79,7 @@ def ratios(
                      "compare` shows that session)")
     elif loaded.kind == "files" and not found:
         console.note(f"run {loaded.run_id} took one pass per file: a ratio needs two pairs "
-                     "(`files hash --runs 10`)")
+                     "(`files hash` without --runs takes what its answers need)")
     elif loaded.kind == "speed" and not paired.cycles_of(loaded):
         console.note(f"run {loaded.run_id} took its rounds one row after another, not in "
                      "cycles: its rows are not paired, so it has no ratio to show")
@@ -95,5 +95,6 @@ def ratios(
         shown = list({r.name: r for r in shown}.values())
         console.print_table(ratio_views.table(shown, f"run {loaded.run_id}: what it costs, "
                                                      "paired by cycle"))
+        console.lines(ratio_views.notes(shown))
         if len(shown) < len(found):
             console.note(f"{len(found) - len(shown)} more with --all")

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from pqbench.cli.common import DbOption, handles_errors
+from pqbench.cli.common import CsvOption, DbOption, handles_errors
 from pqbench.cli.root import app
-from pqbench.views import console
+from pqbench.views import console, delimited
 
 
 @app.command()
@@ -17,12 +17,13 @@ from pqbench.views import console
 def show(
     run: Annotated[str | None, typer.Argument(
         metavar="RUN", help="Run id (or unique prefix); default: the newest run.")] = None,
+    csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
-    """Print a stored run again: its table, its paired ratios, what was not measured."""
+    """Print a stored run again: its table, its paired ratios, what was not measured
+    (--csv: its rows, as the command's --csv printed them)."""
     from pqbench.analysis import ratios
     from pqbench.data.store import Store
-    from pqbench.views import files as file_views
     from pqbench.views import memory, tls
 
     store = Store.open(db, create=False)
@@ -35,6 +36,9 @@ def show(
             return
         run = every[-1].run_id
     loaded = store.load_run(run)
+    if csv_output:
+        console.write(delimited.run_csv(loaded))
+        return
     console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
                  f"{loaded.started_at}" + (f", label {loaded.label}" if loaded.label else ""))
     if loaded.kind == "tls":
@@ -42,11 +46,7 @@ def show(
     elif loaded.kind == "memory":
         memory.show(loaded, store)
     elif loaded.kind == "files":
-        console.print_table(file_views.hash_table(loaded))
-        if loaded.problems:
-            console.print_table(console.runs.problems_table(loaded.problems))
-        console.lines(file_views.digest_lines(loaded), wrap=False)
-        console.lines(file_views.ratio_lines(ratios.file_ratios(loaded)))
+        console.show_files_run(loaded, ratios.file_ratios(loaded))
     else:
         from pqbench.analysis.figures import run_figures
 

@@ -50,8 +50,9 @@ if TYPE_CHECKING:
     from pqbench.analysis.ratios import Across, Ratio
 
 __all__ = ["FittedTable", "SafeTable", "clean", "error", "note", "print_json", "print_table",
-           "progress_bar", "rich_table", "safe", "show_comparison", "show_load", "show_run",
-           "status", "stderr", "stdout", "unstable_rows", "warn_unstable", "warning", "write"]
+           "progress_bar", "rich_table", "safe", "show_comparison", "show_files_run",
+           "show_load", "show_run", "status", "stderr", "stdout", "unstable_rows",
+           "warn_unstable", "warn_unsteady", "warning", "write"]
 
 
 def clean(value: object) -> str:
@@ -235,6 +236,22 @@ def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
         print_table(runs.problems_table(run.problems), console)
 
 
+def show_files_run(run: Run, found: Sequence[Ratio], console: Console = stdout) -> None:
+    """A `files hash` run, as the command and `show` print it: the table and what its hash
+    rate holds, the load it was taken under, what was not measured, the digests, the
+    paired answers (`found`: `analysis.ratios.file_ratios`)."""
+    from pqbench.views import files
+
+    print_table(files.hash_table(run), console)
+    if any(m.operation == "hash" for m in run.measurements):
+        lines([files.HASH_RATE], console=console)
+    show_load(run, console)
+    if run.problems:
+        print_table(runs.problems_table(run.problems), console)
+    lines(files.digest_lines(run), wrap=False, console=console)
+    lines(files.ratio_lines(found), console=console)
+
+
 def show_load(run: Run, console: Console = stdout) -> None:
     """The line under a run's table that says it was taken while other work ran."""
     line = runs.load_note(run)
@@ -322,6 +339,11 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
             if not first[0]:
                 bar.advance(task)
             first[0] = False
+            # More steps than foreseen (`files hash` takes passes until its answer is
+            # decided): the total grows, never shown below what is done.
+            done = bar.tasks[0].completed
+            if bar.tasks[0].total is not None and done >= bar.tasks[0].total:
+                bar.update(task, total=done + 1)
             bar.update(task, description=clean(description))
 
         yield advance
@@ -486,13 +508,16 @@ def warn_unstable(figures: RunFigures) -> None:
     """pyperf-style: say which rows are too unsteady to trust, and what helps."""
     from pqbench.analysis import stability
 
-    lines = unstable_rows(figures)
+    warn_unsteady(unstable_rows(figures), stability.WHAT_HELPS)
+
+
+def warn_unsteady(lines: Sequence[str], helps: str) -> None:
+    """The rows too unsteady to trust, one line each (the first few), and what helps."""
     if not lines:
         return
     shown = lines[:_UNSTABLE_SHOWN]
     more = f"... and {len(lines) - len(shown)} more" if len(lines) > len(shown) else ""
     warning(f"{len(lines)} row(s) too unsteady to trust:")
-    for line in [*shown, *([more.strip()] if more else []),
-                 f"What helps: {stability.WHAT_HELPS}."]:
+    for line in [*shown, *([more.strip()] if more else []), f"What helps: {helps}."]:
         for part in wrapped(clean(line), max(stderr.width, 40), "  ", "      "):
             stderr.print(safe(part), soft_wrap=True)

@@ -1,7 +1,7 @@
 """A `files hash` run as a table and lines: each file's read and hash rates as stored (the
 median of the passes, and their CV), its digests in the tag format `sha256sum --tag`
-prints, and its paired ratios (`analysis.ratios.file_ratios`) worded per file. Defined
-once for `files hash` and `show`."""
+prints, its paired ratios (`analysis.ratios.file_ratios`) worded per file, and the rows too
+unsteady to trust. Defined once for `files hash` and `show`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pqbench.catalog import algorithms
+from pqbench.data.record.fingerprint import taken_under_load
 from pqbench.data.record.results import Measurement, Run
 from pqbench.views.ratios import answer, level
 from pqbench.views.tables import Column, Table
@@ -33,7 +34,7 @@ def hash_table(run: Run) -> Table:
     passes = max((len(m.rounds) for m in rows), default=1)
     columns = (Column("path", wrap=True), Column("hash"), Column("size", "si", "B", priority=2),
                Column("read", "rate", "bytes/s"), Column("read CV", "percent", priority=3),
-               Column("hash rate", "rate", "bytes/s", short="hashed"),
+               Column("read + hash", "rate", "bytes/s"),
                Column("hash CV", "percent", priority=3), Column("cached", priority=4),
                Column("flags", wrap=True, priority=1))
     found = []
@@ -51,6 +52,33 @@ def hash_table(run: Run) -> Table:
                  "wall time)", columns, tuple(found))
 
 
+#: What the hash rate is, said under the table: a hash pass reads the file as it hashes.
+HASH_RATE = ("read + hash: each hash pass reads the file and hashes it, so its rate includes "
+             "the reading; \"hashing with ... against reading it\" below is what the hash adds")
+
+
+def _name(m: Measurement) -> str:
+    return f"{_path(m)} {m.algorithm if m.operation == 'hash' else 'read'}"
+
+
+def unsteady_lines(run: Run) -> list[str]:
+    """One line per row whose passes spread or trend too much to trust its rate
+    (`analysis.stability`, as `speed` warns): "disk.img SHA-256: CV 24.7 % is over 10 %"."""
+    from pqbench.analysis import stability
+
+    return [f"{_name(m)}: " + "; ".join(found) for m in run.measurements
+            if m.unit == "byte" and (found := stability.problems(m.samples))]
+
+
+def what_helps(run: Run) -> str:
+    """What steadies a files run: a quiet machine first where others took its time."""
+    quiet = ("a quiet machine (other work ran during this one: its passes share the disk "
+             "and the CPUs, in wall time), " if taken_under_load(run.environment) else "")
+    warm = ("" if run.settings.get("cache") == "warm"
+            else ", or --cache warm to leave the disk out of the figures")
+    return f"{quiet}more passes (--runs){warm}"
+
+
 def digest_lines(run: Run) -> list[str]:
     """"SHA256 (disk.img) = 1acb…": the tag format of `sha256sum --tag`, which
     `sha256sum -c` checks; a digest is never wrapped or cut."""
@@ -66,6 +94,12 @@ def digest_lines(run: Run) -> list[str]:
     return lines
 
 
+def file_name(r: Ratio) -> str:
+    """The file a ratio of a `files hash` run is about: its path (the run stores it with
+    each row; `Ratio.per` is "byte of PATH")."""
+    return r.per.removeprefix("byte of ")
+
+
 def _side(r: Ratio) -> str:
     """A side of a file ratio as the sentence names it: "SHA-512", "reading it"."""
     return r.numerator.label.split(" [")[0]
@@ -75,7 +109,7 @@ def ratio_line(r: Ratio) -> str:
     """"disk.img: SHA-512 against SHA-256: 1.83x slower [1.53–2.59] (99 % CI, 10 pairs)";
     "disk.img: hashing with SHA-256 against reading it: 7.65x slower [...] (...)": in the
     words of every other pqbench ratio."""
-    path = r.per.removeprefix("byte of ")
+    path = file_name(r)
     what = f"hashing with {_side(r)}" if r.kind == "reading" else _side(r)
     against = ("reading it" if r.kind == "reading"
                else r.denominator.label.split(" [")[0])

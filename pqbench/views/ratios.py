@@ -27,9 +27,16 @@ def answer(r: Ratio) -> str:
     return numbers.time_change(r.estimate, r.ci_low, r.ci_high)
 
 
+#: How a `files hash` ratio's `per` starts: "byte of PATH".
+FILE_PER = "byte of "
+
+
 def per_text(r: Ratio) -> str:
     """Per what the ratio counts, short: "exchange", "byte (encrypt)", "byte (mean)",
-    "operation (mean)"; the block size is `block_text`'s."""
+    "operation (mean)", "byte" (a file's: the file has a column of its own); the block
+    size is `block_text`'s."""
+    if r.per.startswith(FILE_PER):
+        return "byte"
     side = r.numerator
     if r.kind == "binding":
         unit = "operation" if side.rows[0][0].block_size is None else "byte"
@@ -52,6 +59,16 @@ def block_text(r: Ratio) -> str:
     if any(key.block_size for key, _ in side.rows):
         return "all"
     return ""
+
+
+def file_names(ratios: Sequence[Ratio]) -> dict[str, str]:
+    """Each file of `files hash` ratios by the shortest name that tells it from the others:
+    its base name ("disk.img"), the path where two files share one."""
+    paths = list(dict.fromkeys(r.per.removeprefix(FILE_PER) for r in ratios
+                               if r.per.startswith(FILE_PER)))
+    bases = [path.rsplit("/", 1)[-1] or path for path in paths]
+    return {path: base if bases.count(base) == 1 else path
+            for path, base in zip(paths, bases, strict=True)}
 
 
 def base_name(r: Ratio) -> str:
@@ -84,15 +101,18 @@ def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle"
               f"{counts.pop()} cycles" if len(counts) == 1 else "",
               bases.pop() if len(bases) == 1 else ""]
     said = ", ".join(part for part in shared if part)
+    files = file_names(ratios)
     columns = (Column("what", wrap=True), Column("against", wrap=True),
-               Column("per", wrap=True), Column("block", align="right"),
+               Column("file", wrap=True), Column("per", wrap=True),
+               Column("block", align="right"),
                # An interval that straddles 1 says both ends in words ("1.01x faster
                # [1.01x slower – 1.02x faster]"): it wraps at 80 columns rather than
                # turning the table into cards; the usual one stays whole.
                Column("speed [CI]", align="right", wrap=True, min_width=24),
                Column("CI level", align="right", priority=1),
                Column("cycles", "count", priority=2), Column("time base", priority=3))
-    rows = tuple((r.numerator.label, r.denominator.label, per_text(r), block_text(r),
+    rows = tuple((r.numerator.label, r.denominator.label,
+                  files.get(r.per.removeprefix(FILE_PER)), per_text(r), block_text(r),
                   answer(r),
                   None if shared[0] else numbers.share(r.ci_level),
                   None if shared[1] else r.pairs, None if shared[2] else base_name(r))

@@ -40,7 +40,7 @@ def test_a_trend_from_first_to_last_rounds_is_named() -> None:
     # Clock ramping: each round 3 % faster. Medians of the first and last two rounds
     # (n // 3 = 2): (100 + 103) / 2 = 101.5 and (115.93 + 119.41) / 2 = 117.67, +15.9 %.
     rates = [100 * 1.03 ** i for i in range(7)]
-    assert stability.problems(rates) == ["rates moved +16% from the first rounds to the last"]
+    assert stability.problems(rates) == ["rates moved +16 % from the first rounds to the last"]
     # A 1 % drift over the row is not a trend worth a warning, nor is noise without order.
     assert stability.problems([100 * 1.0015 ** i for i in range(7)]) == []
     assert stability.drift(np.array([100.0, 120.0, 95.0, 118.0, 101.0])) is None

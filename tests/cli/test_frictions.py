@@ -100,3 +100,31 @@ def test_an_rsa_exchange_is_said_to_be_key_transport() -> None:
     assert "RSA-2048 encrypt + decrypt: key transport" in note
     assert "ML-KEM-768 keygen + encaps + decaps" in note
     assert ratio_views.notes([]) == []
+
+
+def test_show_csv_is_the_run_as_speed_csv_wrote_it_with_its_build_label_and_time(
+        tmp_path: Path) -> None:
+    """`show RUN --csv` prints the stored run's rows as `speed --csv` did; each row carries
+    the run's start, OS build and label beside its load."""
+    import csv
+    import io
+
+    from pqbench.views import delimited
+    from tests.helpers.runs import environment, make_run
+
+    db = tmp_path / "s.db"
+    run = make_run("20260101-csv", seed=5, label="=before update",
+                   env=environment(run={"others_cpu": 0.02, "cpus": 2}))
+    store = Store.open(str(db))
+    store.save_runs([run])
+    stored = store.load_run(run.run_id)
+    store.close()
+    shown = invoke("show", run.run_id, "--csv", "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == delimited.run_csv(stored)
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    assert len(rows) == len(run.measurements)
+    assert list(rows[0])[-5:] == ["started_at", "os_build", "label", "others_cpu",
+                                  "cpu_steal"]
+    assert {(r["started_at"], r["os_build"], r["label"]) for r in rows} == {
+        (run.started_at, "18E226", "'=before update")}  # a label is never a formula

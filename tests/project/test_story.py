@@ -407,8 +407,12 @@ def test_speed_csv_is_one_tidy_table_for_its_kind(tmp_path: Path) -> None:
                             "bytes_per_sec", "ci_low", "ci_high", "ci_unit", "ci_level", "cv",
                             "rounds",
                             "total_ops", "cycles_per_op", "cycles_per_byte", "public_key",
-                            "secret_key", "ciphertext", "signature", "shared_secret"}:
+                            "secret_key", "ciphertext", "signature", "shared_secret",
+                            "label"}:
         assert any(r[column] for r in rows), column  # no attribute column left empty
+    # The run's facts on every row: when, on which OS build, under which label.
+    assert {"started_at", "os_build", "label"} <= header
+    assert all(r["started_at"] and r["os_build"] for r in rows)
 
 
 @pytest.mark.process
@@ -558,10 +562,21 @@ def test_files_hash_answers_sha512_against_sha256_on_the_file(tmp_path: Path, co
                   and "/s" in line]
         shown_rate = _rate(re.findall(r"[\d.,]+ [kMGT]?B/s", row)[1])
         assert abs(shown_rate - m.rate) <= 0.005 * m.rate  # three digits of the median
-    once = run_cli("files", "hash", str(data), "--cache", "as-is", "--json", "--db", str(db))
+    once = run_cli("files", "hash", str(data), "--runs", "1", "--cache", "as-is", "--json",
+                   "--db", str(db))
     (single,) = json.loads(once.stdout)["files"]
     assert single["runs"] == 1 and json.loads(once.stdout)["ratios"] == []
     assert single["read_cv"] is None and single["digest"] == expected["SHA256"]
+    # Without --runs: the passes the answers need, at least the 8 of a 99 % interval,
+    # and both answers, SHA-512 against SHA-256 and each hash against reading the file.
+    auto = run_cli("files", "hash", str(data), "-a", "sha256", "-a", "sha512", "--cache",
+                   "as-is", "--json", "--db", str(db))
+    assert auto.returncode == 0, auto.stderr
+    document = json.loads(auto.stdout)
+    assert all(8 <= row["runs"] <= 30 for row in document["files"])
+    assert sorted(r["kind"] for r in document["ratios"]) == ["digest size", "reading",
+                                                             "reading"]
+    assert all(r["ci_level"] >= 0.99 for r in document["ratios"])
 
 
 @pytest.mark.process

@@ -228,16 +228,22 @@ def _is_collection(annotation: Any) -> bool:
 #: The run's own facts each row repeats, last: the machine's load over the run (the
 #: fingerprint's `run` part), where the run recorded it.
 CSV_RUN_COLUMNS = ("others_cpu", "cpu_steal")
+#: The run's facts each row repeats, before its load: when it started, on which OS build,
+#: under which label (empty without one), so rows of several runs' CSV files concatenated
+#: still say which run and build they are.
+CSV_RUN_FACTS = ("started_at", "os_build", "label")
 
 
 def csv_table(run: Run) -> tuple[list[str], list[list[Any]]]:
     """A run as one tidy table (a run has one kind), its columns and its rows, for
     `views.delimited` to write: the key, the summary and the sizes of `csv_columns`
     always, the typed attributes only where some row of this run fills them, so a speed
-    run carries no TLS, memory or file columns; then the run's load (`CSV_RUN_COLUMNS`)
-    where it was recorded."""
+    run carries no TLS, memory or file columns; then the run's facts (`CSV_RUN_FACTS`)
+    always and its load (`CSV_RUN_COLUMNS`) where it was recorded."""
     rows = []
-    state = {"others_cpu": run.environment.others_cpu, "cpu_steal": run.environment.steal}
+    state = {"others_cpu": run.environment.others_cpu, "cpu_steal": run.environment.steal,
+             "started_at": run.started_at, "os_build": run.environment.os_build,
+             "label": run.label}
     for m in run.measurements:
         row = result_row(m)
         row.update(row.pop("sizes"))
@@ -248,7 +254,7 @@ def csv_table(run: Run) -> tuple[list[str], list[list[Any]]]:
     core = every.index(CSV_SIZES[-1]) + 1
     columns = [*every[:core], *(name for name in every[core:]
                                 if any(row.get(name) not in (None, "") for row in rows)),
-               *(CSV_RUN_COLUMNS if run.environment.machine_state else ())]
+               *CSV_RUN_FACTS, *(CSV_RUN_COLUMNS if run.environment.machine_state else ())]
     return columns, [[row.get(name) for name in columns] for row in rows]
 
 

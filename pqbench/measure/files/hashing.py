@@ -28,6 +28,19 @@ from pqbench.platform.errors import InputFileError, UsageError
 CacheMode = Literal["cold", "warm", "as-is"]
 CACHE_MODES: tuple[CacheMode, ...] = ("cold", "warm", "as-is")
 
+#: Cycles taken by default, at least: the fewest whose paired interval reaches 99 % (Tukey's
+#: signed-rank interval over n pairs covers at most 1 - 2 / 2^n: 98.4 % with 7, 99.2 % with
+#: 8). A single pass proves nothing: one read and one hash compare two moments, not two
+#: costs.
+MIN_CYCLES = 8
+#: By default, cycles are added while an answer is undecided, up to this many, and not
+#: after this many seconds of timed passes over the file.
+MAX_CYCLES = 30
+AUTO_SECONDS = 30.0
+#: An interval whose ends lie within this factor of each other answers "the same speed"
+#: as well as one that excludes 1 answers "faster" or "slower".
+SAME_WITHIN = 1.04
+
 
 @dataclass(frozen=True)
 class Digest:
@@ -165,8 +178,45 @@ def _prepare_cache(fd: int, mode: CacheMode) -> tuple[cache.Residency, str | Non
     return found, found.reason or (None if mode != "cold" else f"dropped with {note}")
 
 
+def _costs(passes: Sequence[stream.Pass]) -> list[float]:
+    """Each pass's time per byte (the cost a paired ratio compares)."""
+    return [p.elapsed_ns / max(p.nbytes, 1) for p in passes]
+
+
+def answered(reads: Sequence[stream.Pass], passes: Sequence[Sequence[stream.Pass]]) -> bool:
+    """Whether the passes so far answer both questions of a `files hash` run: each hash
+    against reading the file, and each further hash against the first, each a paired
+    ratio (`analysis.ratios.paired`) whose interval reaches 99 % and either lies on one
+    side of 1 (faster or slower) or within `SAME_WITHIN` (the same speed)."""
+    from pqbench.analysis.ratios import LEVEL, paired
+
+    first = _costs(passes[0]) if passes else []
+    questions = [(_costs(one), _costs(reads)) for one in passes]
+    questions += [(_costs(one), first) for one in passes[1:]]
+    for numerator, denominator in questions:
+        found = paired(numerator, denominator)
+        if found is None:
+            return False
+        _, low, high, level = found
+        if level < LEVEL or not (low > 1 or high < 1 or high <= low * SAME_WITHIN):
+            return False
+    return True
+
+
+def more_cycles(done: int, runs: int | None, reads: Sequence[stream.Pass],
+                passes: Sequence[Sequence[stream.Pass]], seconds: float) -> bool:
+    """Whether to time another cycle: `runs` of them where it is given; by default at
+    least `MIN_CYCLES`, then more while the answers are undecided (`answered`), up to
+    `MAX_CYCLES` and `AUTO_SECONDS` of timed passes."""
+    if runs is not None:
+        return done < runs
+    if done < MIN_CYCLES:
+        return True
+    return done < MAX_CYCLES and seconds < AUTO_SECONDS and not answered(reads, passes)
+
+
 def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "cold",
-              overlap: bool = False, runs: int = 1, warmup: int = 0,
+              overlap: bool = False, runs: int | None = 1, warmup: int = 0,
               on_pass: Callable[[str], None] | None = None) -> FileOutcome:
     """Measure one file with one hash or several; never raises for a bad file, returns a
     FileFailure instead.
@@ -176,11 +226,12 @@ def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "col
     two-core machines measured the reader thread never made a pass faster when the
     process had its cores, and only looked faster by taking CPU from other work
     (docs: measurements, "Hashing a file: one thread or two"). `warmup` untimed
-    cycles first, then `runs` timed cycles; a cycle is a plain read, then one pass of each
-    hash, in an order that rotates from cycle to cycle (SHA-256 then SHA-512, then SHA-512
-    then SHA-256 ...), each pass after bringing the file to `mode`'s cache state. Pass i of
-    every hash and read pass i then pair: drift on the machine hits them alike, and neither
-    hash always runs first. `on_pass` is called as each timed pass starts, with its name.
+    cycles first, then `runs` timed cycles (None: as many as the answers need,
+    `more_cycles`); a cycle is a plain read, then one pass of each hash, in an order that
+    rotates from cycle to cycle (SHA-256 then SHA-512, then SHA-512 then SHA-256 ...), each
+    pass after bringing the file to `mode`'s cache state. Pass i of every hash and read pass
+    i then pair: drift on the machine hits them alike, and neither hash always runs first.
+    `on_pass` is called as each timed pass starts, with its name.
     """
     names = (algorithms,) if isinstance(algorithms, str) else tuple(algorithms)
     try:
@@ -198,7 +249,10 @@ def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "col
     try:
         before = _identity(fd)
         as_found = cache.residency(fd)
-        for cycle in range(-warmup, runs):
+        cycle = -warmup
+        while cycle < 0 or more_cycles(cycle, runs, reads, [passes[n] for n in names],
+                                       sum(p.elapsed_ns for p in seen_passes(reads, passes))
+                                       / 1e9):
             timed = cycle >= 0
             if timed:
                 told("read")
@@ -219,6 +273,7 @@ def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "col
                     passes[name].append(one_hash)
                     hexdigests[name] = hasher.hexdigest()
                     residents.setdefault(name, state.fraction)
+            cycle += 1
         after = _identity(fd)
     except OSError as exc:
         return FileFailure(path, names[0], f"{path}: read failed: {exc.strerror or exc}")
@@ -235,7 +290,13 @@ def hash_file(path: str, algorithms: str | Sequence[str], mode: CacheMode = "col
         cache_note=note, flags=tuple(changes))
 
 
-def _hash_file_args(args: tuple[str, tuple[str, ...], CacheMode, bool, int, int]
+def seen_passes(reads: Sequence[stream.Pass], passes: dict[str, list[stream.Pass]]
+                ) -> list[stream.Pass]:
+    """Every timed pass so far, reads and hashes."""
+    return [*reads, *(p for one in passes.values() for p in one)]
+
+
+def _hash_file_args(args: tuple[str, tuple[str, ...], CacheMode, bool, int | None, int]
                     ) -> FileOutcome:
     return hash_file(*args)
 
@@ -246,20 +307,22 @@ def _usable_cpus() -> int:
 
 
 def hash_files(paths: Sequence[str], algorithms: str | Sequence[str],
-               mode: CacheMode = "cold", jobs: int = 1, runs: int = 1, warmup: int = 0
+               mode: CacheMode = "cold", jobs: int = 1, runs: int | None = 1, warmup: int = 0
                ) -> list[FileOutcome]:
     """Measure every path, `jobs` at a time (processes), results in the order given."""
     return list(iter_hashes(paths, algorithms, mode, jobs, runs, warmup))
 
 
-def passes_per_file(algorithms: Sequence[str], runs: int) -> int:
-    """Timed passes over each file: a read and one pass per hash, `runs` times."""
-    return runs * (1 + len(algorithms))
+def passes_per_file(algorithms: Sequence[str], runs: int | None) -> int:
+    """Timed passes over each file: a read and one pass per hash, `runs` times (by default
+    at least `MIN_CYCLES`: more may follow)."""
+    return (MIN_CYCLES if runs is None else runs) * (1 + len(algorithms))
 
 
 def iter_hashes(paths: Sequence[str], algorithms: str | Sequence[str],
-                mode: CacheMode = "cold", jobs: int = 1, runs: int = 1, warmup: int = 0,
-                on_pass: Callable[[str], None] | None = None) -> Iterator[FileOutcome]:
+                mode: CacheMode = "cold", jobs: int = 1, runs: int | None = 1,
+                warmup: int = 0, on_pass: Callable[[str], None] | None = None
+                ) -> Iterator[FileOutcome]:
     """`hash_files` one outcome at a time, so an interrupted caller keeps those done.
 
     `on_pass(description)` is called as each timed pass starts ("SHA-512 of disk.img": what
@@ -276,7 +339,7 @@ def iter_hashes(paths: Sequence[str], algorithms: str | Sequence[str],
         raise UsageError("--jobs must be at least 1")
     if mode not in CACHE_MODES:
         raise UsageError(f"--cache must be one of {', '.join(CACHE_MODES)}")
-    if runs < 1 or warmup < 0:
+    if (runs is not None and runs < 1) or warmup < 0:
         raise UsageError("--runs must be at least 1 and --warmup at least 0")
     told = on_pass or (lambda _description: None)
     workers = min(jobs, len(paths))
@@ -289,7 +352,8 @@ def iter_hashes(paths: Sequence[str], algorithms: str | Sequence[str],
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
         for outcome in pool.map(_hash_file_args, work):
-            for _ in range(passes_per_file(names, runs)):
+            done = len(outcome.reads) if isinstance(outcome, FileHash) else 0
+            for _ in range(done * (1 + len(names)) or passes_per_file(names, runs)):
                 told(f"done: {outcome.path}")
             yield outcome
     finally:  # interrupted: files not started are dropped, not waited for

@@ -11,12 +11,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from pqbench.cli import app
+from pqbench.data.record.results import Measurement
+from pqbench.data.record.rounds import LoopResult
 from pqbench.data.store import Store
 from pqbench.measure.files import cache, corpus, hashing, stream
 from pqbench.platform.errors import UsageError
@@ -379,3 +383,113 @@ def test_the_in_turn_hash_pass_hashes_every_buffer(tmp_path: Path) -> None:
         copy.write_bytes(path.read_bytes())
     found = list(hashing.iter_hashes([str(c) for c in copies], "SHA-256", "as-is", jobs))
     assert [o.digest for o in found if isinstance(o, hashing.FileHash)] == [expected] * jobs
+
+
+# --- the passes the answer needs ------------------------------------------------------
+
+
+def _passes(costs: list[float]) -> list[stream.Pass]:
+    """Passes over a 1 MB file, each taking `cost` nanoseconds per byte."""
+    return [stream.Pass(1_000_000, round(cost * 1_000_000), 0) for cost in costs]
+
+
+def test_a_single_pass_proves_nothing_and_the_default_takes_what_the_answer_needs() -> None:
+    """By default `files hash` takes at least 8 cycles (the fewest whose paired interval
+    reaches 99 %), then more while SHA-512 against SHA-256 or a hash against reading is
+    undecided, up to 30 cycles or 30 s; --runs N takes N."""
+    rng = np.random.default_rng(4)
+    noise = list(rng.normal(0.0, 0.01, hashing.MAX_CYCLES))
+    reads = _passes([1.0 + e for e in noise])
+    sha256 = _passes([2.0 * (1 + e) for e in noise])  # twice the read's time, pair by pair
+    sha512 = _passes([3.0 * (1 + e) for e in noise[::-1]])
+    assert hashing.more_cycles(1, None, reads[:1], [sha256[:1], sha512[:1]], 0.1)
+    seven = hashing.MIN_CYCLES - 1
+    assert hashing.more_cycles(seven, None, reads[:seven], [sha256[:seven], sha512[:seven]],
+                               0.1)
+    eight = hashing.MIN_CYCLES
+    assert hashing.answered(reads[:eight], [sha256[:eight], sha512[:eight]])
+    assert not hashing.more_cycles(eight, None, reads[:eight],
+                                   [sha256[:eight], sha512[:eight]], 0.1)
+    # Two hashes the same speed, pass by pass within 1 %: "the same speed" is an answer.
+    twin = _passes([2.0 * (1 + e) * (1.005 if i % 2 else 0.995) for i, e in enumerate(noise)])
+    assert hashing.answered(reads[:eight], [sha256[:eight], twin[:eight]])
+    # Undecided (their ratio wanders across 1 by ±30 %): more cycles, within the limits.
+    wild = _passes([2.0 * (1.3 if i % 3 else 0.7) for i in range(hashing.MAX_CYCLES)])
+    assert not hashing.answered(reads[:eight], [sha256[:eight], wild[:eight]])
+    assert hashing.more_cycles(eight, None, reads[:eight], [sha256[:eight], wild[:eight]], 1)
+    assert not hashing.more_cycles(eight, None, reads[:eight], [sha256[:eight], wild[:eight]],
+                                   hashing.AUTO_SECONDS)
+    assert not hashing.more_cycles(hashing.MAX_CYCLES, None, reads, [sha256, wild], 1)
+    # --runs: exactly that many, answered or not.
+    assert hashing.more_cycles(1, 2, reads[:1], [sha256[:1]], 0.1)
+    assert not hashing.more_cycles(2, 2, reads[:2], [wild[:2]], 0.1)
+
+
+def test_without_runs_a_file_gets_at_least_the_cycles_of_a_99_percent_answer(
+        data_file: Path) -> None:
+    outcome = hashing.hash_file(str(data_file), ["SHA-256", "SHA-512"], "as-is", runs=None)
+    assert isinstance(outcome, hashing.FileHash)
+    cycles = len(outcome.reads)
+    assert hashing.MIN_CYCLES <= cycles <= hashing.MAX_CYCLES
+    assert all(len(d.passes) == cycles for d in outcome.digests)
+    if cycles < hashing.MAX_CYCLES:  # stopped early: because both answers were decided
+        assert hashing.answered(outcome.reads, [d.passes for d in outcome.digests])
+
+
+def test_a_files_run_says_what_its_hash_rate_holds_and_which_rows_are_unsteady() -> None:
+    """The hash column is "read + hash" and a line says why; rows whose passes spread over
+    10 % are named, as `speed` names its rows, with what helps (a quiet machine first when
+    the run was taken under load); the ratios' "per" is "byte", the file has a column."""
+    from pqbench.analysis.ratios import file_ratios
+    from pqbench.measure.files.runs import files_run
+    from pqbench.views import files as file_views
+    from pqbench.views import ratios as ratio_views
+    from tests.helpers.runs import environment
+
+    def row(algorithm: str, operation: str, ns: list[int]) -> Measurement:
+        return Measurement(algorithm, "os" if operation == "read" else "hashlib", operation,
+                           tuple(LoopResult(1_000_000, n) for n in ns), unit="byte",
+                           attributes={"path": "/data/disk.img", "size": 1_000_000})
+
+    steady = [1_000_000 + 1000 * i for i in range(8)]
+    shaky = [1_000_000 * (2 if i % 2 else 1) for i in range(8)]
+    env = environment(run={"others_cpu": 0.6, "cpus": 2})
+    run = files_run(datetime(2026, 1, 1, tzinfo=UTC), {"cache": "cold"}, env,
+                    [row("read", "read", steady), row("SHA-256", "hash", shaky),
+                     row("SHA-512", "hash", [3 * n for n in steady])])
+    table = file_views.hash_table(run)
+    assert [c.title for c in table.columns][5] == "read + hash"
+    assert "includes the reading" in file_views.HASH_RATE
+    (unsteady,) = file_views.unsteady_lines(run)
+    assert unsteady.startswith("/data/disk.img SHA-256: CV ") and "is over 10 %" in unsteady
+    assert file_views.what_helps(run).startswith("a quiet machine")
+    quiet = files_run(datetime(2026, 1, 1, tzinfo=UTC), {"cache": "cold"},
+                      environment(run={"others_cpu": 0.01, "cpus": 2}), run.measurements)
+    assert not file_views.what_helps(quiet).startswith("a quiet machine")
+    found = file_ratios(run)
+    shown = ratio_views.table(found)
+    names = [c.title for c in shown.columns]
+    assert {r[names.index("per")] for r in shown.rows} == {"byte"}
+    assert {r[names.index("file")] for r in shown.rows} == {"disk.img"}
+
+
+def test_show_of_a_files_run_keeps_its_load_warning(tmp_path: Path) -> None:
+    """`files hash` said the run was taken under load; `show` says it again."""
+    from pqbench.measure.files.runs import files_run
+    from tests.helpers import invoke
+    from tests.helpers.runs import environment
+
+    rows = [Measurement(alg, impl, op, tuple(LoopResult(1000, 1000 + i) for i in range(8)),
+                        unit="byte", attributes={"path": "/d/f", "size": 1000})
+            for alg, impl, op in (("read", "os", "read"), ("SHA-256", "hashlib", "hash"))]
+    run = files_run(datetime(2026, 1, 1, tzinfo=UTC), {"cache": "cold"},
+                    environment(run={"others_cpu": 0.6, "cpus": 2}), rows)
+    db = tmp_path / "f.db"
+    store = Store.open(str(db))
+    store.save_runs([run])
+    store.close()
+    shown = invoke("show", run.run_id, "--db", str(db), env={"COLUMNS": "120"})
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert "taken under load: other processes took 60 % of 2 cores" in said
+    assert "hashing with SHA-256 against reading it:" in said
