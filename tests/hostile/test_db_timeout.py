@@ -17,7 +17,7 @@ import pytest
 
 from pqbench.data.store import Store
 from tests.helpers import run_cli, starts_processes
-from tests.helpers.jobs import Job
+from tests.helpers.jobs import Job, wait_until
 from tests.helpers.postgres import fresh_database, running_server
 from tests.helpers.runs import make_runs
 
@@ -70,25 +70,48 @@ def test_runs_ends_with_a_clear_error_after_the_timeout(server: str) -> None:
                      r"\(PQBENCH_DB_TIMEOUT sets how long\)", done.stderr), done.stderr
 
 
+def _waiting_for_a_lock(location: str) -> bool:
+    """A session of the database waits for a lock: speed has measured and is storing."""
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as watcher:
+        found = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                "current_database() AND wait_event_type = 'Lock'").fetchone()
+    return bool(found and found[0])
+
+
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["locked-out", "ctrl-c-while-storing"])
 def test_speed_locked_out_as_it_stores_keeps_its_run_in_a_recovery_file(
-        server: str, tmp_path: Path) -> None:
+        server: str, tmp_path: Path, ctrl_c: bool) -> None:
+    """With Ctrl-C pressed five times while it waits for the lock, the command ends
+    interrupted (130) and says where the run was kept, not a bare "interrupted"."""
     location = fresh_database(server)
     Store.open(location).save_runs(make_runs("r", 1, seed=1))
     state = tmp_path / "state"
     job = Job("speed", "x25519", "-i", "cryptography", "-o", "derive", "--seconds", "0.5",
               "--rounds", "20", "--db", location,
-              env={**TIMEOUT, "XDG_STATE_HOME": str(state)})
+              env={"PQBENCH_DB_TIMEOUT": "8" if ctrl_c else "3", "XDG_STATE_HOME": str(state)})
     try:
         job.wait_for(r"\b[1-9][0-9]*/21 ")  # measuring: the store was opened before
         with locked(location):
+            if ctrl_c:
+                wait_until(lambda: _waiting_for_a_lock(location), "speed storing its run",
+                           seconds=240)
+                job.signal(*(signal.SIGINT,) * 5, gap=0.1)
             status, output = job.finish(seconds=180)
     finally:
         job.signal(signal.SIGKILL, group=False)
-    assert status == 1, output
     assert "Traceback" not in output, output
-    assert "is locked by another process: waited 3 s" in output, output
     (kept,) = (state / "pqbench" / "unsaved").glob("pqbench-unsaved-*.json")
-    assert kept.name in output.replace("\n", ""), output
+    flat = output.replace("\n", "")
+    if ctrl_c:
+        assert status == 130, output
+        assert re.search(r"error: interrupted; the measurement was kept in .*"
+                         f"{kept.name}: `pqbench import` that file", flat), output
+    else:
+        assert status == 1, output
+        assert "is locked by another process: waited 3 s" in output, output
+        assert kept.name in flat, output
     done = run_cli("import", str(kept), "--db", location)
     assert done.returncode == 0, done.stderr
     assert len(Store.open(location, create=False).list_runs()) == 2

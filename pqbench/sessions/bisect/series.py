@@ -143,7 +143,7 @@ def parse(values: Sequence[str]) -> Series:
 
 
 def _check_kind(item: str) -> None:
-    kind = item.partition(":")[0].strip().lower()
+    kind = sides.kind_of(item)
     if kind == "liboqs":
         raise UsageError(f"--series {sides.shown(item)}: liboqs:VERSION builds are not made "
                          "by pqbench yet; build that liboqs and give "

@@ -105,7 +105,7 @@ SPEC_CHARS = LABEL_CHARS - 40
 #: The options whose values are sides or builds (`ab --a/--b`, `bisect --series`).
 SIDE_OPTIONS = ("--a", "--b", "--series")
 # Where a build's next item starts: `+`, then `here` or a kind and its colon (bisect's
-# `here + env:A=1`), spelled as `parse` reads a kind (`_kind`: any case, spaces around it).
+# `here + env:A=1`), spelled as `parse` reads a kind (`kind_of`: any case, spaces around it).
 _COLON_KINDS = "|".join(kind for kind in SPELLINGS if kind != "here")
 _NEXT_ITEM = re.compile(rf"\+(?=\s*(?:here\s*(?:\+|$)|(?:{_COLON_KINDS})\s*:))", re.IGNORECASE)
 
@@ -117,8 +117,8 @@ def redact_argument(argument: str) -> str:
     head, equals, rest = argument.partition("=")
     if equals and head in SIDE_OPTIONS:
         return f"{head}={shown_spec(rest)}"
-    if _kind(argument) in ("env", "cmd") or any(
-            _kind(item) in ("env", "cmd") for item in _NEXT_ITEM.split(argument)[1:]):
+    if kind_of(argument) in ("env", "cmd") or any(
+            kind_of(item) in ("env", "cmd") for item in _NEXT_ITEM.split(argument)[1:]):
         return shown_spec(argument)
     return untrusted.redact(argument)
 
@@ -140,13 +140,13 @@ def shown_spec(text: str) -> str:
     `env:` value to the next item, so no part of a value is ever shown."""
     items = _NEXT_ITEM.split(text)
     for position, item in enumerate(items):
-        if _kind(item) == "cmd":
+        if kind_of(item) == "cmd":
             items[position:] = ["+".join(items[position:])]
             break
     return " + ".join(shown(item) for item in items)
 
 
-def _kind(item: str) -> str:
+def kind_of(item: str) -> str:
     """An item's kind as `parse` reads it and `shown` shows it: what comes before the
     first colon, in any case, with spaces around it ignored (`ENV :NAME=VALUE` is env:)."""
     return item.partition(":")[0].strip().lower()
@@ -165,7 +165,7 @@ def redact_command(text: str) -> str:
 
 
 def _redact_word(word: str) -> str:
-    if _kind(word) in ("env", "cmd") and ":" in word:
+    if kind_of(word) in ("env", "cmd") and ":" in word:
         return shown(word)
     match = _ASSIGNMENT_WORD.fullmatch(word)
     if match is not None:
@@ -206,8 +206,7 @@ def parse(items: Sequence[str], which: str) -> Side:
     chosen_mask: capmask.Mask | None = None
     pinned: list[pins.Pin] = []
     for item in items:
-        kind, _, rest = item.partition(":")
-        kind = kind.strip().lower()
+        kind, rest = kind_of(item), item.partition(":")[2]
         if kind == "here" and not rest:
             bases += 1
         elif kind == "cmd":
@@ -305,12 +304,11 @@ def _shown_env(text: str) -> str:
 
 def shown(item: str) -> str:
     """One side item as it may be shown and stored, its kind read as `parse` reads it
-    (`_kind`) and written in lower case: `env:NAME=***` unless the name is known to be
+    (`kind_of`) and written in lower case: `env:NAME=***` unless the name is known to be
     harmless, `cmd:` with its NAME=VALUE words hidden (`redact_command`), the other kinds
     through `untrusted.redact`. An item of no known kind (a typo, `evn:`, or a bare
     NAME=VALUE) is refused, and shown with everything after its first "=" hidden."""
-    kind, colon, rest = item.strip().partition(":")
-    kind = kind.strip().lower()
+    kind, colon, rest = kind_of(item), *item.partition(":")[1:]
     if not colon:
         return "here" if kind == "here" else _shown_env(item.strip())
     if kind == "env":
