@@ -58,8 +58,9 @@ def test_every_csv_writes_a_formula_as_text(tmp_path: Path) -> None:
     compared = _rows("compare", "--by", "label", BEFORE, AFTER, "--csv", "--db", db)
     assert {(row["before_name"], row["after_name"]) for row in compared} == \
         {(f"'{BEFORE}", f"'{AFTER}")}
-    # A number stays a number: the ratio of a row 0.8 times as fast, and its interval.
+    # A number stays a number: the speedup of a row 0.8 times as fast, and its interval.
     encaps = next(row for row in compared if row["operation"] == "encaps")
-    assert float(encaps["ci_low"]) <= float(encaps["ratio"]) <= float(encaps["ci_high"])
+    assert float(encaps["speedup_ci_low"]) <= float(encaps["speedup"]) <= \
+        float(encaps["speedup_ci_high"]) < 1
     for rows in (listed, history, compared):
         _no_formula(rows)
