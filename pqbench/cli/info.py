@@ -75,17 +75,35 @@ def env_sections(fingerprint: dict[str, Any]) -> list[tuple[str, list[tuple[str,
 
 @app.command()
 @handles_errors
-def env(json_output: JsonOption = False, db: DbOption = None) -> None:
-    """Show this machine's fingerprint: OS build, CPU flags, libraries, implementations."""
+def env(
+    every: Annotated[bool, typer.Option(
+        "--all", metavar="", help="The whole fingerprint, every field a run records.")
+    ] = False,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """What to tune before measuring (as `pyperf system show`: the CPU frequency governor,
+    turbo, isolated CPUs, the load, ASLR), then this machine in a few lines; --all and
+    --json give its whole fingerprint."""
+    from pqbench.measure.environment import tuning
+    from pqbench.views import environment as env_views
+
     fingerprint = environment.collect()
     impls = {impl.name: impl.unavailable_reason() or "available" for impl in all_implementations()}
     fingerprint["implementations"] = impls
     fingerprint["database"] = redact(resolve_location(db))
+    found = tuning.settings()
     if json_output:
-        print_json(fingerprint)
+        print_json({**fingerprint, "tuning": [s.as_dict() for s in found]})
         return
-    for title, rows in env_sections(fingerprint):
-        console.stdout.print(console.key_value_table(title, rows))
+    console.print_table(env_views.tuning_table(found))
+    if every:
+        for title, rows in env_sections(fingerprint):
+            console.stdout.print(console.key_value_table(title, rows))
+        return
+    console.print_table(env_views.summary(fingerprint, impls))
+    console.note("`pqbench env --all` shows every field a run records; --json gives them "
+                 "as JSON")
 
 
 #: Runs `pqbench runs` shows by default, newest first (as `git log` pages).

@@ -24,11 +24,12 @@ _BITS = (("key_bits", "key"), ("security_bits", "sec"), ("quantum_security_bits"
 
 
 def _facts(m: Measurement) -> str:
-    """A public-key row's sizes ("pk 1184 sk 2400 ...") or a bulk row's key and security
-    bits ("key 256 sec 256 PQ 128")."""
+    """A row's sizes ("pk 1184 sk 2400 ...") and its key and security bits ("key 256 sec
+    256 PQ 128"; a post-quantum scheme's from its NIST category: "sec 192 PQ 96")."""
     sizes = " ".join(f"{_SIZES[k]} {v}" for k, v in m.sizes.items() if k in _SIZES)
-    return sizes or " ".join(f"{short} {m.attributes[k]}" for k, short in _BITS
-                             if m.attributes.get(k) is not None)
+    bits = " ".join(f"{short} {m.attributes[k]}" for k, short in _BITS
+                    if m.attributes.get(k) is not None)
+    return "; ".join(part for part in (sizes, bits) if part)
 
 
 def operation(name: str, block_size: int | None) -> str:

@@ -128,3 +128,48 @@ def test_show_csv_is_the_run_as_speed_csv_wrote_it_with_its_build_label_and_time
                                   "cpu_steal"]
     assert {(r["started_at"], r["os_build"], r["label"]) for r in rows} == {
         (run.started_at, "18E226", "'=before update")}  # a label is never a formula
+
+
+def test_public_key_rows_carry_their_security_bits_and_say_where_they_come_from() -> None:
+    """A post-quantum row's bits come from its NIST category, mapped to the bits the
+    catalog gives the category's reference attack (AES-k key search: k and k/2; a SHA-n
+    collision: n/2 and n/2); a classical scheme's are its classical bits, 0 quantum."""
+    from pqbench.catalog import algorithms
+    from pqbench.catalog.algorithms.base import CATEGORY_BITS, security_attributes
+
+    def bits(name: str) -> tuple[object, object]:
+        found = security_attributes(algorithms.by_name(name))
+        return found["security_bits"], found["quantum_security_bits"]
+
+    assert bits("ML-KEM-512") == (128, 64)  # category 1: AES-128 key search
+    assert bits("ML-KEM-768") == (192, 96)  # category 3: AES-192
+    assert bits("ML-KEM-1024") == (256, 128)  # category 5: AES-256
+    assert bits("ML-DSA-44") == (128, 128)  # category 2: a SHA-256 collision
+    assert bits("X25519") == (128, 0) and bits("RSA-2048") == (112, 0)
+    # The categories' references agree with the catalog's own AES and SHA-2 rows.
+    aes128, aes256 = (security_attributes(algorithms.by_name(n)) for n in ("AES-128-GCM",
+                                                                          "AES-256-GCM"))
+    sha256 = security_attributes(algorithms.by_name("SHA-256"))
+    assert CATEGORY_BITS[1][1:] == (aes128["security_bits"], aes128["quantum_security_bits"])
+    assert CATEGORY_BITS[5][1:] == (aes256["security_bits"], aes256["quantum_security_bits"])
+    assert CATEGORY_BITS[2][1:] == (sha256["security_bits"], sha256["quantum_security_bits"])
+    assert security_attributes(algorithms.by_name("AES-256-XTS"))["key_bits"] == 512
+
+
+@pytest.mark.slow
+def test_a_measured_post_quantum_row_stores_its_bits_and_the_table_shows_them(
+        tmp_path: Path) -> None:
+    """Measured, stored, shown: ML-KEM-768's row carries 192 and 96 bits."""
+    import json
+
+    from pqbench.views import runs as run_views
+
+    done = invoke("speed", "ml-kem-768", "-i", "cryptography", "-o", "encaps", "--seconds",
+                  "0.01", "--rounds", "2", "--json", "--db", str(tmp_path / "b.db"))
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["results"]
+    assert (row["security_bits"], row["quantum_security_bits"]) == (192, 96)
+    store = Store.open(str(tmp_path / "b.db"), create=False)
+    run = store.load_run(json.loads(done.stdout)["run_id"])
+    table = run_views.measurements_table(run)
+    assert table.rows[0][-1].endswith("; sec 192 PQ 96")

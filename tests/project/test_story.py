@@ -650,7 +650,7 @@ def test_report_without_arguments_after_an_ab_session_reports_the_session(
 @pytest.mark.process
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
-    done = run_cli("env", env={"COLUMNS": columns})
+    done = run_cli("env", "--all", env={"COLUMNS": columns})
     assert done.returncode == 0, done.stderr
     assert max(map(len, done.stdout.splitlines())) <= int(columns)
     lines = done.stdout.splitlines()
@@ -663,6 +663,26 @@ def test_env_is_grouped_and_says_each_field_once(columns: str) -> None:
     assert not repeated
     fingerprint = json.loads(run_cli("env", "--json").stdout)
     assert fingerprint["cpu_flags"] == fingerprint["cpu"]["flags"]  # JSON keeps both
+    assert [s["setting"] for s in fingerprint["tuning"]][:2] == ["CPU frequency governor",
+                                                                 "turbo boost"]
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_env_says_what_to_tune_and_this_machine_in_a_screen(columns: str) -> None:
+    """`env` is not a dump: what to tune (as `pyperf system show`), a setting a line with
+    its value here and what to do, then this machine in a few lines."""
+    done = run_cli("env", env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) <= 45
+    assert max(map(len, done.stdout.splitlines())) <= int(columns)
+    settings = {row["setting"]: row for row in read_table(done.stdout, "what to tune")}
+    assert list(settings) == ["CPU frequency governor", "turbo boost", "isolated CPUs",
+                              "system load", "ASLR", "hypervisor"]
+    assert all(row["here"] and row["advice"] for row in settings.values())
+    summary = done.stdout.split("this machine, as a run records it", 1)[1]
+    assert "OS build" in summary and "liboqs" in summary and "implementations ready" in summary
+    assert "env --all" in " ".join(done.stderr.split())
 
 
 @pytest.mark.process

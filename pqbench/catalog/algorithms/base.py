@@ -61,6 +61,34 @@ class Algorithm:
         return self.operations + self.optional_operations
 
 
+#: NIST's post-quantum security categories (Call for Proposals, 2016, section 4.A.5): a
+#: scheme of category c is at least as hard to break as the reference attack of c. Its bits
+#: are the ones this catalog gives that attack where it lists the primitive: key search on
+#: AES-k costs k classical bits and k/2 quantum ones (Grover, as `ciphers` records AES), a
+#: collision of SHA-n n/2 and n/2 (as `hashes` records SHA-2).
+CATEGORY_BITS: dict[int, tuple[str, int, int]] = {
+    1: ("AES-128 key search", 128, 64), 2: ("SHA-256 collision", 128, 128),
+    3: ("AES-192 key search", 192, 96), 4: ("SHA-384 collision", 192, 192),
+    5: ("AES-256 key search", 256, 128)}
+
+
+def security_attributes(alg: Algorithm) -> dict[str, object]:
+    """The key and security bits every row of `alg` carries (JSON, CSV and the store): a
+    cipher's or hash's own (`ciphers`, `hashes`); a post-quantum scheme's from its NIST
+    category (`CATEGORY_BITS`); a classical public-key scheme's classical bits (SP 800-57
+    Part 1 Table 2), and 0 against a quantum attacker (Shor's algorithm breaks RSA and
+    elliptic-curve schemes in polynomial time)."""
+    if alg.kind in ("cipher", "hash"):
+        return {key: alg.param(key) for key in ("key_bits", "security_bits",
+                                                "quantum_security_bits")}
+    if alg.nist_level in CATEGORY_BITS:
+        _, classical, quantum = CATEGORY_BITS[alg.nist_level]
+        return {"security_bits": classical, "quantum_security_bits": quantum}
+    if alg.classical_bits is not None:
+        return {"security_bits": alg.classical_bits, "quantum_security_bits": 0}
+    return {}
+
+
 def nist_pq(family: str, kind: Kind, n: int, level: int, aliases: tuple[str, ...],
             sizes: tuple[tuple[str, int], ...]) -> Algorithm:
     """One NIST post-quantum parameter set, named `FAMILY-n` as in its FIPS and in liboqs,

@@ -41,7 +41,10 @@ can offer the same rows; the cascade has no EVP name.
 
 from __future__ import annotations
 
-from pqbench.catalog.algorithms.base import Algorithm
+from pqbench.catalog.algorithms.base import Algorithm, security_attributes
+
+#: `security_attributes` lives in `base`, for every kind; kept importable from here.
+__all__ = ["ALGORITHMS", "security_attributes", "size_problem"]
 
 STREAM_OPERATIONS = ("encrypt", "decrypt")
 #: One whole AEAD message per op (fresh context, nonce, 16-byte tag), measured on request.
@@ -106,9 +109,3 @@ def size_problem(alg: Algorithm, size: int) -> str | None:
     if mode == "KW" and (size < 16 or size % 8):
         return "RFC 3394 wraps a multiple of 8 bytes, at least 16"
     return None
-
-
-def security_attributes(alg: Algorithm) -> dict[str, object]:
-    """The key and security columns every cipher or hash row carries (JSON and store)."""
-    return {key: alg.param(key) for key in ("key_bits", "security_bits",
-                                            "quantum_security_bits")}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pqbench.catalog.algorithms.base import Algorithm
+from pqbench.catalog.algorithms.base import Algorithm, security_attributes
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
 from pqbench.data.record.rounds import TimeBase, Timed, helper_threads, other_clock
 from pqbench.data.record.runs import new_run
@@ -167,7 +167,8 @@ def row_measurement(task: Task, prepared: TimedOperation, rounds: Sequence[Timed
         rounds=tuple(t.in_base(base) for t in rounds),
         sizes=dict(prepared.sizes),
         block_size=task.block_size,
-        attributes={**prepared.attributes, **(attributes or {}), "time_base": base,
+        attributes={**security_attributes(task.algorithm), **prepared.attributes,
+                    **(attributes or {}), "time_base": base,
                     **other_clock(rounds, base),
                     **({} if helpers is None else {"helper_threads": helpers})},
         counter=prepared.counter,

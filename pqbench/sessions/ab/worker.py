@@ -156,6 +156,7 @@ def _problem(algorithm: str, implementation: str, kind: str, reason: str,
 
 
 def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
+    from pqbench.catalog.algorithms.base import security_attributes
     from pqbench.measure.checks.pair import check_pair
     from pqbench.platform.errors import (
         ImplementationUnavailable,
@@ -199,7 +200,8 @@ def _prepare(message: dict[str, Any], state: _State) -> dict[str, Any]:
         return _problem(*pair, kind, str(exc), operation)
     state.current = prepared
     return {"type": "prepared", "checks": checked["checks"], "sizes": dict(prepared.sizes),
-            "attributes": {**prepared.attributes, **warmed}, "counter": prepared.counter}
+            "attributes": {**security_attributes(alg), **prepared.attributes, **warmed},
+            "counter": prepared.counter}
 
 
 def _run(message: dict[str, Any], state: _State) -> dict[str, Any]:
