@@ -1,9 +1,10 @@
 """The fourth hostile round on the values a side hands its worker: a space before the
 colon (`ENV :NAME=VALUE`, `cmd :...`), NAME=VALUE inside a `sh -c` script, glued to an
-option (`-eTOKEN=...`) in a worker's error, and the refusals of a typo'd kind or of
-`+`-joined items in `ab`. The worker gets each value (its script checks); the secret is
-then searched for in everything: the terminal, --json, `runs --json`, the export, the
-report, the rows of SQLite and PostgreSQL, and a `pg_dump` of the PostgreSQL database."""
+option (`-eTOKEN=...`) in a worker's error, and the refusals of a typo'd kind, of
+`+`-joined items in `ab` and of NAME=VALUE in another kind (`pip:TOKEN=...`). The worker
+gets each value (its script checks); the secret is then searched for in everything: the
+terminal, --json, `runs --json`, the export, the report, the rows of SQLite and
+PostgreSQL, and a `pg_dump` of the PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.helpers.postgres import database_text, dump_text, fresh_database, run
 
 ROW = ["x25519", "-i", "cryptography", "-o", "derive", "--max-seconds", "1", "--round", "0.01"]
 SECRETS = {"env": "SpaceEnv3q", "script": "ScriptTok4q", "glued": "GluedTok5q",
-           "typo": "TypoTok6q", "joined": "JoinTok7q"}
+           "typo": "TypoTok6q", "joined": "JoinTok7q", "pip": "PipTok8q"}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,9 @@ def test_a_sides_values_reach_its_worker_and_nothing_else(server: str, tmp_path:
     joined = probe.cli("ab", *ROW, "--a", "here", "--b",
                        f"here + env:T={SECRETS['joined']}", "--db", sqlite, code=2)
     assert "here + env:T=***" in joined, joined
+    pinned = probe.cli("ab", *ROW, "--a", "here", "--b", f"pip:GH_PAT={SECRETS['pip']}",
+                       "--db", sqlite, code=2)
+    assert "pip:GH_PAT=***" in pinned, pinned
 
     for name, location in (("postgresql", postgresql), ("sqlite", sqlite)):
         ids = probe.run_ids(location)

@@ -66,6 +66,10 @@ _ASSIGNMENT_WORD = re.compile(
 #: pqbench'`): its own words are redacted the same way.
 _SCRIPT = re.compile(r"[\s;&|()<>`]")
 _OPERATOR = re.compile(r"[();<>|&]+")
+#: A lone "=" (not of "==", ">=", "<=", "!=", "~="): a NAME=VALUE, which only env: and cmd:
+#: items hold; in any other kind's value (`pip:TOKEN=...`) it is a mistake, refused with
+#: the value after it hidden, since that kind's own refusal would echo it.
+_LONE_EQUALS = re.compile(r"(?<![=!<>~])=(?!=)")
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,11 @@ def parse(items: Sequence[str], which: str) -> Side:
     pinned: list[pins.Pin] = []
     for item in items:
         kind, rest = kind_of(item), item.partition(":")[2]
+        if kind in SPELLINGS and kind not in ("env", "cmd", "here") and \
+                _LONE_EQUALS.search(rest):
+            raise UsageError(f"--{which} {shown(item)!r}: a {kind}: item holds no "
+                             f"NAME=VALUE ({SPELLINGS[kind]}); give variables as "
+                             "env:NAME=VALUE")
         if kind == "here" and not rest:
             bases += 1
         elif kind == "cmd":
@@ -316,8 +325,18 @@ def shown(item: str) -> str:
     if kind == "cmd":
         return f"cmd:{redact_command(rest)}"
     if kind in SPELLINGS and kind != "here":
-        return f"{kind}:{untrusted.redact(rest)}"
+        return f"{kind}:{_hidden_after_assignment(rest)}"
     return _shown_env(item.strip())
+
+
+def _hidden_after_assignment(text: str) -> str:
+    """`text` through `untrusted.redact`, with the value after a lone "=" hidden
+    (`_LONE_EQUALS`: `pip:TOKEN=***`, while `pip:pkg==1.0` stays as it is)."""
+    found = _LONE_EQUALS.search(text)
+    if found is None:
+        return untrusted.redact(text)
+    name = text[:found.start()]
+    return f"{untrusted.redact(name)}={redact(name, text[found.end():])}"
 
 
 def provision_stacks(side: Side, implementations: Sequence[str] | None) -> None:

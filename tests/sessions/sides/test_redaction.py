@@ -75,3 +75,24 @@ def test_a_stored_command_shows_every_side_as_a_side() -> None:
     stored = sides.command_line(["ab", "--b", f"evn:GH_PAT={SECRET}", "--a", "here",
                                  f"--b=GH_PAT={SECRET}", "--label", "x"])
     assert stored == "pqbench ab --b 'evn:GH_PAT=***' --a here '--b=GH_PAT=***' --label x"
+
+
+@pytest.mark.parametrize("item", [f"pip:GH_PAT={SECRET}", f"crate:GH_PAT={SECRET}",
+                                  f"maven:g:a==1 X={SECRET}", f"gomod:GH_PAT={SECRET}",
+                                  f"mask:aesni,GH_PAT={SECRET}", f"userland:GH_PAT={SECRET}"])
+def test_an_assignment_in_any_other_kind_is_refused_before_its_parser_echoes_it(
+        item: str) -> None:
+    """`pip:`, `crate:`, `maven:`, `gomod:`, `mask:` and `userland:` take no NAME=VALUE,
+    and each one's own refusal quoted the value as typed."""
+    shown = sides.shown(item)
+    assert shown.endswith("=***") and SECRET not in shown
+    with pytest.raises(UsageError) as refused:
+        sides.parse(["here", item], "b")
+    assert f"--b {shown!r}: a {sides.kind_of(item)}: item holds no NAME=VALUE" in \
+        str(refused.value)
+    assert SECRET not in str(refused.value)
+
+
+def test_a_version_specifier_is_no_assignment() -> None:
+    assert sides.shown("pip:cryptography==42.0.8") == "pip:cryptography==42.0.8"
+    assert sides.shown("PIP:pkg>=1") == "pip:pkg>=1"
