@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ from pqbench.platform.errors import ComparisonError, NothingStored
 
 #: Changes to what a part holds or how it is decided: a part made by another version of
 #: this module is made again.
-PART_FORMAT = 1
+PART_FORMAT = 2
 #: What a point is: one OS build of one machine (split further by `by_build`).
 BY = "os_build"
 #: The ratio kinds the index shows: what the post-quantum schemes cost against the
@@ -177,6 +177,8 @@ class MachinePart:
 
     machine: Machine
     digest: str
+    #: Every run of the machine, oldest first.
+    runs: tuple[str, ...]
     builds: tuple[BuildLine, ...]  # newest first
     latest: LatestRun
     series: tuple[Series, ...]
@@ -239,33 +241,45 @@ def digest_of(runs: Sequence[Run], notes: Sequence[tuple[str, str, str]]) -> str
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-#: A machine's part as it was published before, by machine key (None: none kept).
-Known = Callable[[str], MachinePart | None]
+def site_of(store: Any, known: Mapping[str, MachinePart] | None = None) -> Site:
+    """The site over every run of `store` (a `data.store.Store`); `known` holds the parts
+    published before, by machine key, kept where their digest still matches.
 
-
-def site_of(store: Any, known: Known = lambda _key: None) -> Site:
-    """The site over every run of `store` (a `data.store.Store`); `known` gives the parts
-    published before, kept where their digest still matches."""
-    headers = sorted(store.load_runs(RunFilter(), rows_too=False, fingerprints=True),
-                     key=run_order)
+    Runs are read as light headers (no fingerprint) first; a run that a kept part names
+    is that part's machine's, and only the others' fingerprints are read to tell their
+    machine (`machine_of`): publishing again after one run reads one fingerprint, and the
+    fingerprints of the machines it computes again."""
+    known = dict(known or {})
+    # Oldest first as the store orders them (start, id): a digest needs one order, not
+    # `run_order`'s (each machine's runs are put in that order when its part is made).
+    headers = store.load_runs(RunFilter(), rows_too=False, fingerprints=False)
     if not headers:
         raise NothingStored(f"no runs stored yet in {store.location}; `pqbench speed` "
                             "measures and stores one")
     notes = store.annotations()
-    by_machine: dict[Machine, list[Run]] = {}
+    owner = {run_id: key for key, part in known.items() for run_id in part.runs}
+    machines = {key: part.machine for key, part in known.items()}
+    new = [r.run_id for r in headers if r.run_id not in owner]
+    for run in store.load_runs(RunFilter(ids=tuple(new)), rows_too=False) if new else []:
+        machine = machine_of(run)
+        owner[run.run_id] = machine.key
+        machines.setdefault(machine.key, machine)
+    by_machine: dict[str, list[Run]] = {}
     for run in headers:
-        by_machine.setdefault(machine_of(run), []).append(run)
+        by_machine.setdefault(owner[run.run_id], []).append(run)
     parts, made = [], []
-    for machine, runs in by_machine.items():
+    for key, runs in by_machine.items():
         digest = digest_of(runs, notes)
-        kept = known(machine.key)
+        kept = known.get(key)
         if kept is not None and kept.digest == digest:
             parts.append(kept)
             continue
-        part = machine_part(store, machine, runs, notes, digest)
+        whole = sorted(store.load_runs(RunFilter(ids=tuple(r.run_id for r in runs)),
+                                       rows_too=False), key=run_order)
+        part = machine_part(store, machines[key], whole, notes, digest)
         if part is not None:
             parts.append(part)
-            made.append(machine.key)
+            made.append(key)
     parts.sort(key=lambda p: (p.latest.started_at, p.machine.key), reverse=True)
     rows = sorted({(s.algorithm, s.implementation, s.operation, s.block_size)
                    for p in parts for s in p.series}, key=_row_order)
@@ -304,7 +318,7 @@ def machine_part(store: Any, machine: Machine, runs: Sequence[Run],
     newest = max(runs, key=run_order)
     home = next(name for name, group in groups if newest in group)
     return MachinePart(
-        machine, digest,
+        machine, digest, tuple(r.run_id for r in runs),
         tuple(BuildLine(name, len(group), group[0].started_at, group[-1].started_at)
               for name, group in reversed(groups)),
         LatestRun(newest.run_id, newest.kind, newest.started_at, home,
@@ -432,7 +446,7 @@ def part_from_dict(data: Mapping[str, Any]) -> MachinePart:
 
     comparison = data["comparison"]
     return MachinePart(
-        Machine(**data["machine"]), data["digest"],
+        Machine(**data["machine"]), data["digest"], tuple(data["runs"]),
         tuple(BuildLine(**b) for b in data["builds"]), LatestRun(**data["latest"]),
         tuple(series(s) for s in data["series"]),
         tuple(StepCauses(c["series"], c["step"], causes(c["causes"]))

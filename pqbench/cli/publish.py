@@ -33,7 +33,7 @@ def publish(
     store = Store.open(db, create=False)
     known = site.known_parts(out)
     with many_records(), console.status(f"publishing {store.location} to {out}"):
-        found = site_of(store, known.get)
+        found = site_of(store, known)
         written = site.write(found, out)
     console.note(
         f"wrote {len(written.written)} of {len(written.written) + len(written.unchanged)} "

@@ -143,7 +143,7 @@ def _series(*steps: tuple[int, str], started: str = "2026-01-0") -> Series:
 def test_regressions_take_each_row_s_latest_step_newest_first() -> None:
     machine = Machine("h", None, None, None)
     latest = publish.LatestRun("r3", "speed", "2026-01-04", "b3", False, None, None)
-    part = MachinePart(machine, "d", (), latest, (
+    part = MachinePart(machine, "d", ("r3",), (), latest, (
         _series((1, "faster"), (3, "slower")), _series(), _series((2, "faster"))))
     found = regressions([part])
     assert [(r.step.index, r.step.verdict) for r in found] == [(3, "slower"), (2, "faster")]
@@ -171,17 +171,50 @@ def test_an_infinite_bound_survives_the_round_trip(site: publish.Site) -> None:
 def test_a_part_is_kept_while_its_machine_has_no_new_run(store: Store, site: publish.Site,
                                                          tmp_path: Path) -> None:
     kept = {p.machine.key: p for p in site.parts}
-    again = site_of(store, kept.get)
+    again = site_of(store, kept)
     assert again.made == () and again == site
     copy = Store.open(str(tmp_path / "copy.db"))
     copy.save_runs(list(FLEET.all_runs()))
     copy.save_runs([next(FLEET.runs_of(0, 3, start=10))])
-    grown = site_of(copy, kept.get)
+    grown = site_of(copy, kept)
     machine = _part(site, "m00").machine.key
     assert grown.made == (machine,)
     assert _part(grown, "m00").latest.run_id == "r00-003-10"
     copy.annotate("debian-12/6.1.0-001", "a note every machine's history shows")
-    assert len(site_of(copy, kept.get).made) == 3
+    assert len(site_of(copy, kept).made) == 3
+
+
+class Reads:
+    """A store that counts the run fingerprints it was asked for (the only thing that
+    tells a run's machine), and answers as the store does."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.fingerprints = store, 0
+
+    def load_runs(self, wanted=None, *, rows_too=True, fingerprints=True):  # type: ignore[no-untyped-def]
+        found = self.store.load_runs(wanted, rows_too=rows_too, fingerprints=fingerprints)
+        self.fingerprints += len(found) if fingerprints else 0
+        return found
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+
+def test_publishing_again_reads_the_fingerprints_of_new_runs_and_recomputed_machines(
+        site: publish.Site, tmp_path: Path) -> None:
+    copy = Store.open(str(tmp_path / "copy.db"))
+    copy.save_runs(list(FLEET.all_runs()))
+    kept = {p.machine.key: p for p in site.parts}
+    reads = Reads(copy)
+    assert site_of(reads, kept).made == () and reads.fingerprints == 0
+    copy.save_runs([next(FLEET.runs_of(1, 3, start=10))])
+    reads = Reads(copy)
+    again = site_of(reads, kept)
+    assert again.made == (_part(site, "m01").machine.key,)
+    # The new run, then its machine's runs whole for the machine's part (12 + 1), then
+    # that machine's newest two builds and newest speed run for the comparison and ratios.
+    assert reads.fingerprints == 1 + 13 + 7 + 1
+    assert _part(again, "m01").runs[-1] == "r01-003-10"
 
 
 def test_an_empty_store_says_how_to_make_a_run(tmp_path: Path) -> None:

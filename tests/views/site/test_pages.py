@@ -20,8 +20,10 @@ from pqbench.views.site import charts, pages
 from tests.helpers.fleet import Fleet
 
 HOSTILE = "</script><img src=x onerror=alert(1)>"
+#: A host name that also tries to leave a double-quoted attribute (the charts' labels).
+HOST = f'h" onfocus="alert(2) {HOSTILE}'
 #: A host, an OS build and an annotation that try to leave their context.
-FLEET = Fleet(machines=2, builds=3, runs=2, hosts={1: HOSTILE},
+FLEET = Fleet(machines=2, builds=3, runs=2, hosts={1: HOST},
               build_names={(1, 2): f'bad"build\' {HOSTILE}'},
               jumps={(1, 2): {"AES-256-GCM": 0.5}})
 
@@ -119,7 +121,10 @@ def test_hostile_labels_stay_text_in_html_attributes_and_json(
                                                                    ensure_ascii=False)
     assert seen_in_text >= 3 and seen_in_json >= 1
     index = parsed["index.html"]
-    assert any(f"{HOSTILE} (Test CPU 1, 8 cores)" == t for t in index.text)
+    assert any(f"{HOST} (Test CPU 1, 8 cores)" == t for t in index.text)
+    labelled = [a["aria-label"] for page in parsed.values() for a in page.tags("div")
+                if HOST in (a.get("aria-label") or "")]
+    assert len(labelled) == 10  # the chart of that machine on each row's page, whole
     select = [a for a in index.tags("option") if HOSTILE in (a.get("value") or "")]
     assert not select  # machines are chosen by key, not by their name
 
