@@ -82,6 +82,11 @@ class LineReader(Generic[AnyStr]):
             raise line
         return self._decode(line)
 
+    def pending(self) -> bool:
+        """Whether a line has come that nobody took yet (the output's end is none)."""
+        with self._lines.mutex:
+            return any(isinstance(item, (str, bytes)) for item in self._lines.queue)
+
     def _pump(self, stream: IO[AnyStr], read_line: Callable[[IO[AnyStr]], AnyStr]) -> None:
         try:
             while line := read_line(stream):

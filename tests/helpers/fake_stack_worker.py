@@ -11,8 +11,15 @@ with more operations than nanoseconds); `short-round` (a round shorter than aske
 `wrong-answer` (decapsulates to the wrong secret); `block-later` (a row's runs after its
 22nd write the worker's pid to the --fifo and never answer: past any warm-up (at most 20
 rounds) and two timed rounds, so a test can interrupt a run at a known moment; opening the
-fifo blocks until the test opens it to read). Unknown requests get
-an error; a closed stdin or `quit` ends it with status 0.
+fifo blocks until the test opens it to read); `short-rejection` (a tampered ciphertext of
+its own decapsulates to a 16-byte secret); `twice` (every reply written twice);
+`repeat-round` (a row's every round after its first is its first again);
+`set:FIELD=VALUE[,FIELD=VALUE]` (every round's FIELD, one of ops, wall_ns,
+thread_cpu_ns and process_cpu_ns, is VALUE). Unknown requests get an error; a closed stdin
+or `quit` ends it with status 0.
+
+`Worker.answer` serves one request without a process: `tests.helpers.stacks` drives pqbench's
+client through it in the fast lane.
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ class Worker:
         self.keys: dict[str, Any] = {}
         self.rows: dict[str, Any] = {}
         self.per_row: dict[str, int] = {}
+        #: The ciphertexts its own encaps made (`short-rejection` knows their tampering).
+        self.made: set[bytes] = set()
+        self.first_rounds: dict[str, dict[str, Any]] = {}
 
     def key(self, private: Any) -> dict[str, Any]:
         handle = f"k{len(self.keys) + 1}"
@@ -84,11 +94,16 @@ class Worker:
                         "reason": "no derandomized encapsulation"}
             public = mlkem.MLKEM768PublicKey.from_public_bytes(bytes.fromhex(m["public"]))
             shared, ct = public.encapsulate()
+            self.made.add(ct)
             return {"type": "encapsulated", "ciphertext": ct.hex(), "shared_secret": shared.hex()}
         if kind == "decaps" and alg == "ML-KEM-768":
-            shared = self.keys[m["key"]].decapsulate(bytes.fromhex(m["ciphertext"]))
+            ciphertext = bytes.fromhex(m["ciphertext"])
+            shared = self.keys[m["key"]].decapsulate(ciphertext)
             if self.mode == "wrong-answer":
                 shared = bytes(len(shared))
+            if self.mode == "short-rejection" and bytes([ciphertext[0] ^ 1]) + ciphertext[1:] \
+                    in self.made:
+                shared = shared[:16]
             return {"type": "decapsulated", "shared_secret": shared.hex()}
         if kind == "derive" and alg == "X25519":
             peer = x25519.X25519PublicKey.from_public_bytes(bytes.fromhex(m["peer"]))
@@ -189,8 +204,16 @@ class Worker:
         if self.mode == "short-round":
             wall = budget // 2
         row = "another" if self.mode == "wrong-row" else m["row"]
-        return {"type": "round", "row": row, "ops": ops, "wall_ns": wall,
-                "thread_cpu_ns": thread, "process_cpu_ns": max(process, thread)}
+        if self.mode == "repeat-round" and m["row"] in self.first_rounds:
+            return self.first_rounds[m["row"]]
+        found = {"type": "round", "row": row, "ops": ops, "wall_ns": wall,
+                 "thread_cpu_ns": thread, "process_cpu_ns": max(process, thread)}
+        if self.mode.startswith("set:"):
+            for item in self.mode[4:].split(","):
+                field, _, value = item.partition("=")
+                found[field] = int(value)
+        self.first_rounds.setdefault(m["row"], found)
+        return found
 
 
 def main() -> int:
@@ -221,8 +244,9 @@ def main() -> int:
                 reply = worker.answer(message)
             except Exception as exc:
                 reply = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
-        out.write((json.dumps(reply) + "\n").encode())
-        out.flush()
+        for _ in range(2 if args.mode == "twice" else 1):
+            out.write((json.dumps(reply) + "\n").encode())
+            out.flush()
     return 0
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -59,15 +61,21 @@ class StackOperation(TimedOperation):
     attributes: Mapping[str, object] = field(default_factory=dict)
     counter: str | None = None
     warmup: Literal["once", "steady"] = "steady"
+    #: The row's last round, which the next may not repeat (`protocol.parse_round`).
+    last: protocol.Round | None = None
 
     def run(self, seconds: float) -> LoopResult:
+        started = time.monotonic_ns()
         reply = self.worker.request({"type": "run", "row": self.row, "seconds": seconds},
                                     ("round",), timeout=self.worker.round_timeout(seconds))
+        waited = time.monotonic_ns() - started
         try:
-            found = protocol.parse_round(reply, self.row, seconds)
+            found = protocol.parse_round(reply, self.row, seconds, waited_ns=waited,
+                                         cpus=os.cpu_count() or 1, previous=self.last)
         except protocol.ProtocolError as exc:
             # A round that cannot be true: the worker is not trusted with another.
-            raise self.worker._fail(f"its round breaks the protocol: {exc}") from None
+            raise self.worker.fail(f"its round breaks the protocol: {exc}") from None
+        self.last = found
         return LoopResult(found.ops, found.wall_ns, None, cpu_ns=found.thread_cpu_ns,
                           process_cpu_ns=found.process_cpu_ns)
 
@@ -245,7 +253,7 @@ class StackImplementation(Implementation):
         try:
             prepared = protocol.parse_prepared(reply, row)
         except protocol.ProtocolError as exc:
-            raise worker._fail(f"its prepared reply breaks the protocol: {exc}") from None
+            raise worker.fail(f"its prepared reply breaks the protocol: {exc}") from None
         attributes: dict[str, object] = {
             **prepared.attributes, "runtime": hello.runtime,
             "library": hello.library_of.get(alg.name, self.name),

@@ -75,7 +75,7 @@ class StackWorker:
         try:
             return protocol.parse_hello(message, expected)
         except protocol.ProtocolError as exc:
-            raise self._fail(f"its hello breaks the protocol: {exc}") from None
+            raise self.fail(f"its hello breaks the protocol: {exc}") from None
 
     def request(self, message: Mapping[str, Any], replies: tuple[str, ...],
                 timeout: float | None = None) -> dict[str, Any]:
@@ -86,17 +86,19 @@ class StackWorker:
         kind = str(message["type"])
         if self.failure is not None:
             raise WorkerFailed(self.failure)
+        if self._pending():
+            # One reply per request, in order: a line before the request is one nobody
+            # asked for (a reply sent twice), and every later reply would be out of step.
+            raise self.fail(f"it sent a line nobody asked for before {kind}")
         try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(protocol.encode(message))
-            self.process.stdin.flush()
+            self._write(protocol.encode(message))
         except (BrokenPipeError, OSError, ValueError):
             raise self._died(kind) from None
         try:
             reply = self._receive(kind, self.request_timeout if timeout is None else timeout)
         except KeyboardInterrupt:
             # The reply may still come: the conversation is out of step, so end it.
-            self._fail("interrupted while it answered")
+            self.fail("interrupted while it answered")
             raise
         if reply["type"] == "problem":
             raise NotOfferedError(f"{self.name}: "
@@ -106,21 +108,39 @@ class StackWorker:
             raise RequestRefused(printable(said)[:protocol.MAX_TEXT] if isinstance(said, str)
                                  else "(no message)")
         if reply["type"] not in replies:
-            raise self._fail(f"it answered {kind} with {protocol.excerpt(reply['type'])}")
+            raise self.fail(f"it answered {kind} with {protocol.excerpt(reply['type'])}")
         return reply
 
     def round_timeout(self, seconds: float) -> float:
         return seconds * ROUND_FACTOR + self.request_timeout
 
+    # --- the transport: the worker's pipes (a test may put another in their place) ----
+
+    def _write(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line)
+        self.process.stdin.flush()
+
+    def _next(self, timeout: float) -> dict[str, Any]:
+        return self._lines.next(timeout)
+
+    def _pending(self) -> bool:
+        return self._lines.pending()
+
+    def _said(self) -> str:
+        """The end of what the worker wrote on stderr, once it has stopped."""
+        self._stderr_reader.join(timeout=2)
+        return " | ".join(self._stderr)
+
     def _receive(self, what: str, timeout: float) -> dict[str, Any]:
         try:
-            return self._lines.next(timeout)
+            return self._next(timeout)
         except TimeoutError:
-            raise self._fail(f"it did not answer {what} within {timeout:g} s") from None
+            raise self.fail(f"it did not answer {what} within {timeout:g} s") from None
         except EOFError:
             raise self._died(what) from None
         except protocol.ProtocolError as exc:
-            raise self._fail(f"it does not speak the stack worker protocol: {exc}") from None
+            raise self.fail(f"it does not speak the stack worker protocol: {exc}") from None
 
     def _died(self, what: str) -> WorkerFailed:
         try:
@@ -128,13 +148,12 @@ class StackWorker:
         except subprocess.TimeoutExpired:
             code = None
         status = f"exited with status {code}" if code is not None else "closed its output"
-        return self._fail(f"it {status} during {what}")
+        return self.fail(f"it {status} during {what}")
 
-    def _fail(self, what: str) -> WorkerFailed:
+    def fail(self, what: str) -> WorkerFailed:
         """Stop the worker for good and say why, with the end of what it wrote on stderr."""
         self.kill()
-        self._stderr_reader.join(timeout=2)
-        said = " | ".join(self._stderr)
+        said = self._said()
         self.failure = (f"{self.name} worker (pid {self.pid}): {what}"
                         + (f"; it wrote: {said}" if said else ""))
         return WorkerFailed(self.failure)

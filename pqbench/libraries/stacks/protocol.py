@@ -231,31 +231,59 @@ class Round:
 #: Clocks read a few instructions apart disagree by this much at most (ns), plus a share.
 _CLOCK_SLACK_NS = 2_000_000
 _CLOCK_SLACK_SHARE = 0.02
+#: No clock reads more: a signed 64-bit count of nanoseconds (292 years), the most either
+#: store, an export and an import hold.
+MAX_NS = (1 << 63) - 1
+#: The clocks of a round, as the protocol names them.
+CLOCKS = ("wall_ns", "thread_cpu_ns", "process_cpu_ns")
 
 
-def parse_round(message: Mapping[str, Any], row: str, seconds: float) -> Round:
-    """A round that could be true: the row asked for, at least one operation, at least the
-    seconds asked, no operation faster than a nanosecond, and clocks that fit together
-    (one thread's CPU time within the wall time and within the process's)."""
+def _slack(ns: int) -> int:
+    return _CLOCK_SLACK_NS + int(ns * _CLOCK_SLACK_SHARE)
+
+
+def parse_round(message: Mapping[str, Any], row: str, seconds: float,
+                waited_ns: int | None = None, cpus: int = 1,
+                previous: Round | None = None) -> Round:
+    """A round that could be true, or a ProtocolError saying why it cannot.
+
+    One rule for every clock (`CLOCKS`): it counts at least one nanosecond per operation
+    (no operation is faster than that, in wall or in CPU time), and no more than could
+    have passed: the `waited_ns` pqbench itself waited for the reply, where it measured it
+    (a process's CPU time at most that on each of its `cpus`), and never more than
+    MAX_NS. Besides: the row asked for, at least one operation, at least the seconds
+    asked, one thread's CPU time within the wall time and within the process's, and not
+    the `previous` round of the row again to the nanosecond on every clock (a worker
+    that repeats its replies is out of step with its requests)."""
     if message.get("row") != row:
         raise ProtocolError(f"round names row {excerpt(str(message.get('row')))}, "
                             f"not {row!r}")
-    found = Round(*(count(message.get(key), key, low) for key, low in (
-        ("ops", 1), ("wall_ns", 1), ("thread_cpu_ns", 0), ("process_cpu_ns", 0))))
+    found = Round(count(message.get("ops"), "ops", 1),
+                  *(count(message.get(clock), clock, 0) for clock in CLOCKS))
+    ceilings = {clock: MAX_NS for clock in CLOCKS}
+    if waited_ns is not None:
+        ceilings["wall_ns"] = ceilings["thread_cpu_ns"] = min(
+            MAX_NS, waited_ns + _slack(waited_ns))
+        ceilings["process_cpu_ns"] = min(MAX_NS, max(cpus, 1) * waited_ns + _slack(waited_ns))
+    for clock in CLOCKS:
+        ns = getattr(found, clock)
+        if ns > ceilings[clock]:
+            waited = ("any clock's range" if waited_ns is None or ceilings[clock] == MAX_NS
+                      else f"the {waited_ns / 1e9:.3g} s pqbench waited for it")
+            raise ProtocolError(f"{clock} of {ns} ns is more than {waited}")
+        if found.ops > ns:
+            raise ProtocolError(f"{found.ops} operations in {ns} ns of {clock}: faster "
+                                "than one per nanosecond")
     if found.wall_ns < int(seconds * 1e9) - 1000:
         raise ProtocolError(f"a round of {found.wall_ns} ns, shorter than the {seconds:g} s "
                             "asked")
-    if found.ops > found.wall_ns:
-        raise ProtocolError(f"{found.ops} operations in {found.wall_ns} ns: faster than "
-                            "one per nanosecond")
-
-    def slack(ns: int) -> int:
-        return _CLOCK_SLACK_NS + int(ns * _CLOCK_SLACK_SHARE)
-
-    if found.thread_cpu_ns > found.wall_ns + slack(found.wall_ns):
+    if found.thread_cpu_ns > found.wall_ns + _slack(found.wall_ns):
         raise ProtocolError(f"thread CPU time {found.thread_cpu_ns} ns exceeds the wall "
                             f"time {found.wall_ns} ns")
-    if found.thread_cpu_ns > found.process_cpu_ns + slack(found.process_cpu_ns):
+    if found.thread_cpu_ns > found.process_cpu_ns + _slack(found.process_cpu_ns):
         raise ProtocolError(f"thread CPU time {found.thread_cpu_ns} ns exceeds the process's "
                             f"{found.process_cpu_ns} ns")
+    if found == previous:
+        raise ProtocolError("the same round as the row's last one, to the nanosecond on "
+                            "every clock: a reply repeated")
     return found

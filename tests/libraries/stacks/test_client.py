@@ -11,7 +11,7 @@ import pytest
 
 from pqbench.catalog.algorithms import resolve
 from pqbench.data.record.rounds import LoopResult
-from pqbench.libraries.stacks import protocol, running
+from pqbench.libraries.stacks import running
 from pqbench.libraries.stacks.client import StackWorker
 from pqbench.measure.checks.pair import check_pair
 from pqbench.measure.speed import suite
@@ -75,6 +75,9 @@ def test_a_worker_greeting_as_another_implementation_is_refused() -> None:
     ("short-round", "shorter than the 0.01 s asked"),
     ("wrong-row", "round names row 'another'"),
     ("huge-line", "a line longer than 1048576 bytes"),
+    ("set:wall_ns=1180591620717411303424", "wall_ns of 1180591620717411303424 ns is more "
+                                           "than the "),
+    ("set:ops=231,thread_cpu_ns=1", "231 operations in 1 ns of thread_cpu_ns"),
 ])
 def test_a_round_that_cannot_be_true_stops_the_worker(mode: str, said: str) -> None:
     impl = fake_implementation(mode)
@@ -85,6 +88,19 @@ def test_a_round_that_cannot_be_true_stops_the_worker(mode: str, said: str) -> N
     assert worker is not None and worker.process.poll() is not None
     # Every later row of that worker gets the same reason, at once.
     assert said in (impl.unavailable_reason() or "")
+
+
+def test_a_worker_that_writes_every_reply_twice_is_stopped() -> None:
+    """The duplicate is on the pipe when pqbench asks again (then it is a line nobody asked
+    for), or comes as the next request's answer (then it answers run with `prepared`):
+    either way the worker is stopped."""
+    impl = fake_implementation("twice")
+    operation = impl.prepare(_alg("X25519"), "derive")
+    with pytest.raises(WorkerFailed, match=r"it sent a line nobody asked for before run|"
+                                           r"it answered run with 'prepared'"):
+        operation.run(0.01)
+    worker = impl.process.worker
+    assert worker is not None and worker.process.poll() is not None
 
 
 def test_a_hanging_round_times_out() -> None:
@@ -136,15 +152,3 @@ def test_a_stack_row_keeps_the_process_clock_and_its_warm_up() -> None:
     assert len(attrs["process_cpu_ns"]) == 2 and isinstance(attrs["helper_threads"], bool)
     assert 2 <= attrs["warmup_rounds"] <= suite.WARMUP_MAX_ROUNDS
     assert attrs["signing"] == "deterministic" and attrs["messages"] == 64
-
-
-def test_hello_fields_are_checked_and_made_printable() -> None:
-    hello = {"type": "hello", "protocol": 1, "implementation": "go", "runtime": "go\x1b[31m1",
-             "libraries": {"x": "1"}, "offers": {"X25519": ["keygen"]}}
-    assert protocol.parse_hello(hello, "go").runtime == "go[31m1"
-    with pytest.raises(protocol.ProtocolError, match="unknown operations"):
-        protocol.parse_hello({**hello, "offers": {"X25519": ["mine"]}}, "go")
-    with pytest.raises(protocol.ProtocolError, match="speaks protocol '2', pqbench 1"):
-        protocol.parse_hello({**hello, "protocol": 2}, "go")
-    with pytest.raises(protocol.ProtocolError, match="longer than"):
-        protocol.parse_hello({**hello, "runtime": "x" * 1000}, "go")
