@@ -45,16 +45,41 @@ class Missing:
         return f"needs {self.need}{found}; {self.how}"
 
 
+@dataclass(frozen=True)
+class Broken(Missing):
+    """A toolchain that is there but fails to run, in its own words (a bad GOEXPERIMENT
+    or GOENV file, a broken rustup): what it said, not advice to install it."""
+
+    said: str = ""
+
+    def __str__(self) -> str:
+        return f"cannot use {self.found}: it says {self.said}; {self.how}"
+
+
 Found = Toolchain | Missing
 
+#: The most of a tool's own error kept for a message.
+_SAID_CHARS = 400
 
-def _run(argv: list[str], env: Mapping[str, str] | None = None) -> str | None:
+
+@dataclass(frozen=True)
+class _Ran:
+    """What a tool printed: its output when it succeeded, else its own error."""
+
+    output: str | None
+    said: str
+
+
+def _run(argv: list[str], env: Mapping[str, str] | None = None) -> _Ran:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
-                              env={**os.environ, **(env or {})})
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+                              errors="replace", env={**os.environ, **(env or {})})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return _Ran(None, str(exc))
+    if done.returncode == 0:
+        return _Ran(done.stdout.strip(), "")
+    said = " ".join((done.stderr.strip() or done.stdout.strip()).split())
+    return _Ran(None, f"{said[-_SAID_CHARS:] or 'nothing'} (exit status {done.returncode})")
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -68,9 +93,15 @@ def go() -> Found:
     path = shutil.which("go")
     if path is None:
         return Missing(f"Go {MIN_GO[0]}.{MIN_GO[1]} or newer", "no go on PATH", how)
-    version = _run([path, "env", "GOVERSION"], {"GOTOOLCHAIN": "local"})
+    ran = _run([path, "env", "GOVERSION"], {"GOTOOLCHAIN": "local"})
+    version = ran.output
     if not version:
-        return Missing(f"Go {MIN_GO[0]}.{MIN_GO[1]} or newer", f"{path} does not run", how)
+        # Go runs but refuses its environment (GOEXPERIMENT, GOFLAGS, a GOENV file): its
+        # own words say what to fix; installing Go again would not.
+        return Broken(f"Go {MIN_GO[0]}.{MIN_GO[1]} or newer",
+                      f"`go env GOVERSION` ({path})",
+                      "fix what it names (`go env` lists Go's settings, GOENV their file)",
+                      said=ran.said)
     if _numbers(version)[:2] < MIN_GO:
         return Missing(f"Go {MIN_GO[0]}.{MIN_GO[1]} or newer", f"{version} at {path}", how)
     return Toolchain("go", version, {"go": Path(path)})
@@ -83,9 +114,12 @@ def cargo() -> Found:
     if path is None:
         return Missing("Rust's cargo", "no cargo on PATH", how)
     rustc = shutil.which("rustc") or str(Path(path).with_name("rustc"))
-    version = _run([rustc, "--version"])
+    ran = _run([rustc, "--version"])
+    version = ran.output
     if not version:
-        return Missing("Rust's cargo and rustc", f"{rustc} does not run", how)
+        return Broken("Rust's cargo and rustc", f"`rustc --version` ({rustc})",
+                      "fix what it names (`rustup show` tells which toolchain it picks)",
+                      said=ran.said)
     return Toolchain("cargo", version, {"cargo": Path(path), "rustc": Path(rustc)})
 
 

@@ -5,6 +5,7 @@ run on any machine."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -82,3 +83,39 @@ def test_go_is_found_with_its_version_or_said_missing(tmp_path: Path,
     assert isinstance(found, toolchains.Toolchain) and found.version == "go1.26.8"
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     assert "no go on PATH" in str(toolchains.go())
+
+
+@pytest.mark.parametrize("setting", ["variable", "goenv file"])
+def test_a_go_that_refuses_its_environment_is_shown_in_its_own_words(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str) -> None:
+    """The real Go with GOEXPERIMENT=bogus (or the same line in a GOENV file) runs but
+    refuses every command: pqbench shows what Go said, not advice to install a Go that is
+    installed."""
+    if setting == "variable":
+        monkeypatch.setenv("GOEXPERIMENT", "bogus")
+    else:
+        goenv = tmp_path / "goenv"
+        goenv.write_text("GOEXPERIMENT=bogus\n")
+        monkeypatch.setenv("GOENV", str(goenv))
+    found = toolchains.go()
+    assert isinstance(found, toolchains.Broken), found
+    message = str(found)
+    assert "go: unknown GOEXPERIMENT bogus" in message
+    assert "`go env GOVERSION`" in message and "install" not in message
+    assert "Go 1.24 or newer" not in message
+
+
+def test_a_broken_go_is_unavailable_in_its_own_words_in_list_and_speed(tmp_path: Path) -> None:
+    from tests.helpers import run_cli
+
+    env = {"GOEXPERIMENT": "bogus", "PQBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    done = run_cli("speed", "x25519", "-i", "go", "--seconds", "0.1", "--json", "--db",
+                   str(tmp_path / "r.db"), env=env)
+    assert done.returncode == 0, done.stderr
+    (problem,) = json.loads(done.stdout)["problems"]
+    assert problem["kind"] == "unavailable"
+    assert "go: unknown GOEXPERIMENT bogus" in problem["reason"]
+    assert "https://go.dev/dl/" not in problem["reason"]
+    listed = json.loads(run_cli("list", "--json", env=env).stdout)
+    (go,) = [s for s in listed["stacks"] if s["implementation"] == "go"]
+    assert go["state"] == "missing" and "go: unknown GOEXPERIMENT bogus" in go["detail"]
