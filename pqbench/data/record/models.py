@@ -196,12 +196,15 @@ class SpeedFacts(_Open):
     cpu_ns: list[Count] | None = _items()
     #: A foreign worker's rows (docs/stacks.md): the process's CPU time per round beside
     #: the thread's, and whether other threads (a JIT, a collector) worked beyond the
-    #: margin while it was timed; how its speed settled before the timed rounds; the
-    #: runtime, the CPU code path its library chose, how it signs, how it holds the key.
+    #: margin while it was timed; how its speed settled before the timed rounds, in how
+    #: much CPU time; the runtime, the CPU code path its library chose, how it signs, how
+    #: it holds the key.
     process_cpu_ns: list[Count] | None = _items()
     helper_threads: bool | None = None
     warmup_rounds: Count | None = None
     warmup_settled: bool | None = None
+    #: The measuring thread's CPU time over the warm-up, which its least time counts.
+    warmup_cpu_ns: Count | None = None
     runtime: Text | None = None
     code_path: Text | None = None
     signing: Literal["hedged", "deterministic", "randomized"] | None = None
