@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from pqbench.libraries.stacks import protocol
+from pqbench.libraries.stacks import jvm, protocol
 from pqbench.platform import processes
 from pqbench.platform.errors import NotOfferedError, WorkerFailed
 from pqbench.platform.untrusted import printable
@@ -176,10 +176,15 @@ class StackWorker:
 
 
 def _keep_tail(stream: IO[bytes], tail: collections.deque[str]) -> None:
-    """Keep the last lines of the worker's stderr, each cut short and made printable."""
+    """Keep the last lines of the worker's stderr, each cut short and made printable, with
+    the JVM options it says it picked up from the environment shown as `jvm` shows them
+    (the rest of such a line longer than a read is left out)."""
+    hiding = False
     try:
         while line := stream.readline(4096):
-            shown = printable(line.decode("utf-8", "backslashreplace")).strip()
+            text = printable(line.decode("utf-8", "backslashreplace"))
+            shown = "" if hiding else jvm.shown_line(text).strip()
+            hiding = not line.endswith(b"\n") and (hiding or jvm.picked_up(text))
             if shown:
                 tail.append(shown[:200])
     except (OSError, ValueError):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pqbench.libraries.stacks import registry, toolchains
+from pqbench.libraries.stacks import jvm, registry, toolchains
 from pqbench.libraries.stacks.client import StackWorker
 from pqbench.libraries.stacks.pins import Pin
 from pqbench.libraries.stacks.registry import (
@@ -371,7 +371,8 @@ def _step(planned: Plan, argv: list[str], cwd: Path, env: Mapping[str, str],
     if done.returncode != 0:
         # The last lines, and at most 4,000 characters of them: the reason is stored with
         # every row it stops (a run's text fields hold 10,000).
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])[-4000:]
+        tail = "\n".join(jvm.shown_line(line) for line in (done.stdout + done.stderr)
+                         .strip().splitlines()[-15:])[-4000:]
         raise BuildFailed(f"building the {planned.stack.name} worker: {Path(argv[0]).name} "
                           f"exited with status {done.returncode}:\n{tail}")
 

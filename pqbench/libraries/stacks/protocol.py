@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from pqbench.libraries.stacks import jvm
 from pqbench.platform.untrusted import printable
 
 VERSION = 1
@@ -76,7 +77,7 @@ def decode(line: bytes) -> dict[str, Any]:
 
 def excerpt(line: bytes | str, width: int = 80) -> str:
     text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
-    text = text.strip()
+    text = jvm.shown_line(text.strip())
     return repr(printable(text if len(text) <= width else text[:width] + "..."))
 
 
@@ -173,12 +174,25 @@ def parse_hello(message: Mapping[str, Any], expected: str) -> Hello:
     return Hello(
         implementation=name,
         runtime=text(message.get("runtime"), "runtime"),
-        libraries=_text_map(message.get("libraries"), "libraries"),
+        libraries=_libraries(message.get("libraries")),
         offers=offers,
         features=features,
         code_paths=_text_map(message.get("code_paths", {}), "code_paths"),
         library_of=_text_map(message.get("library_of", {}), "library_of"),
         pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None)
+
+
+#: The entry of a JVM worker's libraries that holds its JVM options.
+JVM_OPTIONS = "jvm options"
+
+
+def _libraries(value: object) -> dict[str, str]:
+    """The hello's libraries, with a JVM's options as `jvm.shown_options` keeps them: never
+    the values a user's JAVA_TOOL_OPTIONS or _JAVA_OPTIONS carried."""
+    found = _text_map(value, "libraries")
+    if JVM_OPTIONS in found:
+        found[JVM_OPTIONS] = jvm.shown_options(found[JVM_OPTIONS])
+    return found
 
 
 def _all_operations() -> frozenset[str]:

@@ -1,7 +1,10 @@
 package pqbench.stacks;
 
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** The JVM this worker runs on, as the runtime reports itself (never hand-written). */
 public final class JvmRuntime {
@@ -28,10 +31,52 @@ public final class JvmRuntime {
         return Runtime.version().feature();
     }
 
-    /** The JVM options this process was started with (heap, collector), for the record. */
+    /** Options kept as they are: heap and stack sizes, HotSpot's flags, numeric or boolean
+     * settings, the interpreter and JIT modes, assertions, verbose switches (what they change
+     * is the point, and they hold no free text). */
+    private static final Pattern KEPT = Pattern.compile(
+            "-X(?:ms|mx|ss|mn)\\d+[kKmMgGtT]?"
+            + "|-XX:[+-][A-Za-z][A-Za-z0-9_]*"
+            + "|-XX:[A-Za-z][A-Za-z0-9_]*=(?:\\d+(?:\\.\\d+)?[kKmMgGtT%]?|true|false)"
+            + "|-X(?:int|comp|mixed|batch|rs|noclassgc|share:(?:auto|on|off))"
+            + "|-(?:server|client|ea|da|esa|dsa|enableassertions|disableassertions|enablesystemassertions"
+            + "|disablesystemassertions)"
+            + "|-verbose(?::(?:gc|class|jni|module))?");
+    private static final Pattern PROPERTY = Pattern.compile("-D([A-Za-z0-9_.$-]+)(=.*)?", Pattern.DOTALL);
+    private static final Pattern NAMED = Pattern.compile("-XX:[A-Za-z][A-Za-z0-9_]*=|--?[A-Za-z][A-Za-z0-9_.+-]*[:=]");
+    private static final String MASK = "***";
+
+    /** The JVM options this process was started with, as pqbench may store them: what they
+     * change (heap, collector, flags) and never what a user's JAVA_TOOL_OPTIONS or
+     * _JAVA_OPTIONS carried as a value (a system property keeps its name, -Dname=***;
+     * anything else at most its option's name). pqbench applies the same rule again to
+     * what it reads. */
     public static String options() {
         List<String> arguments = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        return String.join(" ", arguments);
+        List<String> shown = new ArrayList<>();
+        for (String argument : arguments) {
+            for (String word : argument.trim().split("\\s+")) {
+                if (!word.isEmpty()) {
+                    shown.add(shown(word));
+                }
+            }
+        }
+        return String.join(" ", shown);
+    }
+
+    static String shown(String option) {
+        if (KEPT.matcher(option).matches()) {
+            return option;
+        }
+        Matcher property = PROPERTY.matcher(option);
+        if (property.matches()) {
+            return "-D" + property.group(1) + (property.group(2) == null ? "" : "=" + MASK);
+        }
+        Matcher named = NAMED.matcher(option);
+        if (named.lookingAt()) {
+            return named.group() + MASK;
+        }
+        return MASK;
     }
 
     /** A HotSpot flag's value ("true", "false", a number), null where the JVM has no such flag
