@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, get_args, get_origin
 
+from pqbench.data.record.estimates import of_ordered, round_rates
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
@@ -276,7 +277,10 @@ def run_columns(run: Run) -> dict[str, Any]:
 def _median(values: list[float]) -> float:
     """statistics.median, to the bit (the mean of the middle two of an even count), without
     its checks: a call per result row of an import."""
-    ordered = sorted(values)
+    return _median_of_ordered(sorted(values))
+
+
+def _median_of_ordered(ordered: list[float]) -> float:
     middle = len(ordered) // 2
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
@@ -289,7 +293,9 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     from the samples. The unit rides in the attributes, where format 1 kept it. The
     figures by the definitions the record uses: `measurement`'s unit and block size,
     `LoopResult.ops_per_sec` and `.cycles_per_op`, `Measurement.rate`, `.us_per_op`
-    and `.cycles_per_op`; tests/data/record/test_import_rows.py holds the two to the same rows."""
+    and `.cycles_per_op`; tests/data/record/test_import_rows.py holds the two to the same rows.
+    Beside the columns, the row's estimate and the rounds it rests on (`record.estimates`,
+    from the rates sorted here for the median rate), which the store keeps per run."""
     extra = row.keys() - _not_attributes()
     attributes = {k: v for k, v in row.items() if k in extra} if extra else {}
     unit = row.get("unit") or "op"
@@ -302,9 +308,8 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     ops = [s["ops"] for s in samples]
     elapsed = [s["elapsed_ns"] for s in samples]
     counted = [s.get("cycles") for s in samples]
-    rates = [n * 1e9 / ns if ns > 0 else 0.0 for n, ns in zip(ops, elapsed, strict=True)
-             if n > 0]
-    rate = _median(rates) if rates else 0.0
+    ordered = sorted(round_rates(ops, elapsed))
+    rate = _median_of_ordered(ordered) if ordered else 0.0
     per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
     wall = attributes.get("wall_ns")
     cycles = cycles_per_op_in_base(ops, elapsed, counted,
@@ -317,7 +322,9 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
             "counter": row.get("cycle_counter"), "sizes": row.get("sizes") or {},
             "attributes": attributes,
             # The rounds themselves, as three arrays in round order (schema version 3).
-            "round_ops": ops, "round_elapsed_ns": elapsed, "round_cycles": counted}
+            "round_ops": ops, "round_elapsed_ns": elapsed, "round_cycles": counted,
+            # Schema version 4 keeps these in pqbench_estimates.
+            "estimate": of_ordered(ordered), "estimate_rounds": len(ordered)}
 
 
 def measurement_from_columns(row: Any) -> Measurement:

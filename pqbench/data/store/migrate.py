@@ -132,7 +132,7 @@ def _rounds_into_rows(conn: Connection) -> None:
 
 def _estimates_of_stored_rows(conn: Connection) -> None:
     """Version 3 -> 4: `schema.estimates` (with its delete trigger), filled from the rounds
-    stored, a batch of runs at a time, by the writer's own code (`bulk.stored_estimates`)."""
+    stored, a batch of runs at a time, by the writer's definition (`bulk.stored_estimates`)."""
     schema.estimates.create(conn)
     ids = list(conn.execute(select(schema.runs.c.run_id)).scalars())
     for batch in bulk.chunks(ids, bulk.IDS_PER_QUERY):

@@ -9,6 +9,7 @@ from `store.queries` because it needs numpy, which commands that show no figure
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -19,7 +20,6 @@ from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
-from pqbench.data.record.estimates import packed_rounds, round_rates
 from pqbench.data.record.results import RowKey
 from pqbench.data.store import schema
 from pqbench.data.store.bulk import IDS_PER_QUERY, chunks, stored_estimates
@@ -121,12 +121,21 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
     runs = np.array([found._position[row[0]] for row in rows], dtype=np.int64)
     keys = np.array([codes.setdefault(RowKey(*row[1:5]), len(codes))
                      for row in rows], dtype=np.int64)
-    ops, elapsed, lengths = packed_rounds([(row[5], row[6]) for row in rows])
+    lengths = np.array([len(row[5]) for row in rows], dtype=np.int64)
+    if not np.array_equal(lengths, [len(row[6]) for row in rows]):
+        raise ValueError("a result row's round arrays differ in length")
+    total = int(lengths.sum())
+    ops = np.fromiter(itertools.chain.from_iterable(row[5] for row in rows), np.int64, total)
+    elapsed = np.fromiter(itertools.chain.from_iterable(row[6] for row in rows), np.int64,
+                          total)
     owner = np.repeat(np.arange(len(rows)), lengths)
-    # Rounds with operations (Measurement.samples), each at `LoopResult.ops_per_sec`.
+    # Rounds with operations (Measurement.samples).
     timed_rounds = ops > 0
-    owner = owner[timed_rounds]
-    rates = round_rates(ops[timed_rounds], elapsed[timed_rounds])
+    owner, ops, elapsed = owner[timed_rounds], ops[timed_rounds], elapsed[timed_rounds]
+    # LoopResult.ops_per_sec to the bit: ops * 1e9 / elapsed_ns in float64, 0 without
+    # elapsed time.
+    timed = elapsed > 0
+    rates = np.where(timed, ops * 1e9 / np.where(timed, elapsed, 1), 0.0)
     counts = np.bincount(owner, minlength=len(rows))
     # Measurements and their rounds grouped by key, in id order within a key.
     by_key = np.argsort(keys, kind="stable")
@@ -213,7 +222,7 @@ def estimates_from_rounds(conn: Connection, run_ids: Sequence[str]) -> RowEstima
     """As `row_estimates`, worked out from the stored rounds: a store of schema 3 that this
     user may not upgrade has no pqbench_estimates. The same numbers, read slower."""
     rows = [row for batch in chunks(list(dict.fromkeys(run_ids)), IDS_PER_QUERY)
-            for row in stored_estimates(conn, batch).rows()]
+            for row in stored_estimates(conn, batch).rows]
     return _packed(run_ids, rows)
 
 

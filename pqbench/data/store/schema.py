@@ -118,26 +118,32 @@ measurements = Table(
     *(Column(name, ROUND_ARRAY, nullable=False) for name in ROUND_COLUMNS),
 )
 
+def _deleted_with_their_run(table: Table, what: str) -> dict[str, tuple[str, ...]]:
+    """The trigger (on PostgreSQL with its function) that deletes a run's rows of `table`
+    when the run is deleted, per dialect; made with the table."""
+    function, trigger = f"pqbench_delete_{what}", f"pqbench_runs_delete_{what}"
+    delete = f"DELETE FROM {table.name} WHERE run_id = OLD.run_id;"
+    statements = {
+        "postgresql": (
+            f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS "
+            f"$$ BEGIN {delete} RETURN OLD; END $$",
+            f"CREATE TRIGGER {trigger} AFTER DELETE ON pqbench_runs "
+            f"FOR EACH ROW EXECUTE FUNCTION {function}()"),
+        "sqlite": (f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER DELETE ON pqbench_runs "
+                   f"FOR EACH ROW BEGIN {delete} END",),
+    }
+    for dialect, made in statements.items():
+        for statement in made:
+            event.listen(table, "after_create", DDL(statement).execute_if(dialect=dialect))
+    return statements
+
+
 #: Version 3: deleting a run deletes its result rows (what ON DELETE CASCADE did), by a
 #: trigger instead of a foreign key. The key's check ran once per row as COPY wrote them,
 #: an eighth of a PostgreSQL import; pqbench writes a run and its rows in one transaction,
 #: the run first, so the check found nothing to refuse. Made with the table (and by
 #: `store.migrate`), per dialect.
-CASCADE = {
-    "postgresql": (
-        "CREATE FUNCTION pqbench_delete_result_rows() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN DELETE FROM pqbench_measurements WHERE run_id = OLD.run_id; RETURN OLD; "
-        "END $$",
-        "CREATE TRIGGER pqbench_runs_delete_result_rows AFTER DELETE ON pqbench_runs "
-        "FOR EACH ROW EXECUTE FUNCTION pqbench_delete_result_rows()"),
-    "sqlite": (
-        "CREATE TRIGGER IF NOT EXISTS pqbench_runs_delete_result_rows AFTER DELETE ON "
-        "pqbench_runs FOR EACH ROW BEGIN "
-        "DELETE FROM pqbench_measurements WHERE run_id = OLD.run_id; END",),
-}
-for _dialect, _statements in CASCADE.items():
-    for _statement in _statements:
-        event.listen(measurements, "after_create", DDL(_statement).execute_if(dialect=_dialect))
+CASCADE = _deleted_with_their_run(measurements, "result_rows")
 
 #: Version 2: a row key across every run (history), the algorithm alone (the names stored).
 #: Names are at most 200 characters, so the three fit one B-tree entry on PostgreSQL.
@@ -169,21 +175,7 @@ estimates = Table(
 ESTIMATE_COLUMNS = tuple(c.name for c in estimates.c)
 
 #: Version 4: deleting a run deletes its estimates, as `CASCADE` does its result rows.
-ESTIMATES_CASCADE = {
-    "postgresql": (
-        "CREATE FUNCTION pqbench_delete_estimates() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN DELETE FROM pqbench_estimates WHERE run_id = OLD.run_id; RETURN OLD; "
-        "END $$",
-        "CREATE TRIGGER pqbench_runs_delete_estimates AFTER DELETE ON pqbench_runs "
-        "FOR EACH ROW EXECUTE FUNCTION pqbench_delete_estimates()"),
-    "sqlite": (
-        "CREATE TRIGGER IF NOT EXISTS pqbench_runs_delete_estimates AFTER DELETE ON "
-        "pqbench_runs FOR EACH ROW BEGIN "
-        "DELETE FROM pqbench_estimates WHERE run_id = OLD.run_id; END",),
-}
-for _dialect, _statements in ESTIMATES_CASCADE.items():
-    for _statement in _statements:
-        event.listen(estimates, "after_create", DDL(_statement).execute_if(dialect=_dialect))
+ESTIMATES_CASCADE = _deleted_with_their_run(estimates, "estimates")
 
 
 build_notes = Table(

@@ -248,3 +248,9 @@ def test_json_column_texts_are_json_dumps_of_each_value() -> None:
     values = [{"a": 1}, {"a": True}, {"a": 1.0}, {"x": 0.0}, {"x": -0.0}, {}, {"a": 1},
               {"l": [1, 2]}, {"a": "1"}, {"a": 1, "b": 2}, {"b": 2, "a": 1}]
     assert [texts.of(v) for v in values] == [json.dumps(v) for v in values]
+
+
+def test_a_round_array_text_is_json_dumps_of_it() -> None:
+    arrays = [[], [7], [12_345, None, 0], [None], [10 ** 18, -1, 2 ** 63 - 1]]
+    assert [bulk._json_array(a) for a in arrays] == [
+        json.dumps(a, separators=(",", ":")) for a in arrays]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from pqbench.analysis import noise, pairing
 from pqbench.analysis.noise import NoiseModel, NoiseModels
@@ -26,7 +27,7 @@ from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.rounds import LoopResult
 from pqbench.data.store import RunFilter, Store, schema
 from pqbench.data.store.selection import noise_inputs
-from tests.helpers import old_schemas
+from tests.helpers import CPU_FLAGS, old_schemas
 from tests.helpers.reads import counting_store
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
@@ -182,12 +183,23 @@ def _from_rounds(store: Store, testbed: str, leave_out: Any = None) -> NoiseMode
 
 
 def _same_model(found: NoiseModel, expected: NoiseModel) -> None:
-    assert found.rows == expected.rows  # every sum of squares equal, to the bit
+    """The same model, to the bit; within 1e-12 on a CPU with AVX-512, whose numpy ln (the
+    old way's) may differ from the C library's (`record.estimates`) in the last bit."""
+    if "avx512f" in CPU_FLAGS:
+        assert found.rows.keys() == expected.rows.keys()
+        for key, evidence in expected.rows.items():
+            assert replace(found.rows[key], squares=evidence.squares) == evidence
+            assert found.rows[key].squares == pytest.approx(evidence.squares, rel=1e-12)
+    else:
+        assert found.rows == expected.rows  # every sum of squares equal, to the bit
     assert (found.sessions, found.session_count) == (expected.sessions,
                                                      expected.session_count)
     assert found.left_out == expected.left_out
     for key in {*expected.rows, *expected.sessions}:
-        assert found.spread(key) == expected.spread(key)
+        if "avx512f" in CPU_FLAGS:
+            assert found.spread(key).sd == pytest.approx(expected.spread(key).sd, rel=1e-12)
+        else:
+            assert found.spread(key) == expected.spread(key)
     assert found.rows and any(e.freedom for e in found.rows.values())
     assert found.sessions or not expected.sessions
 
