@@ -9,6 +9,7 @@ import typer
 
 from pqbench.cli.common import DbOption, handles_errors, many_records
 from pqbench.cli.root import app
+from pqbench.platform import untrusted
 from pqbench.views import console
 
 
@@ -32,7 +33,10 @@ def publish(
     site.check_folder(out)
     store = Store.open(db, create=False)
     known = site.known_parts(out)
-    with many_records(), console.status(f"publishing {store.location} to {out}"):
+    # A folder named like a database URL keeps its password off the screen.
+    secrets = untrusted.passwords_in(str(out))
+    with many_records(), console.status(
+            f"publishing {store.location} to {untrusted.redact(str(out), secrets)}"):
         found = site_of(store, known)
         written = site.write(found, out)
     console.note(
@@ -40,4 +44,4 @@ def publish(
         f"files ({len(found.made)} of {len(found.parts)} machines computed afresh"
         f"{f', {len(written.removed)} removed' if written.removed else ''}; "
         f"{written.size / 1e6:.1f} MB in all)")
-    console.note(f"open {(out / 'index.html').resolve().as_uri()}")
+    console.note(f"open {untrusted.redact((out / 'index.html').resolve().as_uri(), secrets)}")

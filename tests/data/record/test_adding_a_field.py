@@ -30,8 +30,7 @@ FIELD = "rounds_taken"
 EDITS = (
     ("data/record/models.py", "    cpu_ns: list[Count] | None = _items()\n",
      f"    {FIELD}: Count | None = None\n"),
-    ("measure/speed/suite.py", '        attributes={**prepared.attributes, **(attributes or {}), '
-                         '"time_base": base,\n',
+    ("measure/speed/suite.py", '                    **(attributes or {}), "time_base": base,\n',
      f'                    "{FIELD}": len(rounds),\n'),
 )
 
