@@ -11,26 +11,39 @@ what it offers without starting it). A failed build leaves nothing behind but it
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import platform
+import queue
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pqbench.libraries.stacks import jvm, registry, toolchains
 from pqbench.libraries.stacks.client import StackWorker
 from pqbench.libraries.stacks.pins import Pin
+from pqbench.libraries.stacks.progress import (
+    Counter,
+    Estimate,
+    Pacer,
+    duration,
+    read_estimates,
+    write_estimate,
+)
 from pqbench.libraries.stacks.registry import (
     JAVA_MAIN,
     JAVA_RELEASE,
@@ -39,6 +52,7 @@ from pqbench.libraries.stacks.registry import (
     WORKER_BINARY,
     Stack,
 )
+from pqbench.platform import processes
 from pqbench.platform.errors import ImplementationUnavailable, WorkerFailed
 
 Log = Callable[[str], None]
@@ -54,6 +68,9 @@ _NOT_SOURCES = frozenset({"target", "classes", "__pycache__"})
 #: Seconds any one build step may take (a cold aws-lc-rs build on a busy 2-core machine
 #: takes minutes).
 STEP_TIMEOUT = 3600
+#: The lines of a step's output kept for its failure, and the longest line read whole.
+TAIL_LINES = 15
+OUTPUT_LINE = 1 << 16
 
 
 class BuildFailed(ImplementationUnavailable):
@@ -191,7 +208,7 @@ def find_built(planned: Plan) -> Built | None:
 
 def compile_worker(planned: Plan, log: Log = progress) -> Built:
     """The build for `planned`, made now unless it exists; BuildFailed says why not."""
-    from pqbench.libraries.liboqs.locate import exclusive_lock, replace_dir
+    from pqbench.libraries.liboqs.locate import replace_dir
 
     found = find_built(planned)
     if found is not None:
@@ -199,7 +216,7 @@ def compile_worker(planned: Plan, log: Log = progress) -> Built:
     final = planned.directory
     final.parent.mkdir(parents=True, exist_ok=True)
     name = planned.stack.name
-    with exclusive_lock(final.parent / ".lock", log, f"another pqbench building {name}"):
+    with locked(final.parent / ".lock", log, f"another pqbench compiling the {name} worker"):
         found = find_built(planned)
         if found is not None:
             return found
@@ -214,14 +231,43 @@ def compile_worker(planned: Plan, log: Log = progress) -> Built:
     return Built(planned, manifest)
 
 
+@contextlib.contextmanager
+def locked(path: Path, log: Log, other: str) -> Iterator[None]:
+    """One compile at a time of what `path` guards; the others wait (saying so every
+    HEARTBEAT seconds, never silent), then reuse its result."""
+    from pqbench.libraries.stacks.progress import HEARTBEAT
+
+    with open(path, "a") as lock:
+        started = time.monotonic()
+        said: float | None = None
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                now = time.monotonic()
+                if said is None or now - said >= HEARTBEAT:
+                    log(f"waiting for {other} to finish ({duration(now - started)} so far)")
+                    said = now
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _compile_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
     stack = planned.stack
     versions = ", ".join(t.version for t in planned.toolchains.values()
                          if t.name != "maven")
     pinned = f", pinned {' '.join(p.spec for p in planned.pins)}" if planned.pins else ""
-    log(f"building the {stack.name} worker once for this machine ({versions}{pinned}) "
-        f"into {planned.directory}")
+    last = progress_estimates().get(stack.name)
+    log(f"compiling the {stack.name} worker once for this machine ({versions}{pinned}) "
+        f"into {planned.directory}; "
+        + (f"the last compile here took {duration(last.seconds)}" if last else
+           "the first here, with no earlier one to estimate from"))
     started = time.monotonic()
+    steps = Steps(planned, log, Counter(stack.name, stack.recipe.language, last))
     source = staging / "src"
     for folder in stack.recipe.sources:
         target = source / folder
@@ -232,18 +278,20 @@ def _compile_into(planned: Plan, staging: Path, log: Log) -> dict[str, Any]:
             shutil.copytree(stack.root / folder, target, ignore=shutil.ignore_patterns(
                 *_NOT_SOURCES, ".*"))
     builder = {"go": _compile_go, "rust": _compile_rust, "java": _compile_java}
-    builder[stack.recipe.language](planned, source, staging, log)
+    builder[stack.recipe.language](planned, source, staging, steps)
     shutil.rmtree(source, ignore_errors=True)
     hello = _greet(planned, staging)
+    seconds = round(time.monotonic() - started, 1)
+    write_estimate(cache_dir(), stack.name, Estimate(seconds, steps.counter.units))
     manifest = {
         "format": FORMAT, "implementation": stack.name, "key": planned.key,
         "toolchains": {n: t.version for n, t in planned.toolchains.items()},
         "pins": [p.spec for p in planned.pins], "hello": hello,
-        "build_seconds": round(time.monotonic() - started, 1),
+        "build_seconds": seconds,
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    log(f"built the {stack.name} worker in {manifest['build_seconds']} s")
+    log(f"compiled the {stack.name} worker in {duration(seconds)}")
     return manifest
 
 
@@ -266,20 +314,21 @@ def _greet(planned: Plan, staging: Path) -> dict[str, Any]:
 # --- one function per language ---------------------------------------------------------
 
 
-def _compile_go(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_go(planned: Plan, source: Path, staging: Path, steps: Steps) -> None:
     go = str(planned.toolchains["go"].tools["go"])
     where = source / "go"
     # A static binary of pure Go (no C compiler needed); never an auto-fetched toolchain;
-    # go.mod and go.sum as shipped unless a pin changes them in the copy.
+    # go.mod and go.sum as shipped unless a pin changes them in the copy. -v names each
+    # package as it is compiled: the progress.
     env = {"GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
            "GOFLAGS": "-mod=mod" if planned.pins else "-mod=readonly"}
     for pin in planned.pins:
-        _step(planned, [go, "get", f"{pin.name}@{pin.version}"], where, env, log)
-    _step(planned, [go, "build", "-trimpath", "-o", str(staging / WORKER_BINARY), "."], where,
-          env, log)
+        steps.run([go, "get", f"{pin.name}@{pin.version}"], where, env)
+    steps.run([go, "build", "-v", "-trimpath", "-o", str(staging / WORKER_BINARY), "."],
+              where, env)
 
 
-def _compile_rust(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_rust(planned: Plan, source: Path, staging: Path, steps: Steps) -> None:
     cargo = str(planned.toolchains["cargo"].tools["cargo"])
     crate = source / Path(planned.stack.recipe.dependencies).parent
     manifest = crate / "Cargo.toml"
@@ -291,8 +340,8 @@ def _compile_rust(planned: Plan, source: Path, staging: Path, log: Log) -> None:
     locked = [] if planned.pins else ["--locked"]
     # AWS_LC_SYS_USE_SYSTEM=0: aws-lc-sys would otherwise link a system AWS-LC where one
     # is installed, and the pinned one is what is timed.
-    _step(planned, [cargo, "build", "--release", *locked], crate,
-          {"CARGO_TARGET_DIR": str(target), "AWS_LC_SYS_USE_SYSTEM": "0"}, log)
+    steps.run([cargo, "build", "--release", *locked], crate,
+              {"CARGO_TARGET_DIR": str(target), "AWS_LC_SYS_USE_SYSTEM": "0"})
     for binary in (WORKER_BINARY, REFERENCE_BINARY):
         if (target / "release" / binary).is_file():
             shutil.copy2(target / "release" / binary, staging / binary)
@@ -313,7 +362,7 @@ def _pin_crate(text: str, pin: Pin) -> str:
     return changed
 
 
-def _compile_java(planned: Plan, source: Path, staging: Path, log: Log) -> None:
+def _compile_java(planned: Plan, source: Path, staging: Path, steps: Steps) -> None:
     jdk = planned.toolchains["jdk"]
     classpath = ""
     lib = staging / "lib"
@@ -322,18 +371,17 @@ def _compile_java(planned: Plan, source: Path, staging: Path, log: Log) -> None:
         pom = source / "java" / "pom.xml"
         properties = [_maven_property(pom, pin) for pin in planned.pins]
         mvn = str(planned.toolchains["maven"].tools["mvn"])
-        _step(planned, [mvn, "-B", "-q", "-f", str(pom), *properties,
-                        "dependency:copy-dependencies", "-DincludeScope=runtime",
-                        f"-DoutputDirectory={lib}"], source, {}, log)
+        # Batch mode, not quiet: each artifact it downloads is a line of progress.
+        steps.run([mvn, "-B", "-f", str(pom), *properties, "dependency:copy-dependencies",
+                   "-DincludeScope=runtime", f"-DoutputDirectory={lib}"], source, {})
         classpath = f"{lib}/*"
     sources = sorted(str(p) for folder in planned.stack.recipe.sources
                      for p in (source / folder).rglob("*.java"))
     listing = staging / "sources.txt"
     listing.write_text("\n".join(sources) + "\n")
-    _step(planned, [str(jdk.tools["javac"]), "--release", str(JAVA_RELEASE), "-encoding",
-                    "UTF-8", "-d",
-                    str(staging / "classes"), *(["-cp", classpath] if classpath else []),
-                    f"@{listing}"], source, {}, log)
+    steps.run([str(jdk.tools["javac"]), "--release", str(JAVA_RELEASE), "-encoding", "UTF-8",
+               "-d", str(staging / "classes"), *(["-cp", classpath] if classpath else []),
+               f"@{listing}"], source, {})
     listing.unlink()
 
 
@@ -358,23 +406,82 @@ def _maven_property(pom: Path, pin: Pin) -> str:
     raise BuildFailed(f"{pin.spec}: pom.xml does not depend on {pin.name}")
 
 
-def _step(planned: Plan, argv: list[str], cwd: Path, env: Mapping[str, str],
-          log: Log) -> None:
-    """Run one build step without a shell; its output is shown only when it fails."""
-    log("$ " + " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)))
+@dataclass
+class Steps:
+    """The steps of one compile: each runs without a shell, its output read as it comes
+    (`progress`: the tool's count and a line at least every HEARTBEAT seconds) and shown
+    whole only when it fails."""
+
+    planned: Plan
+    log: Log
+    counter: Counter
+
+    def run(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+        tool = Path(argv[0]).name
+        self.log("$ " + " ".join(tool if i == 0 else a for i, a in enumerate(argv)))
+        self.counter.step = tool
+        tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env},
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise self._failed(f"{tool} failed: {exc.strerror or exc}") from None
+        try:
+            code = self._follow(process, tool, tail)
+        except BaseException:
+            processes.stop_group(process)  # a Ctrl-C or a timeout ends the whole tool
+            raise
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
+        if code != 0:
+            # The last lines, and at most 4,000 characters of them: the reason is stored
+            # with every row it stops (a run's text fields hold 10,000).
+            text = "\n".join(tail)[-4000:]
+            raise self._failed(f"{tool} exited with status {code}:\n{text}")
+
+    def _follow(self, process: subprocess.Popen[bytes], tool: str,
+                tail: collections.deque[str]) -> int:
+        """Read the tool's output until it ends, pacing the progress lines; its status."""
+        assert process.stdout is not None
+        lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+        pacer = Pacer(self.log, self.counter)
+        deadline = time.monotonic() + STEP_TIMEOUT
+        while True:
+            now = time.monotonic()
+            if now > deadline:
+                raise self._failed(f"{tool} took more than {STEP_TIMEOUT} s")
+            try:
+                raw = lines.get(timeout=min(pacer.wait(now), deadline - now) + 0.05)
+            except queue.Empty:
+                pacer.tick(time.monotonic())
+                continue
+            if raw is None:
+                return process.wait()
+            line = jvm.shown_line(raw.decode("utf-8", "replace").rstrip())
+            if line.strip():
+                tail.append(line)
+            pacer.output(line, time.monotonic())
+
+    def _failed(self, what: str) -> BuildFailed:
+        return BuildFailed(f"compiling the {self.planned.stack.name} worker: {what}")
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+    """Every line of a tool's output (each at most OUTPUT_LINE bytes), then None."""
     try:
-        done = subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, capture_output=True,
-                              text=True, errors="replace", timeout=STEP_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BuildFailed(f"building the {planned.stack.name} worker: {Path(argv[0]).name} "
-                          f"failed: {exc}") from None
-    if done.returncode != 0:
-        # The last lines, and at most 4,000 characters of them: the reason is stored with
-        # every row it stops (a run's text fields hold 10,000).
-        tail = "\n".join(jvm.shown_line(line) for line in (done.stdout + done.stderr)
-                         .strip().splitlines()[-15:])[-4000:]
-        raise BuildFailed(f"building the {planned.stack.name} worker: {Path(argv[0]).name} "
-                          f"exited with status {done.returncode}:\n{tail}")
+        while line := stream.readline(OUTPUT_LINE):
+            lines.put(line)
+    except (OSError, ValueError):
+        pass
+    lines.put(None)
+
+
+def progress_estimates() -> dict[str, Estimate]:
+    """How long each implementation's last compile here took."""
+    return read_estimates(cache_dir())
 
 
 def built_stacks() -> dict[str, list[Path]]:

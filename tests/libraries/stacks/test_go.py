@@ -121,7 +121,7 @@ def test_a_build_that_fails_says_why_and_leaves_nothing(
     with pytest.raises(compiling.BuildFailed) as caught:
         compiling.compile_worker(compiling.plan(stack), lambda _message: None)
     message = str(caught.value)
-    assert "building the go worker: go exited with status 1" in message
+    assert "compiling the go worker: go exited with status 1" in message
     assert "syntax error" in message
     assert [p.name for p in (tmp_path / "cache" / "stacks" / "go").iterdir()] == [".lock"]
     impl = StackImplementation(stack, StackProcess(stack, ()))
