@@ -66,6 +66,9 @@ class Stack:
     language: str
     description: str
     recipe: Recipe
+    #: The algorithms its worker offers once compiled (its hello says so, and a test holds
+    #: the two together), for `pqbench list` before the first compile.
+    offers: tuple[str, ...] = PROTOCOL_ALGORITHMS
     #: Where its source folders are: this package (a test may point at a copy).
     root: Path = SOURCES
 
@@ -86,7 +89,9 @@ STACKS: tuple[Stack, ...] = (
                  ("cargo",))),
     Stack("libcrux", "Rust", "libcrux's formally verified ML-KEM (OpenSSH's) and ML-DSA",
           Recipe("rust", ("rust/libcrux", "rust/common"), "rust/libcrux/Cargo.toml",
-                 ("cargo",))),
+                 ("cargo",)),
+          offers=("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65",
+                  "ML-DSA-87", "X25519", "Ed25519")),
     Stack("java", "Java", "the JDK's own providers (JDK 24 or newer: SunJCE, SunEC)", _JAVA),
     Stack("bouncycastle", "Java", "the BouncyCastle provider on the same JDK", _BC),
 )

@@ -60,7 +60,7 @@ class StackProcess:
         found = compiling.find_built(planned)
         tools = ", ".join(t.version for t in planned.toolchains.values() if t.name != "maven")
         if found is None:
-            return Availability("buildable", f"built on first use with {tools}")
+            return Availability("buildable", f"compiled on first use with {tools}")
         try:
             hello = parse_hello({"type": "hello", "protocol": 1, **found.hello},
                                 self.stack.name)
