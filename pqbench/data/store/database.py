@@ -621,10 +621,12 @@ class Store:
         with self._reading() as conn:
             return rates.row_rates(conn, run_ids, condition)
 
-    def row_estimates(self, run_ids: Sequence[str]) -> RowEstimates:
+    def row_estimates(self, run_ids: Sequence[str], rows: RunFilter | None = None
+                      ) -> RowEstimates:
         """Each run's estimate of each of its rows (`record.estimates`), for the runs named
         (full ids), packed per row key: what the noise model learns from, in one query
-        whatever the number of runs (`rates.row_estimates`). A store of schema 3 this user
+        whatever the number of runs (`rates.row_estimates`). `rows` (its algorithms, with
+        implementation and operation) keeps those row keys. A store of schema 3 this user
         may not upgrade has them worked out from its rounds instead, the same numbers."""
         from pqbench.data.store import rates  # numpy: only for the commands that judge
 
@@ -632,7 +634,7 @@ class Store:
             return rates.RowEstimates(run_ids)
         read = rates.row_estimates if self._version >= 4 else rates.estimates_from_rounds
         with self._reading() as conn:
-            return read(conn, run_ids)
+            return read(conn, run_ids, rows)
 
 
 def _dialect_insert(conn: Connection, table: Any) -> Any:

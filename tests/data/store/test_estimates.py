@@ -161,6 +161,101 @@ def test_a_read_only_version_3_file_has_the_same_estimates_from_its_rounds(
     assert path.read_bytes() == before
 
 
+#: (key, run positions, estimates, rounds) of each key, in the order of `keys()`.
+Whole = list[tuple[tuple[Any, ...], list[int], list[float], list[int]]]
+
+
+def _whole(estimates: Any) -> Whole:
+    """Everything a RowEstimates holds, in its order, each array's dtype checked."""
+    found = []
+    keys = estimates.keys()
+    assert list(estimates) == keys
+    for key in keys:
+        positions, values = estimates.of(key)
+        rounds = estimates.rounds(key)
+        assert (positions.dtype, values.dtype, rounds.dtype) == (np.int64, np.float64,
+                                                                  np.int64)
+        found.append((tuple(key), positions.tolist(), values.tolist(), rounds.tolist()))
+    return found
+
+
+def _expected_whole(runs: list[Run], asked: list[str], rows: RunFilter | None) -> Whole:
+    """What `row_estimates(asked, rows)` holds, worked out from the runs: every key the
+    asked runs measured that `rows` keeps, in the order of its first row (by the run's
+    place among `asked`, then the row's in the run), rows without an estimate named but
+    not in the arrays."""
+    by_id = {r.run_id: r for r in runs}
+    found: dict[tuple[Any, ...], tuple[list[int], list[float], list[int]]] = {}
+    for at, run_id in enumerate(asked):
+        for m in by_id[run_id].measurements:
+            if rows is not None and rows.algorithms and not (
+                    m.algorithm in rows.algorithms
+                    and rows.implementation in (None, m.implementation)
+                    and rows.operation in (None, m.operation)):
+                continue
+            positions, values, rounds = found.setdefault(tuple(m.key), ([], [], []))
+            value = _median_ln(m.samples)
+            if value is not None:
+                positions.append(at)
+                values.append(value)
+                rounds.append(len(m.samples))
+    return [(key, *parts) for key, parts in found.items()]
+
+
+#: Which rows a history or a comparison asks for, and how many of `_odd_runs`' five keys
+#: they keep: none (every row, also as a filter naming no algorithm, as `load_runs` reads
+#: it), one algorithm, two with an implementation, one with an operation measured and one
+#: not, an algorithm no run measured.
+ASKED_ROWS = [(None, 5), (RunFilter(), 5), (RunFilter(algorithms=("ML-KEM-768",)), 3),
+              (RunFilter(algorithms=("ML-KEM-768", "SHA-256"), implementation="liboqs"), 3),
+              (RunFilter(algorithms=("AES-256-XTS",), operation="encrypt"), 1),
+              (RunFilter(algorithms=("AES-256-XTS",), operation="decrypt"), 0),
+              (RunFilter(algorithms=("nothing",)), 0)]
+
+
+@pytest.mark.parametrize(("rows", "count"), ASKED_ROWS, ids=lambda part: repr(
+    (part.algorithms, part.implementation, part.operation)
+    if isinstance(part, RunFilter) else part))
+def test_the_rows_asked_for_are_read_as_every_row_would_be(
+        location: str, rows: RunFilter | None, count: int) -> None:
+    """With and without `rows`, on both backends: the keys in the order of their first
+    row, each key's positions, estimates (to the bit) and rounds, runs asked for in
+    another order than stored (the first asked stored last, its rows in reverse order)
+    and one not stored; with `rows`, exactly what reading every row keeps of those keys."""
+    runs = _odd_runs()
+    last = make_run("backwards", seed=12)
+    runs.append(replace(last, measurements=tuple(reversed(last.measurements))))
+    store = Store.open(location)
+    store.save_runs(runs)
+    asked = [runs[4].run_id, "not-stored", runs[0].run_id, runs[3].run_id, runs[1].run_id,
+             runs[2].run_id]
+    expected = _expected_whole(runs, [a for a in asked if a != "not-stored"], rows)
+    # The run not stored holds a place among those asked, with no row.
+    expected = [(key, [p + (p >= 1) for p in positions], values, rounds)
+                for key, positions, values, rounds in expected]
+    found = _whole(store.row_estimates(asked, rows))
+    assert found == expected
+    assert len(found) == count
+    every = {key: parts for key, *parts in _whole(store.row_estimates(asked))}
+    assert found == [(key, *every[key]) for key, *_ in found]
+    store.close()
+
+
+def test_a_read_only_version_3_file_keeps_the_rows_asked_for_as_well(tmp_path: Path) -> None:
+    """The estimates worked out from the rounds keep the same rows as the stored ones."""
+    path = tmp_path / "old.db"
+    runs = _odd_runs()
+    Store.open(str(path)).save_runs(runs)
+    asked = [r.run_id for r in reversed(runs)]
+    written = {repr(rows): _whole(Store.open(str(path), create=False).row_estimates(asked, rows))
+               for rows, _ in ASKED_ROWS}
+    old_schemas.as_version(str(path), 3)
+    reader = Store.open(f"sqlite:///file:{path}?mode=ro&uri=true", create=False)
+    for rows, _ in ASKED_ROWS:
+        assert _whole(reader.row_estimates(asked, rows)) == written[repr(rows)]
+        assert written[repr(rows)] == _expected_whole(runs, asked, rows)
+
+
 # --- the noise model learnt from them -------------------------------------------------------
 
 
