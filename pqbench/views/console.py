@@ -229,7 +229,7 @@ def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
             bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
                   f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
             else None), console)
-    for line in runs.binding_notes(figures):
+    for line in [*runs.binding_notes(figures), *runs.key_form_notes(run.measurements)]:
         console.print(safe(line))
     show_load(run, console)
     if run.problems:

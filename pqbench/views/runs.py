@@ -205,6 +205,31 @@ def binding_notes(figures: RunFigures) -> list[str]:
             "cryptography against libcrypto measures both the binding and that difference"]
 
 
+#: How a row's operation holds the public or peer key it takes (`public_key_form`).
+_PUBLIC_KEY_FORMS = {"encoded": "decoded by each call", "object": "parsed once, outside the clock"}
+
+
+def key_form_notes(rows: Sequence[Measurement]) -> list[str]:
+    """One note per operation whose rows take the public key in different forms (a
+    foreign worker's `public_key_form`): a ratio between such rows includes decoding the
+    key on one side only."""
+    forms: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for m in rows:
+        form = m.attributes.get("public_key_form")
+        if isinstance(form, str):
+            by_form = forms.setdefault((m.algorithm, m.operation), {})
+            by_form.setdefault(form, []).append(m.implementation)
+    notes = []
+    for (algorithm, op), by_form in forms.items():
+        if len(by_form) < 2:
+            continue
+        said = "; ".join(f"{_PUBLIC_KEY_FORMS.get(form, form)} in {', '.join(names)}"
+                         for form, names in sorted(by_form.items()))
+        notes.append(f"note: {algorithm} {op} takes the public key {said} "
+                     "(public_key_form): a ratio between them includes that decoding")
+    return notes
+
+
 def load_note(run: Run) -> str | None:
     """One line for a run taken while other work ran (`record.fingerprint.taken_under_load`):
     how much of the machine others took, the hypervisor's steal, the load averages; None
