@@ -46,6 +46,13 @@ class Worker:
         self._buffer = b""
         self.hello = self.reply()
 
+    @property
+    def implementation(self) -> str:
+        """The implementation its hello names."""
+        found = self.hello["implementation"]
+        assert isinstance(found, str)
+        return found
+
     def send_raw(self, data: bytes) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(data)
@@ -228,3 +235,93 @@ def jvm_worker_argv(built: Path, jdk: Path, implementation: str, *options: str) 
     return [str(jdk / "bin" / "java"), *JVM_OPTIONS, *options, "-cp",
             f"{built / 'classes'}{os.pathsep}{built / 'lib'}/*", JAVA_MAIN,
             "--impl", implementation]
+
+
+# --- what every worker's known answers are checked with -----------------------------------
+
+def vectors(alg: str) -> list[dict[str, str]]:
+    from pqbench.catalog.vectors import load_vectors, parse_pqbench_json
+
+    return load_vectors(f"{alg.lower()}.json", parse_pqbench_json)
+
+
+def flip(data: bytes, at: int = 0) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+
+
+def problem(reply: dict[str, Any]) -> bool:
+    """A `not_offered` problem with its reason: what a library lacks."""
+    return reply["type"] == "problem" and reply["kind"] == "not_offered" and bool(
+        reply["reason"])
+
+
+def check_ml_kem_vectors(worker: Worker, alg: str, features: Sequence[str]) -> None:
+    """FIPS 203 KAT as far as the API takes the inputs (`features`): keygen from d||z,
+    encaps from m, decaps and the implicit rejection with each key it can load (from the
+    seed, from the expanded dk), and a problem where it cannot import one."""
+    for v in vectors(alg):
+        pk = bytes.fromhex(v["pk"])
+        handles = []
+        imported = worker.request({"type": "import", "alg": alg, "secret": v["sk"]})
+        if "import_expanded" in features:
+            assert imported["type"] == "key" and imported["public"] == v["pk"], imported
+            handles.append(imported["key"])
+        else:
+            assert problem(imported), imported
+        if "seeded_keygen" in features:
+            handle, public = worker.key_pair(alg, bytes.fromhex(v["d"] + v["z"]))
+            assert public == pk
+            handles.append(handle)
+        if "derandomized_encaps" in features:
+            assert worker.encaps(alg, pk, bytes.fromhex(v["msg"])) == (
+                bytes.fromhex(v["ct"]), bytes.fromhex(v["ss"]))
+        assert handles, "every worker loads the KAT key one way or the other"
+        for handle in handles:
+            for ct, ss in ((v["ct"], v["ss"]), (v["ct_n"], v["ss_n"])):  # ct_n: rejection
+                assert worker.decaps(alg, handle, bytes.fromhex(ct)).hex() == ss
+
+
+def check_ml_dsa_vectors(worker: Worker, alg: str, features: Sequence[str],
+                         contexts: bool) -> None:
+    """FIPS 204 pure KAT: keygen from xi; with the vector's context, the deterministic
+    signature (with every key it loads) and its verification where the API takes a context
+    (`contexts`), a problem where it does not; an expanded key imported where offered
+    signs what the KAT public key verifies."""
+    for v in vectors(alg):
+        pk, msg, ctx, sig = (bytes.fromhex(v[k]) for k in ("pk", "msg", "ctx", "sig"))
+        handle, public = worker.key_pair(alg, bytes.fromhex(v["xi"]))
+        assert public == pk
+        handles = [handle]
+        imported = worker.request({"type": "import", "alg": alg, "secret": v["sk"]})
+        if "import_expanded" in features:
+            assert imported["type"] == "key" and imported["public"] in (None, pk.hex())
+            handles.append(imported["key"])
+        else:
+            assert problem(imported), imported
+        if "deterministic_sign" in features and contexts:
+            for h in handles:
+                assert worker.sign(alg, h, msg, context=ctx.hex(), deterministic=True) == sig
+            assert worker.verify(alg, pk, msg, sig, context=ctx.hex())
+            assert not worker.verify(alg, pk, msg, flip(sig, 100), context=ctx.hex())
+            assert not worker.verify(alg, pk, msg, sig)  # the context left out
+            continue
+        # The vectors sign under a context: an API without contexts says not offered.
+        asked = worker.request({"type": "sign", "alg": alg, "key": handle,
+                                "message": msg.hex(), "context": ctx.hex(),
+                                "deterministic": True})
+        assert problem(asked), asked
+        checked = worker.request({"type": "verify", "alg": alg, "public": pk.hex(),
+                                  "message": msg.hex(), "context": ctx.hex(),
+                                  "signature": sig.hex()})
+        assert problem(checked), checked
+        for h in handles:  # each key signs what the KAT public key verifies
+            assert worker.verify(alg, pk, msg, worker.sign(alg, h, msg))
+
+
+def check_x25519_vectors(worker: Worker) -> None:
+    for v in vectors("X25519"):
+        handle, public = worker.key_pair("X25519", bytes.fromhex(v["INPUT_SCALAR"]))
+        assert worker.derive("X25519", handle, bytes.fromhex(v["INPUT_U"])).hex() == \
+            v["OUTPUT_U"]
+        if v["INPUT_U"] == "09" + "00" * 31:  # u = 9 is the base point: the public key
+            assert public.hex() == v["OUTPUT_U"]

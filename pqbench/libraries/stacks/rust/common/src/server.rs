@@ -100,7 +100,8 @@ fn read_line(input: &mut impl BufRead, buffer: &mut Vec<u8>) -> std::io::Result<
             None => (available, None),
         };
         if !too_long {
-            if buffer.len() + chunk.len() > MAX_LINE {
+            // MAX_LINE counts the newline: a line's text is at most MAX_LINE - 1 bytes.
+            if buffer.len() + chunk.len() >= MAX_LINE {
                 too_long = true;
                 buffer.clear();
             } else {
@@ -133,7 +134,7 @@ fn parse_request(line: &[u8]) -> Result<Map<String, Value>, String> {
 
 fn write_line(output: &mut impl Write, reply: &Value) -> std::io::Result<()> {
     let mut text = reply.to_string();
-    if text.len() > MAX_LINE {
+    if text.len() >= MAX_LINE {
         text = error("reply longer than the protocol's line limit").to_string();
     }
     text.push('\n');

@@ -41,10 +41,20 @@ import javax.crypto.KeyAgreement;
  * Signature, KeyAgreement, KeyFactory) are made once per algorithm and initialised per
  * operation.
  */
-final class JdkProviders extends Implementation {
-    private final String randomness = "the JDK's default SecureRandom (" + new SecureRandom().getAlgorithm() + ")";
+public class JdkProviders extends Implementation {
+    /** The providers every engine comes from. */
+    protected final Jca jca;
+    private final String randomness;
 
     JdkProviders() {
+        this(new Jca(null), "the JDK's default SecureRandom (" + new SecureRandom().getAlgorithm() + ")");
+    }
+
+    /** The same calls to another provider's engines ({@code bouncycastle}); {@code randomness}
+     * says where they draw their randomness from. */
+    protected JdkProviders(Jca jca, String randomness) {
+        this.jca = jca;
+        this.randomness = randomness;
         for (String name : new String[] {"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"}) {
             offer(name, () -> new MlKem(name));
         }
@@ -53,12 +63,13 @@ final class JdkProviders extends Implementation {
         }
         offer("X25519", () -> new Agreement(new X25519Keys(), "X25519", "UseIntPolyIntrinsics"));
         offer("ECDH-P-256", () -> new Agreement(new P256Keys("ECDH-P-256"), "ECDH", "UseIntPolyIntrinsics"));
-        // Ed25519 is deterministic by definition; the JDK's ECDSA draws a random nonce (no
-        // RFC 6979 mode) and signs in DER, at most 72 bytes.
-        offer("Ed25519", () -> new ClassicalSignature(new Ed25519Keys(), "Ed25519", "deterministic", 64,
+        // Ed25519 is deterministic by definition; ECDSA draws a random nonce (the JDK has no
+        // RFC 6979 mode; a provider may, under its own name) and signs in DER, at most 72
+        // bytes.
+        offer("Ed25519", () -> new ClassicalSignature(new Ed25519Keys(), "Ed25519", null, "deterministic", 64,
                 "UseIntPolyIntrinsics", "UseSHA512Intrinsics"));
         offer("ECDSA-P-256", () -> new ClassicalSignature(new P256Keys("ECDSA-P-256"), "SHA256withECDSA",
-                "randomized", 72, "UseIntPolyIntrinsics", "UseSHA256Intrinsics"));
+                jca.deterministicEcdsa(), "randomized", 72, "UseIntPolyIntrinsics", "UseSHA256Intrinsics"));
         libraries.put("jvm options", JvmRuntime.options());
     }
 
@@ -73,7 +84,7 @@ final class JdkProviders extends Implementation {
             a.keygen(null);
             a.randomness = randomness;
             algorithms.add(a);
-            libraries.put(a.library, JvmRuntime.version());
+            libraries.put(a.library, jca.version(a.library));
         } catch (Exception | LinkageError e) {
             System.err.println("pqbench JVM worker: the JDK does not offer " + name + ": " + Worker.describe(e));
         }
@@ -103,8 +114,8 @@ final class JdkProviders extends Implementation {
     }
 
     /** The provider that serves a key pair generator: the library's name. */
-    private static String provider(KeyPairGenerator generator) {
-        return generator.getProvider().getName();
+    private String provider(KeyPairGenerator generator) {
+        return jca.library(generator.getProvider());
     }
 
     /** An X.509 SubjectPublicKeyInfo is a fixed header followed by the raw key for these
@@ -146,14 +157,14 @@ final class JdkProviders extends Implementation {
     }
 
     /** Key generation through the JCA, from a fixed input where seed is not null. */
-    private static KeyPair generate(String algorithm, String parameterSet, byte[] seed) throws Exception {
-        KeyPairGenerator generator = KeyPairGenerator.getInstance(algorithm);
+    private KeyPair generate(String algorithm, String parameterSet, byte[] seed) throws Exception {
+        KeyPairGenerator generator = jca.keyPairGenerator(algorithm);
         if (seed != null) {
             FixedRandom fixed = new FixedRandom(seed);
             generator.initialize(new NamedParameterSpec(parameterSet), fixed);
             KeyPair pair = generator.generateKeyPair();
             if (!fixed.exhausted()) {
-                throw new IllegalStateException("the JDK drew less randomness than the seed holds");
+                throw new IllegalStateException("the provider drew less randomness than the seed holds");
             }
             return pair;
         }
@@ -163,7 +174,7 @@ final class JdkProviders extends Implementation {
     /** The PKCS#8 header before an expanded secret key of {@code size} bytes, where the JDK
      * encodes its private keys that way (JDK 25's default: the key is a DER OCTET STRING,
      * tag 04, two length bytes, right before the key); null where it holds the seed. */
-    private static byte[] expandedHeader(PrivateKey key, int size) {
+    static byte[] expandedHeader(PrivateKey key, int size) {
         byte[] encoded = key.getEncoded();
         int start = encoded.length - size;
         if (start < 4 || encoded[start - 4] != 0x04 || encoded[start - 3] != (byte) 0x82
@@ -175,38 +186,36 @@ final class JdkProviders extends Implementation {
 
     /** ML-KEM (FIPS 203) from the JDK's provider. Decapsulation makes a Decapsulator for the
      * key each time, as a handshake with a fresh key does (the JDK checks the key there). */
-    private static final class MlKem extends Algorithm {
+    private final class MlKem extends Algorithm {
         private final int publicSize;
         private final int expandedSize;
         private final byte[] header;
         /** The PKCS#8 header of an expanded key, null where the JDK holds seeds. */
         private final byte[] privateHeader;
         private final KeyFactory factory;
-        private final Object kem;
+        private final Jca.Kem kem;
 
         MlKem(String name) throws Exception {
-            super(name, Kind.KEM, provider(KeyPairGenerator.getInstance(name)));
-            if (KemApi.MISSING != null) {
-                throw new UnsupportedOperationException(KemApi.MISSING);
-            }
+            super(name, Kind.KEM, provider(jca.keyPairGenerator(name)));
             int k = name.equals("ML-KEM-512") ? 2 : name.equals("ML-KEM-768") ? 3 : 4;
             publicSize = 384 * k + 32;
             int ciphertextSize = k == 4 ? 1568 : 32 * (k * 10 + 4);
             expandedSize = 768 * k + 96;
-            KeyPair sample = KeyPairGenerator.getInstance(name).generateKeyPair();
+            KeyPair sample = jca.keyPairGenerator(name).generateKeyPair();
             header = spkiHeader(sample.getPublic(), publicSize);
-            privateHeader = expandedHeader(sample.getPrivate(), expandedSize);
-            factory = KeyFactory.getInstance("ML-KEM");
-            kem = KemApi.getInstance("ML-KEM");
-            codePath = intrinsics("UseKyberIntrinsics", "UseSHA3Intrinsics");
+            Jca.KeyForm form = jca.keyForm(sample.getPrivate(), expandedSize, 64);
+            privateHeader = form.importHeader;
+            factory = jca.keyFactory("ML-KEM");
+            kem = jca.kem("ML-KEM");
+            codePath = jca.codePath("UseKyberIntrinsics", "UseSHA3Intrinsics");
             features.add("seeded_keygen");
             features.add("derandomized_encaps");
             if (privateHeader != null) {
                 features.add("import_expanded");
             }
-            keyForm = privateHeader != null ? "expanded" : "seed";
+            keyForm = form.name;
             sizes.put("public_key", publicSize);
-            sizes.put("secret_key", privateHeader != null ? expandedSize : 64);
+            sizes.put("secret_key", form.size);
             sizes.put("ciphertext", ciphertextSize);
             sizes.put("shared_secret", 32);
         }
@@ -232,7 +241,7 @@ final class JdkProviders extends Implementation {
                         + "-byte dk, got " + secret.length);
             }
             if (privateHeader == null) {
-                throw new NotOffered("this JDK holds ML-KEM keys as seeds and imports no expanded dk");
+                throw new NotOffered("ML-KEM through this provider's JCA imports no expanded dk here");
             }
             PrivateKey key = factory.generatePrivate(new PKCS8EncodedKeySpec(concat(privateHeader, secret)));
             int start = expandedSize - publicSize - 64;
@@ -247,21 +256,22 @@ final class JdkProviders extends Implementation {
             }
             PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
             FixedRandom fixed = random == null ? null : new FixedRandom(random);
-            byte[][] result = KemApi.encapsulate(kem, key, fixed);
+            byte[][] result = kem.encapsulate(key, fixed);
             if (fixed != null && !fixed.exhausted()) {
-                throw new IllegalStateException("the JDK drew less randomness than m holds");
+                throw new IllegalStateException("the provider drew less randomness than m holds");
             }
             return new Encapsulated(result[0], result[1]);
         }
 
         @Override
         public byte[] decaps(Object secret, byte[] ciphertext) throws Exception {
-            return KemApi.decapsulate(kem, (PrivateKey) secret, ciphertext);
+            return kem.decapsulate((PrivateKey) secret, ciphertext);
         }
     }
 
-    /** ML-DSA (FIPS 204, pure) from the JDK's provider: hedged signing; no context. */
-    private static final class MlDsa extends Algorithm {
+    /** ML-DSA (FIPS 204, pure) from the provider: hedged signing; a context where the
+     * provider takes one ({@link Jca#context}). */
+    private final class MlDsa extends Algorithm {
         private final int publicSize;
         private final byte[] header;
         private final KeyFactory factory;
@@ -272,23 +282,23 @@ final class JdkProviders extends Implementation {
         private final Signature verifier;
 
         MlDsa(String name) throws Exception {
-            super(name, Kind.SIGNATURE, provider(KeyPairGenerator.getInstance(name)));
+            super(name, Kind.SIGNATURE, provider(jca.keyPairGenerator(name)));
             publicSize = name.equals("ML-DSA-44") ? 1312 : name.equals("ML-DSA-65") ? 1952 : 2592;
-            KeyPair sample = KeyPairGenerator.getInstance(name).generateKeyPair();
+            KeyPair sample = jca.keyPairGenerator(name).generateKeyPair();
             header = spkiHeader(sample.getPublic(), publicSize);
             int expandedSize = name.equals("ML-DSA-44") ? 2560 : name.equals("ML-DSA-65") ? 4032 : 4896;
-            boolean expanded = expandedHeader(sample.getPrivate(), expandedSize) != null;
-            keyForm = expanded ? "expanded" : "seed";
-            factory = KeyFactory.getInstance("ML-DSA");
-            signer = Signature.getInstance("ML-DSA");
-            deterministicSigner = Signature.getInstance("ML-DSA");
-            verifier = Signature.getInstance("ML-DSA");
-            codePath = intrinsics("UseDilithiumIntrinsics", "UseSHA3Intrinsics");
+            Jca.KeyForm form = jca.keyForm(sample.getPrivate(), expandedSize, 32);
+            keyForm = form.name;
+            factory = jca.keyFactory("ML-DSA");
+            signer = jca.signature("ML-DSA");
+            deterministicSigner = jca.signature("ML-DSA");
+            verifier = jca.signature("ML-DSA");
+            codePath = jca.codePath("UseDilithiumIntrinsics", "UseSHA3Intrinsics");
             features.add("seeded_keygen");
             features.add("deterministic_sign");
             signing = "hedged";
             sizes.put("public_key", publicSize);
-            sizes.put("secret_key", expanded ? expandedSize : 32);
+            sizes.put("secret_key", form.size);
             sizes.put("signature", name.equals("ML-DSA-44") ? 2420 : name.equals("ML-DSA-65") ? 3309 : 4627);
         }
 
@@ -304,16 +314,30 @@ final class JdkProviders extends Implementation {
         @Override
         public Key importSecret(byte[] secret) throws Exception {
             if (secret.length != 32) {
-                throw new NotOffered("the JDK's ML-DSA imports only the 32-byte seed xi here, not a "
+                throw new NotOffered("ML-DSA through the JCA imports only the 32-byte seed xi here, not a "
                         + secret.length + "-byte key");
             }
             return keygen(secret);
         }
 
+        /** The engine for one request: the row's own, or under a context (FIPS 204) a new
+         * one that the provider sets it on; a provider without contexts answers not
+         * offered. */
+        private Signature engine(Signature own, byte[] context) throws Exception {
+            if (context == null || context.length == 0) {
+                return own;
+            }
+            if (context.length > 255) {
+                throw new BadInput("an ML-DSA context is at most 255 bytes (FIPS 204)");
+            }
+            Signature contextual = jca.signature("ML-DSA");
+            jca.context(contextual, context);
+            return contextual;
+        }
+
         @Override
         public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
-            noContext(context);
-            Signature s = deterministic ? deterministicSigner : signer;
+            Signature s = engine(deterministic ? deterministicSigner : signer, context);
             if (deterministic) {
                 s.initSign((PrivateKey) secret, new FixedRandom(new byte[32])); // rnd = 0^32
             } else {
@@ -325,16 +349,16 @@ final class JdkProviders extends Implementation {
 
         @Override
         public boolean verify(byte[] publicKey, byte[] message, byte[] context, byte[] signature) throws Exception {
-            noContext(context);
+            Signature s = engine(verifier, context);
             need(name + " public key", publicKey, publicSize);
             PublicKey key = factory.generatePublic(new X509EncodedKeySpec(concat(header, publicKey)));
-            return verifies(verifier, key, message, signature);
+            return verifies(s, key, message, signature);
         }
     }
 
     /** How a classical algorithm's keys cross the protocol, raw, and become the JDK's: what
      * its agreement or signature is built on. The secret is 32 bytes for all of them. */
-    private abstract static class RawKeys {
+    private abstract class RawKeys {
         /** The algorithm's name, as messages about its keys say it. */
         final String name;
         /** The provider that makes the keys: the algorithm's library. */
@@ -360,15 +384,20 @@ final class JdkProviders extends Implementation {
     /** X25519 and Ed25519 keys as the protocol carries them: the 32-byte private key (RFC 7748
      * section 5's scalar; RFC 8032 section 5.1.5's seed) and the raw 32-byte public key that
      * ends the JDK's X.509 encoding. */
-    private abstract static class Curve25519Keys extends RawKeys {
+    private abstract class Curve25519Keys extends RawKeys {
         /** What the private key is called in a message about its length. */
         private final String privateKeyName;
         final KeyFactory factory;
 
+        /** The X.509 SubjectPublicKeyInfo header before a raw public key, learnt from one
+         * key the provider made. */
+        final byte[] header;
+
         Curve25519Keys(String name, String privateKeyName) throws Exception {
-            super(name, provider(KeyPairGenerator.getInstance(name)), 32);
+            super(name, provider(jca.keyPairGenerator(name)), 32);
             this.privateKeyName = privateKeyName;
-            factory = KeyFactory.getInstance(name);
+            factory = jca.keyFactory(name);
+            header = spkiHeader(jca.keyPairGenerator(name).generateKeyPair().getPublic(), 32);
         }
 
         @Override
@@ -387,7 +416,7 @@ final class JdkProviders extends Implementation {
         }
     }
 
-    private static final class X25519Keys extends Curve25519Keys {
+    private final class X25519Keys extends Curve25519Keys {
         X25519Keys() throws Exception {
             super("X25519", "X25519 private key");
         }
@@ -395,23 +424,13 @@ final class JdkProviders extends Implementation {
         @Override
         PublicKey publicKey(byte[] raw) throws Exception {
             Algorithm.need("X25519 public key", raw, 32);
-            // RFC 7748 section 5: little-endian u, the top bit masked, as JSSE decodes it.
-            byte[] reversed = new byte[32];
-            for (int i = 0; i < 32; i++) {
-                reversed[i] = raw[31 - i];
-            }
-            reversed[0] &= 0x7f;
-            return factory.generatePublic(new XECPublicKeySpec(NamedParameterSpec.X25519,
-                    new BigInteger(1, reversed)));
+            return jca.x25519(factory, raw, header);
         }
     }
 
-    private static final class Ed25519Keys extends Curve25519Keys {
-        private final byte[] header;
-
+    private final class Ed25519Keys extends Curve25519Keys {
         Ed25519Keys() throws Exception {
             super("Ed25519", "Ed25519 private key (seed)");
-            header = spkiHeader(KeyPairGenerator.getInstance("Ed25519").generateKeyPair().getPublic(), 32);
         }
 
         @Override
@@ -422,16 +441,16 @@ final class JdkProviders extends Implementation {
     }
 
     /** P-256 (secp256r1) keys as the protocol carries them: the 32-byte scalar, 04 || x || y. */
-    private static final class P256Keys extends RawKeys {
+    private final class P256Keys extends RawKeys {
         private final ECParameterSpec curve;
         private final KeyFactory factory;
 
         P256Keys(String name) throws Exception {
-            super(name, provider(KeyPairGenerator.getInstance("EC")), 65);
-            AlgorithmParameters parameters = AlgorithmParameters.getInstance("EC");
+            super(name, provider(jca.keyPairGenerator("EC")), 65);
+            AlgorithmParameters parameters = jca.parameters("EC");
             parameters.init(new ECGenParameterSpec("secp256r1"));
             curve = parameters.getParameterSpec(ECParameterSpec.class);
-            factory = KeyFactory.getInstance("EC");
+            factory = jca.keyFactory("EC");
         }
 
         @Override
@@ -439,7 +458,7 @@ final class JdkProviders extends Implementation {
             if (seed != null) {
                 return importSecret(seed);
             }
-            KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+            KeyPairGenerator generator = jca.keyPairGenerator("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
             KeyPair pair = generator.generateKeyPair();
             return new Algorithm.Key(pair.getPrivate(), encode(((ECPublicKey) pair.getPublic()).getW()));
@@ -458,14 +477,14 @@ final class JdkProviders extends Implementation {
                 throw new Algorithm.BadInput(name + " private scalar out of range");
             }
             PrivateKey key = factory.generatePrivate(new ECPrivateKeySpec(s, curve));
-            KeyAgreement ecdh = KeyAgreement.getInstance("ECDH");
+            KeyAgreement ecdh = jca.keyAgreement("ECDH");
             ecdh.init(key);
             ecdh.doPhase(factory.generatePublic(new ECPublicKeySpec(curve.getGenerator(), curve)), true);
             BigInteger x = new BigInteger(1, ecdh.generateSecret());
             BigInteger p = ((java.security.spec.ECFieldFp) curve.getCurve().getField()).getP();
             BigInteger rhs = x.pow(3).add(curve.getCurve().getA().multiply(x)).add(curve.getCurve().getB()).mod(p);
             BigInteger y = rhs.modPow(p.add(BigInteger.ONE).shiftRight(2), p);
-            Signature ecdsa = Signature.getInstance("SHA256withECDSA");
+            Signature ecdsa = jca.signature("SHA256withECDSA");
             ecdsa.initSign(key);
             byte[] probe = {0x70, 0x71, 0x62};
             ecdsa.update(probe);
@@ -509,13 +528,13 @@ final class JdkProviders extends Implementation {
 
     /** A classical algorithm: keys that cross the protocol raw, seeded from the 32-byte
      * secret. */
-    private abstract static class Classical extends Algorithm {
+    private abstract class Classical extends Algorithm {
         final RawKeys keys;
 
         Classical(RawKeys keys, Kind kind, String... intrinsicFlags) {
             super(keys.name, kind, keys.library);
             this.keys = keys;
-            codePath = intrinsics(intrinsicFlags);
+            codePath = jca.codePath(intrinsicFlags);
             features.add("seeded_keygen");
             sizes.put("public_key", keys.publicSize);
             sizes.put("secret_key", 32);
@@ -534,12 +553,12 @@ final class JdkProviders extends Implementation {
 
     /** Key agreement through a KeyAgreement (X25519, RFC 7748; ECDH over P-256, SEC 1, which
      * validates the peer point). */
-    private static final class Agreement extends Classical {
+    private final class Agreement extends Classical {
         private final KeyAgreement agreement;
 
         Agreement(RawKeys keys, String jcaName, String... intrinsicFlags) throws Exception {
             super(keys, Kind.AGREEMENT, intrinsicFlags);
-            agreement = KeyAgreement.getInstance(jcaName);
+            agreement = jca.keyAgreement(jcaName);
             sizes.put("shared_secret", 32);
         }
 
@@ -554,17 +573,24 @@ final class JdkProviders extends Implementation {
 
     /** A classical signature through a Signature (Ed25519, RFC 8032; ECDSA over P-256), which
      * takes no context. */
-    private static final class ClassicalSignature extends Classical {
+    private final class ClassicalSignature extends Classical {
         private final Signature signer;
         private final Signature verifier;
+        /** RFC 6979 signing where the provider has it under its own name, else null. */
+        private final Signature deterministicSigner;
 
         /** {@code signing}: how it signs (see {@link Algorithm#signing}); {@code size}: its
-         * signature's size, the longest where it varies. */
-        ClassicalSignature(RawKeys keys, String jcaName, String signing, int size, String... intrinsicFlags)
-                throws Exception {
+         * signature's size, the longest where it varies; {@code deterministicName}: the
+         * provider's name of its deterministic variant, null where there is none. */
+        ClassicalSignature(RawKeys keys, String jcaName, String deterministicName, String signing, int size,
+                String... intrinsicFlags) throws Exception {
             super(keys, Kind.SIGNATURE, intrinsicFlags);
-            signer = Signature.getInstance(jcaName);
-            verifier = Signature.getInstance(jcaName);
+            signer = jca.signature(jcaName);
+            verifier = jca.signature(jcaName);
+            deterministicSigner = deterministicName == null ? null : jca.signature(deterministicName);
+            if (deterministicSigner != null) {
+                features.add("deterministic_sign");
+            }
             this.signing = signing;
             sizes.put("signature", size);
         }
@@ -572,6 +598,9 @@ final class JdkProviders extends Implementation {
         @Override
         public byte[] sign(Object secret, byte[] message, byte[] context, boolean deterministic) throws Exception {
             noContext(context);
+            if (deterministic && deterministicSigner != null) {
+                return signed(deterministicSigner, (PrivateKey) secret, message);
+            }
             return signed(signer, (PrivateKey) secret, message);
         }
 

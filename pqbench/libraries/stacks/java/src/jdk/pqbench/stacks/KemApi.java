@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.security.PrivateKey;
+import java.security.Provider;
 import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.security.spec.AlgorithmParameterSpec;
@@ -17,6 +18,7 @@ import javax.crypto.SecretKey;
  */
 final class KemApi {
     private static final MethodHandle GET_INSTANCE;
+    private static final MethodHandle GET_INSTANCE_FROM;
     private static final MethodHandle NEW_ENCAPSULATOR;
     private static final MethodHandle ENCAPSULATE;
     private static final MethodHandle KEY;
@@ -27,7 +29,7 @@ final class KemApi {
     static final String MISSING;
 
     static {
-        MethodHandle[] h = new MethodHandle[7];
+        MethodHandle[] h = new MethodHandle[8];
         String missing = null;
         try {
             MethodHandles.Lookup lookup = MethodHandles.publicLookup();
@@ -43,6 +45,7 @@ final class KemApi {
             h[4] = lookup.findVirtual(encapsulated, "encapsulation", MethodType.methodType(byte[].class));
             h[5] = lookup.findVirtual(kem, "newDecapsulator", MethodType.methodType(decapsulator, PrivateKey.class));
             h[6] = lookup.findVirtual(decapsulator, "decapsulate", MethodType.methodType(SecretKey.class, byte[].class));
+            h[7] = lookup.findStatic(kem, "getInstance", MethodType.methodType(kem, String.class, Provider.class));
             for (int i = 0; i < h.length; i++) {
                 h[i] = h[i].asType(h[i].type().generic()); // every argument and result an Object
             }
@@ -56,6 +59,7 @@ final class KemApi {
         ENCAPSULATION = h[4];
         NEW_DECAPSULATOR = h[5];
         DECAPSULATE = h[6];
+        GET_INSTANCE_FROM = h[7];
         MISSING = missing;
     }
 
@@ -76,6 +80,18 @@ final class KemApi {
     static Object getInstance(String algorithm) throws Exception {
         try {
             return (Object) GET_INSTANCE.invokeExact((Object) algorithm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** The KEM of one provider (null: the JDK's, in preference order). */
+    static Object getInstance(String algorithm, Provider provider) throws Exception {
+        if (provider == null) {
+            return getInstance(algorithm);
+        }
+        try {
+            return (Object) GET_INSTANCE_FROM.invokeExact((Object) algorithm, (Object) provider);
         } catch (Throwable t) {
             throw rethrow(t);
         }

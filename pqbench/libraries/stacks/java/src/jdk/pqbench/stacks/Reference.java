@@ -5,6 +5,7 @@ import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
+import java.security.Provider;
 import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.security.Signature;
@@ -21,7 +22,9 @@ import pqbench.stacks.ReferenceRounds.Call;
 
 /**
  * A plain benchmark of the JDK's providers through the documented JCA, without the worker:
- * the reference that pqbench's fidelity benchmark pairs with the {@code java} rows.
+ * the reference that pqbench's fidelity benchmark pairs with the {@code java} rows; given
+ * a provider ({@code pqbench.stacks.bc.Reference} gives BouncyCastle's), the same loops
+ * through that provider's engines, for the {@code bouncycastle} rows.
  *
  * <p>{@code java OPTIONS -cp CLASSES pqbench.stacks.Reference ALG OPERATION SECONDS [ROUNDS|-]}
  * times rounds as {@link ReferenceRounds} says. The operation is the one the worker times
@@ -35,7 +38,24 @@ public final class Reference {
     }
 
     public static void main(String[] args) throws Exception {
-        ReferenceRounds.main("pqbench.stacks.Reference", "JDK", args, Reference::call);
+        ReferenceRounds.main("pqbench.stacks.Reference", "JDK", args,
+                (alg, operation) -> call(null, alg, operation));
+    }
+
+    private static KeyPairGenerator keyPairGenerator(Provider provider, String name) throws Exception {
+        return provider == null ? KeyPairGenerator.getInstance(name) : KeyPairGenerator.getInstance(name, provider);
+    }
+
+    private static KeyFactory keyFactory(Provider provider, String name) throws Exception {
+        return provider == null ? KeyFactory.getInstance(name) : KeyFactory.getInstance(name, provider);
+    }
+
+    private static Signature signature(Provider provider, String name) throws Exception {
+        return provider == null ? Signature.getInstance(name) : Signature.getInstance(name, provider);
+    }
+
+    private static KeyAgreement keyAgreement(Provider provider, String name) throws Exception {
+        return provider == null ? KeyAgreement.getInstance(name) : KeyAgreement.getInstance(name, provider);
     }
 
     private static byte[][] messages() {
@@ -47,13 +67,16 @@ public final class Reference {
         return messages;
     }
 
-    private static Call call(String alg, String operation) throws Exception {
+    /** The row's call through the engines of {@code provider} (null: the JDK's own, in
+     * preference order): {@code getInstance(name, provider)}, as an application asks for
+     * one provider. */
+    public static Call call(Provider provider, String alg, String operation) throws Exception {
         if (alg.startsWith("ML-KEM-")) {
-            KeyPairGenerator generator = KeyPairGenerator.getInstance(alg);
+            KeyPairGenerator generator = keyPairGenerator(provider, alg);
             KeyPair pair = generator.generateKeyPair();
             byte[] encoded = pair.getPublic().getEncoded();
-            KeyFactory factory = KeyFactory.getInstance("ML-KEM");
-            Object kem = KemApi.getInstance("ML-KEM");
+            KeyFactory factory = keyFactory(provider, "ML-KEM");
+            Object kem = KemApi.getInstance("ML-KEM", provider);
             switch (operation) {
                 case "keygen":
                     return () -> generator.generateKeyPair().getPublic().getEncoded()[30];
@@ -70,14 +93,14 @@ public final class Reference {
         }
         if (alg.startsWith("ML-DSA-") || alg.equals("Ed25519") || alg.equals("ECDSA-P-256")) {
             boolean ecdsa = alg.equals("ECDSA-P-256");
-            KeyPairGenerator generator = KeyPairGenerator.getInstance(ecdsa ? "EC" : alg);
+            KeyPairGenerator generator = keyPairGenerator(provider, ecdsa ? "EC" : alg);
             if (ecdsa) {
                 generator.initialize(new ECGenParameterSpec("secp256r1"));
             }
             KeyPair pair = generator.generateKeyPair();
             String family = ecdsa ? "SHA256withECDSA" : alg.equals("Ed25519") ? "Ed25519" : "ML-DSA";
-            Signature signer = Signature.getInstance(family);
-            Signature verifier = Signature.getInstance(family);
+            Signature signer = signature(provider, family);
+            Signature verifier = signature(provider, family);
             byte[][] messages = messages();
             byte[][] signatures = new byte[64][];
             for (int i = 0; i < 64; i++) {
@@ -85,7 +108,7 @@ public final class Reference {
                 signer.update(messages[i]);
                 signatures[i] = signer.sign();
             }
-            KeyFactory factory = KeyFactory.getInstance(ecdsa ? "EC" : alg.equals("Ed25519") ? "Ed25519" : "ML-DSA");
+            KeyFactory factory = keyFactory(provider, ecdsa ? "EC" : alg.equals("Ed25519") ? "Ed25519" : "ML-DSA");
             int[] next = {0};
             switch (operation) {
                 case "keygen":
@@ -122,25 +145,27 @@ public final class Reference {
         }
         if (alg.equals("X25519") || alg.equals("ECDH-P-256")) {
             boolean x25519 = alg.equals("X25519");
-            KeyPairGenerator generator = KeyPairGenerator.getInstance(x25519 ? "X25519" : "EC");
+            KeyPairGenerator generator = keyPairGenerator(provider, x25519 ? "X25519" : "EC");
             if (!x25519) {
                 generator.initialize(new ECGenParameterSpec("secp256r1"));
             }
             KeyPair mine = generator.generateKeyPair();
             PublicKey theirs = generator.generateKeyPair().getPublic();
-            KeyFactory factory = KeyFactory.getInstance(x25519 ? "X25519" : "EC");
-            KeyAgreement agreement = KeyAgreement.getInstance(x25519 ? "X25519" : "ECDH");
+            KeyFactory factory = keyFactory(provider, x25519 ? "X25519" : "EC");
+            KeyAgreement agreement = keyAgreement(provider, x25519 ? "X25519" : "ECDH");
             switch (operation) {
                 case "keygen":
                     return () -> generator.generateKeyPair().getPublic().getEncoded()[20];
                 case "derive": {
-                    BigInteger u = x25519 ? ((XECPublicKey) theirs).getU() : null;
+                    BigInteger u = x25519 && provider == null ? ((XECPublicKey) theirs).getU() : null;
                     ECPublicKeySpec point = x25519 ? null
                             : new ECPublicKeySpec(((ECPublicKey) theirs).getW(), ((ECPublicKey) theirs).getParams());
+                    byte[] spki = theirs.getEncoded();
                     return () -> {
-                        PublicKey peer = x25519
+                        PublicKey peer = !x25519 ? factory.generatePublic(point)
+                                : provider == null
                                 ? factory.generatePublic(new XECPublicKeySpec(NamedParameterSpec.X25519, u))
-                                : factory.generatePublic(point);
+                                : factory.generatePublic(new X509EncodedKeySpec(spki));
                         agreement.init(mine.getPrivate());
                         agreement.doPhase(peer, true);
                         return agreement.generateSecret()[0];
