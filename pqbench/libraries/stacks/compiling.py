@@ -71,6 +71,8 @@ STEP_TIMEOUT = 3600
 #: The lines of a step's output kept for its failure, and the longest line read whole.
 TAIL_LINES = 15
 OUTPUT_LINE = 1 << 16
+#: The one target folder of every Rust worker, under the cache.
+RUST_TARGET = ".cargo-target/rust"
 
 
 class BuildFailed(ImplementationUnavailable):
@@ -334,17 +336,21 @@ def _compile_rust(planned: Plan, source: Path, staging: Path, steps: Steps) -> N
     manifest = crate / "Cargo.toml"
     for pin in planned.pins:
         manifest.write_text(_pin_crate(manifest.read_text(), pin))
-    # One target folder per implementation, kept between builds: a pinned build then
-    # recompiles only what the pin changed. Builds of one implementation hold its lock.
-    target = cache_dir() / ".cargo-target" / planned.stack.name
-    locked = [] if planned.pins else ["--locked"]
-    # AWS_LC_SYS_USE_SYSTEM=0: aws-lc-sys would otherwise link a system AWS-LC where one
-    # is installed, and the pinned one is what is timed.
-    steps.run([cargo, "build", "--release", *locked], crate,
-              {"CARGO_TARGET_DIR": str(target), "AWS_LC_SYS_USE_SYSTEM": "0"})
-    for binary in (WORKER_BINARY, REFERENCE_BINARY):
-        if (target / "release" / binary).is_file():
-            shutil.copy2(target / "release" / binary, staging / binary)
+    # One target folder for every Rust worker, kept between compiles: what two workers
+    # share (the protocol crate, serde_json, the build tools) is compiled once, and a
+    # pinned compile recompiles only what the pin changed. Both crates name their binaries
+    # alike, so one compile at a time uses it, until its binaries are copied out.
+    target = cache_dir() / RUST_TARGET
+    target.mkdir(parents=True, exist_ok=True)
+    locked_lock = [] if planned.pins else ["--locked"]
+    with locked(target / ".lock", steps.log, "another pqbench compiling a Rust worker"):
+        # AWS_LC_SYS_USE_SYSTEM=0: aws-lc-sys would otherwise link a system AWS-LC where
+        # one is installed, and the pinned one is what is timed.
+        steps.run([cargo, "build", "--release", *locked_lock], crate,
+                  {"CARGO_TARGET_DIR": str(target), "AWS_LC_SYS_USE_SYSTEM": "0"})
+        for binary in (WORKER_BINARY, REFERENCE_BINARY):
+            if (target / "release" / binary).is_file():
+                shutil.copy2(target / "release" / binary, staging / binary)
 
 
 def _pin_crate(text: str, pin: Pin) -> str:

@@ -18,6 +18,7 @@ import pytest
 
 from pqbench.libraries.stacks import compiling, progress, registry
 from pqbench.libraries.stacks.progress import Counter, Estimate, Pacer
+from pqbench.libraries.stacks.toolchains import Toolchain
 
 #: What the issue promises: no step silent for longer.
 LONGEST_SILENCE = 10.0
@@ -207,3 +208,45 @@ def test_a_real_go_compile_is_never_silent_and_the_next_is_estimated_from_it(
     estimates = json.loads((tmp_path / "cache" / "stacks" / progress.ESTIMATES).read_text())
     assert estimates["go"]["seconds"] > 0
     assert os.environ["PQBENCH_CACHE_DIR"] == str(tmp_path / "cache")
+
+
+CARGO_STAND_IN = '''
+import json, os, pathlib, sys
+target = pathlib.Path(os.environ["CARGO_TARGET_DIR"])
+with open({record!r}, "a") as out:
+    print(json.dumps({{"target": str(target), "cwd": os.getcwd(), "argv": sys.argv[1:],
+                      "system_aws_lc": os.environ.get("AWS_LC_SYS_USE_SYSTEM")}}), file=out)
+(target / "release").mkdir(parents=True, exist_ok=True)
+(target / "release" / "pqbench-stack-worker").write_text(os.getcwd())
+print("   Compiling pqbench-stack-common v0.1.0", file=sys.stderr, flush=True)
+'''
+
+
+@pytest.mark.process
+def test_both_rust_workers_compile_into_one_target_folder_in_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the two Rust workers share is compiled once: both compiles get the one target
+    folder under the cache, and each copies out its own binary."""
+    monkeypatch.setenv("PQBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    record = tmp_path / "calls.jsonl"
+    cargo = tmp_path / "cargo"
+    cargo.write_text(f"#!{sys.executable}\n" + CARGO_STAND_IN.format(record=str(record)))
+    cargo.chmod(cargo.stat().st_mode | stat.S_IXUSR)
+    for name in ("aws-lc-rs", "libcrux"):
+        stack = registry.by_name(name)
+        source, staging = tmp_path / f"source-{name}", tmp_path / f"staging-{name}"
+        crate = source / Path(stack.recipe.dependencies).parent
+        crate.mkdir(parents=True)
+        (crate / "Cargo.toml").write_text("[package]\n")
+        staging.mkdir()
+        planned = compiling.Plan(stack, "0" * 64,
+                                 {"cargo": Toolchain("cargo", "1", {"cargo": cargo})}, ())
+        steps = compiling.Steps(planned, lambda line: None,
+                                Counter(name, "rust", Estimate(30.0, 4)))
+        compiling._compile_rust(planned, source, staging, steps)
+        assert (staging / "pqbench-stack-worker").read_text() == str(crate)
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [c["target"] for c in calls] == [str(compiling.cache_dir() / ".cargo-target" /
+                                                 "rust")] * 2
+    assert all(c["argv"] == ["build", "--release", "--locked"] for c in calls)
+    assert all(c["system_aws_lc"] == "0" for c in calls)
