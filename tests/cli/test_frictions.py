@@ -64,23 +64,6 @@ def test_bytes_named_twice_keeps_both_sizes() -> None:
         assert option.multiple, command
 
 
-def test_an_operation_only_some_algorithms_have_is_noted_once(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """`-o encaps -o derive` over KEMs and key agreements: one note naming what lacks
-    which operation, not one per algorithm."""
-    from pqbench.catalog import algorithms
-    from pqbench.cli.speed import _check_operations
-
-    chosen = algorithms.resolve(["ml-kem-768", "ml-kem-512", "x25519", "ecdhp256"])
-    _check_operations(("encaps", "derive"), chosen)
-    said = " ".join(capsys.readouterr().err.split())
-    assert said.count("-o") == 1, said
-    assert "no encaps in X25519, ECDH-P-256" in said
-    assert "no derive in ML-KEM-768, ML-KEM-512" in said
-    _check_operations(("encaps",), algorithms.resolve(["ml-kem-768"]))
-    assert capsys.readouterr().err == ""
-
-
 def test_an_rsa_exchange_is_said_to_be_key_transport() -> None:
     """A ratio per exchange against RSA says what an RSA "exchange" counts."""
     from pqbench.analysis.figures import run_figures
