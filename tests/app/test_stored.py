@@ -1,0 +1,81 @@
+"""Which stored run a command means when none is named, and what `pqbench runs` lists,
+called directly on a store of made runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pqbench.app import stored
+from pqbench.data.store import Store
+from pqbench.platform.errors import NothingStored, UsageError
+from tests.helpers.runs import make_run
+
+
+def _save(db: Path, *days: int) -> None:
+    store = Store.open(str(db))
+    for day in days:
+        store.save_run(make_run(f"2026010{day}-r", seed=day,
+                                started_at=f"2026-01-0{day}T00:00:00+00:00"))
+    store.close()
+
+
+def test_no_run_named_is_the_newest_not_the_oldest(tmp_path: Path) -> None:
+    """Stored A then B: `show` with no run shows B, whatever order they were saved in."""
+    _save(tmp_path / "r.db", 1, 3, 2)
+    store = Store.open(str(tmp_path / "r.db"))
+    assert stored.stored_run(store, None).run_id == "20260103-r"
+    assert stored.stored_run(store, "20260101").run_id == "20260101-r"  # a unique prefix
+    assert stored.newest(store, lambda run: run.run_id != "20260103-r") == "20260102-r"
+
+
+def test_an_empty_store_is_said_not_failed(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "r.db"))
+    with pytest.raises(NothingStored, match=r"no run stored in .*r\.db yet; `pqbench speed`"):
+        stored.stored_run(store, None)
+    with pytest.raises(NothingStored, match="nothing of that kind"):
+        stored.newest(store, none="nothing of that kind in {location}")
+
+
+def test_the_sides_of_an_ab_session_started_together_end_with_b(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "r.db"))
+    at = "2026-01-05T00:00:00+00:00"
+    for side, run_id in (("b", "s-b"), ("a", "s-a")):
+        run = make_run(run_id, seed=1, started_at=at)
+        store.save_run(replace(run, settings={**run.settings, "ab": {"side": side}}))
+    assert stored.newest(store) == "s-b"
+
+
+def test_runs_lists_the_newest_first_and_counts_the_older(tmp_path: Path) -> None:
+    _save(tmp_path / "r.db", 1, 2, 3, 4)
+    found = stored.listing(str(tmp_path / "r.db"))
+    assert [r.run_id for r in found.runs] == ["20260101-r", "20260102-r", "20260103-r",
+                                              "20260104-r"]
+    shown, older = found.newest(2, False)
+    assert ([r.run_id for r in shown], older) == (["20260104-r", "20260103-r"], 2)
+    assert found.newest(None, True)[1] == 0
+    assert found.newest(4, False)[1] == 0 and found.newest(3, False)[1] == 1
+    assert found.algorithms(shown)["20260104-r"][0] == "ML-KEM-768"
+
+
+def test_runs_shows_twenty_by_default(tmp_path: Path) -> None:
+    _save(tmp_path / "r.db", 1)
+    found = stored.listing(str(tmp_path / "r.db"))
+    many = replace(found, runs=found.runs * (stored.RUNS_SHOWN + 1))
+    shown, older = many.newest(None, False)
+    assert (len(shown), older) == (stored.RUNS_SHOWN, 1)
+
+
+def test_no_database_yet_lists_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    found = stored.listing(str(db))
+    assert (found.runs, found.store) == ([], None)
+    assert found.location.endswith("none.db") and not db.exists()
+    assert found.algorithms([]) == {}
+
+
+def test_last_and_all_together_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="choose one of --last N and --all"):
+        stored.listing(str(tmp_path / "none.db"), 3, True)
