@@ -22,39 +22,24 @@ def show(
 ) -> None:
     """Print a stored run again: its table, its paired ratios, what was not measured
     (--csv: its rows, as the command's --csv printed them)."""
-    from pqbench.analysis import ratios
+    from pqbench.app import show as use_case
     from pqbench.data.store import Store
     from pqbench.views import memory, tls
 
     store = Store.open(db, create=False)
-    if run is None:
-        from pqbench.analysis.compare import run_order
-
-        every = sorted(store.load_runs(rows_too=False, fingerprints=False), key=run_order)
-        if not every:
-            console.note(f"no run stored in {store.location} yet; `pqbench speed` makes one")
-            return
-        run = every[-1].run_id
-    loaded = store.load_run(run)
+    shown = use_case.show(store, run, figures=not csv_output)
+    loaded = shown.run
     if csv_output:
         console.write(delimited.run_csv(loaded))
         return
     console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
                  f"{loaded.started_at}" + (f", label {loaded.label}" if loaded.label else ""))
-    if loaded.kind == "tls":
-        tls.show(loaded, store)
-    elif loaded.kind == "memory":
-        memory.show(loaded, store)
-    elif loaded.kind == "files":
-        console.show_files_run(loaded, ratios.file_ratios(loaded))
+    if loaded.kind in ("tls", "memory"):
+        (tls.show if loaded.kind == "tls" else memory.show)(loaded, store)
+    elif shown.figures is None:
+        console.show_files_run(loaded, shown.ratios)
     else:
-        from pqbench.analysis.figures import run_figures
-
-        figures = run_figures(loaded)
-        console.show_run(loaded, figures)
-        if loaded.settings.get("ab"):
-            console.note(f"run {loaded.run_id} is one side of a `pqbench ab` session: its "
-                         "rows are paired with the other side's (`pqbench compare` shows "
-                         "the session)")
-        else:
-            console.show_ratios(figures.mission)
+        console.show_run(loaded, shown.figures)
+        if shown.note is not None:
+            console.note(shown.note)
+        console.show_ratios(shown.ratios)
