@@ -38,7 +38,7 @@ def stored_run(store: Store, run_id: str | None) -> Run:
 
 
 @dataclass(frozen=True)
-class Listing:
+class Inventory:
     """Every stored run, oldest first, and where they are stored (redacted)."""
 
     location: str
@@ -59,7 +59,7 @@ class Listing:
         return run_algorithms(self.store, [r.run_id for r in runs]) if self.store else {}
 
 
-def listing(db: str | None, last: int | None = None, every: bool = False) -> Listing:
+def inventory(db: str | None, last: int | None = None, every: bool = False) -> Inventory:
     """What the store at `db` holds; no database file yet is the first-day state, not an
     error: nothing is stored (and nothing is created)."""
     from pqbench.data.store import Store
@@ -68,6 +68,6 @@ def listing(db: str | None, last: int | None = None, every: bool = False) -> Lis
         raise UsageError("choose one of --last N and --all")
     location = resolve_location(db)
     if is_missing_file(location):
-        return Listing(redact(location), [])
+        return Inventory(redact(location), [])
     store = Store.open(db, create=False)
-    return Listing(store.location, store.list_runs(), store)
+    return Inventory(store.location, store.list_runs(), store)

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pqbench.app.stored import RUNS_SHOWN
 from pqbench.cli.common import (
     CsvOption,
     DbOption,
@@ -16,10 +17,8 @@ from pqbench.cli.common import (
 )
 from pqbench.cli.root import app
 from pqbench.data.store import resolve_location
-from pqbench.data.store.location import is_missing_file
 from pqbench.libraries.implementations import all_implementations
 from pqbench.measure import environment
-from pqbench.platform.errors import UsageError
 from pqbench.platform.untrusted import redact
 from pqbench.views import console
 from pqbench.views import runs as views
@@ -106,9 +105,6 @@ def env(
                  "as JSON")
 
 
-#: Runs `pqbench runs` shows by default, newest first (as `git log` pages).
-RUNS_SHOWN = 20
-
 LastOption = Annotated[int | None, typer.Option(
     "--last", "-n", min=1, metavar="N", help=f"Only the N newest runs (default {RUNS_SHOWN}).")]
 AllOption = Annotated[bool, typer.Option("--all", metavar="", help="Every stored run.")]
@@ -120,41 +116,25 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
          json_output: JsonOption = False, db: DbOption = None) -> None:
     """List the stored runs, newest first: the newest 20 unless --last N or --all, then how
     many older ones there are. --json and --csv list every run, oldest first."""
-    from pqbench.data.store import Store
+    from pqbench.app.stored import inventory
 
-    if last is not None and every:
-        raise UsageError("choose one of --last N and --all")
     one_output(json=json_output, csv=csv_output)
-    location = resolve_location(db)
-    store = None
-    if is_missing_file(location):
-        # No database yet is the first-day state, not an error: nothing is stored.
-        listed, shown = [], redact(location)
-    else:
-        store = Store.open(db, create=False)
-        listed, shown = store.list_runs(), store.location
+    stored = inventory(db, last, every)
     if json_output:
-        print_json({"database": shown, "runs": [info.__dict__ for info in listed]})
+        print_json({"database": stored.location, "runs": [r.__dict__ for r in stored.runs]})
         return
     if csv_output:
-        from pqbench.data.store.selection import run_algorithms
-
-        found = run_algorithms(store, [r.run_id for r in listed]) if store else {}
-        console.write(csv_text(views.RUNS_CSV, [line for r in listed for line in
+        found = stored.algorithms(stored.runs)
+        console.write(csv_text(views.RUNS_CSV, [line for r in stored.runs for line in
                                                 views.runs_csv_rows(r, found.get(r.run_id, []))]))
         return
-    if not listed:
+    if not stored.runs:
         console.stdout.print(console.safe(
-            f"no runs stored yet in {shown}; `pqbench speed` measures and stores one"))
+            f"no runs stored yet in {stored.location}; `pqbench speed` measures and stores one"))
         return
-    assert store is not None
-    from pqbench.data.store.selection import run_algorithms
-
-    count = len(listed) if every else (last or RUNS_SHOWN)
-    newest = listed[::-1][:count]
-    algorithms = run_algorithms(store, [r.run_id for r in newest])
-    console.print_table(views.runs_table(newest, shown, algorithms,
-                                         older=len(listed) - len(newest)))
-    if len(newest) < len(listed):
-        console.note(f"{len(listed) - len(newest)} older run(s) not shown; `pqbench runs "
-                     "--all` lists every run, `--last N` the N newest")
+    newest, older = stored.newest(last, every)
+    console.print_table(views.runs_table(newest, stored.location, stored.algorithms(newest),
+                                         older=older))
+    if older:
+        console.note(f"{older} older run(s) not shown; `pqbench runs --all` lists every run, "
+                     "`--last N` the N newest")

@@ -50,7 +50,7 @@ def test_the_sides_of_an_ab_session_started_together_end_with_b(tmp_path: Path) 
 
 def test_runs_lists_the_newest_first_and_counts_the_older(tmp_path: Path) -> None:
     _save(tmp_path / "r.db", 1, 2, 3, 4)
-    found = stored.listing(str(tmp_path / "r.db"))
+    found = stored.inventory(str(tmp_path / "r.db"))
     assert [r.run_id for r in found.runs] == ["20260101-r", "20260102-r", "20260103-r",
                                               "20260104-r"]
     shown, older = found.newest(2, False)
@@ -62,7 +62,7 @@ def test_runs_lists_the_newest_first_and_counts_the_older(tmp_path: Path) -> Non
 
 def test_runs_shows_twenty_by_default(tmp_path: Path) -> None:
     _save(tmp_path / "r.db", 1)
-    found = stored.listing(str(tmp_path / "r.db"))
+    found = stored.inventory(str(tmp_path / "r.db"))
     many = replace(found, runs=found.runs * (stored.RUNS_SHOWN + 1))
     shown, older = many.newest(None, False)
     assert (len(shown), older) == (stored.RUNS_SHOWN, 1)
@@ -70,7 +70,7 @@ def test_runs_shows_twenty_by_default(tmp_path: Path) -> None:
 
 def test_no_database_yet_lists_nothing_and_creates_nothing(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
-    found = stored.listing(str(db))
+    found = stored.inventory(str(db))
     assert (found.runs, found.store) == ([], None)
     assert found.location.endswith("none.db") and not db.exists()
     assert found.algorithms([]) == {}
@@ -78,4 +78,4 @@ def test_no_database_yet_lists_nothing_and_creates_nothing(tmp_path: Path) -> No
 
 def test_last_and_all_together_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="choose one of --last N and --all"):
-        stored.listing(str(tmp_path / "none.db"), 3, True)
+        stored.inventory(str(tmp_path / "none.db"), 3, True)

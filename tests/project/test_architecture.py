@@ -744,8 +744,7 @@ COMMAND_LINES = 25
 STILL_OVER = {
     "pqbench.cli.history.history",
     "pqbench.cli.files.hash_command", "pqbench.cli.files.corpus_command",
-    "pqbench.cli.compare.compare",
-    "pqbench.cli.info.runs", "pqbench.cli.report.report_command",
+    "pqbench.cli.compare.compare", "pqbench.cli.report.report_command",
 }
 
 
