@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
-from pqbench.catalog import algorithms
 from pqbench.cli.common import (
     DbOption,
     JsonOption,
     LabelOption,
+    end,
     handles_errors,
     print_json,
     store_or_keep,
 )
 from pqbench.cli.root import app
-from pqbench.data.record import codec
-from pqbench.measure import environment
-from pqbench.measure.files import storage
 from pqbench.platform import interrupts
 from pqbench.platform.errors import UsageError
 from pqbench.platform.untrusted import printable
 from pqbench.views import console, numbers
-from pqbench.views.tables import Column, Table
 
 files_app = typer.Typer(help="File benchmarks: stream-hash files; plain versus encrypted I/O.",
                         no_args_is_help=True)
@@ -50,24 +44,6 @@ def parse_size(text: str) -> int:
         raise UsageError(f"size {printable(text)!r} is not above 0 and at most the "
                          f"{numbers.size(MAX_SIZE)} this command takes")
     return size
-
-
-def _hash_name(name: str) -> str:
-    (alg,) = algorithms.resolve([name], kind="hash")
-    if alg.kind != "hash":
-        raise UsageError(f"{alg.name} is not a hash; choose e.g. sha256, sha512, blake3")
-    return alg.name
-
-
-def _storage(paths: list[str]) -> list[dict[str, object]]:
-    seen: dict[str, dict[str, object]] = {}
-    for path in paths:
-        try:
-            found = storage.fingerprint(path)
-        except OSError:
-            continue
-        seen.setdefault(str(found["st_dev"]), found)
-    return list(seen.values())
 
 
 @files_app.command("hash")
@@ -103,54 +79,25 @@ def hash_command(
     """Read each file, then hash it: throughput, digest, cache state, and the answers:
     each hash against reading the file and against the first hash, paired, with intervals."""
     # The hashers (numpy for Fletcher-64) load here, not when `pqbench --help` starts.
-    from pqbench.analysis import ratios
+    from pqbench.app import files as use_case
     from pqbench.data.store import Store
-    from pqbench.measure.files import hashing, runs
     from pqbench.views import files as file_views
 
-    names = [_hash_name(a) for a in algorithm or ["sha256"]]
+    names = use_case.hash_names(algorithm)
     store = Store.open(db)
-    started = datetime.now(UTC)
-    watch = environment.Watch()
-    outcomes: list[hashing.FileOutcome] = []
-    interrupted: KeyboardInterrupt | None = None
-    total = len(paths) * hashing.passes_per_file(names, runs_wanted)
-    try:
-        with console.progress_bar(total, enabled=not json_output) as advance:
-            for outcome in hashing.iter_hashes(paths, names, cache_mode,  # type: ignore[arg-type]
-                                               jobs, runs_wanted, warmup, advance):
-                outcomes.append(outcome)
-    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: store the files measured so far
-        interrupted = exc
-    measurements, problems = runs.hash_measurements(outcomes)
-    env = environment.collect(extra={"storage": _storage(paths), "run": watch.state()})
-    settings = {"algorithm": names[0], "algorithms": names, "jobs": jobs, "cache": cache_mode,
-                "label": label, "runs": runs_wanted, "warmup": warmup,
-                "aggregate_hash_bytes_per_sec": hashing.aggregate_hash_rate(outcomes)}
-    run = runs.files_run(started, settings, env, measurements, problems,
-                         status="interrupted" if interrupted else "complete")
-    found = ratios.file_ratios(run)
+    with console.progress_bar(use_case.hash_steps(paths, names, runs_wanted),
+                              enabled=not json_output) as advance:
+        hashed = use_case.hash_files(paths, names, cache_mode, jobs, runs_wanted, warmup,
+                                     label, advance)
+    run = hashed.run
     console.warn_unsteady(file_views.unsteady_lines(run), file_views.what_helps(run))
+    store_or_keep(store, [run], hashed.document() if json_output else None)
     if json_output:
-        document = {**codec.run_document(run),
-                    "files": [row for o in outcomes for row in o.as_rows()],
-                    "ratios": [r.as_dict() for r in found]}
-        store_or_keep(store, [run], document)
-        print_json(document)
+        print_json(hashed.document())
     else:
-        store_or_keep(store, [run], None)
-        console.show_files_run(run, found)
+        console.show_files_run(run, hashed.ratios)
         console.note(f"stored as run {run.run_id} in {store.location}")
-    if interrupted is not None:
-        console.error(f"interrupted; the {len(outcomes)} file(s) measured were stored as run "
-                      f"{run.run_id}")
-        raise typer.Exit(interrupts.exit_code(interrupted))
-    failures = [o for o in outcomes if isinstance(o, hashing.FileFailure)]
-    changed = [o for o in outcomes if isinstance(o, hashing.FileHash) and o.flags]
-    if failures or changed:
-        console.error(f"{len(failures)} file(s) could not be measured, {len(changed)} changed "
-                      "while measured")
-        raise typer.Exit(1)
+    end(use_case.hash_ending(hashed))
 
 
 @files_app.command("corpus")
@@ -168,41 +115,22 @@ def corpus_command(
     db: DbOption = None,
 ) -> None:
     """Write random files (2 MB..2 GB), read them, encrypt them (XTS, GCM), hash them."""
+    from pqbench.app import files as use_case
     from pqbench.data.store import Store
-    from pqbench.measure.files import corpus, runs
+    from pqbench.views import files as file_views
 
     size = parse_size(total)  # a typo creates nothing, not even the database
     store = Store.open(db)
-    started = datetime.now(UTC)
-    watch = environment.Watch()
-    where = directory or os.environ.get("TMPDIR") or "/tmp"
     # The first Ctrl-C or SIGTERM stops the corpus; later ones (pressed again while it
     # is removed) cannot cut the removal or the storing of what was measured short.
     with interrupts.first_only():
-        result = corpus.run_corpus(size, directory, seed)
-        env = environment.collect(extra={"storage": _storage([where]), "run": watch.state()})
-        settings = {"total": sum(result.sizes), "files": len(result.sizes), "seed": seed,
-                    "label": label, "removed": result.removed,
-                    "xts": corpus.xts_implementation()}
-        run = runs.files_run(started, settings, env, runs.corpus_measurements(result),
-                             status="interrupted" if result.interrupted else "complete")
-        summary = result.summary()
-        store_or_keep(store, [run], {**codec.run_document(run), "summary": [
-            {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
-            for op, alg, n, rate in summary]} if json_output else None)
+        made = use_case.corpus(size, directory, seed, label)
+        store_or_keep(store, [made.run], made.document() if json_output else None)
     if json_output:
-        print_json({**codec.run_document(run), "summary": [
-            {"operation": op, "algorithm": alg, "bytes": n, "bytes_per_sec": rate}
-            for op, alg, n, rate in summary]})
+        print_json(made.document())
     else:
-        console.print_table(Table(
-            f"pqbench files corpus: {len(result.sizes)} files, "
-            f"{numbers.si(sum(result.sizes), 'B')}",
-            (Column("operation"), Column("algorithm"), Column("bytes", "si", "B"),
-             Column("throughput", "rate", "bytes/s")), tuple(summary)))
-        console.note(f"stored as run {run.run_id} in {store.location}; corpus "
-                     + ("removed" if result.removed else f"NOT removed: {result.directory}"))
-    if result.interrupted:
-        console.error(f"interrupted; the {len(run.measurements)} steps completed were stored "
-                      f"as run {run.run_id}")
-        raise typer.Exit(interrupts.exit_code())
+        console.print_table(file_views.corpus_table(made.result.sizes, made.result.summary()))
+        console.note(f"stored as run {made.run.run_id} in {store.location}; corpus "
+                     + ("removed" if made.result.removed
+                        else f"NOT removed: {made.result.directory}"))
+    end(use_case.corpus_ending(made))

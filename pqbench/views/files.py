@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pqbench.catalog import algorithms
 from pqbench.data.record.fingerprint import taken_under_load
 from pqbench.data.record.results import Measurement, Run
+from pqbench.views import numbers
 from pqbench.views.ratios import answer, level
 from pqbench.views.tables import Column, Table
 
@@ -122,3 +123,11 @@ def ratio_lines(ratios: Sequence[Ratio]) -> list[str]:
     hash against reading the file."""
     ordered = sorted(ratios, key=lambda r: r.kind == "reading")
     return [ratio_line(r) for r in ordered]
+
+
+def corpus_table(sizes: Sequence[int], summary: Sequence[tuple[str, str, int, float]]
+                 ) -> Table:
+    """`pqbench files corpus`: each step's bytes and aggregate throughput, in phase order."""
+    return Table(f"pqbench files corpus: {len(sizes)} files, {numbers.si(sum(sizes), 'B')}",
+                 (Column("operation"), Column("algorithm"), Column("bytes", "si", "B"),
+                  Column("throughput", "rate", "bytes/s")), tuple(summary))

@@ -743,7 +743,6 @@ COMMAND_LINES = 25
 #: a name leaves this list when its command shrinks (the test fails on a name that fits).
 STILL_OVER = {
     "pqbench.cli.history.history",
-    "pqbench.cli.files.hash_command", "pqbench.cli.files.corpus_command",
     "pqbench.cli.compare.compare", "pqbench.cli.report.report_command",
 }
 
