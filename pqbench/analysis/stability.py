@@ -60,11 +60,34 @@ def drift(values: np.ndarray) -> float | None:
     n = values.size
     if n < TREND_MIN_ROUNDS or np.ptp(values) == 0:
         return None
-    from scipy import stats as sp_stats  # a second to import: only once a run is judged
-
-    rho = float(sp_stats.spearmanr(np.arange(n), values).statistic)
+    rho = spearman_rho(np.arange(n), values)
     third = max(2, n // 3)
     change = float(np.median(values[-third:]) / np.median(values[:third])) - 1.0
     if abs(rho) >= TREND_RHO and abs(math.log1p(change)) >= math.log1p(TREND_LIMIT):
         return change
     return None
+
+
+def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rank correlation of two samples: Pearson's correlation of their average
+    ranks, as scipy.stats.spearmanr computes it (the same ranks, the same np.corrcoef, the
+    same float), NaN where a sample holds a NaN or is constant. In numpy alone: importing
+    scipy.stats takes longer than `show` may."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.size < 2 or np.isnan(x).any() or np.isnan(y).any() or np.ptp(x) == 0 \
+            or np.ptp(y) == 0:
+        return math.nan
+    ranked = np.column_stack((_average_ranks(x), _average_ranks(y)))
+    return float(np.corrcoef(ranked, rowvar=False)[1, 0])
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1, tied values sharing the mean of their ranks (rankdata's "average")."""
+    order = np.argsort(values, kind="mergesort")
+    inverse = np.empty(values.size, dtype=np.intp)
+    inverse[order] = np.arange(values.size)
+    ordered = values[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    dense = starts.cumsum()[inverse]
+    bounds = np.r_[np.nonzero(starts)[0], values.size]
+    return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)

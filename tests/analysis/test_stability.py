@@ -72,3 +72,28 @@ def test_speed_command_runs_the_check(tmp_path) -> None:
     run = Store.open(str(db), create=False).load_run(info.run_id)
     shaky = console.unstable_rows(run_figures(run))
     assert ("too unsteady to trust" in result.stderr) == bool(shaky)
+
+
+def test_spearman_rho_is_scipys_to_the_bit() -> None:
+    """Drawn samples with and without ties (rates rounded to few digits tie), of the round
+    counts a run has, against scipy.stats.spearmanr (the expected value is scipy's)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 5, 9, 10, 30, 101):
+        for digits in (None, 1, 0):
+            y = rng.normal(100.0, 3.0, n) + np.linspace(0.0, rng.normal(0.0, 5.0), n)
+            y = y if digits is None else np.round(y, digits)
+            if np.ptp(y) == 0:
+                continue
+            x = np.arange(n)
+            assert stability.spearman_rho(x, y) == float(stats.spearmanr(x, y).statistic)
+            both = rng.permutation(np.repeat(np.arange(n // 2 + 1), 2)[:n])
+            if np.ptp(both) == 0:
+                continue
+            assert stability.spearman_rho(both, y) == float(stats.spearmanr(both, y).statistic)
+    assert stability.spearman_rho(np.arange(4), np.array([1.0, 2.0, 3.0, 4.0])) == 1.0
+    assert stability.spearman_rho(np.arange(4), np.array([4.0, 2.0, 2.0, 1.0])) == pytest.approx(
+        -0.9486832980505138, abs=1e-15)
+    for y in ([1.0, np.nan, 2.0], [2.0, 2.0, 2.0]):
+        assert np.isnan(stability.spearman_rho(np.arange(3), np.array(y)))
