@@ -95,5 +95,5 @@ def test_spearman_rho_is_scipys_to_the_bit() -> None:
     assert stability.spearman_rho(np.arange(4), np.array([1.0, 2.0, 3.0, 4.0])) == 1.0
     assert stability.spearman_rho(np.arange(4), np.array([4.0, 2.0, 2.0, 1.0])) == pytest.approx(
         -0.9486832980505138, abs=1e-15)
-    for y in ([1.0, np.nan, 2.0], [2.0, 2.0, 2.0]):
-        assert np.isnan(stability.spearman_rho(np.arange(3), np.array(y)))
+    for odd in ([1.0, np.nan, 2.0], [2.0, 2.0, 2.0]):
+        assert np.isnan(stability.spearman_rho(np.arange(3), np.array(odd)))
