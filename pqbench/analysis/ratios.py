@@ -40,7 +40,7 @@ from pqbench.libraries.implementations import BINDINGS, STACKS
 #: Level of every interval when the cycles allow it.
 LEVEL = 0.99
 
-Kind = Literal["exchange", "signature", "key size", "digest size", "binding", "relative",
+Kind = Literal["exchange", "signature", "key size", "digest size", "mode", "binding", "relative",
                "reading", "implementation"]
 
 METHOD = ("cycles pair the rows (one round of each per cycle, random order): Hodges-Lehmann "
@@ -357,6 +357,27 @@ def _size_pairs(rows: Sequence[Measurement]) -> list[tuple[Kind, Measurement, Me
     return pairs
 
 
+def _mode_pairs(rows: Sequence[Measurement]) -> list[tuple[Measurement, Measurement]]:
+    """Each authenticated mode against XTS of its family at the same security (AES-256-GCM
+    against AES-256-XTS, whose 512-bit key buys the same 256 bits): what authenticated
+    encryption costs against disk encryption, which authenticates nothing, through one
+    implementation, operation and block size."""
+    def slot(m: Measurement, aead: bool) -> tuple[Any, ...] | None:
+        try:
+            alg = algorithms.by_name(m.algorithm)
+        except KeyError:
+            return None
+        wanted = bool(alg.param("aead")) if aead else alg.param("mode") == "XTS"
+        if alg.kind != "cipher" or not m.block_size or not wanted:
+            return None
+        return (alg.family, alg.param("security_bits"), m.implementation, m.operation,
+                m.block_size)
+
+    disk = {key: m for m in rows if (key := slot(m, aead=False)) is not None}
+    return [(m, disk[key]) for m in rows
+            if (key := slot(m, aead=True)) is not None and key in disk]
+
+
 def _row_side(m: Measurement) -> Side:
     return Side(_label(m), ((m.key, 1),))
 
@@ -425,7 +446,8 @@ def run_ratios(run: Run) -> list[Ratio]:
         return []
     base = _base(rows)
     found = _exchange_ratios(rows, cycles, base)
-    for kind, larger, smaller in _size_pairs(rows):
+    pairs = [*_size_pairs(rows), *(("mode", *pair) for pair in _mode_pairs(rows))]
+    for kind, larger, smaller in pairs:
         ratio = _ratio(kind, _per(larger), _row_side(larger), _row_side(smaller),
                        (_cost([(larger, 1.0)]), _cost([(smaller, 1.0)])), cycles, base)
         if ratio is not None:
@@ -555,7 +577,7 @@ def mission(ratios: Sequence[Ratio]) -> list[Ratio]:
             break
     largest: dict[tuple[str, str, str], Ratio] = {}
     for r in ratios:
-        if r.kind in ("key size", "digest size"):
+        if r.kind in ("key size", "digest size", "mode"):
             key = r.numerator.rows[0][0]
             slot = (r.numerator.label, r.denominator.label, key.operation)
             block = key.block_size or 0

@@ -44,7 +44,7 @@ def per_text(r: Ratio) -> str:
             key = side.rows[0][0]
             return f"{unit} ({key.algorithm} {key.operation})"
         return f"{unit} (mean)"
-    if r.kind in ("key size", "digest size", "relative") and side.block_size and \
+    if r.kind in ("key size", "digest size", "mode", "relative") and side.block_size and \
             side.operation:
         return f"byte ({side.operation})"
     return r.per
@@ -92,17 +92,33 @@ def lines(ratios: Sequence[Ratio]) -> list[str]:
 def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle") -> Table:
     """One line per ratio, compact enough for 80 columns: what against what, per what, and
     the answer with its interval beside it (never left out). What every ratio shares (the
-    interval's true level, the cycles, the time base) is said once, in the title; a column
-    where they differ."""
+    interval's true level, the cycles, the time base, one implementation on every side,
+    one row every ratio is set against) is said once, in the title; a column where they
+    differ."""
     levels = {numbers.share(r.ci_level) for r in ratios}
     counts = {r.pairs for r in ratios}
     bases = {base_name(r) for r in ratios}
     shared = [f"{levels.pop()} CI" if len(levels) == 1 else "",
               f"{counts.pop()} cycles" if len(counts) == 1 else "",
               bases.pop() if len(bases) == 1 else ""]
-    said = ", ".join(part for part in shared if part)
+    impls = {label.rpartition(" [")[2] for r in ratios
+             for label in (r.numerator.label, r.denominator.label)}
+    impl = impls.pop().rstrip("]") if len(impls) == 1 and " [" in ratios[0].numerator.label \
+        else None
+    against = {r.denominator.label for r in ratios}
+    common = against.pop() if len(against) == 1 and len(ratios) > 1 else None
+
+    def name(label: str) -> str:
+        return label.rpartition(" [")[0] if impl is not None else label
+
+    parts = [part for part in shared if part]
+    if impl is not None:
+        parts.append(f"all through {impl}")
+    said = ", ".join(parts)
+    heading = title + (f", each against {name(common)}" if common is not None else "")
     files = file_names(ratios)
-    columns = (Column("what", wrap=True), Column("against", wrap=True),
+    columns = (Column("what", wrap=True),
+               *(() if common is not None else (Column("against", wrap=True),)),
                Column("file", wrap=True), Column("per", wrap=True),
                Column("block", align="right"),
                # An interval that straddles 1 says both ends in words ("1.01x faster
@@ -111,13 +127,14 @@ def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle"
                Column("speed [CI]", align="right", wrap=True, min_width=24),
                Column("CI level", align="right", priority=1),
                Column("cycles", "count", priority=2), Column("time base", priority=3))
-    rows = tuple((r.numerator.label, r.denominator.label,
+    rows = tuple((name(r.numerator.label),
+                  *(() if common is not None else (name(r.denominator.label),)),
                   files.get(r.per.removeprefix(FILE_PER)), per_text(r), block_text(r),
                   answer(r),
                   None if shared[0] else numbers.share(r.ci_level),
                   None if shared[1] else r.pairs, None if shared[2] else base_name(r))
                  for r in ratios)
-    return Table(f"{title} ({said})" if said else title, columns, rows)
+    return Table(f"{heading} ({said})" if said else heading, columns, rows)
 
 
 #: What one exchange is for each kind of scheme (`analysis.exchanges.RECIPES`), in words.

@@ -149,6 +149,24 @@ def test_key_and_digest_sizes_bindings_and_the_row_asked_for() -> None:
     assert "SHA-512 [libcrypto]" not in asked  # another operation: nothing to pair with
 
 
+def test_an_authenticated_mode_against_xts_of_the_same_security_is_a_mode_ratio() -> None:
+    """AES-256-GCM against AES-256-XTS (both 256 bits of security, XTS's key is 512 bits):
+    what authenticating costs against disk encryption, through one implementation,
+    operation and block size; never against another security level or implementation."""
+    drift = [1.0, 1.7, 0.8, 1.2, 1.0, 1.5, 0.9, 1.1]
+    rows = [_row("AES-256-XTS", "libcrypto", "encrypt", [1.0 * f for f in drift], 16384),
+            _row("AES-256-GCM", "libcrypto", "encrypt", [1.8 * f for f in drift], 16384),
+            _row("AES-256-GCM", "libcrypto", "encrypt", [1.6 * f for f in drift], 1024),
+            _row("AES-128-GCM", "libcrypto", "encrypt", [1.5 * f for f in drift], 16384),
+            _row("AES-256-GCM", "cryptography", "encrypt", [2.0 * f for f in drift], 16384)]
+    found = [r for r in ratios.run_ratios(_run(rows)) if r.kind == "mode"]
+    assert [(r.numerator.label, r.denominator.label) for r in found] == [
+        ("AES-256-GCM [libcrypto]", "AES-256-XTS [libcrypto]")]
+    (mode,) = found
+    assert mode.estimate == pytest.approx(1.8) and mode.per == "byte (encrypt @16384B)"
+    assert ratios.mission(ratios.run_ratios(_run(rows))).count(mode) == 1  # plain `ratios`
+
+
 def test_rows_that_were_not_taken_in_cycles_give_no_ratio() -> None:
     rows = [_row("AES-128-XTS", "libcrypto", "encrypt", [1.0] * 8, 16384),
             _row("AES-256-XTS", "libcrypto", "encrypt", [1.4] * 8, 16384)]
@@ -513,25 +531,58 @@ def test_an_interval_across_one_wraps_in_its_cell_and_the_table_stays_a_table(
     assert len(text.splitlines()) <= 3 + len(found) + 1, text  # one line a ratio, one wrap
 
 
+def test_the_table_says_once_what_every_ratio_shares() -> None:
+    """One implementation on every side is said in the title, not as "[libcrypto]" twice a
+    line; one row every ratio is set against (--relative-to's) is said there too, and its
+    column goes. Sides of two implementations keep their names whole."""
+    from pqbench.data.record.results import RowKey
+    from pqbench.views import ratios as ratio_views
+
+    def ratio(what: str, against: str, impl: str, against_impl: str) -> ratios.Ratio:
+        return ratios.Ratio("key size", *(ratios.Side(f"{name} [{i}]", (
+            (RowKey(name, i, "encrypt", 16384), 1),)) for name, i in ((what, impl),
+                                                                       (against, against_impl))),
+            "byte (encrypt @16384B)", 1.3, 1.2, 1.4, 0.99, 10, "cpu")
+
+    against_one = ratio_views.table([ratio("AES-256-XTS", "AES-128-XTS", "libcrypto",
+                                           "libcrypto"),
+                                     ratio("AES-256-GCM", "AES-128-XTS", "libcrypto",
+                                           "libcrypto")])
+    assert [c.title for c in against_one.columns][:2] == ["what", "file"]
+    assert [row[0] for row in against_one.rows] == ["AES-256-XTS", "AES-256-GCM"]
+    assert against_one.title == ("what it costs, paired by cycle, each against AES-128-XTS "
+                                 "(99 % CI, 10 cycles, CPU time, all through libcrypto)")
+    two = ratio_views.table([ratio("AES-256-XTS", "AES-128-XTS", "cryptography",
+                                   "libcrypto"),
+                             ratio("AES-256-GCM", "AES-256-XTS", "libcrypto", "libcrypto")])
+    assert [c.title for c in two.columns][:2] == ["what", "against"]
+    assert [row[:2] for row in two.rows] == [
+        ("AES-256-XTS [cryptography]", "AES-128-XTS [libcrypto]"),
+        ("AES-256-GCM [libcrypto]", "AES-256-XTS [libcrypto]")]
+    assert two.title == "what it costs, paired by cycle (99 % CI, 10 cycles, CPU time)"
+
+
 @pytest.mark.process
 @pytest.mark.parametrize("columns", [80, 120])
 def test_relative_to_shows_each_row_against_it_once(mission_run: str, columns: int) -> None:
     """`ratios --relative-to rsa2048`: every line against RSA-2048, none twice (the
     mission's ML-KEM-768 against RSA-2048 used to come again among the asked ones), a
     table of a few lines at 80 and 120 columns, not hundreds."""
-    from tests.helpers.terminal import read_table
+    from tests.helpers.terminal import tables
 
     done = subprocess.run([sys.executable, "-m", "pqbench", "ratios", "--relative-to",
                            "rsa2048", "--db", mission_run], capture_output=True, text=True,
                           timeout=300, check=False, env={**os.environ, "COLUMNS": str(columns)})
     assert done.returncode == 0, done.stderr
     assert max(len(line) for line in done.stdout.splitlines()) <= columns
-    rows = read_table(done.stdout, "run ", key="against")  # "what" may wrap at 80
-    lines = [(row["what"], row["against"], row["per"]) for row in rows]
+    # Every row against one: said once in the title, with no "against" column.
+    (table,) = [t for t in tables(done.stdout) if "what it costs" in t.title]
+    assert "each against RSA-2048 [libcrypto]" in table.title, done.stdout
+    assert "against" not in table.names
+    lines = [(row["what"], row["per"]) for row in table.rows]
     assert lines and len(set(lines)) == len(lines), lines
-    assert all(against.startswith("RSA-2048") for _, against, _ in lines), lines
-    assert {("ML-KEM-768 [liboqs]", "RSA-2048 [libcrypto]", "exchange"),
-            ("ML-DSA-65 [liboqs]", "RSA-2048 [libcrypto]", "signature")} <= set(lines)
+    assert {("ML-KEM-768 [liboqs]", "exchange"),
+            ("ML-DSA-65 [liboqs]", "signature")} <= set(lines)
     assert len(done.stdout.splitlines()) < 40
 
 
