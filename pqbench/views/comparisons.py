@@ -233,14 +233,12 @@ def history_table(series: Series) -> Table:
     """One point per build, with its interval, steps and notes."""
     floor_text = ("unknown" if series.noise_floor is None
                   else numbers.percent(series.noise_floor))
-    # The level and its interval in one format: ops/s as "86.7 k" under an "ops/s" title.
-    level = numbers.byte_rate if series.unit == "bytes/s" else numbers.si
     steps = {s.index: s for s in series.steps}
     rows, tones = [], []
     for i, p in enumerate(series.points):
         step = steps.get(i)
         rows.append((p.build, runs_view.utc_time(p.started_at), len(p.runs), p.n,
-                     level(p.median), f"{level(p.ci_low)} – {level(p.ci_high)}",
+                     numbers.level_interval(p.median, p.ci_low, p.ci_high, series.unit),
                      f"{'▲' if step.ratio > 1 else '▼'} "
                      f"{numbers.change_beside_interval(step.ratio, step.ci_low, step.ci_high)}"
                      if step else "", "; ".join(p.notes)))
@@ -249,11 +247,14 @@ def history_table(series: Series) -> Table:
                  f"[{series.implementation}] "
                  f"(noise floor {floor_text}; steps of at least "
                  f"{numbers.plus_minus(series.threshold)})",
-                 (Column("build"), Column("first run (UTC)", priority=3),
+                 # The level with its interval in one cell, the unit said once ("1.65
+                 # [1.62–1.68] GB/s"), kept at every width; a long build label wraps.
+                 (Column("build", wrap=True, min_width=READABLE_PROSE),
+                  Column("first run (UTC)", priority=3),
                   Column("runs", "count", priority=2), Column("rounds", "count", priority=4),
-                  Column(series.unit, align="right"), Column("95 % CI", priority=1),
+                  Column(f"{series.unit} [95 % CI]", align="right"),
                   Column("step [CI]", wrap=True, min_width=_two_lines(
-                      [text for row in rows if (text := row[6])], "[")),
+                      [text for row in rows if (text := row[5])], "[")),
                   Column("notes", priority=1, wrap=True)),
                  tuple(rows), tuple(tones))
 

@@ -127,16 +127,22 @@ def _fill_back(columns: Sequence[Column], cells: Sequence[Sequence[str]], fitted
                width: int, prose: int | None, whole: int) -> Plan:
     """Columns left out one at a time until the table fit may leave room for some of them
     again (a narrow "kind" dropped before a wide "OS build" was): each is put back, the
-    most important first, where the table still fits."""
+    most important first, where the table still fits without wrapping more titles."""
     plan = fitted
     for unit in reversed(_drop_order(columns)):
         if not set(unit) <= set(plan.dropped):
             continue
         kept = sorted([*plan.kept, *unit])
         tried = _fit(columns, cells, kept, width, plan.short, prose, whole)
-        if tried is not None:
+        # Not at the cost of titles wrapped that were whole ("16 B" over two lines).
+        if tried is not None and _title_lines(tried) <= _title_lines(plan):
             plan = tried
     return plan
+
+
+def _title_lines(plan: Plan) -> int:
+    """The titles' lines of wrapping, over every column kept."""
+    return sum(len(lines) - 1 for lines in plan.headers)
 
 
 def _drop_order(columns: Sequence[Column]) -> list[list[int]]:

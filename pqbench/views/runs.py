@@ -107,10 +107,11 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None,
                      sides: Sequence[tuple[str | None, Sequence[Measurement]]] = ()
                      ) -> Table:
     """Ciphers and hashes as `openssl speed` prints them: one line per (algorithm,
-    implementation, operation), one column per block size, in MB/s (10^6 bytes/s), then
-    the key and security bits. Where room is short the smallest, the largest and the block
-    nearest 1 KiB stay. The terminal and the report draw this one table. With `sides` (an
-    `ab` session's two runs), each line once per side, the sides of a line together."""
+    implementation, operation), its key bits, one column per block size, in MB/s (10^6
+    bytes/s), then the security bits. Where room is short the smallest, the largest and
+    the block nearest 1 KiB stay, and the key bits (a key-size question needs them). The
+    terminal and the report draw this one table. With `sides` (an `ab` session's two
+    runs), each line once per side, the sides of a line together."""
     sided = [(name, list(mine)) for name, mine in sides] or [(None, list(rows))]
     every = [m for _, mine in sided for m in mine]
     sizes = sorted({m.block_size for m in every if m.block_size})
@@ -126,15 +127,16 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None,
     ordered = sorted(lines, key=lambda k: (k[0], order.index(k[1]), k[2], k[3]))
     said = levels_said(every)
     two = len(sided) > 1
+    # The key bits beside the name, the last of the optional columns to go: a key-size
+    # question (AES-256-XTS against AES-128-XTS) needs them more than a sixth block size.
     columns = (*((Column("side", wrap=True),) if two else ()),
                Column("algorithm"), Column("implementation", short="impl."),
-               Column("operation"),
+               Column("operation"), Column("key bits", "count", priority=1),
                *(Column(numbers.size(s), "number", priority=0 if s in kept else 1)
                  for s in sizes),
                Column("±CI (widest)", "plus_minus", short="±CI"),
                Column("CI level", align="right", priority=2),
                Column("CV (largest)", "percent", priority=1, short="CV"),
-               Column("key bits", "count", priority=2),
                Column("security bits", "count", priority=2, short="sec. bits"),
                Column("quantum security bits", "count", priority=2, short="PQ bits"))
     body = []
@@ -148,10 +150,12 @@ def throughput_table(rows: Sequence[Measurement], title: str | None = None,
         cvs = [cv for _, cv in spreads if cv is not None]
         levels = [lv for m in by_size.values() if (lv := row_level(m)) is not None]
         body.append((*((names[position],) if two else ()), alg, impl, op,
+                     first.attributes.get("key_bits"),
                      *(None if r is None else r / 1e6 for r in rates),
                      max(halves, default=None),
                      None if said is not None or not levels else numbers.share(min(levels)),
-                     max(cvs, default=None), *(first.attributes.get(k) for k, _ in _BITS)))
+                     max(cvs, default=None),
+                     *(first.attributes.get(k) for k, _ in _BITS[1:])))
     heading = title or (f"ciphers and hashes: MB/s (10^6 bytes/s) of {time_base(every)} by "
                         "block size")
     return Table(heading + (f"; {said}, the widest of the row's block sizes" if said else ""),
