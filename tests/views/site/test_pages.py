@@ -253,3 +253,16 @@ def test_a_machine_s_sections_are_rendered_again_only_when_it_or_the_rendering_c
         assert not any("kept-section" in p.read_text() for p in out.glob("row-*.html"))
         assert set(json.loads((out / publish_site.STATE).read_text())["fragments"]) == {
             p.digest for p in site.parts}
+
+
+def test_a_ratio_is_worded_as_every_other_ratio_pqbench_shows() -> None:
+    """The fleet's post-quantum against classical cell: faster or slower with its interval,
+    as `speed` and `ratios` say it, never a bare time ratio ("0.294x the time")."""
+    from pqbench.app.publish import RatioLine
+    from pqbench.views.site import pages
+
+    faster = RatioLine("ML-KEM-768 against X25519", "exchange", 0.294, 0.288, 0.302, 0.99,
+                       10, "r")
+    assert pages._ratio_cell(faster) == "3.40x faster [3.31–3.47] (99 % CI)"
+    slower = RatioLine("ML-DSA-65 against Ed25519", "signature", 1.25, 1.2, 1.3, 0.99, 10, "r")
+    assert pages._ratio_cell(slower) == "1.25x slower [1.20–1.30] (99 % CI)"
