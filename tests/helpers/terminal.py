@@ -13,6 +13,7 @@ import subprocess
 import sys
 import termios
 import threading
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 
@@ -75,19 +76,62 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
     whose `key` column (default: the first) is filled. The table ends at a blank line, at
     a line that starts with `end` (the next table's title), or at the first line that
     would leave fewer columns than the header has (a note, another table's title)."""
+    return list(_read(text, title, key, end).rows)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One table as drawn: its title (the line above its header), its columns' names, its
+    rows (each cell's lines joined) and how many lines each row took."""
+
+    title: str
+    names: tuple[str, ...]
+    rows: tuple[dict[str, str], ...]
+    heights: tuple[int, ...]
+
+
+def tables(text: str) -> list[Drawn]:
+    """Every table drawn in `text` (a header above a rule of "─"), in order. A row starts
+    where its shape says: a cell's lines run down from the row's first line, so a line
+    with a cell filled where the line above is blank, or filled wherever the row's first
+    line is, starts a row; a line filled in fewer places goes on the row above."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(title))
-    rule = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("─"))
-    # The header is the line above the rule, and the line above it where a title wrapped
-    # there (it starts blank: a first column's title rarely wraps, a table's title does
-    # not start with blanks).
-    # A title that wraps may be drawn on the line below instead (that line then starts
-    # blank): either way every line of the header is taken, up to the table's title.
+    found = []
+    for rule, line in enumerate(lines):
+        if not line or set(line.rstrip()) != {"─"}:
+            continue
+        top = _header_top(lines, 0, rule)
+        if top < 1:
+            continue
+        drawn = _read("\n".join(lines[top - 1:]), lines[top - 1], None, None, by_shape=True)
+        # A title wrapped over lines above (prose: no two blanks in a row, as columns have).
+        first = top - 1
+        while first > 0 and top - first < 3 and lines[first - 1].strip() and \
+                "  " not in lines[first - 1].strip() and "─" not in lines[first - 1]:
+            first -= 1
+        found.append(replace(drawn, title=" ".join(lines[first:top])))
+    return found
+
+
+def _header_top(lines: list[str], start: int, rule: int) -> int:
+    """The first line of the header above `rule`: the line above the rule, and the lines
+    above it where a title wrapped there (they start blank: a first column's title rarely
+    wraps, a table's title does not start with blanks); a title that wraps may be drawn
+    on the line below instead (that line then starts blank)."""
     top = rule - 1
     while top - 1 > start and lines[top - 1].startswith(" "):  # titles wrapped upwards
         top -= 1
     if top == rule - 1 and top - 1 > start and lines[top].startswith(" "):
         top -= 1  # a title wrapped downwards: the header's first line is the one above
+    return top
+
+
+def _read(text: str, title: str, key: str | None, end: str | None, *,
+          by_shape: bool = False) -> Drawn:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    rule = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("─"))
+    top = _header_top(lines, start, rule)
     header_lines = lines[top:rule]
     columns = len(_separators(header_lines)) + 1
     body: list[str] = []
@@ -103,13 +147,24 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
                       if line[a:b].strip()) for a, b in bounds]
     first = names.index(key) if key is not None else 0
     rows: list[dict[str, list[str]]] = []
+    heights: list[int] = []
+    above: set[int] = set()
+    opened: set[int] = set()
     for line in body:
         cells = [line[a:b].strip() for a, b in bounds]
-        if cells[first] or not rows:
+        filled = {i for i, cell in enumerate(cells) if cell}
+        starts = not (filled <= above) or filled >= opened if by_shape else bool(cells[first])
+        above = filled
+        if starts or not rows:
+            opened = filled
             rows.append({name: [cell] if cell else [] for name, cell in zip(names, cells,
                                                                              strict=True)})
+            heights.append(1)
         else:
+            heights[-1] += 1
             for name, cell in zip(names, cells, strict=True):
                 if cell:
                     rows[-1][name].append(cell)
-    return [{name: " ".join(parts) for name, parts in row.items()} for row in rows]
+    return Drawn(lines[start], tuple(names),
+                 tuple({name: " ".join(parts) for name, parts in row.items()} for row in rows),
+                 tuple(heights))

@@ -19,8 +19,9 @@ import pytest
 from rich.console import Console
 
 from pqbench.data.store import Store
-from pqbench.views import console, layout
+from pqbench.views import console, layout, tables
 from pqbench.views.tables import Column, Table
+from tests.helpers import starts_processes
 from tests.helpers.runs import make_runs
 from tests.helpers.terminal import in_terminal
 
@@ -58,6 +59,42 @@ def test_narrower_wraps_prose_then_leaves_out_columns_by_priority() -> None:
     assert (plan.kept, plan.widths) == ((0, 1), (10, 6))  # priority 0 always stays
     plan = layout.plan(COLUMNS, CELLS, 17)
     assert plan.records  # names and numbers are never cut: one block per row instead
+
+
+def test_a_column_put_back_keeps_the_titles_whole_that_were() -> None:
+    """A column left out comes back where it fits, but not by breaking a title that was
+    whole ("key" over "bits", "16" over "B" reads as another column): it stays left out,
+    and named as such, until it fits with its title on one line."""
+    columns = (Column("algorithm"), Column("key bits", "count", priority=2),
+               Column("implementation details", priority=1))
+    cells = (("ML-KEM-768",), ("256",), ("x" * 30,))
+    for width in (16, 19):  # "key bits" would fit as "key" over "bits", 4 wide
+        plan = layout.plan(columns, cells, width)
+        assert (plan.kept, plan.dropped) == ((0,), (1, 2)), width
+    plan = layout.plan(columns, cells, 20)  # 10 + 2 + 8: whole
+    assert (plan.kept, plan.headers) == ((0, 1), (("algorithm",), ("key bits",)))
+
+
+def test_the_cipher_table_keeps_the_key_bits_where_block_sizes_go() -> None:
+    """At 80 columns the key bits stay beside the name (AES-256-XTS against AES-128-XTS is
+    a key-size question) while block sizes beyond the three kept are left out."""
+    from pqbench.data.record.results import Measurement
+    from pqbench.data.record.rounds import LoopResult
+    from pqbench.views import runs
+
+    rows = [Measurement(name, "libcrypto", "encrypt", (LoopResult(1000, 10**6),) * 3,
+                        block_size=size, attributes={"time_base": "cpu", "key_bits": bits,
+                                                     "security_bits": bits // 2})
+            for name, bits in (("AES-128-XTS", 256), ("AES-256-XTS", 512))
+            for size in (16, 64, 256, 1024, 8192, 16384)]
+    table = runs.throughput_table(rows)
+    cells = [[texts[i] for texts in tables.texts(table)] for i in range(len(table.columns))]
+    plan = layout.plan(table.columns, cells, 80)
+    shown = [table.columns[i].title for i in plan.kept]
+    assert shown[:4] == ["algorithm", "implementation", "operation", "key bits"], shown
+    assert {"16 B", "1 KiB", "16 KiB"} <= set(shown)
+    assert "8 KiB" in [table.columns[i].title for i in plan.dropped]
+    assert "±CI (widest)" in shown
 
 
 def test_a_group_goes_together_and_short_titles_are_used_where_room_is_short() -> None:
@@ -165,17 +202,96 @@ COMMANDS = {
     "compare": ("compare", "--by", "label", "10.14.5", "10.14.6 (18F132), with a long label"),
     "compare newest": ("compare",),
     "history": ("history", "SHA-256", "--by", "label"),
+    "calibrate": ("calibrate", "x25519", "-i", "cryptography", "--runs", "2", "--seconds",
+                  "0.02", "--rounds", "2"),
+    "list": ("list", "kem"),
+    "env": ("env",),
+}
+
+
+@pytest.fixture(scope="module")
+@starts_processes
+def measured_db(busy_db: Path, tmp_path_factory: pytest.TempPathFactory
+                ) -> tuple[Path, dict[str, str]]:
+    """busy_db's runs and two measured: a speed run of public-key schemes and ciphers,
+    and a `files hash` run of two hashes; with a file to hash again."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("measured")
+    db = folder / "m.db"
+    shutil.copy(busy_db, db)
+    data = folder / "disk.img"
+    data.write_bytes(os.urandom(2 << 20))
+    ids = {"file": str(data)}
+    for kind, args in (("speed", ("speed", "ml-kem-768", "x25519", "rsa2048", "aes-128-xts",
+                                  "aes-256-xts", "aes-256-gcm", "-i", "cryptography", "-i",
+                                  "libcrypto", "--seconds", "0.05", "--rounds", "8")),
+                       ("files", ("files", "hash", str(data), "-a", "sha256", "-a",
+                                  "sha512", "--cache", "as-is"))):
+        done = _cli(*args, "--json", db=db)
+        assert done.returncode == 0, done.stderr
+        ids[kind] = json.loads(done.stdout)["run_id"]
+    return db, ids
+
+
+#: Commands that read what `measured_db` holds ({speed}, {files}, {file}: its run ids and
+#: the file it hashed).
+READING = {
+    "ratios": ("ratios", "{speed}"),
+    "ratios --all": ("ratios", "{speed}", "--all"),
+    "ratios --relative-to": ("ratios", "{speed}", "--relative-to", "aes-128-xts"),
+    "ratios of a files run": ("ratios", "{files}"),
+    "show": ("show", "{speed}"),
+    "show a files run": ("show", "{files}"),
+    "files hash": ("files", "hash", "{file}", "-a", "sha256", "-a", "sha512", "--cache",
+                   "as-is", "--runs", "8"),
 }
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("name", list(READING))
+def test_every_table_of_a_stored_run_reads_at_both_widths(
+        measured_db: tuple[Path, dict[str, str]], name: str, columns: int) -> None:
+    """On a terminal of each width, as a user meets it: every table read back, no
+    interval left out or cut, no row taller than it needs."""
+    db, ids = measured_db
+    drawn = in_terminal(*(arg.format(**ids) for arg in READING[name]), columns=columns,
+                        db=db)
+    # Progress lines are redrawn in place: a bar may shorten what it shows ("…").
+    lines = [line for line in drawn.splitlines() if not re.search(r"━|╸|╺|^SHA\d+ \(", line)]
+    assert max(len(line.rstrip()) for line in lines) <= columns, drawn
+    assert "…" not in "\n".join(lines) and "Traceback" not in drawn
+    _reads_well(drawn, columns, name)
+    from tests.helpers.terminal import tables
+
+    if name.startswith("ratios"):
+        (table,) = [t for t in tables(drawn) if "what it costs" in t.title]
+        answers = [row["speed [CI]"] for row in table.rows]
+        assert all(re.fullmatch(r"([\d.]+x (faster|slower)|same speed) \[.+\]", a)
+                   for a in answers), answers
+        if name == "ratios":  # AES-256-GCM against AES-256-XTS: authentication's cost
+            whats = {(row["what"].split(" [")[0], row["against"].split(" [")[0])
+                     for row in table.rows}
+            assert ("AES-256-GCM", "AES-256-XTS") in whats, whats
+        if name == "ratios of a files run":
+            assert {row["per"] for row in table.rows} == {"byte"}
+            assert {row["file"] for row in table.rows} == {"disk.img"}
+    if name == "ratios --relative-to":  # each row against AES-128-XTS of its own library
+        (table,) = [t for t in tables(drawn) if "what it costs" in t.title]
+        assert {row["against"].split(" [")[0] for row in table.rows} == {"AES-128-XTS"}
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_every_table_fits_80_columns_and_cuts_nothing(busy_db: Path, name: str) -> None:
-    done = _cli(*COMMANDS[name], db=busy_db)
+def test_every_table_fits_and_cuts_nothing(busy_db: Path, name: str, columns: int) -> None:
+    done = _cli(*COMMANDS[name], db=busy_db, columns=columns)
     assert done.returncode == 0, done.stderr
-    _fits(done.stdout, 80)
-    _fits(done.stderr, 80)
+    _fits(done.stdout, columns)
+    _fits(done.stderr, columns)
     assert done.stdout.strip()
+    _reads_well(done.stdout, columns, name)
     if name == "runs":
         listed = json.loads(_cli("runs", "--json", db=busy_db).stdout)["runs"]
         for run in listed:  # every id whole, on one line, to copy
@@ -188,6 +304,36 @@ def test_every_table_fits_80_columns_and_cuts_nothing(busy_db: Path, name: str) 
         assert "@16384B" not in done.stdout  # no long form on the terminal
     if name == "history":
         assert re.search(r"▲ [12]\.\d+x", done.stdout)  # the doubling, whole
+
+
+#: The tallest a table's row may be: a cell on two lines, three where an interval across 1
+#: says both its ends ("1.08x slower [1.21x slower – 1.26x faster]"); advice and reasons
+#: (prose) take what they take at 80 columns.
+ROW_LINES = {"env": 6, "verify": 12, "runs": 4, "list": 7}
+
+#: Columns that are an interval, or hold one: never the ones a table leaves out.
+INTERVAL = re.compile(r"CI\]|±CI|\[CI|95 % CI")
+
+
+def _reads_well(text: str, columns: int, name: str) -> None:
+    """Every table drawn: no interval column left out, every interval whole in its cell,
+    no row taller than `ROW_LINES` allows, and no column that says nothing (empty in every
+    row)."""
+    from tests.helpers.terminal import tables
+
+    for said in " ".join(text.split()).split("not shown at ")[1:]:
+        names = said.split(" (a wider terminal")[0]
+        assert not INTERVAL.search(names), said
+    drawn = tables(text)
+    for table in drawn:
+        assert table.rows, table
+        for column in table.names:
+            cells = [row[column] for row in table.rows]
+            assert any(cells), (name, table.title, column)
+            for cell in cells:
+                assert cell.count("[") == cell.count("]"), (name, column, cell)
+        assert max(table.heights) <= ROW_LINES.get(name, 3), (name, columns, table.title,
+                                                             table.heights)
 
 
 @pytest.mark.process
@@ -213,7 +359,7 @@ def test_the_speed_table_shows_block_sizes_as_columns_and_json_keeps_rows(
     expected = {m.block_size: m.bytes_per_sec for m in stored.measurements
                 if m.algorithm == "AES-128-GCM" and m.operation == "encrypt"}
     encrypt = next(line for line in lines if "encrypt" in line)
-    figures = encrypt.replace("│", " ").split()[3:9]
+    figures = encrypt.replace("│", " ").split()[4:10]  # after the key bits
     for figure, size in zip(figures, sorted(expected), strict=True):
         assert float(figure.replace(",", "")) == pytest.approx(expected[size] / 1e6, rel=0.006)
 
