@@ -97,6 +97,29 @@ def test_the_cipher_table_keeps_the_key_bits_where_block_sizes_go() -> None:
     assert "±CI (widest)" in shown
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_history_keeps_each_level_s_interval_at_every_width(width: int) -> None:
+    """A build's level never stands without its interval: one cell, the unit said once
+    ("3.28 [3.20–3.35] GB/s"); a long build label wraps at a readable width (never to 10
+    cells, four lines a row) and the run's time goes first."""
+    from pqbench.analysis.history import HistoryStep, Point, Series
+    from pqbench.views import comparisons
+
+    label = "10.14.6 (18F132), with a long label"
+    series = Series("SHA-256", "python", "hash", 16384, "bytes/s", (
+        Point("10.14.5", "2026-01-02T00:00:00+00:00", ("a",) * 5, 45, 1.63e9, 1.60e9, 1.66e9),
+        Point(label, "2026-01-03T00:00:00+00:00", ("b",) * 5, 45, 3.28e9, 3.20e9, 3.35e9)),
+        (HistoryStep(1, label, 1.63e9, 3.28e9, 2.0, ci_low=1.94, ci_high=2.06),))
+    table = comparisons.history_table(series)
+    cells = [[texts[i] for texts in tables.texts(table)] for i in range(len(table.columns))]
+    plan = layout.plan(table.columns, cells, width)
+    shown = {table.columns[i].title: w for i, w in zip(plan.kept, plan.widths, strict=True)}
+    assert shown["bytes/s [95 % CI]"] >= len("3.28 [3.20–3.35] GB/s"), plan
+    assert [texts[4] for texts in tables.texts(table)] == ["1.63 [1.60–1.66] GB/s",
+                                                          "3.28 [3.20–3.35] GB/s"]
+    assert shown["build"] >= layout.READABLE_PROSE, plan
+
+
 def test_a_group_goes_together_and_short_titles_are_used_where_room_is_short() -> None:
     columns = (Column("implementation", short="impl."), Column("before", priority=1,
                                                                 group="levels"),
