@@ -12,20 +12,11 @@ from pqbench.app import ratios
 from pqbench.data.record.results import Run
 from pqbench.data.store import Store
 from pqbench.platform.errors import NothingStored, UsageError
-from tests.helpers.runs import make_run
-
-ROWS = (("ML-KEM-768", "liboqs", "keygen", None, 20_000.0),
-        ("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
-        ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
-        ("ML-KEM-512", "liboqs", "keygen", None, 30_000.0),
-        ("ML-KEM-512", "liboqs", "encaps", None, 90_000.0),
-        ("ML-KEM-512", "liboqs", "decaps", None, 75_000.0),
-        ("X25519", "libcrypto", "keygen", None, 40_000.0),
-        ("X25519", "libcrypto", "derive", None, 30_000.0))
+from tests.helpers.runs import KEX_ROWS, make_run
 
 
 def _run(run_id: str, day: int, *, interleaved: bool = True, **settings: object) -> Run:
-    run = make_run(run_id, seed=day, rows=ROWS, started_at=f"2026-01-{day:02d}T00:00:00+00:00")
+    run = make_run(run_id, seed=day, rows=KEX_ROWS, started_at=f"2026-01-{day:02d}T00:00:00+00:00")
     return replace(run, settings={**run.settings, "interleaved": interleaved, **settings})
 
 

@@ -11,13 +11,7 @@ from pqbench.app import show
 from pqbench.data.record.results import Measurement
 from pqbench.data.record.rounds import LoopResult
 from pqbench.data.store import Store
-from tests.helpers.runs import make_run
-
-ROWS = (("ML-KEM-768", "liboqs", "keygen", None, 20_000.0),
-        ("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
-        ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
-        ("X25519", "libcrypto", "keygen", None, 40_000.0),
-        ("X25519", "libcrypto", "derive", None, 30_000.0))
+from tests.helpers.runs import KEX_ROWS, make_run
 
 
 def _store(tmp_path: Path, *runs: object) -> Store:
@@ -28,7 +22,7 @@ def _store(tmp_path: Path, *runs: object) -> Store:
 
 
 def _paired(run_id: str, day: int, **settings: object) -> object:
-    run = make_run(run_id, seed=day, rows=ROWS, started_at=f"2026-01-0{day}T00:00:00+00:00")
+    run = make_run(run_id, seed=day, rows=KEX_ROWS, started_at=f"2026-01-0{day}T00:00:00+00:00")
     return replace(run, settings={**run.settings, "interleaved": True, **settings})
 
 

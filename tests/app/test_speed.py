@@ -12,7 +12,7 @@ from pqbench.catalog import algorithms
 from pqbench.data.record.results import Measurement
 from pqbench.measure.speed import suite
 from pqbench.platform.errors import UsageError
-from tests.helpers.runs import make_run
+from tests.helpers.runs import KEX_ROWS, make_run
 
 
 def _settings(algorithm: list[str] | None = None, **changes: object) -> suite.SpeedSettings:
@@ -121,15 +121,7 @@ def test_rows_worth_a_second_look_are_named() -> None:
 
 
 def test_the_answer_carries_every_ratio_and_those_asked_for() -> None:
-    rows = (("ML-KEM-768", "liboqs", "keygen", None, 20_000.0),
-            ("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
-            ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
-            ("ML-KEM-512", "liboqs", "keygen", None, 30_000.0),
-            ("ML-KEM-512", "liboqs", "encaps", None, 90_000.0),
-            ("ML-KEM-512", "liboqs", "decaps", None, 75_000.0),
-            ("X25519", "libcrypto", "keygen", None, 40_000.0),
-            ("X25519", "libcrypto", "derive", None, 30_000.0))
-    run = make_run("r", seed=3, rows=rows)
+    run = make_run("r", seed=3, rows=KEX_ROWS)
     run = replace(run, settings={**run.settings, "interleaved": True})
     plain = speed.answer(run, None)
     assert plain.asked == []

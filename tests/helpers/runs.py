@@ -21,6 +21,18 @@ ROWS: tuple[tuple[str, str, str, int | None, float], ...] = (
     ("AES-256-XTS", "cryptography", "encrypt", 16384, 550_000.0),
     ("SHA-256", "python", "hash", 16384, 100_000.0),
 )
+#: Two KEMs and a key agreement, every operation each: rows a speed run pairs into ratios
+#: per exchange (post-quantum against classical) and against either KEM (--relative-to).
+KEX_ROWS: tuple[tuple[str, str, str, int | None, float], ...] = (
+    ("ML-KEM-768", "liboqs", "keygen", None, 20_000.0),
+    ("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
+    ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
+    ("ML-KEM-512", "liboqs", "keygen", None, 30_000.0),
+    ("ML-KEM-512", "liboqs", "encaps", None, 90_000.0),
+    ("ML-KEM-512", "liboqs", "decaps", None, 75_000.0),
+    ("X25519", "libcrypto", "keygen", None, 40_000.0),
+    ("X25519", "libcrypto", "derive", None, 30_000.0),
+)
 
 
 def environment(**changes: Any) -> dict[str, Any]:
