@@ -217,7 +217,8 @@ def _history_chart(algorithm: str, series: Sequence[history.Series], builds: Seq
         intervals.append(tuple((at[b].ci_low, at[b].ci_high) if b in at else None
                                for b in builds))
     steps = tuple((_series_label(s), builds.index(step.build),
-                   f"{_series_label(s)}: {numbers.speed_change(step.ratio)}")
+                   f"{_series_label(s)}: "
+                   f"{numbers.change_beside_interval(step.ratio, step.ci_low, step.ci_high)}")
                   for s in shown for step in s.steps)
     hidden = [_series_label(s) for s in series if s not in shown]
     footnote = (f"{len(hidden)} of {len(series)} series not drawn (more than the colours tell "

@@ -547,3 +547,18 @@ def test_each_side_of_a_session_leads_with_an_implementation_both_sides_measured
             assert intervals, line
             assert all(intervals) or (re.search(r"times: [\d.]+ % CI", line)
                                       and not any(intervals)), line
+
+
+def test_a_history_chart_marks_each_step_with_its_interval() -> None:
+    """The chart's mark of a step says it as every ratio is said: faster or slower with
+    its interval ("hash 16 KiB [python]: 2.00x faster [1.94–2.06]")."""
+    from pqbench.analysis.history import HistoryStep, Point, Series
+    from pqbench.views.report import comparison
+
+    series = Series("SHA-256", "python", "hash", 16384, "bytes/s", (
+        Point("b1", "2026-01-01T00:00:00+00:00", ("a",), 9, 1.6e9, 1.5e9, 1.7e9),
+        Point("b2", "2026-01-02T00:00:00+00:00", ("b",), 9, 3.2e9, 3.1e9, 3.3e9)),
+        (HistoryStep(1, "b2", 1.6e9, 3.2e9, 2.0, ci_low=1.94, ci_high=2.06),))
+    chart = comparison._history_chart("SHA-256", [series], ["b1", "b2"], "label", "h.png")
+    assert [text for _, _, text in chart.steps] == [
+        "hash 16 KiB [python]: 2.00x faster [1.94–2.06]"]
