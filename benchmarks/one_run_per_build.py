@@ -218,19 +218,14 @@ def coverage(runs: list[Any]) -> dict[str, Any]:
     from the other runs only."""
     from scipy import stats as sp
 
-    from pqbench.analysis import noise
-    from pqbench.analysis.compare import run_samples
-    from pqbench.data.record.estimates import run_estimate
+    from pqbench.app.noise import model_from_runs
 
     estimates = _estimates(runs)
-    samples = {r.run_id: run_samples([r]) for r in runs}
     covered = {level: 0 for level in LEVELS}
     total = 0
     for k in range(len(runs) - 1):
         others = [r for i, r in enumerate(runs) if i not in (k, k + 1)]
-        model = noise.learn(others, estimates, lambda key, ids: [
-            found for i in ids if key in samples[i]
-            if (found := run_estimate(samples[i][key][0])) is not None])
+        model = model_from_runs(others, estimates)
         for key, values in estimates.items():
             a, b = values[k], values[k + 1]
             if a is None or b is None:
@@ -247,8 +242,8 @@ def coverage(runs: list[Any]) -> dict[str, Any]:
 def judge_series(runs: list[Any], model: Any) -> dict[str, Any]:
     """Each run against the next (compare) and every row's history over the runs, each
     run its own build by label."""
-    from pqbench.analysis import history
     from pqbench.analysis.compare import compare_runs
+    from pqbench.app.history import history_of_runs
 
     verdicts: dict[str, int] = {}
     alarms: list[str] = []
@@ -263,7 +258,7 @@ def judge_series(runs: list[Any], model: Any) -> dict[str, Any]:
     steps: list[str] = []
     series = 0
     for name in dict.fromkeys(m.algorithm for r in runs for m in r.measurements):
-        for one in history.history(runs, name, by="label", model=model):
+        for one in (h.series for h in history_of_runs(runs, name, by="label", model=model)):
             series += 1
             steps += [f"{one.algorithm} {one.implementation} {one.operation} at "
                       f"{s.build}: {s.ratio:.3f}" for s in one.steps]
@@ -272,7 +267,7 @@ def judge_series(runs: list[Any], model: Any) -> dict[str, Any]:
 
 
 def report_aa(work: Path) -> dict[str, Any]:
-    from pqbench.analysis.noise import NoiseModels
+    from pqbench.app.noise import NoiseModels
     from pqbench.data.store import Store
 
     entries = {e["run_id"]: e for e in Ledger(work / "aa.json").entries}
@@ -304,9 +299,10 @@ def _judged(result: Any) -> list[dict[str, Any]]:
 def report_jumps(work: Path) -> dict[str, Any]:
     """Per case: 5 old runs against the new one, the first old run against it (in the
     store of all six, and alone, where only the default prior is known), and the history."""
-    from pqbench.analysis import history
     from pqbench.analysis.compare import compare_runs
-    from pqbench.analysis.noise import NoiseModel, NoiseModels
+    from pqbench.analysis.noise import NoiseModel
+    from pqbench.app.history import history_of_runs
+    from pqbench.app.noise import NoiseModels
     from pqbench.data.store import Store
 
     found: dict[str, Any] = {}
@@ -328,7 +324,8 @@ def report_jumps(work: Path) -> dict[str, Any]:
                              after_name="new")
         steps = []
         for name in dict.fromkeys(m.algorithm for r in runs for m in r.measurements):
-            for series in history.history([*old, *new], name, by="label", model=model):
+            for series in (h.series for h in history_of_runs([*old, *new], name, by="label",
+                                                             model=model)):
                 steps += [f"{series.implementation} {series.operation}: {s.verdict} "
                           f"{s.ratio:.3g}" for s in series.steps]
         for row in one.rows:

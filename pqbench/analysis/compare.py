@@ -9,18 +9,16 @@ pair instead (`signedrank.compare_pairs`), at the per-look alpha the session use
 `compare` gives the verdict `ab` gave; when the groups hold other runs besides such sides
 (`compare --by os_build` after an `ab` session), the rows a session measured are still
 judged by its pairs, the session being the stronger evidence, and the others by runs.
-A side stands for one build (`record.builds`): its runs of another build (a `bisect` run
-with an older wheel, a masked run among unmasked ones) are left out, and a warning names
-them. Where a row has too few runs for the exact test over runs, it is judged against the
+Which runs a side holds (one build, one machine) is the caller's decision (`app.compare`).
+Where a row has too few runs for the exact test over runs, it is judged against the
 machine's run-to-run spread of that row (`noise`), when the caller has a noise model. Each
 changed row carries the fingerprint differences that can explain it (`explain`).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -29,9 +27,7 @@ from pqbench.analysis.memory import compare_memory
 from pqbench.analysis.news import News, summarize
 from pqbench.analysis.noise import NoiseModel, timed_in_wall_time
 from pqbench.analysis.rows import ALPHA, Row, RowComparison, RowKey
-from pqbench.data.record.builds import Build, principal, split_by_build
 from pqbench.data.record.results import Run
-from pqbench.data.record.runs import run_order
 from pqbench.platform.errors import ComparisonError
 
 
@@ -57,6 +53,15 @@ class RunComparison(RowComparison):
     def as_dict(self) -> dict[str, Any]:
         """The document of `pqbench compare --json` (docs/compare.schema.json)."""
         return {"news": self.news.as_dict(), **super().as_dict()}
+
+
+class NoCommonRows(ComparisonError):
+    """Two sides that share no row: the runs are kept, for a gate to name what is gone."""
+
+    def __init__(self, message: str, before: Sequence[Run], after: Sequence[Run]) -> None:
+        super().__init__(message)
+        self.before = list(before)
+        self.after = list(after)
 
 
 def run_samples(runs: Sequence[Run]) -> dict[RowKey, list[list[float]]]:
@@ -86,50 +91,35 @@ def row_libraries(runs: Sequence[Run]) -> dict[RowKey, str]:
     return found
 
 
-def check_testbeds(runs: Sequence[Run], cross_machine: bool) -> list[str]:
-    """Refuse runs from different testbeds (CPU model, flags, arch) unless asked; warn then."""
-    testbeds = sorted({str(r.environment.testbed) for r in runs})
-    if len(testbeds) <= 1:
-        return []
-    hosts = sorted({str(r.environment.hostname) for r in runs})
-    message = (f"the runs come from {len(testbeds)} testbeds ({', '.join(testbeds)}; hosts "
-               f"{', '.join(hosts)}): differences may be the machines, not the OS builds")
-    if not cross_machine:
-        raise ComparisonError(message + "; pass --cross-machine to compare anyway")
-    return [message]
-
-
 def compare_runs(
     before: Sequence[Run],
     after: Sequence[Run],
     threshold: float | None = None,
     *,
-    cross_machine: bool = False,
     before_name: str | None = None,
     after_name: str | None = None,
     noise: NoiseModel | None = None,
+    warnings: Sequence[str] = (),
 ) -> RunComparison:
     """Compare two groups of runs row by row, rows sorted by |ln ratio|, largest first, and
     tell the news of it (`news.summarize`): what every command that shows a comparison shows.
 
     ``threshold`` None is auto: each row is judged against max(5 %, its noise floor).
     ``noise`` (the machine's run-to-run spread per row) judges the rows that have too few
-    runs for the exact test. Raises ComparisonError when a group is empty, when the runs
-    come from different testbeds (unless ``cross_machine``), or when the groups share no
-    row.
+    runs for the exact test. ``warnings`` are the caller's (runs it left out, machines it
+    mixed), shown first. Raises ComparisonError when a group is empty or when the groups
+    share no row.
     """
     if not before or not after:
         raise ComparisonError("need at least one run on each side to compare")
     if threshold is not None and threshold < 0:
         raise ComparisonError("--threshold must not be negative")
-    warnings = check_testbeds([*before, *after], cross_machine)
+    warnings = list(warnings)
     before_name = before_name or _group_name(before)
     after_name = after_name or _group_name(after)
     pairs = pairing.session_pairs(before, after)
     if pairs is None:
         sessions, rest_before, rest_after = pairing.sessions_between(before, after)
-        rest_before = _one_build(rest_before, before_name, warnings)
-        rest_after = _one_build(rest_after, after_name, warnings)
         outcomes, only_before, only_after = _by_runs(rest_before, rest_after, threshold, noise)
         if outcomes and noise is None:  # memory runs carry no rounds: no run count to warn of
             warnings += _run_count_warning(len(rest_before), len(rest_after))
@@ -161,73 +151,57 @@ def compare_runs(
                   f"({ALPHA:g} over the session's looks, Bonferroni)")
         kept_before, kept_after = list(before), list(after)
         alpha = pairing.paired_alpha(pairs)
+    return told(kept_before, kept_after, outcomes, Sides(before_name, after_name, threshold),
+                only_before, only_after, warnings=warnings, method=method,
+                paired=pairs is not None, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The names of a comparison's two sides and its band (None: auto)."""
+
+    before: str
+    after: str
+    threshold: float | None
+
+
+def told(before: Sequence[Run], after: Sequence[Run], outcomes: dict[RowKey, Row],
+         sides: Sides, only_before: tuple[RowKey, ...], only_after: tuple[RowKey, ...], *,
+         warnings: Sequence[str], method: str, paired: bool, alpha: float) -> RunComparison:
+    """The comparison of rows judged (`outcomes`), with the memory figures compared, each
+    changed row's causes from the fingerprint differences, and the news told of it."""
     memory = tuple(compare_memory(before, after))
     if not outcomes and not memory:
-        raise ComparisonError(
+        raise NoCommonRows(
             "the runs have no row in common (algorithm, implementation, operation and block "
-            "size must match); `pqbench runs` and `pqbench export` show what each holds")
-    context = explain.context_of(r.environment for r in [*kept_before, *kept_after])
+            "size must match); `pqbench runs` and `pqbench export` show what each holds",
+            before, after)
+    context = explain.context_of(r.environment for r in [*before, *after])
     differences = explain.annotate(
-        explain.differences([r.environment for r in kept_before],
-                            [r.environment for r in kept_after]),
+        explain.differences([r.environment for r in before],
+                            [r.environment for r in after]),
         context, {key.algorithm for key in outcomes})
-    backends = row_libraries([*kept_before, *kept_after])
+    backends = row_libraries([*before, *after])
     rows = [_with_causes(row, differences, context, backends.get(key))
             for key, row in outcomes.items()]
     rows.sort(key=lambda r: (-abs(math.log(r.ratio)), r.key[:3], r.block_size or 0))
     compared = RowComparison(
-        before_name=before_name,
-        after_name=after_name,
-        before_runs=tuple(r.run_id for r in kept_before),
-        after_runs=tuple(r.run_id for r in kept_after),
-        threshold=threshold,
+        before_name=sides.before,
+        after_name=sides.after,
+        before_runs=tuple(r.run_id for r in before),
+        after_runs=tuple(r.run_id for r in after),
+        threshold=sides.threshold,
         rows=tuple(rows),
         differences=tuple(differences),
         only_before=only_before,
         only_after=only_after,
         warnings=tuple(warnings),
         method=method,
-        paired=pairs is not None,
+        paired=paired,
         alpha=alpha,
         memory=memory,
     )
-    return RunComparison.told(compared, summarize(compared, kept_before, kept_after))
-
-
-def _one_build(runs: Sequence[Run], name: str, warnings: list[str]) -> list[Run]:
-    """The runs of the build the side stands for (`record.builds.principal`); the others
-    are left out, and a warning names them and what sets them apart."""
-    if len(runs) < 2:
-        return list(runs)
-    split = split_by_build(runs)
-    if len(split) == 1:
-        return list(runs)
-    main = principal(runs)
-    kept = split[main]
-    for build, members in split.items():
-        if build != main:
-            ids = ", ".join(r.run_id for r in members)
-            warnings.append(f"{name}: {len(members)} run(s) of another build left out "
-                            f"({build_words(build, main)}: {ids}); a side is one build")
-    return kept
-
-
-def build_words(build: Build, main: Build) -> str:
-    """What sets `build` apart from `main`, in words: "cryptography 42.0.8", "AES-NI
-    hidden", "timed in wall time"."""
-    said: list[str] = []
-    for name, mine, _ in build.differences(main):
-        if name.startswith("knobs."):
-            text = explain.knob_text(name.split(".", 1)[1], mine)
-            said.append(text or f"{name.split('.', 1)[1]} unset")
-        elif name == "mask":
-            continue  # the knob it sets says it in words
-        elif name == "time_base":
-            said.append(f"timed in {mine or 'wall'} time")
-        else:
-            shown = mine if mine is not None else "(none)"
-            said.append(f"{name.removeprefix('libraries.')} {shown}")
-    return ", ".join(dict.fromkeys(said)) or "another configuration"
+    return RunComparison.told(compared, summarize(compared, before, after))
 
 
 def _by_runs(before: Sequence[Run], after: Sequence[Run], threshold: float | None,
@@ -309,79 +283,3 @@ def _with_causes(row: Row, differences: Sequence[explain.Difference],
     return replace(row, causes=tuple(explain.causes_for(
         row.algorithm, row.implementation, differences, library=library, context=context,
         operation=row.operation)))
-
-
-def compare_groups(
-    groups: Sequence[tuple[str, Sequence[Run]]],
-    threshold: float | None = None,
-    *,
-    cross_machine: bool = False,
-    noise: NoiseModel | None = None,
-) -> list[RunComparison]:
-    """Each group against the next (in the given order): one comparison per step."""
-    if len(groups) < 2:
-        names = ", ".join(name for name, _ in groups) or "none"
-        raise ComparisonError(f"need at least two groups to compare; found {names}")
-    return [compare_runs(list(b), list(a), threshold, cross_machine=cross_machine,
-                         before_name=bn, after_name=an, noise=noise)
-            for (bn, b), (an, a) in itertools.pairwise(groups)]
-
-
-def comparable_steps(groups: Sequence[tuple[str, Sequence[Run]]]
-                     ) -> tuple[list[tuple[int, int]], list[int]]:
-    """Which groups can be compared, in the given order: each group against the latest
-    earlier group that shares a row with it (a store holding speed runs and a bisection's
-    sessions of other rows is two series that never meet), and the groups that share no
-    row with any other. A comparison of groups with no common row could only fail."""
-    keys = [{m.key for run in runs for m in run.measurements if m.samples}
-            for _, runs in groups]
-    steps: list[tuple[int, int]] = []
-    for after in range(1, len(groups)):
-        before = next((i for i in range(after - 1, -1, -1) if keys[i] & keys[after]), None)
-        if before is not None:
-            steps.append((before, after))
-    joined = {i for step in steps for i in step}
-    return steps, [i for i in range(len(groups)) if i not in joined]
-
-
-@dataclass(frozen=True)
-class Compared:
-    """One comparison and the runs each side held, in order (what a caller follows further,
-    such as each run's paired cost ratios)."""
-
-    comparison: RunComparison
-    before: Sequence[Run]
-    after: Sequence[Run]
-
-
-def compare_steps(
-    groups: Sequence[tuple[str, Sequence[Run]]],
-    whole: Callable[[Sequence[Run]], Sequence[Run]],
-    threshold: float | None = None,
-    *,
-    cross_machine: bool = False,
-    every: bool = False,
-    noise: Callable[[Sequence[Run]], NoiseModel | None] | None = None,
-) -> list[Compared]:
-    """The newest group against the one before it (by each group's newest run), or with
-    `every` each group against the next, in the given order. The groups may hold run
-    headers only: `whole` loads a group's runs whole, two groups at a time, so memory grows
-    with the largest groups, not with every run stored. `noise` gives the noise model of
-    the runs compared (`noise.NoiseModels.for_runs`)."""
-    if len(groups) > 2 and not every:
-        newest = sorted(groups, key=lambda group: run_order(group[1][-1]))[-2:]
-        groups = [group for group in groups if group in newest]  # in the given order
-    if len(groups) < 2:
-        compare_groups(groups, threshold, cross_machine=cross_machine)  # says why not
-    steps = []
-    (before_name, before_runs), *rest = groups
-    before = whole(before_runs)
-    for after_name, after_runs in rest:
-        after = whole(after_runs)
-        model = noise([*before, *after]) if noise is not None else None
-        steps.append(Compared(compare_runs(before, after, threshold, cross_machine=cross_machine,
-                                           before_name=before_name, after_name=after_name,
-                                           noise=model),
-                              before, after))
-        before, before_name = after, after_name
-    return steps

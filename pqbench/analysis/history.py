@@ -1,11 +1,10 @@
 """One algorithm's rate over OS builds (or any fingerprint field), with its steps.
 
-Runs are grouped by the field (default `os_build`) in the order the groups first appear,
-and a group whose runs measured different builds (`record.builds`: a `bisect` run with an
-older wheel, a masked run) is split into one point per build, named by what sets it apart
-("debian-12/6.18 (cryptography 42.0.8)"). Each point is one build's level of one row, with
-the run as the unit as in `compare`: the geometric mean of the median rates of the runs
-that measured the row, and a 95 % Student t interval over them
+The caller decides the points (`app.history`: one machine, one build a point, named by the
+`--by` field and what sets a build apart, "debian-12/6.18 (cryptography 42.0.8)"); here
+each point is one build's level of one row, with the run as the unit as in `compare`: the
+geometric mean of the median rates of the runs that measured the row, and a 95 % Student t
+interval over them
 (`replicates.level_interval`; one run: that run's median and order-statistic interval).
 An `ab` session's side joins the point of the build it ran; where that point has `speed`
 runs of the row too, they set its level (the session's pairs are timed otherwise).
@@ -35,12 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import noise, pairing, replicates, step_detect, verdict
-from pqbench.analysis.compare import build_words, run_samples
+from pqbench.analysis.compare import run_samples
 from pqbench.analysis.rows import ALPHA, RowKey
-from pqbench.data.record.builds import build_of, principal, split_by_build
-from pqbench.data.record.estimates import run_estimate
 from pqbench.data.record.results import Run
-from pqbench.data.record.runs import group_runs
 from pqbench.platform.errors import ComparisonError
 
 #: The penalty of the candidate fit: lower than asv's 4, since every candidate is then
@@ -137,57 +133,6 @@ def not_measured(algorithm: str, implementation: str | None, operation: str | No
     return ComparisonError(f"no stored run measured {algorithm}"
                            f"{f' with {implementation}' if implementation else ''}"
                            f"{f' ({operation})' if operation else ''}; measured: {known}")
-
-
-def history(
-    runs: Iterable[Run],
-    algorithm: str,
-    *,
-    implementation: str | None = None,
-    operation: str | None = None,
-    by: str = "os_build",
-    annotations: Mapping[str, Sequence[str]] | None = None,
-    model: noise.NoiseModel | None = None,
-) -> list[Series]:
-    """One series per matching row key, points in build order, steps judged.
-
-    ``annotations`` maps a build (a value of ``by``) to its notes. ``model`` is the
-    machine's noise model; None learns it from these runs. Raises ComparisonError when no
-    stored run measured the algorithm (with the ones that were).
-    """
-    runs = list(runs)
-    groups = by_build(group_runs(runs, by))
-    wanted = _norm(algorithm)
-    samples = {name: run_samples_by_id(members) for name, members in groups}
-    keys: dict[RowKey, None] = {}
-    seen_algorithms: set[str] = set()
-    for per_key in samples.values():
-        for key in per_key:
-            seen_algorithms.add(key.algorithm)
-            if _norm(key.algorithm) != wanted:
-                continue
-            if implementation and key.implementation != implementation:
-                continue
-            if operation and key.operation != operation:
-                continue
-            keys[key] = None
-    if not keys:
-        raise not_measured(algorithm, implementation, operation, seen_algorithms)
-    if model is None:
-        by_id = {r.run_id: run_samples_by_id([r]) for r in runs}
-        model = noise.learn(runs, keys, lambda key, ids: [
-            found for i in ids if key in by_id.get(i, {})
-            if (found := run_estimate(by_id[i][key][0][1])) is not None],
-            sessions=pairing.all_sessions(runs))
-    judge = session_judge([r for r in runs if pairing.ab_session(r) is not None])
-
-    def rates(key: RowKey, ids: Sequence[str]) -> list[tuple[str, Sequence[float]]]:
-        wanted_ids = set(ids)
-        return [(i, one) for name, _ in groups for i, one in samples[name].get(key, [])
-                if i in wanted_ids]
-
-    return series_from_rates(keys, groups, rates, annotations or {}, model=model,
-                             sessions=judge)
 
 
 def run_samples_by_id(runs: Sequence[Run]) -> dict[RowKey, list[tuple[str, list[float]]]]:
@@ -325,35 +270,6 @@ def _candidates(points: Sequence[Point], measured: Sequence[Group],
     found = step_detect.detect_steps([p.median for p in points], weights,
                                      penalty=CANDIDATE_PENALTY, noise=known)
     return [s.index for s in found]
-
-
-def by_build(groups: Sequence[tuple[str, Sequence[Run]]]) -> list[tuple[str, list[Run]]]:
-    """Each group whose runs measured different builds split into one group per build
-    (`record.builds`): the build most of its runs measured keeps the group's name (and
-    notes), the others are named by what sets them apart, "debian-12/6.18 (AES-NI
-    hidden)", "... (cryptography 42.0.8)". An `ab` session's side joins the group of the
-    build it ran, however timed; runs that differ by design are not one point."""
-    split: list[tuple[str, list[Run]]] = []
-    for name, runs in groups:
-        plain = [r for r in runs if pairing.ab_session(r) is None]
-        sides = [r for r in runs if pairing.ab_session(r) is not None]
-        builds = split_by_build(plain)
-        for side in sides:
-            own = build_of(side)
-            home = next((b for b in builds if b.same_software(own)), None)
-            if home is None:
-                builds[own] = [side]
-            else:
-                builds[home].append(side)
-        if len(builds) <= 1:
-            split.append((name, list(runs)))
-            continue
-        main = principal(plain) if plain else next(iter(builds))
-        for build, members in builds.items():
-            members.sort(key=lambda r: (r.started_at, r.run_id))
-            split.append((name if build == main else f"{name} ({build_words(build, main)})",
-                          members))
-    return split
 
 
 #: Per row key, (run id, per-round rates) of each of the runs named that measured it.

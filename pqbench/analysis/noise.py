@@ -3,16 +3,15 @@
 One run cannot tell a build's effect from the machine's drift between runs, unless the
 drift is known. Every store that holds two runs of one build, runs of one build under two
 labels (an A/A pair), calibration runs (`pqbench calibrate`) or an `ab` session has
-measured it. Per testbed (CPU model, flags, host: runs of other machines say nothing about
-this one) and per row (algorithm, implementation, operation, block size) the model pools:
+measured it. Per machine (runs of other machines say nothing about this one; which runs are
+one machine, one build and one group of replicates is decided by the caller,
+`app.noise`) and per row (algorithm, implementation, operation, block size) the model pools:
 
-* **replicated runs**: per row, the ln run estimates (median of a run's rounds) of each
-  group of runs of one build (`record.builds`), each group centred on its own mean, so a
-  real change between builds does not count as noise: s^2 = SS / (N - k), N - k degrees of
-  freedom (the pooled within-group variance of a one-way layout). Within a build, the runs
-  of a label that holds several runs are a group of their own (a difference the
-  fingerprint does not see, between two labels of one build, is not noise either), and
-  the runs whose labels hold one run each are one group (an A/A series of single runs);
+* **replicated runs**: per row, the ln run estimates (`run_estimate`: the median of a run's
+  ln rates) of each group of replicates (runs of one build, `app.noise.replicate_groups`),
+  each group centred on its own mean, so a real change between builds does not count as
+  noise: s^2 = SS / (N - k), N - k degrees of freedom (the pooled within-group variance of
+  a one-way layout);
 * **`ab` sessions**: per row, the worker pairs' estimates e_j of ln(B / A) (each the
   Hodges-Lehmann estimate of its round pairs, `signedrank.compare_worker_pairs`). Each e_j
   is one process of B minus one of A, so var(e) / 2 estimates the variance of one process's
@@ -33,7 +32,7 @@ shared VM; docs: statistics) with `PRIOR_DF` degrees of freedom: a prior for rat
 time, so rows timed in wall time never rest on it (`NoiseModel.spread_for`). Every spread
 says where it came from (`Spread.describe`).
 
-Runs the caller flags as taken under load may be left out; the model counts them.
+Runs the caller leaves out (taken under load, say) are counted in the model, by reason.
 """
 
 from __future__ import annotations
@@ -41,16 +40,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from pqbench.analysis import pairing, signedrank
-from pqbench.data.record.builds import split_by_build
 from pqbench.data.record.results import RowKey, Run
-
-if TYPE_CHECKING:
-    from pqbench.data.store.selection import NoiseInputs
 
 #: The conservative prior: one run's ln estimate about its build's level, as a standard
 #: deviation, measured over single runs of the quick suite on a shared 2-core VM under load
@@ -196,13 +191,13 @@ def kind_of(algorithm: str) -> str:
 
 @dataclass
 class NoiseModel:
-    """Per row of one testbed, the replicated-run and session evidence; `spread` answers."""
+    """Per row of one machine, the replicated-run and session evidence; `spread` answers."""
 
-    testbed: str | None = None
+    machine: str | None = None
     rows: dict[RowKey, Evidence] = field(default_factory=dict)
     sessions: dict[RowKey, Evidence] = field(default_factory=dict)
     session_count: dict[RowKey, int] = field(default_factory=dict)
-    #: Runs left out (taken under load, or of another testbed) and why.
+    #: Runs left out (taken under load, say) and why.
     left_out: dict[str, int] = field(default_factory=dict)
 
     def add_runs(self, key: RowKey, estimates: Sequence[float], calibration: int = 0) -> None:
@@ -306,8 +301,15 @@ def _rows(count: int) -> str:
 #: A row key's ln estimates (`record.estimates`: the median of a run's ln per-round rates)
 #: by each of the runs named that has one, in their order (`store.rates.RowEstimates.of_runs`).
 EstimatesOf = Callable[[RowKey, Sequence[str]], Sequence[float]]
-#: Why a run is left out of the model (taken under load ...), or None to keep it.
-LeaveOut = Callable[[Run], str | None]
+
+
+@dataclass(frozen=True)
+class Replicates:
+    """Runs whose differences are noise alone: the caller's decision (`app.noise`), as run
+    ids, with how many of them are calibration runs."""
+
+    runs: tuple[str, ...]
+    calibration: int = 0
 
 
 def timed_in_wall_time(run: Run) -> bool:
@@ -325,47 +327,17 @@ def calibration_of(run: Run) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) else None
 
 
-def _groups(runs: Sequence[Run]) -> list[list[Run]]:
-    """The groups each centred on its own level: runs of one build under one label where
-    the label holds several (a label a user gave to several runs names what they took for
-    one configuration, and a difference the fingerprint does not see must not count as
-    noise), and the build's runs whose labels hold one run each together (single runs
-    labelled as builds of their own, an A/A series: one build by every fact recorded)."""
-    found: list[list[Run]] = []
-    for members in split_by_build(runs).values():
-        by_label: dict[str | None, list[Run]] = {}
-        for run in members:
-            by_label.setdefault(run.label, []).append(run)
-        singles = [group[0] for group in by_label.values() if len(group) == 1]
-        found += [group for group in by_label.values() if len(group) > 1]
-        if len(singles) > 1:
-            found.append(singles)
-    return found
-
-
-def learn(runs: Sequence[Run], keys: Iterable[RowKey], estimates: EstimatesOf, *,
-          sessions: Sequence[tuple[Run, Run]] = (), leave_out: LeaveOut | None = None,
-          testbed: str | None = None) -> NoiseModel:
-    """The model of one testbed from its stored runs (headers with fingerprints: a run's
-    build needs them), each row's run estimates read by `estimates`, and its `ab` sessions
-    (whole runs: the worker pairs are attributes of their rows). `leave_out` names runs to
-    leave out."""
-    model = NoiseModel(testbed=testbed)
-    kept: list[Run] = []
-    for run in runs:
-        if pairing.ab_session(run) is not None:
-            continue  # a session's sides are evidence through their worker pairs
-        why = leave_out(run) if leave_out is not None else None
-        if why is not None:
-            model.left_out[why] = model.left_out.get(why, 0) + 1
-            continue
-        kept.append(run)
+def learn(groups: Iterable[Replicates], keys: Iterable[RowKey], estimates: EstimatesOf, *,
+          sessions: Sequence[tuple[Run, Run]] = (), left_out: Mapping[str, int] | None = None,
+          machine: str | None = None) -> NoiseModel:
+    """The model of one machine: per row, the ln run estimates of each group of replicates
+    (read by `estimates`), and its `ab` sessions (whole runs: the worker pairs are
+    attributes of their rows). `left_out` counts the runs the caller left out, by reason."""
+    model = NoiseModel(machine=machine, left_out=dict(left_out or {}))
     wanted = list(keys)
-    for members in _groups(kept):
-        ids = [r.run_id for r in members]
-        calibration = sum(1 for r in members if calibration_of(r) is not None)
+    for group in groups:
         for key in wanted:
-            model.add_runs(key, estimates(key, ids), calibration)
+            model.add_runs(key, estimates(key, group.runs), group.calibration)
     for key, row in pairing.paired_rows(sessions).items():
         if row.workers is None:
             continue
@@ -381,35 +353,6 @@ def learn(runs: Sequence[Run], keys: Iterable[RowKey], estimates: EstimatesOf, *
         for found in by_session.values():
             model.add_session(key, found)
     return model
-
-
-def from_inputs(inputs: NoiseInputs, leave_out: LeaveOut | None = None) -> NoiseModel:
-    """The model of the testbed whose runs `store.selection.noise_inputs` read."""
-    return learn(inputs.headers, inputs.estimates.keys(), inputs.estimates.of_runs,
-                 sessions=pairing.all_sessions(inputs.sessions), leave_out=leave_out,
-                 testbed=inputs.testbed)
-
-
-class NoiseModels:
-    """The model of each testbed a command meets, learnt once from the store on first use
-    (`store` is a `store.Store`); None for runs of several testbeds or of none recorded."""
-
-    def __init__(self, store: Any, leave_out: LeaveOut | None = None) -> None:
-        self.store = store
-        self.leave_out = leave_out
-        self._found: dict[str, NoiseModel] = {}
-
-    def for_runs(self, runs: Iterable[Run]) -> NoiseModel | None:
-        from pqbench.data.store.selection import noise_inputs
-
-        testbeds = {r.environment.testbed for r in runs}
-        if len(testbeds) != 1 or None in testbeds:
-            return None
-        testbed = str(testbeds.pop())
-        if testbed not in self._found:
-            self._found[testbed] = from_inputs(noise_inputs(self.store, testbed),
-                                               self.leave_out)
-        return self._found[testbed]
 
 
 def smallest_call(spread: Spread, n: int, m: int, alpha: float = 0.01) -> float:

@@ -43,6 +43,15 @@ class Row:
     causes: tuple[explain.Cause, ...] = ()
     #: The rounds counted bytes, not operations (a `files` row: bytes over a pass).
     counts_bytes: bool = False
+    #: Set for a row judged across a fleet: the machines, each its own control.
+    machines: int | None = None
+
+    @property
+    def design(self) -> str:
+        """What the row was judged by: "runs" (the run as the unit), "pairs" (an `ab`
+        session's pairs) or "machines" (each machine's own before and after)."""
+        return "machines" if self.machines is not None else \
+            "pairs" if self.pairs is not None else "runs"
 
     @property
     def algorithm(self) -> str:
@@ -141,7 +150,7 @@ class Row:
             "runs_before": self.runs_before, "runs_after": self.runs_after,
             "spread_before": self.spread_before, "spread_after": self.spread_after,
             "noise_floor": self.noise_floor, "threshold": self.threshold,
-            "design": "pairs" if self.pairs is not None else "runs", "pairs": self.pairs,
+            "design": self.design, "pairs": self.pairs, "machines": self.machines,
             "seconds": self.seconds,
             "causes": [c.as_dict() for c in self.causes],
         }
@@ -171,6 +180,23 @@ class RowComparison:
     #: Memory figures (runs of kind "memory"), compared exactly: pqbench.analysis.memory.
     memory: tuple[MemoryChange, ...] = ()
 
+    @property
+    def designs(self) -> dict[str, int]:
+        """How many rows each design judged ("runs", "pairs", "machines"), in that order."""
+        found = {design: 0 for design in ("runs", "pairs", "machines")}
+        for row in self.rows:
+            found[row.design] += 1
+        return {design: count for design, count in found.items() if count}
+
+    @property
+    def design(self) -> str:
+        """The design of every row, or "mixed" where rows were judged differently (the
+        rows an `ab` session measured by its pairs, the others by runs)."""
+        designs = list(self.designs)
+        if not designs:
+            return "pairs" if self.paired else "runs"
+        return designs[0] if len(designs) == 1 else "mixed"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "before": {"name": self.before_name, "runs": list(self.before_runs)},
@@ -178,7 +204,8 @@ class RowComparison:
             "threshold": MIN_THRESHOLD if self.threshold is None else self.threshold,
             "threshold_mode": "auto" if self.threshold is None else "fixed",
             "alpha": self.alpha,
-            "design": "pairs" if self.paired else "runs",
+            "design": self.design,
+            "designs": self.designs,
             "method": self.method,
             "rows": [r.as_dict() for r in self.rows],
             "differences": [d.as_dict() for d in self.differences],

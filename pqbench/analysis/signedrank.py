@@ -256,7 +256,7 @@ def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
             f"{count} worker pair: the spread between worker processes cannot be estimated; "
             f"at least {FEWEST_WORKER_PAIRS} worker pairs are needed"))
     else:
-        log_low, log_high, p = _t_interval(estimates, alpha)
+        log_low, log_high, p = t_interval(estimates, alpha)
         outcome = verdict.decide(p, log_low, log_high, alpha=alpha, threshold=band)
     before_level = math.exp(float(a.mean()))
     n = d.size
@@ -269,7 +269,7 @@ def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
         threshold=band, method=WORKER_METHOD)
 
 
-def _t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, float]:
+def t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, float]:
     """(low, high, p): the Student t interval of the mean at 1 - alpha and the two-sided
     one-sample t test of mean 0, over at least two values."""
     count = estimates.size

@@ -111,7 +111,6 @@ def answer(outcome: session.Outcome, band: float | None, location: str) -> Answe
     if a.measurements and b.measurements and shared(a, b):
         from pqbench.analysis.compare import compare_runs
 
-        comparison = compare_runs([a], [b], band, cross_machine=True,
-                                  before_name=a.label, after_name=b.label)
+        comparison = compare_runs([a], [b], band, before_name=a.label, after_name=b.label)
         figures["runs"] = [a.run_id, b.run_id]
     return Answer(outcome, comparison, figures, problems(a, b), stored, ending(outcome))

@@ -45,7 +45,7 @@ def calibrate(speed_argv: Sequence[str], runs: int, db: str | None, pause: float
               done: Callable[[int, str], None]) -> Calibration:
     """`runs` runs of the suite, each in its own process (`done` after each), and the
     spread the noise model learns from them, row by row in the order first measured."""
-    from pqbench.analysis.noise import NoiseModels
+    from pqbench.app.noise import NoiseModels
     from pqbench.data.store import RunFilter, Store
     from pqbench.measure.speed.calibration import run_series
 

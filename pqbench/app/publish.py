@@ -27,11 +27,11 @@ from pqbench.analysis.history import (
     HistoryStep,
     Point,
     Series,
-    by_build,
     series_from_rates,
     session_judge,
 )
-from pqbench.analysis.noise import from_inputs
+from pqbench.app.identity import by_build
+from pqbench.app.noise import from_inputs
 from pqbench.data.record.fingerprint import taken_under_load
 from pqbench.data.record.results import RowKey, Run
 from pqbench.data.record.runs import group_runs, run_order

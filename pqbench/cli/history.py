@@ -14,11 +14,10 @@ from pqbench.cli.common import (
     handles_errors,
     many_records,
     one_output,
-    print_json,
 )
 from pqbench.cli.root import app
 from pqbench.platform.errors import UsageError
-from pqbench.views import console
+from pqbench.views import answers, console
 
 
 @app.command()
@@ -34,6 +33,10 @@ def history(
         metavar="FIELD",
         help="What a point is: os_build (default), label, date, or any fingerprint field.")
     ] = "os_build",
+    machine: Annotated[str | None, typer.Option(
+        "--machine", "-m", metavar="NAME",
+        help="Only this machine: its host name, or its key as history and show print it. "
+             "By default each machine has series of its own.")] = None,
     pool: Annotated[bool, typer.Option(
         "--pool", metavar="", help="Pool the runs of a group whatever build each measured "
                        "(masked and unmasked runs, a bisect's older wheels); by default "
@@ -46,68 +49,22 @@ def history(
     csv_output: CsvOption = False,
     db: DbOption = None,
 ) -> None:
-    """Rate per build, oldest first, with its steps and annotations.
+    """Rate per build, oldest first, per machine, with its steps and annotations.
 
     A step is where `compare` judges the runs before it against the runs after it faster
     or slower, with one run per build judged against this machine's run-to-run spread.
+    Two machines never share a point or a step: each has series of its own.
     """
+    from pqbench.app.history import histories
+    from pqbench.data.store import Store
+
     one_output(json=json_output, csv=csv_output)
-    # The statistics (numpy, scipy) load here, not when `pqbench --help` starts.
-    from pqbench.analysis import pairing
-    from pqbench.analysis.history import (
-        by_build,
-        names_algorithm,
-        not_measured,
-        series_from_rates,
-        session_judge,
-    )
-    from pqbench.analysis.noise import NoiseModels
-    from pqbench.data.store import RunFilter, Store
-    from pqbench.data.store.selection import select
-
-    store = Store.open(db, create=False)
-    # Every run's header (a point lists its group's runs; no fingerprints when the groups
-    # are columns), then this algorithm's rates alone, as numbers, through the row key's
-    # index: one row across ten thousand runs.
-    names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
     with many_records():
-        # Telling one build from another needs the runs' fingerprints.
-        selection = select(store, by, fingerprints=not pool)
-        headers = selection.headers
-        groups = selection.groups if pool else by_build(selection.groups)
-        if series_order:
-            from pqbench.sessions.bisect.stored import in_series_order
-
-            groups = in_series_order(groups)
-        rates = store.row_rates([r.run_id for r in headers], RunFilter(
-            algorithms=names or (algorithm,), implementation=implementation,
-            operation=operation))
-        notes: dict[str, list[str]] = {}
-        for build, text, _created in store.annotations():
-            notes.setdefault(build, []).append(text)
-        grouped = [r for _, members in groups for r in members]
-        model = NoiseModels(store).for_runs(grouped)
-        sides = selection.whole(r for r in grouped if pairing.ab_session(r) is not None)
-        found = series_from_rates(rates.row_keys(), groups, rates.by_run, notes, model=model,
-                                  sessions=session_judge(sides))
-        if not found:
-            raise not_measured(algorithm, implementation, operation,
-                               store.algorithms(timed_only=True))
-        # Series in the order their rows first appear over the builds, as runs list them.
-        order = [name for name, _ in groups]
-        series = sorted(found, key=lambda one: order.index(one.points[0].build))
-    if json_output:
-        print_json({"algorithm": algorithm, "by": by, "series": [s.as_dict() for s in series]})
-        return
-    if csv_output:
-        from pqbench.views import comparisons
-        from pqbench.views.delimited import csv_text
-
-        console.write(csv_text(comparisons.HISTORY_CSV,
-                                comparisons.history_csv_rows(series)))
-        return
-    for one in series:
-        console.show_history(one)
+        found = histories(Store.open(db, create=False), algorithm,
+                          implementation=implementation, operation=operation, by=by,
+                          pool=pool, series_order=series_order, machine=machine)
+    answers.histories(found, algorithm=algorithm, by=by, json_output=json_output,
+                      csv_output=csv_output)
 
 
 @app.command()

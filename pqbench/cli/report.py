@@ -89,7 +89,7 @@ def report_command(
                 _write(made[0], report.resolve_out(out, made[1], by, Path.cwd()), force)
                 return
         runs = _runs(store, run, by)
-        from pqbench.analysis.noise import NoiseModels
+        from pqbench.app.noise import NoiseModels
 
         with console.status(f"comparing {len(runs)} run(s)"):
             comparison = report.comparison_sections(runs, by, band, cross_machine, notes,
@@ -138,7 +138,7 @@ def _fleet_report(store: Store, by: str, band: float | None, cross_machine: bool
     whole = selection.whole
     shown = whole([newest[kind] for kind in ("speed", "files", "tls", "memory")
                    if kind in newest])
-    from pqbench.analysis.noise import NoiseModels
+    from pqbench.app.noise import NoiseModels
 
     sections = fleet.sections(headers, by, store.row_rates, whole, band, cross_machine, notes,
                               NoiseModels(store).for_runs(headers))

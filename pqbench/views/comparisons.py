@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the figures' types; the statistics behind them load where t
     from pqbench.analysis.compare import RunComparison
     from pqbench.analysis.history import Series
     from pqbench.analysis.rows import Row
+    from pqbench.app.history import MachineHistory
 
 #: How each memory figure is named in tables.
 METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
@@ -229,8 +230,9 @@ def span(values: tuple[int, int]) -> str:
     return numbers.count(low) if low == high else f"{numbers.count(low)}–{numbers.count(high)}"
 
 
-def history_table(series: Series) -> Table:
-    """One point per build, with its interval, steps and notes."""
+def history_table(series: Series, machine: str | None = None) -> Table:
+    """One point per build, with its interval, steps (with theirs) and notes; the title
+    names the machine where one is given."""
     floor_text = ("unknown" if series.noise_floor is None
                   else numbers.percent(series.noise_floor))
     steps = {s.index: s for s in series.steps}
@@ -244,7 +246,7 @@ def history_table(series: Series) -> Table:
                      if step else "", "; ".join(p.notes)))
         tones.append(None if step is None else ("faster" if step.ratio > 1 else "slower"))
     return Table(f"{series.algorithm} {operation(series.operation, series.block_size)} "
-                 f"[{series.implementation}] "
+                 f"[{series.implementation}] {f'on {machine} ' if machine else ''}"
                  f"(noise floor {floor_text}; steps of at least "
                  f"{numbers.plus_minus(series.threshold)})",
                  # The level with its interval in one cell, the unit said once ("1.65
@@ -331,19 +333,28 @@ def compare_csv_rows(results: Sequence[RunComparison]) -> list[tuple[Any, ...]]:
     return found
 
 
-#: `history --csv`: one line per point of every series; `step_speedup` is the new level
-#: over the old where a step starts (above 1, faster).
-HISTORY_CSV = ("algorithm", "implementation", "operation", "block_size", "unit", "build",
-               "started_at", "runs", "level", "ci_low", "ci_high", "step_speedup", "notes")
+#: `history --csv`: one line per point of every series of every machine; `step_speedup` is
+#: the new level over the old where a step starts (above 1, faster), with its interval and
+#: verdict.
+HISTORY_CSV = ("machine", "machine_key", "algorithm", "implementation", "operation",
+               "block_size", "unit", "build", "started_at", "runs", "level", "ci_low",
+               "ci_high", "step_speedup", "step_speedup_ci_low", "step_speedup_ci_high",
+               "step_verdict", "notes")
 
 
-def history_csv_rows(series: Sequence[Series]) -> list[tuple[Any, ...]]:
-    """The rows of `HISTORY_CSV`; `step_speedup` where a step starts (its first build)."""
-    found = []
-    for one in series:
-        steps = {s.index: s.ratio for s in one.steps}
+def history_csv_rows(found: Sequence[MachineHistory]) -> list[tuple[Any, ...]]:
+    """The rows of `HISTORY_CSV`; the step where one starts (its first build)."""
+    rows = []
+    for machine_history in found:
+        one, machine = machine_history.series, machine_history.machine
+        steps = {s.index: s for s in one.steps}
         for i, p in enumerate(one.points):
-            found.append((one.algorithm, one.implementation, one.operation, one.block_size,
-                          one.unit, p.build, p.started_at, len(p.runs), p.median, p.ci_low,
-                          p.ci_high, steps.get(i), "; ".join(p.notes)))
-    return found
+            step = steps.get(i)
+            rows.append((machine.name, machine.key, one.algorithm, one.implementation,
+                         one.operation, one.block_size, one.unit, p.build, p.started_at,
+                         len(p.runs), p.median, p.ci_low, p.ci_high,
+                         step.ratio if step else None,
+                         verdict.finite(step.ci_low) if step else None,
+                         verdict.finite(step.ci_high) if step else None,
+                         step.verdict if step else None, "; ".join(p.notes)))
+    return rows

@@ -487,13 +487,13 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
         console.print(safe("fingerprints identical (apart from labels)"))
 
 
-def history_table(series: Any) -> FittedTable:
-    return rich_table(comparisons.history_table(series))
+def history_table(series: Any, machine: str | None = None) -> FittedTable:
+    return rich_table(comparisons.history_table(series, machine))
 
 
-def show_history(series: Any, console: Console = stdout) -> None:
-    """One row's history and what its steps were judged against."""
-    console.print(history_table(series))
+def show_history(series: Any, console: Console = stdout, machine: str | None = None) -> None:
+    """One row's history (on the machine named) and what its steps were judged against."""
+    console.print(history_table(series, machine))
     if series.basis:
         note(f"steps judged as compare judges runs; few runs against {series.basis}")
 

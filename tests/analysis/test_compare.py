@@ -7,23 +7,18 @@ Runs are the unit: a group needs several runs for a verdict, and runs are made o
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from pqbench.analysis.compare import (
-    compare_groups,
-    compare_runs,
-    compare_steps,
-)
+from pqbench.analysis.compare import compare_runs
 from pqbench.analysis.pairing import pair_rates, session_pairs
 from pqbench.catalog.algorithms import capabilities
 from pqbench.cli import app
 from pqbench.data.record import transfer
-from pqbench.data.record.results import Measurement, Run
+from pqbench.data.record.results import Measurement
 from pqbench.data.record.rounds import LoopResult
 from pqbench.data.record.runs import group_runs, without_value
 from pqbench.data.store import Store
@@ -137,39 +132,6 @@ def test_no_common_rows_and_empty_groups_are_errors() -> None:
         compare_runs([make_run("a", seed=1)], [make_run("b", seed=2, rows=only)])
     with pytest.raises(ComparisonError):
         compare_runs([], [make_run("b", seed=2)])
-    with pytest.raises(ComparisonError, match="at least two groups"):
-        compare_groups([("x", [make_run("a", seed=1)])])
-
-
-def test_steps_compare_the_newest_two_groups_or_every_neighbour_loading_only_those() -> None:
-    """Groups ordered oldest first by name; without `every` only the two whose newest runs
-    are newest are compared, and only they are loaded whole."""
-    groups = [(name, make_runs(name, 3, seed=seed, start_day=day, factor=factor))
-              for name, seed, day, factor in (("a", 1, 1, 1.0), ("b", 2, 3, 1.0),
-                                              ("c", 3, 2, 1.5))]
-    loaded: list[str] = []
-
-    def whole(runs: Sequence[Run]) -> Sequence[Run]:
-        loaded.append(runs[0].run_id)
-        return runs
-
-    (step,) = compare_steps(groups, whole)
-    assert (step.comparison.before_name, step.comparison.after_name) == ("b", "c")
-    assert [r.run_id for r in step.before] == ["b0", "b1", "b2"] and loaded == ["b0", "c0"]
-    every = compare_steps(groups, whole, every=True)
-    assert [(s.comparison.before_name, s.comparison.after_name) for s in every] == [
-        ("a", "b"), ("b", "c")]
-    assert [s.after[0].run_id for s in every] == ["b0", "c0"]
-    with pytest.raises(ComparisonError, match="at least two groups"):
-        compare_steps(groups[:1], whole)
-
-
-def test_other_testbeds_need_cross_machine_and_warn() -> None:
-    other = make_run("b", seed=2, env=environment(testbed="tb-2", hostname="linux"))
-    with pytest.raises(ComparisonError, match="--cross-machine"):
-        compare_runs([make_run("a", seed=1)], [other])
-    result = compare_runs([make_run("a", seed=1)], [other], cross_machine=True)
-    assert result.warnings and "testbeds" in result.warnings[0]
 
 
 def test_group_runs_by_field_in_time_order() -> None:

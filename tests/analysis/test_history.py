@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pqbench.analysis.history import history
 from pqbench.data.store import Store
 from pqbench.platform.errors import ComparisonError
 from tests.helpers import invoke
+from tests.helpers.histories import history
 from tests.helpers.runs import environment, make_run, make_runs
 
 BUILDS = ("18A391", "18B75", "18C54", "18D42", "18E226", "18F132", "18G84")

@@ -15,8 +15,6 @@ from scipy import stats as sp
 
 from pqbench.analysis import noise, replicates, verdict
 from pqbench.analysis.noise import NoiseModel, Spread
-from pqbench.data.record.estimates import run_estimate
-from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 KEY = ("AES-256-GCM", "libcrypto", "encrypt", 16384)
 OTHER = ("AES-256-XTS", "libcrypto", "encrypt", 16384)
@@ -117,37 +115,6 @@ def test_sessions_count_inflated_and_only_where_no_runs_were_replicated() -> Non
     assert second.freedom == noise.SESSION_DF + d0 and second.sessions == 2
     model.add_runs(KEM, [0.0, 0.04])
     assert model.spread(KEM).source == "row"
-
-
-def test_learn_groups_by_build_leaves_out_flagged_runs_and_reads_sessions() -> None:
-    host = make_runs("h", 4, seed=3, drift=0.05)
-    pip = make_runs("p", 3, seed=4, drift=0.05, factor=2.0,
-                    env=environment(libraries__cryptography="42.0.8"))
-    lone = make_run("lone", seed=5, env=environment(os_build="other"))
-    side_a, side_b = make_ab_session("s", seed=6, drift=0.01, workers=6, process=0.02)
-    runs = [*host, *pip, lone, side_a, side_b]
-    by_id = {r.run_id: r for r in runs}
-
-    def estimates(key: tuple, ids: list[str]) -> list[float]:
-        return [found for i in ids for m in by_id[i].measurements if m.key == key
-                if (found := run_estimate(m.samples)) is not None]
-
-    keys = {m.key for r in runs for m in r.measurements}
-    model = noise.learn(runs, keys, estimates, sessions=[(side_a, side_b)],
-                        leave_out=lambda r: "taken under load" if r.run_id == "h3" else None)
-    key = ("SHA-256", "python", "hash", 16384)
-    evidence = model.rows[key]
-    # h0-h2 (h3 left out) and p0-p2: two builds, 6 runs, 4 df; `lone` has no partner.
-    assert (evidence.runs, evidence.groups, evidence.freedom) == (6, 2, 4)
-    estimates = {r.run_id: float(np.median(np.log(next(
-        m.samples for m in r.measurements if m.key == key)))) for r in [*host, *pip]}
-    expected = sum(float(np.sum((np.array(g) - np.mean(g)) ** 2)) for g in (
-        [estimates[f"h{i}"] for i in range(3)], [estimates[f"p{i}"] for i in range(3)]))
-    assert evidence.squares == pytest.approx(expected)
-    assert model.left_out == {"taken under load": 1}
-    # Every row of the session: six worker pairs, 5 df of a session each.
-    assert set(model.session_count) == {m.key for m in side_a.measurements}
-    assert all(e.freedom == 5 for e in model.sessions.values())
 
 
 # --- verdicts against the spread ----------------------------------------------------------

@@ -167,7 +167,7 @@ def test_the_import_graph_is_read_whole() -> None:
     assert "pqbench.cli" in graph["pqbench.__main__"]
     # a lazy import
     assert "pqbench.libraries.implementations.native" in graph["pqbench.libraries.implementations"]
-    assert "pqbench.analysis.compare" in graph["pqbench.cli.compare"]
+    assert "pqbench.app.compare" in graph["pqbench.cli.compare"]  # inside the command
     assert len(graph) > 100
     source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
               "    from pqbench.analysis.stats import Step\n"
@@ -330,6 +330,14 @@ PLANTED = [
     # the statistics reading this machine's fingerprint where it is taken
     ("pqbench.analysis.explain", "from pqbench.measure import environment",
      "pqbench.analysis.explain -> pqbench.measure.environment"),
+    # a use case rendering its answer, and the statistics reaching up for a decision
+    ("pqbench.app.history", "from pqbench.views import console",
+     "pqbench.app.history -> pqbench.views.console"),
+    ("pqbench.analysis.history", "from pqbench.app import identity",
+     "pqbench.analysis.history -> pqbench.app.identity"),
+    # the store deciding which runs are one machine
+    ("pqbench.data.store.selection", "from pqbench.app.identity import machine_of",
+     "pqbench.data.store.selection -> pqbench.app.identity"),
     # within a room: the record importing the store that keeps it
     ("pqbench.data.record.runs", "from pqbench.data.store import queries",
      "pqbench.data.record.runs -> pqbench.data.store.queries"),
@@ -455,6 +463,28 @@ def test_only_views_print() -> None:
     printing = printing_outside_views(
         {module: path.read_text("utf-8") for module, path in MODULES.items()})
     assert not printing, "modules outside views that print:\n" + "\n".join(printing)
+
+
+def store_readers(graph: Mapping[str, Iterable[str]], room_name: str) -> list[str]:
+    """The imports by which a room reaches the store (`pqbench.data.store`)."""
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  if room(module) == room_name for target in targets
+                  if target == "pqbench.data.store" or target.startswith("pqbench.data.store."))
+
+
+def test_analysis_reads_no_store() -> None:
+    """The statistics work on what they are given: which runs a question needs, and reading
+    them, is the application layer's (`app/`), not the analysis's (type hints included)."""
+    found = store_readers(import_graph(), "analysis")
+    assert not found, "analysis modules that reach the store:\n" + "\n".join(found)
+
+
+def test_a_planted_store_read_in_the_analysis_is_named() -> None:
+    graph = import_graph()
+    graph["pqbench.analysis.noise"] |= imports_of(
+        "pqbench.analysis.noise", "def learn():\n    from pqbench.data.store import selection\n")
+    assert store_readers(graph, "analysis") == [
+        "pqbench.analysis.noise -> pqbench.data.store.selection"]
 
 
 def test_the_print_check_sees_print_and_stream_writes() -> None:

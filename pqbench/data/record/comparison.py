@@ -67,8 +67,11 @@ class Row(_Judged):
     spread_after: float | None
     noise_floor: float | None
     threshold: float
-    design: Literal["runs", "pairs"]
+    design: Literal["runs", "pairs", "machines"] = Field(
+        description="what judged the row: runs as the unit, an ab session's pairs, or "
+                    "machines each against itself (a fleet)")
     pairs: int | None
+    machines: int | None = Field(description="the machines that judged a fleet's row")
     seconds: float | None
     causes: list[Cause]
 
@@ -217,7 +220,9 @@ class ComparisonDocument(_Closed):
     threshold: float = Field(description="the band: the fixed one, or 5 % with auto")
     threshold_mode: Literal["auto", "fixed"]
     alpha: float
-    design: Literal["runs", "pairs"]
+    design: Literal["runs", "pairs", "machines", "mixed"] = Field(
+        description="the design of every row, or mixed (see designs)")
+    designs: dict[str, int] = Field(description="how many rows each design judged")
     method: str
     rows: list[Row]
     differences: list[Difference]

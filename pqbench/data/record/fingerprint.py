@@ -56,7 +56,7 @@ BINARY_USERS: dict[str, frozenset[str]] = {
     "liboqs-python": frozenset({"liboqs-python"}),
     "cryptography": frozenset({"cryptography"}),
 }
-#: Binaries whose identity makes a build (`record.builds`): pqbench's own extension is
+#: Binaries whose identity makes a build (`app.identity`): pqbench's own extension is
 #: the measuring tool, rebuilt with every checkout, not the build under test.
 BUILD_BINARIES = ("libcrypto", "libssl", "liboqs", "liboqs-python", "libc", "python",
                   "cryptography")

@@ -137,7 +137,7 @@ def run_algorithms(store: Store, run_ids: Sequence[str]) -> dict[str, list[str]]
 
 @dataclass(frozen=True)
 class NoiseInputs:
-    """What the noise model of one testbed is learnt from (`analysis.noise.learn`): every
+    """What the noise model of one testbed is learnt from (`app.noise.from_inputs`): every
     run's header with its fingerprint (a run's build needs it), each run's estimate of each
     row (`Store.row_estimates`), and the sides of `ab` sessions whole (their worker pairs
     are attributes of their rows)."""

@@ -157,7 +157,7 @@ class Runner:
         if not (a.measurements and b.measurements):
             return None
         try:
-            return compare_runs([a], [b], self.plan.band, cross_machine=True,
+            return compare_runs([a], [b], self.plan.band,
                                 before_name=a.label, after_name=b.label)
         except ComparisonError:
             return None

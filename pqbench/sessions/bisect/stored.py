@@ -157,8 +157,7 @@ def _sessions(runs: Sequence[Run]) -> list[Session]:
         if a.measurements and b.measurements:
             try:
                 band = (pairing.ab_session(a) or {}).get("threshold")
-                compared = compare_runs([a], [b], band if isinstance(band, float) else None,
-                                        cross_machine=True)
+                compared = compare_runs([a], [b], band if isinstance(band, float) else None)
                 rows = {row.key: row for row in compared.rows}
                 differences = compared.differences
             except ComparisonError:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from pqbench.analysis import compare, history, pairing, verdict
+from pqbench.analysis import history, pairing, verdict
 from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.noise import NoiseModel
+from pqbench.app.compare import comparable_steps, compare_sides
+from pqbench.app.history import history_of_runs
+from pqbench.app.identity import by_build
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs, run_order
 from pqbench.views import comparisons, numbers
@@ -25,11 +28,11 @@ _CHART_ROWS = 24
 
 
 def groups_for(runs: Sequence[Run], by: str | None) -> list[tuple[str, list[Run]]]:
-    """--by FIELD groups, each of one build (`history.by_build`: a masked run beside
+    """--by FIELD groups, each of one build (`identity.by_build`: a masked run beside
     unmasked ones is a group of its own); otherwise each run is its own group (named by
     label or id)."""
     if by:
-        return history.by_build(group_runs(runs, by))
+        return by_build(group_runs(runs, by))
     ordered = sorted(runs, key=run_order)
     names = [r.label or r.run_id for r in ordered]
     if len(set(names)) != len(names):
@@ -157,12 +160,12 @@ def _sections_of_kind(runs: Sequence[Run], by: str | None, threshold: float | No
     groups = groups_for(runs, by)
     if len(groups) < 2:
         return []
-    pairs, alone = compare.comparable_steps(groups)
+    pairs, alone = comparable_steps(groups)
     if not pairs:
         return []
-    results = [compare.compare_runs(list(groups[b][1]), list(groups[a][1]), threshold,
-                                    cross_machine=cross_machine, before_name=groups[b][0],
-                                    after_name=groups[a][0], noise=model)
+    results = [compare_sides(list(groups[b][1]), list(groups[a][1]), threshold,
+                             cross_machine=cross_machine, before_name=groups[b][0],
+                             after_name=groups[a][0], noise=lambda _runs: model)
                for b, a in pairs]
     head = each_against_the_next(title, by, results[0].method,
                                  [groups[i][0] for i in alone])
@@ -239,15 +242,15 @@ def history_section(runs: Sequence[Run], by: str, annotations: Mapping[str, Sequ
                     prefix: str = "", model: NoiseModel | None = None) -> Section | None:
     """Steps over two or more groups (two: compare's verdict, as a step), with a chart per
     algorithm that stepped."""
-    builds = [name for name, _ in history.by_build(group_runs(runs, by))]
+    builds = [name for name, _ in by_build(group_runs(runs, by))]
     if len(builds) < 2:
         return None
     names = list(dict.fromkeys(m.algorithm for r in sorted(runs, key=lambda r: r.started_at)
                                for m in r.measurements))
     # A series measured in one group only has no history to show.
-    per_algorithm = {name: [s for s in history.history(runs, name, by=by,
-                                                        annotations=annotations, model=model)
-                            if len(s.points) >= 2]
+    per_algorithm = {name: [one.series for one in history_of_runs(
+                         runs, name, by=by, annotations=annotations, model=model)
+                         if len(one.series.points) >= 2]
                      for name in names}
     return history_of(per_algorithm, builds, by, prefix)
 

@@ -22,9 +22,11 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from pqbench.analysis import compare, history
+from pqbench.analysis import history
 from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.noise import NoiseModel
+from pqbench.app.compare import compare_sides
+from pqbench.app.history import machine_series
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs
 from pqbench.data.store.rates import RowRates
@@ -51,8 +53,8 @@ def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Se
                    model: NoiseModel | None = None) -> dict[str, list[history.Series]]:
     """Per algorithm (in the order first stored), its series of two points or more."""
     found: dict[str, list[history.Series]] = {}
-    for series in history.series_from_rates(rates.row_keys(), groups, rates.by_run,
-                                            annotations, model=model):
+    for series in machine_series(groups, rates.row_keys(), rates.by_run, annotations,
+                                 model=model, pool=True):
         found.setdefault(series.algorithm, [])
         if len(series.points) >= 2:  # measured in one group only: no history to show
             found[series.algorithm].append(series)
@@ -140,7 +142,7 @@ def _compare(before: tuple[str, Sequence[Run]], after: tuple[str, Sequence[Run]]
              load: Callable[[Sequence[str]], list[Run]], threshold: float | None,
              cross_machine: bool, model: NoiseModel | None = None) -> RunComparison:
     """Two groups loaded whole (only these two are held at a time) and compared."""
-    return compare.compare_runs(load([r.run_id for r in before[1]]),
-                                load([r.run_id for r in after[1]]), threshold,
-                                cross_machine=cross_machine, before_name=before[0],
-                                after_name=after[0], noise=model)
+    return compare_sides(load([r.run_id for r in before[1]]),
+                         load([r.run_id for r in after[1]]), threshold,
+                         cross_machine=cross_machine, before_name=before[0],
+                         after_name=after[0], noise=lambda _runs: model)

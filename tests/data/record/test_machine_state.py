@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from pqbench.app import identity
 from pqbench.cli import app
-from pqbench.data.record import builds, codec, transfer
+from pqbench.data.record import codec, transfer
 from pqbench.data.record.fingerprint import (
     LOAD_THRESHOLD,
     STEAL_THRESHOLD,
@@ -107,8 +108,8 @@ def test_runs_from_before_version_2_import_load_and_compare(fresh: dict[str, Any
     assert not taken_under_load(old.environment)
     assert new.environment.binaries == fresh["environment"]["binaries"]
     # One build: the older run's unknown binaries do not split it from the new one.
-    assert builds.build_of(new).get("binaries.libcrypto") is not None
-    assert builds.build_of(old).get("binaries.libcrypto") is None
+    assert identity.build_of(new).get("binaries.libcrypto") is not None
+    assert identity.build_of(old).get("binaries.libcrypto") is None
     compared = runner.invoke(app, ["compare", old.run_id, new.run_id, "--json", "--db", db])
     assert compared.exit_code == 0, compared.stderr
     fields = [d["field"] for d in json.loads(compared.stdout)["differences"]]

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import create_engine, event, func, select, update
 from typer.testing import CliRunner
 
-from pqbench.analysis.compare import compare_groups
-from pqbench.analysis.history import history
+from pqbench.app.compare import compare_groups
+from pqbench.app.history import history_of_runs
 from pqbench.cli import app
 from pqbench.data.record import codec
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
@@ -223,7 +223,7 @@ def test_compare_and_history_answer_as_a_whole_load_does(location: str) -> None:
         shown = runner.invoke(app, ["history", "ml-kem-768", "--by", by, "--json",
                                     "--db", location])
         assert shown.exit_code == 0, shown.output
-        series = history(everything, "ml-kem-768", by=by)
+        series = history_of_runs(everything, "ml-kem-768", by=by)
         assert json.loads(shown.stdout)["series"] == json.loads(json.dumps(
             [s.as_dict() for s in series], default=str))
 

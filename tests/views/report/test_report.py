@@ -289,7 +289,7 @@ def _stepped_history() -> list:
 
 
 def test_history_charts_draw_intervals_and_say_what_they_leave_out(tmp_path: Path) -> None:
-    from pqbench.analysis import history
+    from pqbench.app.history import history_of_runs
     from pqbench.views.report import charts, comparison
 
     runs = _stepped_history()
@@ -299,7 +299,7 @@ def test_history_charts_draw_intervals_and_say_what_they_leave_out(tmp_path: Pat
     assert isinstance(chart, charts.History) and len(chart.series) == 7
     # Each drawn series carries its points' intervals, in bytes/s as its line.
     series = {f"hash {md.size(s.block_size)} [python]": s
-              for s in history.history(runs, "SHA-256", by="label")}
+              for s in (one.series for one in history_of_runs(runs, "SHA-256", by="label"))}
     hidden = [name for name in series if name not in dict(chart.series)]
     assert len(hidden) == 2
     assert chart.footnote == ("2 of 9 series not drawn (more than the colours tell apart): "

@@ -17,14 +17,17 @@ import pytest
 
 from pqbench.analysis import history as history_module
 from pqbench.analysis.compare import compare_runs
-from pqbench.analysis.history import by_build, history
 from pqbench.analysis.noise import NoiseModel, Spread
+from pqbench.app.compare import compare_sides
+from pqbench.app.identity import by_build
 from pqbench.catalog.algorithms.capabilities import ia32cap_value
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs
+from tests.helpers.histories import history
 from tests.helpers.runs import ROWS, environment, make_ab_session, make_run, make_runs
 
 SHA = ("SHA-256", "python", "hash", 16384)
+
 MASK = ia32cap_value(["aesni"])
 
 
@@ -45,7 +48,7 @@ def _store() -> list:
 def test_compare_by_os_build_after_a_session_gives_the_sessions_verdict() -> None:
     runs = _store()
     groups = dict(group_runs(runs, "os_build"))
-    found = compare_runs(groups["A"], groups["B"], before_name="A", after_name="B")
+    found = compare_sides(groups["A"], groups["B"], before_name="A", after_name="B")
     session = compare_runs([runs[-2]], [runs[-1]])
     assert {r.key for r in found.rows} == {r.key for r in session.rows}
     for row in found.rows:

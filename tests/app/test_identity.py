@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pqbench.data.record.builds import build_of, one_build, principal, split_by_build
+from pqbench.app.identity import build_of, one_build, principal, split_by_build
 from pqbench.data.record.results import Run
 from tests.helpers.runs import environment, make_ab_session, make_run
 

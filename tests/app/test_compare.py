@@ -1,0 +1,107 @@
+"""Which runs a comparison uses: the groups compared, one build a side, one machine (or each
+machine against itself), decided without a process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from pqbench.app.compare import compare_groups, compare_sides, compare_steps
+from pqbench.app.identity import machine_of
+from pqbench.data.record.results import Run
+from pqbench.platform.errors import ComparisonError
+from tests.helpers.runs import environment, make_run, make_runs
+
+
+def test_groups_need_two() -> None:
+    with pytest.raises(ComparisonError, match="at least two groups"):
+        compare_groups([("x", [make_run("a", seed=1)])])
+
+
+def test_steps_compare_the_newest_two_groups_or_every_neighbour_loading_only_those() -> None:
+    """Groups ordered oldest first by name; without `every` only the two whose newest runs
+    are newest are compared, and only they are loaded whole."""
+    groups = [(name, make_runs(name, 3, seed=seed, start_day=day, factor=factor))
+              for name, seed, day, factor in (("a", 1, 1, 1.0), ("b", 2, 3, 1.0),
+                                              ("c", 3, 2, 1.5))]
+    loaded: list[str] = []
+
+    def whole(runs: Sequence[Run]) -> Sequence[Run]:
+        loaded.append(runs[0].run_id)
+        return runs
+
+    (step,) = compare_steps(groups, whole)
+    assert (step.comparison.before_name, step.comparison.after_name) == ("b", "c")
+    assert [r.run_id for r in step.before] == ["b0", "b1", "b2"] and loaded == ["b0", "c0"]
+    every = compare_steps(groups, whole, every=True)
+    assert [(s.comparison.before_name, s.comparison.after_name) for s in every] == [
+        ("a", "b"), ("b", "c")]
+    assert [s.after[0].run_id for s in every] == ["b0", "c0"]
+    with pytest.raises(ComparisonError, match="at least two groups"):
+        compare_steps(groups[:1], whole)
+
+
+def _on(host: str, run_id: str, *, seed: int, factor: float = 1.0, **env: object) -> Run:
+    return make_run(run_id, seed=seed, factor=factor, env=environment(hostname=host, **env))
+
+
+def test_two_machines_are_never_pooled_unasked_and_are_named() -> None:
+    a, b = _on("m1", "a", seed=1), _on("m2", "b", seed=2, cpu__model="AMD EPYC 9B14")
+    with pytest.raises(ComparisonError) as refused:
+        compare_sides([a], [b])
+    message = str(refused.value)
+    assert "--cross-machine" in message and "no machine measured both sides" in message
+    assert machine_of(a).name in message and machine_of(b).name in message
+    pooled = compare_sides([a], [b], cross_machine=True)
+    assert "pooled as --cross-machine asks" in pooled.warnings[0]
+    assert {r.design for r in pooled.rows} == {"runs"}
+
+
+def test_a_cpu_model_apart_under_one_host_name_is_another_machine() -> None:
+    a = _on("m1", "a", seed=1)
+    b = _on("m1", "b", seed=2, cpu__model="AMD EPYC 9B14")
+    with pytest.raises(ComparisonError, match="2 machines"):
+        compare_sides([a], [b])
+    c = _on("m1", "c", seed=3, cpu__count=4)
+    with pytest.raises(ComparisonError, match="2 machines"):
+        compare_sides([a], [c])
+
+
+def test_the_one_machine_that_measured_both_sides_is_compared_and_the_others_named() -> None:
+    before = [_on("m1", "a", seed=1), _on("m2", "x", seed=9)]
+    after = [_on("m1", "b", seed=2, factor=1.5)]
+    result = compare_sides(before, after)
+    assert result.before_runs == ("a",) and result.after_runs == ("b",)
+    assert any("only m1" in w and "left out m2" in w for w in result.warnings)
+
+
+def test_machines_that_measured_both_builds_judge_it_each_against_itself() -> None:
+    """Ten machines, one run a side each, the candidate 10 % slower on every machine: the
+    machines are the unit, so every row is slower though the machines' levels differ by
+    far more than 10 %; with no change, no row is."""
+    levels = [0.6, 0.8, 1.0, 1.25, 1.5, 0.7, 0.9, 1.1, 1.35, 1.6]
+    before = [_on(f"m{i}", f"b{i}", seed=i, factor=level) for i, level in enumerate(levels)]
+    slower = [_on(f"m{i}", f"s{i}", seed=100 + i, factor=level * 0.9)
+              for i, level in enumerate(levels)]
+    same = [_on(f"m{i}", f"n{i}", seed=200 + i, factor=level) for i, level in enumerate(levels)]
+    judged = compare_sides(before, slower, before_name="old", after_name="new")
+    assert {r.verdict for r in judged.rows} == {"slower"}
+    assert {r.design for r in judged.rows} == {"machines"}
+    assert {r.machines for r in judged.rows} == {10}
+    assert judged.design == "machines" and judged.designs == {"machines": 4}
+    for row in judged.rows:
+        assert row.ci_low <= row.ratio <= row.ci_high < 1.0
+        assert row.ratio == pytest.approx(0.9, rel=0.03)
+    assert "10 machines measured both sides" in judged.warnings[0]
+    assert "m0 (" in judged.warnings[0] and "m9 (" in judged.warnings[0]
+    unchanged = compare_sides(before, same)
+    assert not [r for r in unchanged.rows if r.changed]
+
+
+def test_a_machine_that_measured_one_build_only_is_left_out_and_named() -> None:
+    before = [_on(f"m{i}", f"b{i}", seed=i) for i in range(4)]
+    after = [_on(f"m{i}", f"a{i}", seed=10 + i) for i in range(3)]
+    judged = compare_sides(before, after)
+    assert {r.machines for r in judged.rows} == {3}
+    assert any("left out, having measured one side only: m3" in w for w in judged.warnings)

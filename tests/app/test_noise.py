@@ -1,0 +1,85 @@
+"""What the noise model learns from: one machine's runs, grouped into replicates of one
+build, with session sides and flagged runs left out; read from the store in few queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pqbench.app import noise
+from pqbench.app.identity import machine_of
+from pqbench.data.store import Store
+from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
+
+KEY = ("SHA-256", "python", "hash", 16384)
+
+
+def _estimate(run: object, key: tuple) -> float:
+    samples = next(m.samples for m in run.measurements if m.key == key)  # type: ignore[attr-defined]
+    return float(np.median(np.log(samples)))
+
+
+def test_replicates_are_runs_of_one_build_leaving_out_flagged_runs_and_sessions() -> None:
+    host = make_runs("h", 4, seed=3, drift=0.05)
+    pip = make_runs("p", 3, seed=4, drift=0.05, factor=2.0,
+                    env=environment(libraries__cryptography="42.0.8"))
+    lone = make_run("lone", seed=5, env=environment(os_build="other"))
+    side_a, side_b = make_ab_session("s", seed=6, drift=0.01, workers=6, process=0.02)
+    runs = [*host, *pip, lone, side_a, side_b]
+    keys = {m.key for r in runs for m in r.measurements}
+    model = noise.model_from_runs(
+        runs, keys, leave_out=lambda r: "taken under load" if r.run_id == "h3" else None)
+    evidence = model.rows[KEY]
+    # h0-h2 (h3 left out) and p0-p2: two builds, 6 runs, 4 df; `lone` has no partner.
+    assert (evidence.runs, evidence.groups, evidence.freedom) == (6, 2, 4)
+    expected = sum(float(np.sum((np.array(g) - np.mean(g)) ** 2)) for g in (
+        [_estimate(r, KEY) for r in host[:3]], [_estimate(r, KEY) for r in pip]))
+    assert evidence.squares == pytest.approx(expected)
+    assert model.left_out == {"taken under load": 1}
+    # Every row of the session: six worker pairs, 5 df of a session each.
+    assert set(model.session_count) == {m.key for m in side_a.measurements}
+    assert all(e.freedom == 5 for e in model.sessions.values())
+
+
+def test_runs_under_one_label_are_a_group_and_single_labelled_runs_another() -> None:
+    """Two labels of three runs each are two groups (a difference the fingerprint does not
+    see is not noise); three runs labelled one each are one group (an A/A series)."""
+    a = make_runs("a", 3, seed=1, drift=0.05, label="a")
+    b = make_runs("b", 3, seed=2, drift=0.05, label="b", factor=1.5)
+    singles = [make_run(f"s{i}", seed=10 + i, label=f"s{i}") for i in range(3)]
+    groups = noise.replicate_groups([*a, *b, *singles])
+    assert [[r.run_id for r in g] for g in groups] == [
+        ["a0", "a1", "a2"], ["b0", "b1", "b2"], ["s0", "s1", "s2"]]
+
+
+def test_a_foreign_stacks_rows_are_replicated_over_its_own_builds_only() -> None:
+    """Runs of one OS build where two of four started the Go worker: for every row they
+    are one build (four runs, one group); for Go's rows, two Go versions are two builds."""
+    rows = (("X25519", "go", "derive", None, 30_000.0),
+            ("X25519", "libcrypto", "derive", None, 40_000.0))
+    go1 = [make_run(f"g1{i}", seed=i, rows=rows,
+                    env=environment(**{"libraries__go:runtime": "go1.26.8"}))
+           for i in range(2)]
+    go2 = [make_run(f"g2{i}", seed=10 + i, rows=rows, factor=1.3,
+                    env=environment(**{"libraries__go:runtime": "go1.27.0"}))
+           for i in range(2)]
+    keys = [m.key for m in go1[0].measurements]
+    model = noise.model_from_runs([*go1, *go2], keys)
+    libcrypto, go = model.rows[keys[1]], model.rows[keys[0]]
+    assert (libcrypto.runs, libcrypto.groups) == (4, 1)
+    assert (go.runs, go.groups) == (4, 2)
+
+
+def test_a_model_is_one_machines_and_two_machines_get_none(tmp_path: object) -> None:
+    store = Store.open(str(tmp_path) + "/r.db")  # type: ignore[operator]
+    mine = make_runs("m", 3, seed=1, drift=0.05)
+    other = make_runs("o", 3, seed=2, drift=0.3, env=environment(hostname="other"))
+    store.save_runs([*mine, *other])
+    models = noise.NoiseModels(store)
+    assert models.for_runs([mine[0], other[0]]) is None
+    model = models.for_runs(mine[:1])
+    assert model is not None and model.machine == machine_of(mine[0]).name
+    # Learnt from this machine's three runs only: the other's wider drift is not in it.
+    assert model.rows[KEY].runs == 3
+    expected = np.var([_estimate(r, KEY) for r in mine], ddof=1)
+    assert model.rows[KEY].squares / model.rows[KEY].freedom == pytest.approx(expected)
