@@ -256,12 +256,16 @@ class NoiseModel:
             own = self._own_sessions(key)
             source = "sessions"
             sessions = self.session_count.get(key, 0)
-        if own is None or own.freedom == 0:
+        if own is None or own.freedom == 0 or _shows_no_spread(own):
+            # Runs that agree to the last digit show no spread, not a spread of zero: they
+            # cannot back an interval of zero width (a timer's resolution, a stored copy).
             own, source = Evidence(), "prior"
         if own.freedom >= BORROWED_DF:
             return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
                           own.runs, own.groups, sessions, calibration=own.calibration)
         said, found = self._borrowed(key)
+        if found is not None and _shows_no_spread(found):  # as above
+            said, found = "", None
         if found is None and not prior:
             if own.freedom < OWN_ONLY_DF:
                 return None
@@ -292,6 +296,10 @@ class NoiseModel:
         if pooled.freedom >= 2:
             return f"its kind ({family[0]}: {_rows(len(kin))}, {pooled.runs} runs)", pooled
         return "", None
+
+
+def _shows_no_spread(evidence: Evidence) -> bool:
+    return evidence.squares <= evidence.freedom * signedrank.NO_SPREAD ** 2
 
 
 def _rows(count: int) -> str:

@@ -195,6 +195,9 @@ def compare_pairs(before: Sequence[float], after: Sequence[float], *,
 
 # --- worker pairs as the unit above the round pairs ---------------------------------------
 
+#: A standard deviation below this (in ln units: a billionth) is estimates agreeing to the
+#: digits rates are stored with: no spread shown, which backs no interval, not a spread of 0.
+NO_SPREAD = 1e-9
 #: Fewer worker pairs than this leave the spread between worker processes unknown.
 FEWEST_WORKER_PAIRS = 2
 
@@ -276,8 +279,8 @@ def t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, float
     mean = float(estimates.mean())
     error = float(np.std(estimates, ddof=1)) / math.sqrt(count)
     freedom = count - 1
-    if error == 0.0:  # identical estimates: the mean is known exactly
-        return mean, mean, 1.0 if mean == 0.0 else 0.0
+    if error <= NO_SPREAD:  # estimates agreeing to the last digits show no spread, not 0:
+        return -math.inf, math.inf, 1.0  # they back no interval (a timer's resolution)
     from scipy import special  # on first use: importing it takes a tenth of a second
 
     half = float(special.stdtrit(freedom, 1.0 - alpha / 2)) * error

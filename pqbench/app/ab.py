@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pqbench.app.ending import Ending
+from pqbench.app.ending import Ending, nothing_measured
 from pqbench.data.record.results import Problem, Run
 from pqbench.platform import interrupts
 from pqbench.platform.errors import UsageError
@@ -98,7 +98,7 @@ def ending(outcome: session.Outcome) -> Ending | None:
     if any(p.kind == "failed verification" for r in (outcome.run_a, outcome.run_b)
            for p in r.problems):
         return Ending("an implementation failed its checks and was not timed (see above)", 1)
-    return None
+    return nothing_measured(outcome.run_a, outcome.run_b) if _stored(outcome) else None
 
 
 def answer(outcome: session.Outcome, band: float | None, location: str) -> Answer:

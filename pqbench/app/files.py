@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pqbench.app.ending import Ending
+from pqbench.app.ending import Ending, nothing_measured
 from pqbench.catalog import algorithms
 from pqbench.data.record import codec
 from pqbench.measure import environment
@@ -108,7 +108,7 @@ def hash_files(paths: Sequence[str], names: Sequence[str], cache_mode: str, jobs
 
 def hash_ending(hashed: Hashed) -> Ending | None:
     """Interrupted: 130 or 143, saying how many files were kept; a file that could not be
-    measured or changed while measured: 1; else none."""
+    measured or changed while measured: 1; nothing measured: 1, and why; else none."""
     from pqbench.measure.files import hashing
 
     if hashed.interrupted is not None:
@@ -119,7 +119,7 @@ def hash_ending(hashed: Hashed) -> Ending | None:
     if failures or changed:
         return Ending(f"{len(failures)} file(s) could not be measured, {len(changed)} changed "
                       "while measured", 1)
-    return None
+    return nothing_measured(hashed.run)
 
 
 @dataclass(frozen=True)
@@ -157,8 +157,9 @@ def corpus(size: int, directory: str | None, seed: int | None, label: str | None
 
 
 def corpus_ending(made: Corpus) -> Ending | None:
-    """Interrupted: 130 or 143, saying how many steps were kept; else none."""
+    """Interrupted: 130 or 143, saying how many steps were kept; nothing measured: 1, and
+    why (`nothing_measured`); else none."""
     if made.result.interrupted:
         return Ending(f"interrupted; the {len(made.run.measurements)} steps completed were "
                       f"stored as run {made.run.run_id}", interrupts.exit_code())
-    return None
+    return nothing_measured(made.run)

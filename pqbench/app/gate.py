@@ -105,9 +105,10 @@ def _gone(key: RowKey, problems: Sequence[Problem], before: str, after: str) -> 
 
 def missing(candidate: Sequence[Run], skip: Iterable[str] = ()) -> list[Failure]:
     """The candidate's own failures, whatever it is compared with: checks failed, an
-    implementation asked for that was unavailable or whose worker failed, nothing measured."""
+    implementation asked for that was unavailable or whose worker failed, nothing measured
+    (each once, naming the runs it happened in)."""
     skipped = set(skip)
-    found: list[Failure] = []
+    seen: dict[tuple[str, str], list[str]] = {}
     for run in candidate:
         asked = asked_implementations(run)
         for problem in run.problems:
@@ -116,14 +117,16 @@ def missing(candidate: Sequence[Run], skip: Iterable[str] = ()) -> list[Failure]
             if any(s.startswith(what) for s in skipped):
                 continue
             if problem.kind == "failed verification":
-                found.append(Failure(what, f"failed its checks in run {run.run_id}: "
-                                           f"{problem.reason}"))
+                why = f"failed its checks: {problem.reason}"
             elif problem.kind in UNAVAILABLE and problem.implementation in asked:
-                found.append(Failure(what, f"asked for and {problem.kind} in run "
-                                           f"{run.run_id}: {problem.reason}"))
-        if not run.measurements:
-            found.append(Failure(f"run {run.run_id}", "measured nothing"))
-    return found
+                why = f"asked for and {problem.kind}: {problem.reason}"
+            else:
+                continue
+            seen.setdefault((what, why), []).append(run.run_id)
+    found = [Failure(what, f"{why} (run {', '.join(dict.fromkeys(ids))})")
+             for (what, why), ids in seen.items()]
+    return found + [Failure(f"run {run.run_id}", "measured nothing")
+                    for run in candidate if not run.measurements]
 
 
 def nothing_in_common(before: Sequence[Run], after: Sequence[Run]) -> list[Failure]:

@@ -57,10 +57,12 @@ def masked(text: str | None) -> tuple[capmask.Mask | None, int | None]:
 def settings(algorithm: Sequence[str] | None, seconds: float | None, rounds: int | None,
              operation: Sequence[str] | None, block_bytes: Sequence[int] | None,
              label: str | None, processes: int, cpu: str | None, elapsed: bool,
-             extra: dict[str, Any] | None = None) -> suite.SpeedSettings:
+             extra: dict[str, Any] | None = None,
+             implementations: Sequence[str] | None = None) -> suite.SpeedSettings:
     """How each row is timed: the quick suite (no algorithm named) is shorter by default;
     an operation or a block size named twice is measured once, the sizes in ascending
-    order; `extra` joins the run's settings as it is (a calibration run's mark)."""
+    order; `extra` joins the run's settings as it is (a calibration run's mark). The
+    implementations named (-i) are kept: a gate fails where one of them measured nothing."""
     quick = not algorithm
     return suite.SpeedSettings(
         seconds=seconds if seconds is not None else (QUICK_SECONDS if quick else 1.0),
@@ -71,7 +73,8 @@ def settings(algorithm: Sequence[str] | None, seconds: float | None, rounds: int
         processes=processes,
         cpus=multi.parse_cpus(cpu) if cpu is not None else (),
         time_base="wall" if elapsed else "cpu",
-        extra=dict(extra or {}),
+        extra={**(extra or {}), **({"implementations": list(dict.fromkeys(implementations))}
+                                   if implementations else {})},
     )
 
 

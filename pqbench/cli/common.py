@@ -38,12 +38,16 @@ JsonOption = Annotated[bool, typer.Option("--json", metavar="",
 def exit_for(run: Run, stored_what: str, failed_what: str, *,
              workers_fail: bool = False) -> None:
     """A measuring command's exit status once its run is shown: 130 or 143 when it was
-    interrupted (saying what was kept), 1 when a pair failed its checks (or, with
-    `workers_fail`, when a worker process died, hung or broke its protocol), else 0."""
+    interrupted (saying what was kept), 1 when it measured nothing (stored as failed,
+    saying why), 1 when a pair failed its checks (or, with `workers_fail`, when a worker
+    process died, hung or broke its protocol), else 0."""
+    from pqbench.app.ending import nothing_measured
+
     if run.status == "interrupted":
         console.error(f"interrupted; the {len(run.measurements)} completed {stored_what} were "
                       f"stored as run {run.run_id}")
         raise typer.Exit(interrupts.exit_code())
+    end(nothing_measured(run))
     if any(p.kind == "failed verification" for p in run.problems):
         console.error(f"{failed_what} failed its checks and was not timed (see above)")
         raise typer.Exit(1)

@@ -95,7 +95,7 @@ def speed(
         raise typer.Exit(relaunched)
     plan = use_case.plan(algorithm, implementation, relative_to, use_case.settings(
         algorithm, seconds, rounds, operation, block_bytes, label, processes, cpu, elapsed,
-        calibration_mark(calibration)), capability_mask)
+        calibration_mark(calibration), implementation), capability_mask)
     speed_views.before(plan)
     store = Store.open(db)  # fail before measuring if the database is unusable
     provision(plan.implementations)

@@ -17,6 +17,7 @@ from pqbench.data.record.fingerprint import binary_identity
 from pqbench.views import numbers
 from pqbench.views import runs as runs_view
 from pqbench.views.layout import READABLE_PROSE
+from pqbench.views.news import DESIGNS
 from pqbench.views.runs import operation
 from pqbench.views.tables import Cell, Column, Table
 
@@ -32,12 +33,29 @@ METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
 
 
 def title(result: RunComparison) -> str:
-    """"A → B (runs as the unit; 99% CI; band ...)"."""
-    design = "pairs" if result.paired else "runs as the unit"
+    """"A → B (runs as the unit; 99% CI; band ...)", each design that judged rows named with
+    its own interval level ("12 rows by runs as the unit, 99% CI; 4 by pairs of an ab
+    session, 99.8% CI")."""
     band = ("band: ±5 % or the row's noise floor, whichever is larger"
             if result.threshold is None else f"band ±{numbers.share(result.threshold)}")
-    return (f"{result.before_name} → {result.after_name} ({design}; "
-            f"{numbers.share(ci_level(result))} CI; {band})")
+    return f"{result.before_name} → {result.after_name} ({design(result)}; {band})"
+
+
+def design(result: RunComparison) -> str:
+    """The designs that judged the rows, with their intervals' confidence."""
+    levels: dict[str, set[float]] = {}
+    for row in result.rows:
+        levels.setdefault(row.design, set()).add(row.ci_level)
+    if not levels:
+        return f"{DESIGNS['pairs' if result.paired else 'runs']}; " \
+               f"{numbers.share(ci_level(result))} CI"
+    counts = result.designs
+    said = []
+    for name, found in levels.items():
+        confidence = "/".join(numbers.share(level) for level in sorted(found))
+        rows = f"{counts[name]} row(s) by " if len(levels) > 1 else ""
+        said.append(f"{rows}{DESIGNS[name]}, {confidence} CI")
+    return "; ".join(said)
 
 
 def ci_level(result: RunComparison) -> float:

@@ -226,7 +226,7 @@ def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
         print_table(runs.measurements_table(run, single), console)
     if bulk:
         print_table(runs.throughput_table(
-            bulk, f"pqbench run {run.run_id} ({run.status}): ciphers and hashes, MB/s "
+            bulk, f"{runs.heading(run)}: ciphers and hashes, MB/s "
                   f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
             else None), console)
     for line in [*runs.binding_notes(figures), *runs.key_form_notes(run.measurements)]:

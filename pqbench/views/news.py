@@ -160,8 +160,15 @@ def _one_sided(entry: Availability, other_side: str, formats: Formats) -> str:
             f"{checked}; on {other_side}: {entry.reason}")
 
 
+#: What judged a row, in words.
+DESIGNS = {"runs": "runs as the unit", "pairs": "pairs of an ab session",
+           "machines": "machines, each against itself"}
+
+
 def _changes(news: News, formats: Formats) -> tuple[str, ...]:
-    design = "pairs of an ab session" if news.paired else "runs as the unit"
+    designs = dict(news.designs) or {"pairs" if news.paired else "runs": news.compared}
+    design = DESIGNS[next(iter(designs))] if len(designs) == 1 else "; ".join(
+        f"{n} by {DESIGNS[name]}" for name, n in designs.items())
     counts = ", ".join(f"{n} {v}" for v, n in news.verdicts) or "none"
     lines = [f"{news.compared} row(s) measured on both sides ({design}): {counts}"]
     lines += [_highlight(h, formats) for h in news.changes]

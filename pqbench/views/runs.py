@@ -99,8 +99,18 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
                       m.bytes_per_sec, half, None if said is not None
                       else numbers.share(row_level(m)), cv, m.cycles_per_op, len(m.rounds),
                       _facts(m)))
-    return Table(f"pqbench run {run.run_id} ({run.status}), {time_base(chosen)}"
-                 + (f"; {said}" if said else ""), columns, tuple(found))
+    return Table(f"{heading(run)}, {time_base(chosen)}" + (f"; {said}" if said else ""),
+                 columns, tuple(found))
+
+
+def heading(run: Run, what: str = "") -> str:
+    """A run's table heading: "pqbench run ID (complete) on m01 (AMD EPYC 9B14, 2 cores,
+    Google Compute Engine)", the machine named so that two outputs of two hosts never read
+    as one machine's change."""
+    from pqbench.app.identity import machine_of
+
+    return (f"pqbench {what + ' ' if what else ''}run {run.run_id} ({run.status}) on "
+            f"{machine_of(run).name}")
 
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None,
@@ -276,7 +286,7 @@ def tls_table(run: Run) -> Table:
                      a.get("server_cpu_us"), a.get("client_bytes"), a.get("server_bytes"),
                      m.sizes.get("certificate_chain"),
                      f"{a.get('round_trips')} ({a.get('server_segments')})"))
-    return Table(f"pqbench tls run {run.run_id} ({run.status}): TLS 1.3 handshakes, "
+    return Table(f"{heading(run, 'tls')}: TLS 1.3 handshakes, "
                  f"{time_base(run.measurements)}",
                  (Column("group"), Column("certificate", short="cert."), Column("impl."),
                   Column("transport"), Column("op"), Column("hs/s", "number"),

@@ -87,10 +87,30 @@ def test_one_worker_pair_is_too_few_however_many_pairs() -> None:
     assert result.verdict == verdict.TOO_FEW
     assert "1 worker pair" in result.reason and "at least 2" in result.reason
     assert result.ci_low == 0.0 and result.ci_high == math.inf
-    # Two worker pairs whose pairs agree exactly: the estimate is known without error.
+    # Two worker pairs whose pairs agree to the last digit show no spread, not a spread of
+    # zero: no interval narrower than the data can back, so no verdict either.
     two = signedrank.compare_worker_pairs(*_rates([0.5] * 40), [0, 1] * 20)
-    assert two.verdict == verdict.FASTER and two.p_value == 0.0
-    assert math.log(two.ci_low) == pytest.approx(0.5) == math.log(two.ci_high)
+    assert two.verdict == verdict.INCONCLUSIVE and two.p_value == 1.0
+    assert (two.ci_low, two.ci_high) == (0.0, math.inf)
+    assert math.log(two.ratio) == pytest.approx(0.5)
+
+
+def test_identical_estimates_back_no_interval_anywhere() -> None:
+    """The machine's spread learnt from runs that agree exactly is no spread: it borrows
+    or falls back to the prior (CPU time) or to none (wall time), never an interval of
+    zero width; machines whose pairs agree exactly back no interval either."""
+    from pqbench.analysis import fleet
+    from pqbench.analysis.noise import NoiseModel
+
+    model = NoiseModel()
+    key = ("TLS", "openssl", "handshake", None)
+    model.add_runs(key, [0.1] * 12)  # eleven degrees of freedom of nothing
+    cpu = model.spread_for(key, wall_time=False)
+    assert cpu is not None and cpu.source == "prior" and cpu.sd > 0
+    assert model.spread_for(key, wall_time=True) is None
+    same = [[[100.0, 100.0]], [[200.0, 200.0]]]
+    judged = fleet.compare_machines(same, [[[110.0, 110.0]], [[220.0, 220.0]]])
+    assert judged.verdict == verdict.INCONCLUSIVE and judged.ci_high == math.inf
 
 
 def test_bad_worker_pairs_are_refused() -> None:

@@ -65,6 +65,7 @@ def summarize(sides: RowComparison, before: Sequence[Run], after: Sequence[Run])
         verdicts=tuple((v, n) for v in verdict.VERDICTS
                        if (n := sum(1 for r in sides.rows if r.verdict == v))),
         paired=sides.paired,
+        designs=tuple(sides.designs.items()),
     )
 
 

@@ -154,6 +154,8 @@ class News:
     unexplained: tuple[RowKey, ...]
     verdicts: tuple[tuple[str, int], ...]
     paired: bool
+    #: What judged the rows: how many each design did ("runs", "pairs", "machines").
+    designs: tuple[tuple[str, int], ...] = ()
 
     @property
     def compared(self) -> int:

@@ -458,7 +458,7 @@ class RunDocument(_Closed):
     format_version: Annotated[int, Field(ge=1, le=MAX_INT32)]
     run_id: RunId
     kind: Literal["speed", "files", "tls", "memory"] = "speed"
-    status: Literal["complete", "interrupted"]
+    status: Literal["complete", "interrupted", "failed"]
     started_at: Timestamp
     finished_at: Timestamp
     command: Text

@@ -136,7 +136,7 @@ class Run:
     run_id: str
     started_at: str
     finished_at: str
-    status: str  # "complete" | "interrupted"
+    status: str  # "complete" | "interrupted" | "failed" (measured nothing)
     command: str
     label: str | None
     settings: Mapping[str, Any]

@@ -50,7 +50,12 @@ def new_run(
     finished: datetime | None = None,
 ) -> Run:
     """A run that finishes now: a fresh id from its start, the command line that made it
-    (passwords redacted), its label on the run alone (never in the fingerprint)."""
+    (passwords redacted), its label on the run alone (never in the fingerprint). A run
+    that was not interrupted yet measured nothing (its library missing, its only worker
+    broken) is "failed", never "complete": its problems say why."""
+    measurements = tuple(measurements)
+    if status == "complete" and not measurements:
+        status = "failed"
     return Run(
         run_id=run_id or new_run_id(started),
         started_at=timestamp(started),
@@ -60,7 +65,7 @@ def new_run(
         label=label,
         settings=dict(settings),
         environment=Fingerprint(environment),
-        measurements=tuple(measurements),
+        measurements=measurements,
         problems=tuple(problems),
         verifications=tuple(verifications),
         kind=kind,
