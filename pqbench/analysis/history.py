@@ -239,18 +239,33 @@ def _steps(points: Sequence[Point], measured: Sequence[Group], spread: noise.Spr
     """Candidate steps from the fit, kept only where the comparison rule calls them."""
     if len(points) < 2:
         return []
-    starts = _candidates(points, measured, spread)
+
+    def judge(first: int, start: int, end: int) -> verdict.Outcome:
+        return judge_segments(measured[first:start], measured[start:end], key, spread, sessions)
+
+    return [HistoryStep(
+        start, points[start].build, o.before * (key[3] or 1), o.after * (key[3] or 1),
+        o.ratio, o.verdict, o.ci_low, o.ci_high, o.p_value, o.reason, o.basis)
+        for start, o in kept_steps(_candidates(points, measured, spread), len(points), judge)]
+
+
+#: Judges the segment [first, start) against [start, end) of a series' points.
+SegmentJudge = Callable[[int, int, int], verdict.Outcome]
+
+
+def kept_steps(starts: Sequence[int], count: int, judge: SegmentJudge
+               ) -> list[tuple[int, verdict.Outcome]]:
+    """The candidate steps (`starts`, indexes into `count` points) the comparison rule
+    keeps: every boundary between neighbouring segments is judged; while any fails, the
+    one that fails with the largest p-value (the least evidence of a step) is merged away,
+    and the rest are judged again on the longer segments. What remains are verdicts."""
+    starts = list(starts)
     while starts:
-        bounds = [0, *starts, len(points)]
-        judged = [judge_segments(measured[bounds[i]:bounds[i + 1]],
-                                 measured[bounds[i + 1]:bounds[i + 2]], key, spread, sessions)
-                  for i in range(len(starts))]
+        bounds = [0, *starts, count]
+        judged = [judge(bounds[i], bounds[i + 1], bounds[i + 2]) for i in range(len(starts))]
         failing = [(o.p_value, i) for i, o in enumerate(judged) if not o.changed]
         if not failing:
-            return [HistoryStep(
-                start, points[start].build, o.before * (key[3] or 1), o.after * (key[3] or 1),
-                o.ratio, o.verdict, o.ci_low, o.ci_high, o.p_value, o.reason, o.basis)
-                for start, o in zip(starts, judged, strict=True)]
+            return list(zip(starts, judged, strict=True))
         del starts[max(failing)[1]]
     return []
 
@@ -263,13 +278,22 @@ def _candidates(points: Sequence[Point], measured: Sequence[Group],
         return [1]
     counts = [len(g.level_samples) for g in measured]
     weights = [math.sqrt(c) for c in counts]
-    known = None if spread is None else spread.sd / math.sqrt(2.0)
+    known = step_noise(spread)
     if known is None:
         lows, highs = [p.ci_low for p in points], [p.ci_high for p in points]
         known = step_detect.noise_from_ci(lows, highs)
     found = step_detect.detect_steps([p.median for p in points], weights,
                                      penalty=CANDIDATE_PENALTY, noise=known)
     return [s.index for s in found]
+
+
+def step_noise(spread: noise.Spread | None) -> float | None:
+    """The noise the candidate fit is told a point's ln level carries: the fit's model is
+    Laplace (`step_detect.detect_steps` takes its scale b), and a Laplace law with the
+    variance of the row's run-to-run spread, a normal of sd s, has b = s / sqrt(2)
+    (variance 2 b^2). None without a spread: the fit estimates it from the points'
+    intervals."""
+    return None if spread is None else spread.sd / math.sqrt(2.0)
 
 
 #: Per row key, (run id, per-round rates) of each of the runs named that measured it.

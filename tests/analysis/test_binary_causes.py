@@ -172,3 +172,14 @@ def test_a_binary_in_another_folder_shows_the_folders_that_differ() -> None:
     assert said == ("OpenSSL 3.0.8 → OpenSSL 3.1.0, another binary (build-id 1a1a1a1a1a1a… → "
                     "3c3c3c3c3c3c…, …/cryptography-39.0.2/…/_rust.abi3.so → "
                     "…/cryptography-40.0.0/…/_rust.abi3.so)")
+
+
+def test_a_binary_whose_identity_is_unknown_on_one_side_is_named_as_no_cause() -> None:
+    """Before: a libcrypto known by its path and size only (no build-id, no hash); after:
+    one known by its build-id. Nothing tells whether they differ: no difference is named."""
+    before = [{"binaries": {"libcrypto": {"path": PATH, "size": 4734232}}}]
+    after = [{"binaries": {"libcrypto": {"build_id": "ab"}}}]
+    assert explain.binary_differences(before, after) == []
+    known = [{"binaries": {"libcrypto": {"build_id": "cd"}}}]
+    (found,) = explain.binary_differences(known, after)
+    assert found.field == "binaries.libcrypto"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pqbench.analysis.noise import Spread
 from pqbench.data.store import Store
 from pqbench.platform.errors import ComparisonError
 from tests.helpers import invoke
@@ -116,3 +117,51 @@ def test_three_builds_with_one_step_show_it_at_its_build() -> None:
     assert step.build == "C" and step.ratio == pytest.approx(3.0, rel=0.05)
     (kem,) = history(runs, "ML-KEM-768", operation="encaps")
     assert kem.steps == ()
+
+
+# --- which candidate steps are kept (the merge rule, with a judge of our own) ----------------
+
+
+def _judge_of(levels: list[float], band: float = 0.05):
+    """A judge of segments by their mean level: a verdict where the means differ by more
+    than `band`, with a p-value that falls as they differ (enough to order the failures)."""
+    from pqbench.analysis.verdict import Outcome
+
+    def judge(first: int, start: int, end: int) -> Outcome:
+        before = sum(levels[first:start]) / (start - first)
+        after = sum(levels[start:end]) / (end - start)
+        ratio = after / before
+        moved = abs(math.log(ratio))
+        changed = moved > math.log1p(band)
+        return Outcome(before=before, after=after, ratio=ratio, ci_low=ratio, ci_high=ratio,
+                       ci_level=0.99, p_value=0.001 if changed else 1.0 / (1.0 + 100 * moved),
+                       verdict=("faster" if ratio > 1 else "slower") if changed else
+                       "inconclusive", reason="", units_before=1, units_after=1,
+                       spread_before=None, spread_after=None, floor=None, threshold=band,
+                       method="")
+
+    return judge
+
+
+def test_the_failing_boundary_with_the_largest_p_is_merged_first() -> None:
+    """Candidates at 1, 2 and 4 over levels 100, 102, 104, 108.5, 130: both the boundary at
+    1 (2 %) and the one at 2 (4 %) fail the 5 % band; the one at 1, with the larger p, goes
+    first, and then 100, 102 against 104, 108.5 is a 5.2 % step, kept with the one at 4.
+    Merging the smaller p first (the boundary at 2) would leave 100 against 102, 104, 108.5
+    (4.8 %) failing too, and only the step at 4."""
+    from pqbench.analysis.history import kept_steps
+
+    levels = [100.0, 102.0, 104.0, 108.5, 130.0]
+    kept = kept_steps([1, 2, 4], len(levels), _judge_of(levels))
+    assert [start for start, _ in kept] == [2, 4]
+    assert [o.verdict for _, o in kept] == ["faster", "faster"]
+    assert kept_steps([1], 2, _judge_of([100.0, 100.0])) == []
+
+
+def test_the_fit_is_told_the_laplace_scale_of_the_rows_spread() -> None:
+    """A normal of sd s and a Laplace law of scale s / sqrt(2) share their variance."""
+    from pqbench.analysis.history import step_noise
+
+    spread = Spread(0.04, 10, "row")
+    assert step_noise(spread) == pytest.approx(0.0283, abs=1e-4)
+    assert step_noise(None) is None

@@ -194,3 +194,32 @@ def test_a_tenfold_change_is_found_one_against_one_even_against_the_prior() -> N
     above = replicates.compare_replicates(_runs_of([0.0]), _runs_of([smallest * 1.02]),
                                           spread=prior)
     assert below.verdict == verdict.INCONCLUSIVE and above.verdict == verdict.FASTER
+
+
+def test_the_smallest_call_takes_the_larger_of_the_band_and_the_spread() -> None:
+    """One run against one, a 1 % spread on 10 df: the band is the 5 % floor (the larger),
+    plus t(0.995, 10) * 0.01 * sqrt(2) in log units: about 9.8 %."""
+    found = noise.smallest_call(Spread(0.01, 10, "row"), 1, 1)
+    expected = math.expm1(math.log1p(0.05) + sp.t.ppf(0.995, 10) * 0.01 * math.sqrt(2))
+    assert found == pytest.approx(expected) and found == pytest.approx(0.0981, abs=5e-4)
+    wide = noise.smallest_call(Spread(0.10, 10, "row"), 1, 1)
+    assert wide == pytest.approx(math.expm1(math.log1p(math.expm1(0.10))
+                                            + sp.t.ppf(0.995, 10) * 0.10 * math.sqrt(2)))
+
+
+def test_files_and_tls_runs_are_timed_in_wall_time_and_never_rest_on_the_cpu_prior() -> None:
+    from pqbench.data.record.results import Run
+
+    def run(kind: str, settings: dict) -> Run:
+        return Run(run_id="r", started_at="", finished_at="", status="complete",
+                   command="", label=None, settings=settings, environment={}, kind=kind)
+
+    assert noise.timed_in_wall_time(run("files", {}))
+    assert noise.timed_in_wall_time(run("tls", {}))
+    assert noise.timed_in_wall_time(run("speed", {"time_base": "wall"}))
+    assert not noise.timed_in_wall_time(run("speed", {"time_base": "cpu"}))
+    assert not noise.timed_in_wall_time(run("speed", {}))
+    model = NoiseModel()
+    assert model.spread_for(KEY, wall_time=True) is None
+    assert model.spread_for(KEY, wall_time=False) == Spread(noise.PRIOR, noise.PRIOR_DF,
+                                                              "prior")

@@ -80,3 +80,60 @@ def test_facts_older_runs_lack_do_not_split_a_build() -> None:
     assert [d[0] for d in with_binary.differences(other_binary)] == \
         ["binaries.libcrypto.identity"]
     assert with_binary.differences(build_of(old)) == []
+
+
+def test_a_binary_is_known_by_its_build_id_before_its_file_hash() -> None:
+    """An imported run may carry both: the build-id names the build, whatever the file's
+    bytes (a stripped copy of one build has another hash)."""
+    from pqbench.data.record.fingerprint import binary_identity
+
+    assert binary_identity({"build_id": "ab", "sha256": "cd"}) == "build-id ab"
+    assert binary_identity({"sha256": "cd"}) == "sha256 cd"
+    assert binary_identity({"path": "/lib/libc.so.6", "size": 1}) is None
+
+
+def test_another_c_library_is_another_build_and_named() -> None:
+    """Two runs that differ only in the C library they loaded measured two builds."""
+    def with_libc(run_id: str, build_id: str) -> Run:
+        return _run(run_id, binaries={"libc": {"path": "/lib/x86_64-linux-gnu/libc.so.6",
+                                               "build_id": build_id}})
+
+    a, b = with_libc("a", "aa11"), with_libc("b", "bb22")
+    assert not one_build(a, b)
+    assert build_of(b).differences(build_of(a)) == [
+        ("binaries.libc", "build-id bb22", "build-id aa11")]
+
+
+def test_a_foreign_stacks_libraries_are_its_own_rows_build_only() -> None:
+    """`-i go` added to a run: every other row's build is the run's without Go's versions;
+    Go's rows' build has them, and another Go version is another build of Go's rows."""
+    plain = _run("plain")
+    go = _run("go", libraries__cryptography="50.0.2", **{"libraries__go:crypto/mlkem": "go1.26.8"})
+    newer = _run("newer", **{"libraries__go:crypto/mlkem": "go1.27.0"})
+    assert one_build(plain, go) and build_of(plain) == build_of(go)
+    assert build_of(go, "go").get("libraries.go:crypto/mlkem") == "go1.26.8"
+    assert not build_of(go, "go").matches(build_of(newer, "go"))
+    assert build_of(go, "libcrypto") == build_of(plain, "libcrypto")
+    assert [r.run_id for r in split_by_build([plain, go, newer])[build_of(plain)]] == [
+        "plain", "go", "newer"]
+
+
+def test_one_machine_is_its_host_cpu_model_cores_and_hypervisor_not_its_flags() -> None:
+    from pqbench.app.identity import machine_of, split_by_machine
+
+    base = machine_of(_run("a"))
+    assert base.host == "mac" and base.cores == 8 and base.hypervisor is None
+    assert machine_of(_run("f", cpu_flags=["aes"], testbed="tb-2")) == base
+    others = [_run("h", hostname="other"), _run("m", cpu__model="AMD EPYC 9B14"),
+              _run("c", cpu__count=2),
+              _run("v", platform={"virtualization": {"hypervisor": True,
+                                                     "dmi": "Google Compute Engine"}})]
+    assert len({machine_of(r) for r in others} | {base}) == 5
+    assert machine_of(others[3]).hypervisor == "Google Compute Engine"
+    assert "Google Compute Engine" in machine_of(others[3]).name
+    assert machine_of(_run("x", platform={"virtualization": {"hypervisor": True}})
+                      ).hypervisor == "a hypervisor"
+    split = split_by_machine([_run("a"), others[0], _run("b")])
+    assert [[r.run_id for r in runs] for runs in split.values()] == [["a", "b"], ["h"]]
+    assert base.matches("mac") and base.matches(base.key[:6]) and not base.matches("ma")
+    assert len(base.key) == 12 and base.key != machine_of(others[0]).key

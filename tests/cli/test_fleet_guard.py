@@ -169,3 +169,35 @@ def test_speed_and_show_name_the_machine(tmp_path: Path) -> None:
         done.stdout.replace("\n", " ")
     shown = run_cli("show", "--db", db)
     assert f"on {name}" in shown.stderr.replace("\n", " ")
+
+
+def test_show_with_no_run_named_shows_the_newest(tmp_path: Path) -> None:
+    from tests.helpers import invoke
+
+    db = str(tmp_path / "r.db")
+    store = Store.open(db)
+    store.save_run(make_run("20260101-older", seed=1, started_at="2026-01-01T00:00:00+00:00"))
+    store.save_run(make_run("20260102-newer", seed=2, started_at="2026-01-02T00:00:00+00:00"))
+    store.close()
+    shown = invoke("show", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join((shown.stdout + shown.stderr).split())
+    assert "20260102-newer" in said and "20260101-older" not in said
+
+
+@pytest.mark.process
+def test_undecided_fails_the_gate_where_single_runs_are_too_few(tmp_path: Path) -> None:
+    """Two single `files hash` runs (wall time: no prior to judge one against one, so too
+    few runs): `--fail-on undecided` fails, `--fail-on slower` does not."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(bytes(range(256)) * 4096)
+    db = str(tmp_path / "r.db")
+    for label in ("a", "b"):
+        done = run_cli("files", "hash", str(data), "--label", label, "--db", db)
+        assert done.returncode == 0, done.stderr
+    undecided = run_cli("compare", "--by", "label", "a", "b", "--fail-on", "undecided",
+                        "--db", db)
+    assert undecided.returncode == EXIT, undecided.stderr
+    assert "too few runs" in undecided.stderr
+    assert run_cli("compare", "--by", "label", "a", "b", "--fail-on", "slower",
+                   "--db", db).returncode == 0
