@@ -125,7 +125,7 @@ def _show(found: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiments", nargs="*", choices=["change", "aa"],
+    parser.add_argument("experiments", nargs="*", metavar="change|aa",
                         help="which to run (default: both)")
     parser.add_argument("--machines", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=1.0)
@@ -133,6 +133,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    unknown = set(args.experiments) - {"change", "aa"}
+    if unknown:
+        parser.error(f"unknown experiment(s): {', '.join(sorted(unknown))}")
     if shutil.which("unshare") is None:
         raise SystemExit("needs unshare (util-linux) and the right to make a UTS namespace "
                          "(root, or user namespaces): each machine is a host name of its own")

@@ -198,16 +198,18 @@ def compare_steps(groups: Sequence[tuple[str, Sequence[Run]]],
 # --- the use case -----------------------------------------------------------------------
 
 
-def compare(store: Store, names: Sequence[str] = (), *, by: str | None = None,
+def compare(db: str | None, names: Sequence[str] = (), *, by: str | None = None,
             every: bool = False, missing: bool = False, threshold: float | None = None,
             cross_machine: bool = False, fail_on: gate.Gate | None = None) -> Comparisons:
-    """`pqbench compare`: two runs named, the newest run against the one before it, or
-    `--by` groups (see `by_groups`); with a gate, every reason it fails, judged on every
-    row whatever is shown."""
+    """`pqbench compare` on the store at `db` (None: the default one): two runs named, the
+    newest run against the one before it, or `--by` groups (see `by_groups`); with a gate,
+    every reason it fails, judged on every row whatever is shown."""
     from pqbench.app.noise import NoiseModels
+    from pqbench.data.store import Store
 
     if by is None and (every or missing):
         raise UsageError("--all and --include-missing group runs: give --by FIELD too")
+    store = Store.open(db, create=False)
     models = NoiseModels(store)
     try:
         if by is not None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import explain, pairing
-from pqbench.data.record.fingerprint import BUILD_BINARIES, Fingerprint
+from pqbench.data.record.fingerprint import BUILD_BINARIES, machine_words
 from pqbench.data.record.results import Run
 
 __all__ = ["Build", "Machine", "build_of", "build_words", "by_build", "has_own_libraries",
@@ -301,10 +301,7 @@ class Machine:
     @property
     def name(self) -> str:
         """"m01 (AMD EPYC 9B14, 2 cores, KVM)": legible, and distinct for distinct machines."""
-        cores = f"{self.cores} cores" if self.cores is not None else None
-        details = ", ".join(p for p in (self.cpu_model, cores, self.hypervisor) if p)
-        host = self.host or "an unnamed host"
-        return f"{host} ({details})" if details else host
+        return machine_words(self.host, self.cpu_model, self.cores, self.hypervisor)
 
     @property
     def key(self) -> str:
@@ -324,21 +321,7 @@ def machine_of(run: Run) -> Machine:
     """The machine a run was measured on, from its fingerprint (None where a run recorded
     before pqbench kept a fact lacks it)."""
     env = run.environment
-    return Machine(env.hostname, env.cpu_model, env.cpu_count, hypervisor_of(env))
-
-
-def hypervisor_of(env: Fingerprint) -> str | None:
-    """The hypervisor as the kernel shows it: the DMI product ("Google Compute Engine"),
-    else /sys/hypervisor's type ("xen"), else "a hypervisor" where the CPU flag alone says
-    so; None on bare metal or where nothing was recorded."""
-    virtualization = env.path("platform.virtualization")
-    if not isinstance(virtualization, Mapping):
-        return None
-    for field in ("dmi", "hypervisor_type"):
-        value = virtualization.get(field)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return "a hypervisor" if virtualization.get("hypervisor") else None
+    return Machine(env.hostname, env.cpu_model, env.cpu_count, env.hypervisor)
 
 
 def split_by_machine(runs: Iterable[Run]) -> dict[Machine, list[Run]]:

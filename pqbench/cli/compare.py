@@ -73,14 +73,12 @@ def compare(
     """
     from pqbench.app import compare as use_case
     from pqbench.app.gate import Gate
-    from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output, markdown=markdown)
     band, gate = parse_threshold(threshold), Gate.parse(fail_on)
     with many_records():
-        found = use_case.compare(Store.open(db, create=False), runs or [], by=by, every=every,
-                                 missing=missing, threshold=band, cross_machine=cross_machine,
-                                 fail_on=gate)
+        found = use_case.compare(db, runs or [], by=by, every=every, missing=missing,
+                                 threshold=band, cross_machine=cross_machine, fail_on=gate)
     answers.compared(found, only_changed=only_changed, json_output=json_output,
                      csv_output=csv_output, markdown=markdown)
     if found.failures:

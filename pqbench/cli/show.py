@@ -23,7 +23,6 @@ def show(
     """Print a stored run again: its table, its paired ratios, what was not measured
     (--csv: its rows, as the command's --csv printed them)."""
     from pqbench.app import show as use_case
-    from pqbench.app.identity import machine_of
     from pqbench.data.store import Store
     from pqbench.views import memory, tls
 
@@ -34,7 +33,7 @@ def show(
         console.write(delimited.run_csv(loaded))
         return
     console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
-                 f"{loaded.started_at} on {machine_of(loaded).name}"
+                 f"{loaded.started_at} on {loaded.environment.machine_name}"
                  + (f", label {loaded.label}" if loaded.label else ""))
     if loaded.kind in ("tls", "memory"):
         (tls.show if loaded.kind == "tls" else memory.show)(loaded, store)

@@ -430,6 +430,18 @@ def warning(message: str) -> None:
     _hanging("warning:", "yellow", message)
 
 
+def notes(messages: Sequence[str]) -> None:
+    """Each note a use case returned, in order."""
+    for message in messages:
+        note(message)
+
+
+def warnings(messages: Sequence[str]) -> None:
+    """Each warning a use case returned, in order."""
+    for message in messages:
+        warning(message)
+
+
 def note(message: str) -> None:
     _hanging("", "", message, indent=2)
 

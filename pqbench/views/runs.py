@@ -107,10 +107,8 @@ def heading(run: Run, what: str = "") -> str:
     """A run's table heading: "pqbench run ID (complete) on m01 (AMD EPYC 9B14, 2 cores,
     Google Compute Engine)", the machine named so that two outputs of two hosts never read
     as one machine's change."""
-    from pqbench.app.identity import machine_of
-
     return (f"pqbench {what + ' ' if what else ''}run {run.run_id} ({run.status}) on "
-            f"{machine_of(run).name}")
+            f"{run.environment.machine_name}")
 
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None,

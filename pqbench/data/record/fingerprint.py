@@ -155,6 +155,25 @@ class Fingerprint(Mapping[str, Any]):
         return self._text("hostname")
 
     @property
+    def hypervisor(self) -> str | None:
+        """The hypervisor as the kernel shows it: the DMI product ("Google Compute
+        Engine"), else /sys/hypervisor's type ("xen"), else "a hypervisor" where the CPU
+        flag alone says so; None on bare metal or where nothing was recorded."""
+        virtualization = self.path("platform.virtualization")
+        if not isinstance(virtualization, Mapping):
+            return None
+        for name in ("dmi", "hypervisor_type"):
+            value = virtualization.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return "a hypervisor" if virtualization.get("hypervisor") else None
+
+    @property
+    def machine_name(self) -> str:
+        """The machine in words (`machine_words`)."""
+        return machine_words(self.hostname, self.cpu_model, self.cpu_count, self.hypervisor)
+
+    @property
     def testbed(self) -> str | None:
         return self._text("testbed")
 
@@ -235,6 +254,16 @@ class Fingerprint(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The fingerprint as JSON-ready data (a copy)."""
         return dict(self._data)
+
+
+def machine_words(host: str | None, cpu_model: str | None, cores: int | None,
+                  hypervisor: str | None) -> str:
+    """A machine as people name it: "m01 (AMD EPYC 9B14, 2 cores, Google Compute Engine)":
+    legible, and distinct for machines whose facts differ (`app.identity.Machine`)."""
+    details = ", ".join(p for p in (cpu_model, f"{cores} cores" if cores is not None else None,
+                                     hypervisor) if p)
+    name = host or "an unnamed host"
+    return f"{name} ({details})" if details else name
 
 
 def binary_identity(entry: Mapping[str, Any] | None) -> str | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from pqbench.analysis import ratios
 from pqbench.analysis.figures import RunFigures, run_figures
 from pqbench.analysis.noise import NoiseModel
+from pqbench.app.report import Build, Inputs
 from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.runs import run_order
 from pqbench.platform import interrupts
@@ -28,7 +29,8 @@ from pqbench.views.report import bulk, comparison, context, memory, publickey, s
 from pqbench.views.report.base import Section
 from pqbench.views.report.charts import Chart, render
 
-__all__ = ["Report", "Section", "build", "comparison_sections", "default_path", "write"]
+__all__ = ["Report", "Section", "build", "comparison_sections", "default_path", "of_inputs",
+           "write"]
 
 REPORT_NAME = "report.md"
 
@@ -193,6 +195,65 @@ def comparison_sections(runs: Sequence[Run], by: str | None, threshold: float | 
     is the machine's noise model."""
     return [*comparison.sections(runs, by, threshold, cross_machine, annotations, model),
             *memory.comparison_sections(runs, by)]
+
+
+def builds_section(builds: Sequence[Build], by: str) -> Section | None:
+    """Every build a `--by` report names, each with its newest speed run's headline paired
+    ratios and their intervals: the result tables further down are the newest run's only,
+    and this says which build that is."""
+    from pqbench.views import ratios as ratio_views
+
+    if len(builds) < 2:
+        return None
+    lines = []
+    for build in builds:
+        newest = build.newest
+        said = "; ".join(ratio_views.line(r) for r in run_figures(newest).headline) \
+            if newest is not None else ""
+        where = (f"newest speed run {md.inline_code(newest.run_id)}" if newest is not None
+                 else "no speed run")
+        lines.append(f"- {md.text(build.name)} ({numbers.count(build.runs)} run(s), {where})"
+                     + (f": {md.text(said)}" if said else ""))
+    last = builds[-1]
+    return Section("\n\n".join([
+        md.heading(2, f"Each {by}"),
+        f"The builds this report names, oldest first, each with the headline paired ratios of "
+        f"its newest speed run (intervals at the level shown). The result tables below are "
+        f"from the newest run, of {md.text(last.name)}.", "\n".join(lines)]))
+
+
+def of_inputs(found: Inputs, threshold: float | None, cross_machine: bool = False
+              ) -> tuple[Report, list[str]]:
+    """The report of what `app.report.inputs` chose, and the warnings to tell the user: a
+    report over many groups (`found.fleet`) follows the history's steps; otherwise every
+    run is held and each group is compared with the next."""
+    from pqbench.data.record.runs import group_runs
+    from pqbench.views.report import fleet
+
+    by = found.by
+    if found.fleet is not None and by is not None:
+        many = found.fleet
+        sections = fleet.sections(many.headers, by, many.rates, many.whole, threshold,
+                                  cross_machine, found.annotations, found.model)
+        where = series.section(many.bisected) if many.bisected else None
+        sections += [where] if where is not None else []
+        sections += memory.comparison_sections(many.memory, by) if many.memory else []
+        named = builds_section(found.builds, by)
+        return build(found.runs, [*([named] if named else []), *sections],
+                     fleet=(len(many.headers), by)), []
+    comparison = comparison_sections(found.runs, by, threshold, cross_machine,
+                                     found.annotations, found.model)
+    warnings = []
+    if by and not comparison:
+        values = sorted({name for name, _ in group_runs(found.runs, by)})
+        warnings.append(
+            f"every run has the same --by {by} ({values[0]}); the report has no comparison"
+            if len(values) == 1 else
+            f"the --by {by} groups ({', '.join(values)}) share no row to compare (each kind "
+            "of run measures other things); the report has no comparison" if values else
+            f"no run has a value for --by {by}; the report has no comparison")
+    named = builds_section(found.builds, by) if by else None
+    return build(found.runs, [*([named] if named else []), *comparison]), warnings
 
 
 def write(report: Report, path: Path, overwrite: bool = False) -> list[Path]:

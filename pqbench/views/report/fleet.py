@@ -27,6 +27,7 @@ from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.noise import NoiseModel
 from pqbench.app.compare import compare_sides
 from pqbench.app.history import machine_series
+from pqbench.app.report import FEW_GROUPS
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs
 from pqbench.data.store.rates import RowRates
@@ -35,18 +36,9 @@ from pqbench.views import markdown as md
 from pqbench.views.report.base import Section
 from pqbench.views.report.comparison import KINDS, comparison, each_against_the_next, history_of
 
-#: Up to this many groups of a kind, each is compared with the next (the whole story);
-#: beyond it the comparisons follow the history's steps.
-FEW_GROUPS = 6
 #: Step builds compared at most (largest steps first), besides the oldest and newest.
 STEP_COMPARISONS = 3
 Groups = Sequence[tuple[str, Sequence[Run]]]
-
-
-def many_groups(headers: Sequence[Run], by: str) -> bool:
-    """Whether some kind of run has more groups than each-against-the-next can show."""
-    return any(len(group_runs(of_kind, by)) > FEW_GROUPS
-               for kind, _, _ in KINDS if (of_kind := [r for r in headers if r.kind == kind]))
 
 
 def history_series(groups: Groups, rates: RowRates, annotations: Mapping[str, Sequence[str]],

@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 
 from pqbench.analysis import noise, pairing
-from pqbench.analysis.noise import NoiseModel, NoiseModels
+from pqbench.analysis.noise import NoiseModel
+from pqbench.app import noise as app_noise
+from pqbench.app.noise import NoiseModels
 from pqbench.data.record import transfer
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.results import Measurement, Run
@@ -271,10 +273,13 @@ def _from_rounds(store: Store, testbed: str, leave_out: Any = None) -> NoiseMode
                 for one in rates.runs(key, ids) if len(one) and min(one) > 0]
 
     sides = [r.run_id for r in headers if pairing.ab_session(r) is not None]
-    return noise.learn(sorted(headers, key=lambda r: (r.started_at, r.run_id)),
-                       rates.row_keys(), estimates,
-                       sessions=pairing.all_sessions(store.load_runs(RunFilter(ids=tuple(sides)))),
-                       leave_out=leave_out, testbed=testbed)
+    kept, left = app_noise.kept(sorted(headers, key=lambda r: (r.started_at, r.run_id)),
+                                leave_out)
+    groups = [noise.Replicates(tuple(r.run_id for r in group),
+                               sum(1 for r in group if noise.calibration_of(r) is not None))
+              for group in app_noise.replicate_groups(kept)]
+    return noise.learn(groups, rates.row_keys(), estimates, sessions=pairing.all_sessions(
+        store.load_runs(RunFilter(ids=tuple(sides)))), left_out=left, machine=testbed)
 
 
 def _same_model(found: NoiseModel, expected: NoiseModel) -> None:
@@ -326,7 +331,7 @@ def _learns_the_same_both_ways(location: str, runs: list[Run], testbed: str) -> 
     def leave_out(run: Run) -> str | None:
         return "taken under load" if run.run_id == under_load else None
 
-    found = noise.from_inputs(noise_inputs(store, testbed), leave_out)
+    found = app_noise.from_inputs(noise_inputs(store, testbed), leave_out)
     _same_model(found, _from_rounds(store, testbed, leave_out))
     assert found.left_out == {"taken under load": 1}
     store.close()
@@ -363,9 +368,9 @@ def test_the_model_from_estimates_is_the_model_from_rounds_on_real_runs(
 
 def test_the_model_reads_a_row_per_run_and_per_estimate_in_the_same_statements(
         location: str) -> None:
-    """On stores of N, 2N and 4N runs of one testbed (and as many of another), learning
+    """On stores of N, 2N and 4N runs of one machine (and as many of another), learning
     its noise model sends the same statements, none reading the rounds of a plain run,
-    and fetches one row per run header and one per stored estimate of the testbed's
+    and fetches one row per run header and one per stored estimate of the machine's
     runs, plus what its one ab session's sides take whatever the size: linear in rows."""
     session = make_ab_session("s", seed=10, drift=0.01, workers=6, process=0.02)
     Store.open(location).save_runs(session)
@@ -376,15 +381,15 @@ def test_the_model_reads_a_row_per_run_and_per_estimate_in_the_same_statements(
         mine = make_runs(f"n{size}-", size - stored, seed=size, drift=0.05,
                          label=f"build-{size}", env=environment(os_build=f"build-{size}"))
         others = make_runs(f"o{size}-", size - stored, seed=size + 1,
-                           env=environment(testbed="tb-2"))
+                           env=environment(hostname="other"))
         Store.open(location).save_runs([*mine, *others])
         stored = size
-        headers = store.load_runs(RunFilter(by="testbed", values=("tb-1",)), rows_too=False)
+        headers = store.load_runs(RunFilter(by="hostname", values=("mac",)), rows_too=False)
         reads.clear()
         model = NoiseModels(store).for_runs(headers)
         statements, fetched = list(reads.statements), reads.rows
         assert model is not None and model.sessions
-        plain = [r for r in store.load_runs(RunFilter(by="testbed", values=("tb-1",)))
+        plain = [r for r in store.load_runs(RunFilter(by="hostname", values=("mac",)))
                  if pairing.ab_session(r) is None]
         estimates = sum(len(r.measurements) for r in plain)
         counted.append((len(statements), fetched - len(headers) - estimates))
