@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqbench import __version__
-from pqbench.analysis import compare, explain, pairing, ratios, verdict
+from pqbench.analysis import explain, pairing, ratios, verdict
 from pqbench.analysis.history import (
     HistoryStep,
     Point,
     Series,
-    series_from_rates,
-    session_judge,
 )
-from pqbench.app.identity import by_build
+from pqbench.app.compare import compare_sides
+from pqbench.app.history import machine_series
+from pqbench.app.identity import Machine, by_build, machine_of
 from pqbench.app.noise import from_inputs
 from pqbench.data.record.fingerprint import taken_under_load
 from pqbench.data.record.results import RowKey, Run
@@ -40,49 +40,12 @@ from pqbench.platform.errors import ComparisonError, NothingStored
 
 #: Changes to what a part holds or how it is decided: a part made by another version of
 #: this module is made again.
-PART_FORMAT = 2
+PART_FORMAT = 3
 #: What a point is: one OS build of one machine (split further by `by_build`).
 BY = "os_build"
 #: The ratio kinds the index shows: what the post-quantum schemes cost against the
 #: classical ones they replace.
 PQ_KINDS = ("exchange", "signature")
-
-
-@dataclass(frozen=True)
-class Machine:
-    """The machine a run was measured on: host, CPU model, cores, hypervisor. ``name`` is
-    legible, ``key`` a short stable id for file names."""
-
-    host: str | None
-    cpu_model: str | None
-    cores: int | None
-    hypervisor: str | None
-
-    @property
-    def name(self) -> str:
-        cores = f"{self.cores} cores" if self.cores is not None else None
-        details = ", ".join(p for p in (self.cpu_model, cores, self.hypervisor) if p)
-        host = self.host or "an unnamed host"
-        return f"{host} ({details})" if details else host
-
-    @property
-    def key(self) -> str:
-        blob = json.dumps([self.host, self.cpu_model, self.cores, self.hypervisor])
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def machine_of(run: Run) -> Machine:
-    """The machine of a run, from its fingerprint (None where a fact was not recorded)."""
-    env = run.environment
-    virtualization = env.path("platform.virtualization")
-    hypervisor = None
-    if isinstance(virtualization, Mapping):
-        hypervisor = next((str(virtualization[f]).strip() for f in ("dmi", "hypervisor_type")
-                           if isinstance(virtualization.get(f), str)
-                           and str(virtualization[f]).strip()), None)
-        if hypervisor is None and virtualization.get("hypervisor"):
-            hypervisor = "a hypervisor"
-    return Machine(env.hostname, env.cpu_model, env.cpu_count, hypervisor)
 
 
 @dataclass(frozen=True)
@@ -309,11 +272,14 @@ def machine_part(store: Any, machine: Machine, runs: Sequence[Run],
     annotations: dict[str, list[str]] = {}
     for build, text, _created in notes:
         annotations.setdefault(build, []).append(text)
-    found = series_from_rates(rates.row_keys(), groups, rates.by_run, annotations,
-                              model=model, sessions=session_judge(whole_sides))
+    # The series as `history` decides them: each row over its own points (a foreign
+    # stack's libraries split that stack's rows only), judged by this machine's model.
+    found = machine_series(group_runs(runs, BY), rates.row_keys(), rates.by_run, annotations,
+                           model=model, sessions=whole_sides)
     order = [name for name, _ in groups]
-    series = sorted(found, key=lambda s: (order.index(s.points[0].build), s.algorithm,
-                                          s.implementation, s.operation, s.block_size or 0))
+    series = sorted(found, key=lambda s: (
+        order.index(s.points[0].build) if s.points[0].build in order else len(order),
+        s.algorithm, s.implementation, s.operation, s.block_size or 0))
     members = dict(groups)
     newest = max(runs, key=run_order)
     home = next(name for name, group in groups if newest in group)
@@ -388,9 +354,9 @@ def _comparison(store: Any, groups: Sequence[tuple[str, Sequence[Run]]], model: 
     whole = store.load_runs(RunFilter(ids=tuple(r.run_id for r in (*old, *new))))
     by_id = {r.run_id: r for r in whole}
     try:
-        result = compare.compare_runs([by_id[r.run_id] for r in old],
-                                      [by_id[r.run_id] for r in new], before_name=before,
-                                      after_name=after, noise=model)
+        result = compare_sides([by_id[r.run_id] for r in old],
+                               [by_id[r.run_id] for r in new], before_name=before,
+                               after_name=after, noise=lambda _runs: model)
     except ComparisonError:
         return None
     rows = tuple(ComparedRow(

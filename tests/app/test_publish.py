@@ -220,3 +220,23 @@ def test_publishing_again_reads_the_fingerprints_of_new_runs_and_recomputed_mach
 def test_an_empty_store_says_how_to_make_a_run(tmp_path: Path) -> None:
     with pytest.raises(NothingStored, match="pqbench speed"):
         site_of(Store.open(str(tmp_path / "empty.db")))
+
+
+def test_each_machines_series_are_the_ones_history_decides(store: Store,
+                                                          site: publish.Site) -> None:
+    """The site decides nothing again: a machine's series (points, levels, steps and
+    their verdicts) are `pqbench history`'s for that machine, row for row."""
+    from pqbench.app.history import histories
+
+    compared = 0
+    for part in site.parts:
+        shown = {(s.algorithm, s.implementation, s.operation, s.block_size): s.as_dict()
+                 for s in part.series if s.algorithm == "ML-KEM-768"}
+        decided = {(h.series.algorithm, h.series.implementation, h.series.operation,
+                    h.series.block_size): h.series.as_dict()
+                   for h in histories(store, "ML-KEM-768", machine=part.machine.key)}
+        assert shown and shown == decided
+        compared += len(shown)
+    steps = [step["verdict"] for part in site.parts if part.machine.host == "m00"
+             for s in part.series if s.algorithm == "ML-KEM-768" for step in s.as_dict()["steps"]]
+    assert "slower" in steps and compared >= 3
