@@ -76,3 +76,12 @@ def test_the_ending_is_the_interruption_then_a_failed_check_or_measurement() -> 
     assert ending is not None and ending.status in (130, 143)
     assert ending.message == (f"interrupted; the {len(run.measurements)} completed rows "
                               "were stored as run r1")
+
+
+def test_a_memory_run_that_measured_nothing_ends_1_saying_why() -> None:
+    run = dataclasses.replace(make_run("r2", seed=1), kind="memory", measurements=(),
+                              status="failed", problems=(
+        Problem("ML-KEM-768", "liboqs", "unavailable", "liboqs not found"),))
+    assert memory.ending(run) == memory.Ending(
+        "nothing was measured (liboqs: unavailable, liboqs not found); stored as failed run "
+        "r2", 1)

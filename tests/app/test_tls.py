@@ -72,3 +72,12 @@ def test_the_ending_is_the_interruption_then_a_failed_handshake() -> None:
     ending = tls.ending(dataclasses.replace(failed, status="interrupted"))
     assert ending is not None and ending.status in (130, 143)
     assert ending.message.startswith("interrupted; the ")
+
+
+def test_a_tls_run_that_measured_nothing_ends_1_saying_why() -> None:
+    run = dataclasses.replace(make_run("t2", seed=2), kind="tls", measurements=(),
+                              status="failed", problems=(
+        Problem("X25519MLKEM768", "libssl", "unavailable", "no ML-KEM group"),))
+    assert tls.ending(run) == tls.Ending(
+        "nothing was measured (libssl: unavailable, no ML-KEM group); stored as failed run "
+        "t2", 1)
