@@ -64,7 +64,9 @@ def ci_level(result: RunComparison) -> float:
 
 
 def units(row: Row) -> str:
-    """Independent units behind a row: "5/5 runs" or "96 pairs"."""
+    """Independent units behind a row: "5/5 runs", "96 pairs" or "10 machines"."""
+    if row.machines is not None:
+        return f"{row.machines} machines"
     if row.pairs is not None:
         return f"{row.pairs} pairs"
     return f"{row.runs_before}/{row.runs_after} runs"

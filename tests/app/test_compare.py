@@ -89,6 +89,9 @@ def test_machines_that_measured_both_builds_judge_it_each_against_itself() -> No
     assert {r.verdict for r in judged.rows} == {"slower"}
     assert {r.design for r in judged.rows} == {"machines"}
     assert {r.machines for r in judged.rows} == {10}
+    # The table's units column says what stood behind each verdict.
+    from pqbench.views.comparisons import units
+    assert {units(r) for r in judged.rows} == {"10 machines"}
     assert judged.design == "machines" and judged.designs == {"machines": 4}
     for row in judged.rows:
         assert row.ci_low <= row.ratio <= row.ci_high < 1.0
