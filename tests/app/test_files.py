@@ -92,7 +92,10 @@ def test_an_interrupted_hash_says_what_was_kept(signal: KeyboardInterrupt, statu
 def test_a_corpus_interrupted_says_how_many_steps_were_kept() -> None:
     result = CorpusResult("/tmp/c", [2_000_000], removed=True)
     run = files_run(datetime.now(UTC), {}, {}, [], status="complete")
-    assert files.corpus_ending(files.Corpus(run, result)) is None
+    # A corpus that timed no step measured nothing: stored as failed, and the command ends 1.
+    assert run.status == "failed"
+    assert files.corpus_ending(files.Corpus(run, result)) == files.Ending(
+        f"nothing was measured (no row was timed); stored as failed run {run.run_id}", 1)
     cut = files.corpus_ending(files.Corpus(run, replace(result, interrupted=True)))
     assert cut is not None and cut.status in (130, 143)
     assert cut.message == f"interrupted; the 0 steps completed were stored as run {run.run_id}"
