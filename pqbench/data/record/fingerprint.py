@@ -248,8 +248,10 @@ class Fingerprint(Mapping[str, Any]):
         return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
 
     def binary_identity(self, role: str) -> str | None:
-        """A loaded binary's identity: "build-id HEX" or "sha256 HEX"; None if unknown."""
-        return binary_identity(self.binaries.get(role))
+        """A loaded binary's identity: "build-id HEX" or "sha256 HEX"; None if unknown.
+        Reads the one entry (a build asks for seven roles of each of thousands of runs)."""
+        found = self.path("binaries")
+        return binary_identity(found.get(role) if isinstance(found, Mapping) else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The fingerprint as JSON-ready data (a copy)."""

@@ -176,3 +176,20 @@ def test_load_runs_filters_by_kind_group_and_age(five: Store) -> None:
         "20260103-run3", "20260104-run4"]
     headers = five.load_runs(rows_too=False)
     assert len(headers) == 5 and all(not r.measurements for r in headers)
+
+
+def test_a_fingerprints_binary_identity_reads_its_roles_entry_alone() -> None:
+    """`Fingerprint.binary_identity(role)` is what `binaries` holds for the role, named:
+    the build-id first, else the file hash; None for a role not recorded, an entry that
+    is not a mapping, or a fingerprint without binaries (or with them as something else)."""
+    from pqbench.data.record.fingerprint import Fingerprint
+
+    env = Fingerprint({"binaries": {
+        "libcrypto": {"path": "/usr/lib/libcrypto.so.3", "build_id": "ab", "sha256": "cd"},
+        "liboqs": {"sha256": "ef"}, "libc": {"path": "/lib/libc.so.6", "size": 1},
+        "odd": "not a mapping"}})
+    assert [env.binary_identity(role) for role in ("libcrypto", "liboqs", "libc", "odd",
+                                                   "absent")] == [
+        "build-id ab", "sha256 ef", None, None, None]
+    assert Fingerprint({}).binary_identity("libcrypto") is None
+    assert Fingerprint({"binaries": ["libcrypto"]}).binary_identity("libcrypto") is None
