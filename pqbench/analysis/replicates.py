@@ -204,12 +204,32 @@ def bootstrap_levels(logs: Sequence[FloatArray], rng: np.random.Generator,
     else:
         # Run i owns [i, i + 1); its places split that by their cumulative probabilities.
         bounds = np.concatenate([i + c for i, c in enumerate(cumulative)])[:-1]
-        place = np.searchsorted(bounds, scaled, side="right")
+        place = places(bounds, scaled, cumulative[0] if uniform else None)
     levels = np.take(table, place).mean(axis=1)
     observed = float(run_estimates(logs).mean())
     if runs >= 2:
         levels = observed + math.sqrt(runs / (runs - 1)) * (levels - observed)
     return levels
+
+
+def places(bounds: FloatArray, draws: FloatArray, cumulative: FloatArray | None = None
+           ) -> NDArray[np.intp]:
+    """np.searchsorted(bounds, draws, side="right"), where `bounds` is run i's own
+    `cumulative` table shifted by i for every run (its last bound left out): each draw's
+    place guessed in its own run's short table from its integer part and its fraction,
+    then checked against `bounds` (sorted, a place p is the answer exactly where
+    bounds[p - 1] <= draw < bounds[p]); a draw a rounding puts elsewhere is searched in
+    the whole. The same places, without a search of every draw through every run's."""
+    if cumulative is None or bool(np.any(np.diff(bounds) < 0)):
+        return np.searchsorted(bounds, draws, side="right")
+    run = draws.astype(np.int64)
+    guess = run * cumulative.size + np.searchsorted(cumulative[:-1], draws - run,
+                                                    side="right")
+    edges = np.concatenate([[-np.inf], bounds, [np.inf]])
+    wrong = ~((edges[guess] <= draws) & (draws < edges[guess + 1]))
+    if wrong.any():
+        guess[wrong] = np.searchsorted(bounds, draws[wrong], side="right")
+    return guess
 
 
 def ratio_interval(before: Sequence[FloatArray], after: Sequence[FloatArray], alpha: float,

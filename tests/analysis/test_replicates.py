@@ -248,3 +248,23 @@ def test_the_bootstrap_expansion_factor_is_t_over_z_at_the_two_sided_tail() -> N
         factor = sp_stats.t.ppf(1 - alpha / 2, 3 + 4 - 2) / sp_stats.norm.ppf(1 - alpha / 2)
         assert (high - low) / (plain_high - plain_low) == pytest.approx(factor, rel=1e-9)
         assert factor > 1.2  # 5 degrees of freedom: a visibly wider interval
+
+
+@pytest.mark.parametrize("rounds", [10, 20, 31])
+def test_places_are_numpys_search_of_every_draw(rounds: int) -> None:
+    """`places` gives what np.searchsorted of the whole table gives (the expected value is
+    numpy's), for uniform draws, draws exactly on a bound or an integer, and the largest
+    draw below R; and searches the whole where no table is given."""
+    lo, hi, probability = replicates.median_positions(rounds)
+    cumulative = np.cumsum(probability)
+    rng = np.random.default_rng(rounds)
+    for runs in (1, 2, 7, 150):
+        bounds = np.concatenate([i + cumulative for i in range(runs)])[:-1]
+        draws = np.concatenate([
+            np.minimum(rng.random(20_000) * runs, np.nextafter(runs, 0)),
+            bounds, np.nextafter(bounds, -np.inf), np.nextafter(bounds, np.inf),
+            np.arange(runs, dtype=np.float64), [np.nextafter(runs, 0)]])
+        draws = draws[(draws >= 0) & (draws < runs)].reshape(1, -1)
+        expected = np.searchsorted(bounds, draws, side="right")
+        assert np.array_equal(replicates.places(bounds, draws, cumulative), expected)
+        assert np.array_equal(replicates.places(bounds, draws), expected)
