@@ -255,8 +255,7 @@ def test_places_are_numpys_search_of_every_draw(rounds: int) -> None:
     """`places` gives what np.searchsorted of the whole table gives (the expected value is
     numpy's), for uniform draws, draws exactly on a bound or an integer, and the largest
     draw below R; and searches the whole where no table is given."""
-    lo, hi, probability = replicates.median_positions(rounds)
-    cumulative = np.cumsum(probability)
+    cumulative = np.cumsum(replicates.median_positions(rounds)[2])
     rng = np.random.default_rng(rounds)
     for runs in (1, 2, 7, 150):
         bounds = np.concatenate([i + cumulative for i in range(runs)])[:-1]
