@@ -769,11 +769,6 @@ def test_the_probe_sees_a_heavy_library_where_a_command_uses_it(tmp_path: Path) 
 #: options, call one use case (`pqbench/app/`), render its answer through views.
 COMMAND_LINES = 25
 
-#: Commands still over COMMAND_LINES, each until its decisions move into `pqbench/app/`;
-#: a name leaves this list when its command shrinks (the test fails on a name that fits).
-STILL_OVER: set[str] = set()
-
-
 def command_bodies(module: str, source: str) -> dict[str, int]:
     """"module.function" -> the lines of its body after the docstring, for every function
     typer registers: decorated with `APP.command(...)` or `APP.callback(...)`."""
@@ -794,16 +789,12 @@ def command_bodies(module: str, source: str) -> dict[str, int]:
 
 def test_command_bodies_fit_on_a_screen() -> None:
     """Every command parses, calls one use case and renders: its body (after the signature
-    and the docstring) takes at most COMMAND_LINES lines. STILL_OVER names those not yet
-    thinned, and only those."""
+    and the docstring) takes at most COMMAND_LINES lines, every one of them."""
     bodies = {name: lines for module, path in MODULES.items() if room(module) == "cli"
               for name, lines in command_bodies(module, path.read_text("utf-8")).items()}
     assert len(bodies) > 20, sorted(bodies)
     over = {name: lines for name, lines in bodies.items() if lines > COMMAND_LINES}
-    new = {name: lines for name, lines in over.items() if name not in STILL_OVER}
-    assert not new, f"command bodies over {COMMAND_LINES} lines: {new}"
-    thinned = sorted(STILL_OVER - set(over))
-    assert not thinned, f"these fit now: remove them from STILL_OVER: {thinned}"
+    assert not over, f"command bodies over {COMMAND_LINES} lines: {over}"
 
 
 def test_a_planted_long_command_is_measured() -> None:
