@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pqbench.analysis import verdict
-from pqbench.analysis.compare import RunComparison
 from pqbench.analysis.rows import RowKey
 from pqbench.data.record.results import Problem, Run
 from pqbench.platform.errors import UsageError
 from pqbench.platform.untrusted import printable
+
+if TYPE_CHECKING:
+    from pqbench.analysis.compare import RunComparison
 
 #: The exit status of a gate that fails (1 and 2 are errors and usage).
 EXIT = 3
