@@ -82,12 +82,14 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
 @dataclass(frozen=True)
 class Drawn:
     """One table as drawn: its title (the line above its header), its columns' names, its
-    rows (each cell's lines joined) and how many lines each row took."""
+    rows (each cell's lines joined), how many lines each row took and how wide it is."""
 
     title: str
     names: tuple[str, ...]
     rows: tuple[dict[str, str], ...]
     heights: tuple[int, ...]
+    #: The width it was laid out to: its rule's.
+    width: int = 0
 
 
 def tables(text: str) -> list[Drawn]:
@@ -167,4 +169,4 @@ def _read(text: str, title: str, key: str | None, end: str | None, *,
                     rows[-1][name].append(cell)
     return Drawn(lines[start], tuple(names),
                  tuple({name: " ".join(parts) for name, parts in row.items()} for row in rows),
-                 tuple(heights))
+                 tuple(heights), len(lines[rule].rstrip()))

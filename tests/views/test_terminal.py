@@ -357,6 +357,10 @@ def _reads_well(text: str, columns: int, name: str) -> None:
                 assert cell.count("[") == cell.count("]"), (name, column, cell)
         assert max(table.heights) <= ROW_LINES.get(name, 3), (name, columns, table.title,
                                                              table.heights)
+        # A cell wraps only where the table takes the width: no column squeezed while
+        # there is room beside it.
+        assert max(table.heights) == 1 or table.width >= columns - 4, (
+            name, columns, table.title, table.width, table.heights)
 
 
 @pytest.mark.process
