@@ -560,6 +560,10 @@ def test_the_table_says_once_what_every_ratio_shares() -> None:
         ("AES-256-XTS [cryptography]", "AES-128-XTS [libcrypto]"),
         ("AES-256-GCM [libcrypto]", "AES-256-XTS [libcrypto]")]
     assert two.title == "what it costs, paired by cycle (99 % CI, 10 cycles, CPU time)"
+    # One ratio alone is set against its own row, not against one every line shares.
+    alone = ratio_views.table([ratio("AES-256-XTS", "AES-128-XTS", "libcrypto", "libcrypto")])
+    assert [c.title for c in alone.columns][:2] == ["what", "against"]
+    assert alone.rows[0][:2] == ("AES-256-XTS", "AES-128-XTS")
 
 
 @pytest.mark.process
