@@ -117,7 +117,7 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
     notes: dict[str, list[str]] = {}
     for build, text, _created in store.annotations():
         notes.setdefault(build, []).append(text)
-    models = NoiseModels(store)
+    models = NoiseModels(store, algorithms=names or (algorithm,), headers=selection.headers)
     found: list[MachineHistory] = []
     for one, runs in machines.items():
         groups = group_runs(runs, by)

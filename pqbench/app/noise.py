@@ -21,12 +21,25 @@ written), and the sides of its sessions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pqbench.analysis import pairing
-from pqbench.analysis.noise import EstimatesOf, NoiseModel, Replicates, calibration_of, learn
-from pqbench.app.identity import Machine, has_own_libraries, machine_of, split_by_build
+from pqbench.analysis.noise import (
+    EstimatesOf,
+    NoiseModel,
+    Replicates,
+    calibration_of,
+    kind_of,
+    learn,
+)
+from pqbench.app.identity import (
+    Machine,
+    has_own_libraries,
+    machine_of,
+    split_by_build,
+    split_by_machine,
+)
 from pqbench.data.record.estimates import run_estimate
 from pqbench.data.record.results import RowKey, Run
 from pqbench.data.record.runs import run_order
@@ -94,7 +107,9 @@ def _learn(plain: Sequence[Run], keys: Iterable[RowKey], estimates: EstimatesOf,
     """The model of the rows of `keys`: each foreign stack's rows over the replicate groups
     of its own builds, every other row over the groups of the machine's builds."""
     keys = list(keys)
-    owners = {key.implementation for key in keys if has_own_libraries(plain, key.implementation)}
+    # Asked once an implementation, not once a row: each asking reads every run's libraries.
+    owners = {implementation for implementation in {key.implementation for key in keys}
+              if has_own_libraries(plain, implementation)}
     model = learn(_replicates(plain), [k for k in keys if k.implementation not in owners],
                   estimates, sessions=pairing.all_sessions(sides), left_out=left,
                   machine=machine)
@@ -111,20 +126,33 @@ def _replicates(runs: Iterable[Run], implementation: str | None = None) -> list[
             for group in replicate_groups(runs, implementation)]
 
 
-def learn_machine(store: Store, machine: Machine, leave_out: LeaveOut | None = None
+def learn_machine(store: Store, machine: Machine, leave_out: LeaveOut | None = None,
+                  rows: RunFilter | None = None, headers: Iterable[Run] | None = None
                   ) -> NoiseModel:
-    """The model of one machine, learnt from every run of it in the store."""
-    headers = [h for h in store.load_runs(RunFilter(by="hostname", values=(machine.host,))
-                                          if machine.host is not None else RunFilter(),
-                                          rows_too=False, fingerprints=True)
-               if machine_of(h) == machine]
-    headers.sort(key=run_order)
-    plain, left = kept(headers, leave_out)
-    side_ids = tuple(h.run_id for h in headers if pairing.ab_session(h) is not None)
+    """The model of one machine, learnt from every run of it in the store; with `rows`
+    (`kin_rows`), of those rows only. `headers`: every stored run's header with its
+    fingerprint, where the caller has read them already (a history's)."""
+    if headers is None:
+        headers = store.load_runs(RunFilter(by="hostname", values=(machine.host,))
+                                  if machine.host is not None else RunFilter(),
+                                  rows_too=False, fingerprints=True)
+    mine = sorted((h for h in headers if machine_of(h) == machine), key=run_order)
+    plain, left = kept(mine, leave_out)
+    side_ids = tuple(h.run_id for h in mine if pairing.ab_session(h) is not None)
     # One number per (run, row), kept by the store when it wrote each run.
-    estimates = store.row_estimates([r.run_id for r in plain])
+    estimates = store.row_estimates([r.run_id for r in plain], rows)
     sides = store.load_runs(RunFilter(ids=side_ids)) if side_ids else []
     return _learn(plain, estimates.keys(), estimates.of_runs, sides, left, machine.name)
+
+
+def kin_rows(store: Store, algorithms: Collection[str]) -> RunFilter | None:
+    """The rows whose evidence the spread of a row of `algorithms` rests on: those of the
+    algorithms of the same kind (`NoiseModel.spread` reads a row's own runs, then its
+    family's, then its kind's, never another kind's); None (every row) where the store
+    holds none of them."""
+    kinds = {kind_of(name) for name in algorithms}
+    kin = tuple(name for name in store.algorithms() if kind_of(name) in kinds)
+    return RunFilter(algorithms=kin) if kin else None
 
 
 def _reader(table: dict[RowKey, dict[str, list[float]]]
@@ -148,9 +176,18 @@ class NoiseModels:
     """The model of each machine a command meets, learnt once from the store on first use;
     None for runs of several machines."""
 
-    def __init__(self, store: Store, leave_out: LeaveOut | None = None) -> None:
+    def __init__(self, store: Store, leave_out: LeaveOut | None = None,
+                 algorithms: Collection[str] | None = None,
+                 headers: Iterable[Run] | None = None) -> None:
+        """`algorithms`: the models are asked about rows of these alone (a history's), so
+        each learns the rows of their kinds only (`kin_rows`), the same spreads for a
+        fraction of the reading. `headers`: every stored run's header with its fingerprint,
+        where the caller has read them (each machine's are then not read again)."""
         self.store = store
         self.leave_out = leave_out
+        self.algorithms = algorithms
+        self._by_machine = None if headers is None else split_by_machine(headers)
+        self._rows: RunFilter | None = None
         self._found: dict[Machine, NoiseModel] = {}
 
     def for_runs(self, runs: Iterable[Run]) -> NoiseModel | None:
@@ -159,5 +196,9 @@ class NoiseModels:
             return None
         machine = machines.pop()
         if machine not in self._found:
-            self._found[machine] = learn_machine(self.store, machine, self.leave_out)
+            if self.algorithms is not None and self._rows is None:
+                self._rows = kin_rows(self.store, self.algorithms)
+            self._found[machine] = learn_machine(
+                self.store, machine, self.leave_out, self._rows,
+                None if self._by_machine is None else self._by_machine.get(machine, []))
         return self._found[machine]

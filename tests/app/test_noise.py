@@ -83,3 +83,45 @@ def test_a_model_is_one_machines_and_two_machines_get_none(tmp_path: object) -> 
     assert model.rows[KEY].runs == 3
     expected = np.var([_estimate(r, KEY) for r in mine], ddof=1)
     assert model.rows[KEY].squares / model.rows[KEY].freedom == pytest.approx(expected)
+
+
+#: Rows of three kinds: two KEM families (liboqs with two rows, go with one), a cipher, a hash.
+KIN_ROWS = (("ML-KEM-768", "liboqs", "encaps", None, 60_000.0),
+            ("ML-KEM-768", "liboqs", "decaps", None, 50_000.0),
+            ("ML-KEM-512", "go", "encaps", None, 80_000.0),
+            ("AES-256-XTS", "cryptography", "encrypt", 16384, 550_000.0),
+            ("SHA-256", "python", "hash", 16384, 100_000.0))
+
+
+def test_a_model_asked_about_some_algorithms_gives_their_rows_the_whole_models_spreads(
+        tmp_path: object) -> None:
+    """Learnt for ML-KEM-512's rows alone (a history's), a machine's model reads the rows of
+    its kind only and gives them the spreads the model of every row gives: ML-KEM-512 on
+    go has no family of its own, so it borrows from its kind (ML-KEM-768 on liboqs). Given
+    the headers a history read, each machine's model is the one read from the store."""
+    store = Store.open(str(tmp_path) + "/kin.db")  # type: ignore[operator]
+    runs = [run for build in range(2) for host in ("a", "b") for run in make_runs(
+        f"{host}{build}-", 2, seed=10 * build + len(host), drift=0.04, rows=KIN_ROWS,
+        env=environment(hostname=host, os_build=f"build-{build}"))]
+    store.save_runs(runs)
+    whole = noise.NoiseModels(store)
+    asked = noise.NoiseModels(store, algorithms=("ML-KEM-512",))
+    kem = [m.key for m in runs[0].measurements[:3]]
+    for host in ("a", "b"):
+        mine = [r for r in runs if r.environment.hostname == host]
+        full, kin = whole.for_runs(mine), asked.for_runs(mine)
+        assert full is not None and kin is not None
+        assert set(kin.rows) == set(kem) and set(full.rows) == {m.key for m in runs[0].measurements}
+        for key in kem:
+            assert kin.spread(key) == full.spread(key)
+            assert kin.spread_for(key, True) == full.spread_for(key, True)
+        # Each row has 2 degrees of freedom of its own: every one borrows.
+        assert "its kind (kem" in str(kin.spread(kem[2]).borrowed)
+        assert "its family (kem, liboqs" in str(kin.spread(kem[0]).borrowed)
+    headers = store.load_runs(rows_too=False, fingerprints=True)
+    given = noise.NoiseModels(store, headers=headers)
+    for host in ("a", "b"):
+        mine = [r for r in runs if r.environment.hostname == host]
+        assert given.for_runs(mine) == whole.for_runs(mine)
+    # No run of that kind stored: every row is read.
+    assert noise.kin_rows(store, ("X25519",)) is None
