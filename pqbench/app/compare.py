@@ -288,11 +288,13 @@ def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | N
         raise UsageError("with --by, give no values or exactly two (before, after)")
     # A run's build needs its fingerprint.
     selection = select(store, by, missing=missing or bool(values), fingerprints=True)
-    groups = by_build(selection.groups)
     if values:
         # A group named as stored is taken whole (runs of other builds in it are then left
         # out with a warning); a build's own name ("... (AES-NI hidden)") as history shows it.
-        split = dict(groups)
+        # Only the groups a name can come from are split: "NAME" or "NAME (...)".
+        split = dict(by_build([(name, runs) for name, runs in selection.groups
+                               if any(v == name or v.startswith(f"{name} (")
+                                      for v in values)]))
         stored = {name for name, _ in selection.groups}
         before, after = (selection.whole(selection.group(v) if v in stored or v not in split
                                          else split[v]) for v in values)
@@ -303,6 +305,6 @@ def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | N
     if selection.left_out:
         notes.append(f"{len(selection.left_out)} run(s) without a value for {by} left out "
                      "(--include-missing compares them as a group '(none)')")
-    steps = compare_steps(groups, selection.whole, threshold, cross_machine=cross_machine,
+    steps = compare_steps(by_build(selection.groups), selection.whole, threshold, cross_machine=cross_machine,
                           every=every, noise=noise)
     return Comparisons(tuple(steps), tuple(notes))

@@ -108,3 +108,28 @@ def test_a_machine_that_measured_one_build_only_is_left_out_and_named() -> None:
     judged = compare_sides(before, after)
     assert {r.machines for r in judged.rows} == {3}
     assert any("left out, having measured one side only: m3" in w for w in judged.warnings)
+
+
+def test_a_group_named_by_its_builds_name_is_that_builds_runs(tmp_path: object) -> None:
+    """`compare --by label` of "A (cryptography 42.0.8)" and "B": the runs of that build
+    in A alone, as history names them; "A" and "A (x)" are the groups stored under those
+    names, whole; a name no group has is refused, naming the groups."""
+    from pqbench.app.compare import compare
+    from pqbench.data.store import Store
+
+    old = environment(libraries__cryptography="42.0.8")
+    runs = [*make_runs("a", 3, seed=1, drift=0.03, label="A"),
+            *make_runs("p", 2, seed=2, drift=0.03, label="A", env=old),
+            *make_runs("z", 2, seed=3, drift=0.03, label="A (x)", env=old),
+            *make_runs("b", 3, seed=4, drift=0.03, label="B", factor=1.2)]
+    db = str(tmp_path) + "/groups.db"  # type: ignore[operator]
+    Store.open(db).save_runs(runs)
+    (step,) = compare(db, ["A (cryptography 42.0.8)", "B"], by="label").steps
+    assert [r.run_id for r in step.before] == ["p0", "p1"]
+    assert [r.run_id for r in step.after] == ["b0", "b1", "b2"]
+    (step,) = compare(db, ["A (x)", "B"], by="label").steps
+    assert [r.run_id for r in step.before] == ["z0", "z1"]
+    (step,) = compare(db, ["A", "B"], by="label").steps
+    assert sorted(r.run_id for r in step.before) == ["a0", "a1", "a2", "p0", "p1"]
+    with pytest.raises(ComparisonError, match="no runs with label = 'C'.*'A \\(x\\)'"):
+        compare(db, ["C", "B"], by="label")
