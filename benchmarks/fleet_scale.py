@@ -107,6 +107,7 @@ class Timing:
     peak_mb: float
     load: tuple[float, float]
     ok: bool
+    cpu: float = 0.0  # the child's user + system time
 
 
 @dataclass
@@ -123,7 +124,8 @@ class Figures:
 def timed(argv: list[str], timeout: float, cwd: Path) -> Timing:
     before = os.getloadavg()[0]
     found = store_scale.run_command(argv, timeout, cwd)
-    return Timing(found.seconds, found.peak_mb, (before, os.getloadavg()[0]), found.ok)
+    return Timing(found.seconds, found.peak_mb, (before, os.getloadavg()[0]), found.ok,
+                  found.cpu)
 
 
 # --- the fleet's runs ------------------------------------------------------------------------
@@ -292,7 +294,8 @@ def measure(backend: str, maker: Maker, work: Path, args: argparse.Namespace) ->
             figures.imports.append(timing)
             figures.import_rows.append((last - start) * len(maker.seed["results"]))
             print(f"{backend}: {last:,} runs stored; this import "
-                  f"{figures.import_rows[-1] / timing.seconds:,.0f} rows/s, "
+                  f"{figures.import_rows[-1] / timing.seconds:,.0f} rows/s "
+                  f"({figures.import_rows[-1] / timing.cpu:,.0f} a CPU second), "
                   f"{timing.peak_mb:.0f} MB, load {timing.load[0]:.1f}-{timing.load[1]:.1f}",
                   flush=True)
         mine = machine_runs(db, fleet.host(0))
@@ -306,7 +309,8 @@ def measure(backend: str, maker: Maker, work: Path, args: argparse.Namespace) ->
                     continue
                 timing = timed(argv, args.timeout, work)
                 figures.reads.setdefault(name, []).append(timing)
-                print(f"  {name}: {timing.seconds:.2f} s, {timing.peak_mb:.0f} MB, load "
+                print(f"  {name}: {timing.seconds:.2f} s ({timing.cpu:.2f} s CPU), "
+                      f"{timing.peak_mb:.0f} MB, load "
                       f"{timing.load[0]:.1f}-{timing.load[1]:.1f}", flush=True)
     return figures
 
@@ -328,8 +332,9 @@ def _cell(timings: list[Timing], goal: float | None) -> str:
     middle = statistics.median(seconds)
     spread = f" ({seconds[0]:.2f}–{seconds[-1]:.2f})" if len(seconds) > 1 else ""
     met = "" if goal is None else (" ✓" if middle < goal else " ✗")
-    return (f"{middle:.2f} s{spread}{met}, {max(t.peak_mb for t in timings):.0f} MB, "
-            f"load {_loads(timings)}")
+    cpu = statistics.median(t.cpu for t in timings)
+    return (f"{middle:.2f} s{spread}{met} ({cpu:.2f} s CPU), "
+            f"{max(t.peak_mb for t in timings):.0f} MB, load {_loads(timings)}")
 
 
 def table(all_figures: list[Figures]) -> str:
@@ -340,8 +345,9 @@ def table(all_figures: list[Figures]) -> str:
         rows, seconds = sum(f.import_rows[which]), sum(t.seconds for t in f.imports[which])
         peak = max(t.peak_mb for t in f.imports[which])
         mark = " ✓" if rows / seconds >= 20_000 else " ✗"
-        return (f"{rows / seconds:,.0f} rows/s{mark}, {peak:.0f} MB, "
-                f"load {_loads(f.imports[which])}")
+        cpu = sum(t.cpu for t in f.imports[which])
+        return (f"{rows / seconds:,.0f} rows/s{mark} ({rows / cpu:,.0f} a CPU second), "
+                f"{peak:.0f} MB, load {_loads(f.imports[which])}")
 
     lines.append("| import, all (>= 20,000 rows/s) | "
                  + " | ".join(rate(f, slice(None)) for f in all_figures) + " |")

@@ -62,6 +62,9 @@ class Timing:
     peak_mb: float
     ok: bool
     note: str = ""
+    #: The child's CPU time (user + system, wait4): what a shared machine's load does not
+    #: stretch as it stretches the wall time.
+    cpu: float = 0.0
 
 
 @dataclass
@@ -93,7 +96,7 @@ def run_command(argv: list[str], timeout: float, cwd: Path) -> Timing:
             child.kill()
             _, status, usage = os.wait4(child.pid, 0)
             return Timing(time.perf_counter() - start, usage.ru_maxrss / 1024, False,
-                          "timeout")
+                          "timeout", usage.ru_utime + usage.ru_stime)
         time.sleep(0.02)
     elapsed = time.perf_counter() - start
     error = child.stderr.read().decode(errors="replace") if child.stderr else ""
@@ -101,7 +104,8 @@ def run_command(argv: list[str], timeout: float, cwd: Path) -> Timing:
     if child.returncode != 0:
         print(f"  ! {' '.join(argv[:3])} exited {child.returncode}: {error[-500:]}",
               file=sys.stderr)
-    return Timing(elapsed, usage.ru_maxrss / 1024, child.returncode == 0)
+    return Timing(elapsed, usage.ru_maxrss / 1024, child.returncode == 0,
+                  cpu=usage.ru_utime + usage.ru_stime)
 
 
 # --- the synthetic history -----------------------------------------------------------------
