@@ -305,6 +305,6 @@ def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | N
     if selection.left_out:
         notes.append(f"{len(selection.left_out)} run(s) without a value for {by} left out "
                      "(--include-missing compares them as a group '(none)')")
-    steps = compare_steps(by_build(selection.groups), selection.whole, threshold, cross_machine=cross_machine,
-                          every=every, noise=noise)
+    steps = compare_steps(by_build(selection.groups), selection.whole, threshold,
+                          cross_machine=cross_machine, every=every, noise=noise)
     return Comparisons(tuple(steps), tuple(notes))

@@ -131,5 +131,5 @@ def test_a_group_named_by_its_builds_name_is_that_builds_runs(tmp_path: object) 
     assert [r.run_id for r in step.before] == ["z0", "z1"]
     (step,) = compare(db, ["A", "B"], by="label").steps
     assert sorted(r.run_id for r in step.before) == ["a0", "a1", "a2", "p0", "p1"]
-    with pytest.raises(ComparisonError, match="no runs with label = 'C'.*'A \\(x\\)'"):
+    with pytest.raises(ComparisonError, match=r"no runs with label = 'C'.*'A \(x\)'"):
         compare(db, ["C", "B"], by="label")
