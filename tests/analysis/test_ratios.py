@@ -471,8 +471,11 @@ def test_a_bindings_mean_over_block_sizes_has_each_sizes_answer_beside_it(tmp_pa
         assert max(len(line) for line in text.splitlines()) <= columns
         assert any(line.startswith(title) for line in text.splitlines()), text
         table = read_table(text, title)
+        # One row every ratio is set against is said once, in the title ("each against
+        # libcrypto"), and the column goes.
+        once = "libcrypto" if re.search(r"each\s+against\s+libcrypto", text) else None
         mine = [row for row in table if row["what"] == "cryptography"
-                and row["against"] == "libcrypto" and row["per"].startswith("byte")]
+                and row.get("against", once) == "libcrypto" and row["per"].startswith("byte")]
         blocks = [row["block"] for row in mine]
         assert blocks == ["all", *(_size(s) for s in sizes)], (blocks, text)
         assert all(answer.match(row["speed [CI]"]) for row in mine), \

@@ -94,7 +94,8 @@ def test_report_by_a_field_whose_groups_share_no_row_says_so(tmp_path: Path) -> 
     (tmp_path / "f.bin").write_bytes(b"x" * 4096)
     hashed = run_cli("files", "hash", str(tmp_path / "f.bin"), "--runs", "1", "--db", str(db))
     assert hashed.returncode == 0, hashed.stderr
-    result = CliRunner().invoke(app, ["report", "--by", "kind", "--out",
+    # The two runs are two machines' (the stored run's and this one's): mixed as asked.
+    result = CliRunner().invoke(app, ["report", "--by", "kind", "--cross-machine", "--out",
                                       str(tmp_path / "r"), "--db", str(db)])
     assert result.exit_code == 0, result.stderr
     said = " ".join(result.stderr.split())

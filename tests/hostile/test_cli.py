@@ -132,8 +132,11 @@ def test_an_empty_file_hashes_and_costs_no_other_file_its_result(tmp_path: Path)
     run = Store.open(str(db)).load_run(doc["run_id"])
     assert {Path(str(m.attributes["path"])).name for m in run.measurements} == {"normal.bin"}
     assert [p.kind for p in run.problems] == ["no rate"]
+    # An empty file alone: its digest and why it has no rate, and no rate measured at
+    # all, so the run is stored as failed and the command ends 1.
     table = _invoke("files", "hash", str(empty), "--cache", "as-is", "--db", str(db))
-    assert table.exit_code == 0 and "no rate" in table.stdout
+    assert table.exit_code == 1 and "no rate" in table.stdout
+    assert "nothing was measured" in table.stderr
 
 
 # --- signals ------------------------------------------------------------------------------

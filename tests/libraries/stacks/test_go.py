@@ -94,7 +94,9 @@ def test_a_missing_toolchain_says_what_is_needed_and_builds_nothing(tmp_path: Pa
     env = {"PATH": _without_go(), "PQBENCH_CACHE_DIR": str(tmp_path / "cache")}
     done = run_cli("speed", "x25519", "-i", "go", "--seconds", "0.1", "--json", "--db",
                    str(tmp_path / "r.db"), env=env)
-    assert done.returncode == 0, done.stderr
+    # Its only implementation unavailable: nothing measured, stored as failed, exit 1.
+    assert done.returncode == 1, done.stderr
+    assert "nothing was measured (go: unavailable" in done.stderr
     (problem,) = _json(done)["problems"]
     assert problem["kind"] == "unavailable" and problem["implementation"] == "go"
     assert "needs Go 1.24 or newer (no go on PATH)" in problem["reason"]

@@ -125,8 +125,10 @@ def test_jvm_options_with_secrets_are_stored_as_what_they_change(tmp_path: Path)
     probe.cli("report", *ids, "--out", str(tmp_path / "report"), "--db", db)
     broken = {**env, "JAVA_TOOL_OPTIONS": OPTIONS["JAVA_TOOL_OPTIONS"]
               + " -XX:+NoSuchOptionAnywhere"}
+    # Its only implementation could not start: nothing measured, stored as failed, exit 1.
     failed = probe.json("speed", "x25519", "-o", "derive", "-i", "java", "--seconds", "0.2",
-                        "--db", db, "--json", env=broken)
+                        "--db", db, "--json", env=broken, code=1)
+    assert failed["status"] == "failed"
     (problem,) = failed["problems"]  # type: ignore[misc]
     assert "NoSuchOptionAnywhere" in problem["reason"]
     assert "-Dgithub.token=***" in problem["reason"]

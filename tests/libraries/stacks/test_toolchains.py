@@ -111,7 +111,9 @@ def test_a_broken_go_is_unavailable_in_its_own_words_in_list_and_speed(tmp_path:
     env = {"GOEXPERIMENT": "bogus", "PQBENCH_CACHE_DIR": str(tmp_path / "cache")}
     done = run_cli("speed", "x25519", "-i", "go", "--seconds", "0.1", "--json", "--db",
                    str(tmp_path / "r.db"), env=env)
-    assert done.returncode == 0, done.stderr
+    # Its only implementation unavailable: nothing measured, stored as failed, exit 1.
+    assert done.returncode == 1, done.stderr
+    assert "nothing was measured (go: unavailable" in done.stderr
     (problem,) = json.loads(done.stdout)["problems"]
     assert problem["kind"] == "unavailable"
     assert "go: unknown GOEXPERIMENT bogus" in problem["reason"]
