@@ -46,27 +46,16 @@ def compare_machines(before: Sequence[Sequence[Sequence[float]]],
         raise ValueError("machines: need both sides of every machine")
     levels_before = np.array([_level(runs) for runs in before])
     levels_after = np.array([_level(runs) for runs in after])
-    d = levels_after - levels_before
-    count = d.size
-    shift = float(d.mean()) if count else 0.0
-    band = verdict.threshold_for(None, threshold)
-    if count < FEWEST_MACHINES:
-        low, high, p = -math.inf, math.inf, 1.0
-        outcome = (verdict.TOO_FEW, (
-            f"{count} machine: the spread between machines cannot be estimated; at least "
-            f"{FEWEST_MACHINES} machines must measure both builds"))
-    else:
-        low, high, p = signedrank.t_interval(d, alpha)
-        outcome = verdict.decide(p, low, high, alpha=alpha, threshold=band)
-    before_level = math.exp(float(levels_before.mean())) if count else math.nan
-    return verdict.Outcome(
-        before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
-        ci_low=math.exp(low), ci_high=math.exp(high), ci_level=1.0 - alpha, p_value=p,
-        verdict=outcome[0], reason=outcome[1], units_before=count, units_after=count,
-        spread_before=float(np.std(levels_before, ddof=1)) if count >= 2 else None,
-        spread_after=float(np.std(levels_after, ddof=1)) if count >= 2 else None,
-        floor=None, threshold=band, method=METHOD)
-
+    count = levels_before.size
+    return signedrank.unit_outcome(
+        levels_after - levels_before,
+        math.exp(float(levels_before.mean())) if count else math.nan,
+        fewest=FEWEST_MACHINES,
+        too_few=(f"{count} machine: the spread between machines cannot be estimated; at "
+                 f"least {FEWEST_MACHINES} machines must measure both builds"),
+        spreads=(float(np.std(levels_before, ddof=1)) if count >= 2 else None,
+                 float(np.std(levels_after, ddof=1)) if count >= 2 else None),
+        alpha=alpha, threshold=threshold, method=METHOD)
 
 def _level(runs: Sequence[Sequence[float]]) -> float:
     """One machine's ln level of one build: the mean of its runs' ln median rates."""

@@ -250,26 +250,38 @@ def compare_worker_pairs(before: Sequence[float], after: Sequence[float],
     for index, worker in enumerate(workers):
         groups.setdefault(worker, []).append(index)
     estimates = np.array([hodges_lehmann(d[np.asarray(rows)]) for rows in groups.values()])
-    count = estimates.size
-    shift = float(estimates.mean())
-    band = verdict.threshold_for(None, threshold)
-    if count < FEWEST_WORKER_PAIRS:
-        log_low, log_high, p = -math.inf, math.inf, 1.0
-        outcome = (verdict.TOO_FEW, (
-            f"{count} worker pair: the spread between worker processes cannot be estimated; "
-            f"at least {FEWEST_WORKER_PAIRS} worker pairs are needed"))
-    else:
-        log_low, log_high, p = t_interval(estimates, alpha)
-        outcome = verdict.decide(p, log_low, log_high, alpha=alpha, threshold=band)
-    before_level = math.exp(float(a.mean()))
     n = d.size
+    return unit_outcome(
+        estimates, math.exp(float(a.mean())), fewest=FEWEST_WORKER_PAIRS,
+        too_few=(f"{estimates.size} worker pair: the spread between worker processes cannot "
+                 f"be estimated; at least {FEWEST_WORKER_PAIRS} worker pairs are needed"),
+        spreads=(float(np.std(a, ddof=1)) if n >= 2 else None,
+                 float(np.std(b, ddof=1)) if n >= 2 else None),
+        alpha=alpha, threshold=threshold, method=WORKER_METHOD)
+
+
+def unit_outcome(estimates: FloatArray, before_level: float, *, fewest: int, too_few: str,
+                 spreads: tuple[float | None, float | None], alpha: float,
+                 threshold: float | None, method: str) -> verdict.Outcome:
+    """The verdict of a design whose units (worker pairs, machines) each give one ln shift
+    estimate: their mean, with its Student t interval and test (`t_interval`); fewer than
+    `fewest` units back no interval (too few runs, `too_few` saying why). ``spreads`` are
+    the design's spread of each side, ``before_level`` the before side's level."""
+    count = estimates.size
+    shift = float(estimates.mean()) if count else 0.0
+    band = verdict.threshold_for(None, threshold)
+    if count < fewest:
+        low, high, p = -math.inf, math.inf, 1.0
+        outcome = (verdict.TOO_FEW, too_few)
+    else:
+        low, high, p = t_interval(estimates, alpha)
+        outcome = verdict.decide(p, low, high, alpha=alpha, threshold=band)
     return verdict.Outcome(
         before=before_level, after=before_level * math.exp(shift), ratio=math.exp(shift),
-        ci_low=math.exp(log_low), ci_high=math.exp(log_high), ci_level=1.0 - alpha,
-        p_value=p, verdict=outcome[0], reason=outcome[1], units_before=count,
-        units_after=count, spread_before=float(np.std(a, ddof=1)) if n >= 2 else None,
-        spread_after=float(np.std(b, ddof=1)) if n >= 2 else None, floor=None,
-        threshold=band, method=WORKER_METHOD)
+        ci_low=math.exp(low), ci_high=math.exp(high), ci_level=1.0 - alpha, p_value=p,
+        verdict=outcome[0], reason=outcome[1], units_before=count, units_after=count,
+        spread_before=spreads[0], spread_after=spreads[1], floor=None, threshold=band,
+        method=method)
 
 
 def t_interval(estimates: FloatArray, alpha: float) -> tuple[float, float, float]:
