@@ -216,6 +216,14 @@ class NoiseModel:
         found.groups += 1
         self.session_count[key] = self.session_count.get(key, 0) + 1
 
+    def stands_alone(self, key: RowKey) -> bool:
+        """Whether the row's spread rests on its own replicated runs alone: at least
+        `BORROWED_DF` degrees of freedom that show a spread. What its family, kind or
+        sessions hold then never counts (`spread` returns before it reads them), so a
+        model of this row alone gives it the spread the model of every row gives."""
+        own = self.rows.get(key)
+        return own is not None and own.freedom >= BORROWED_DF and not _shows_no_spread(own)
+
     def _own_sessions(self, key: RowKey) -> Evidence | None:
         """The row's session evidence, worth at most `SESSION_DF` degrees of freedom."""
         found = self.sessions.get(key)

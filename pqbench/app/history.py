@@ -103,7 +103,7 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
     from pqbench.data.store.selection import select
 
     names = tuple(n for n in store.algorithms() if names_algorithm(n, algorithm))
-    selection = select(store, by, fingerprints=True)
+    selection = select(store, by, fingerprints=True, notes=False)
     machines = split_by_machine(r for _, members in selection.groups for r in members)
     if machine is not None:
         machines = {m: runs for m, runs in machines.items() if m.matches(machine)}
@@ -112,12 +112,13 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
             raise ComparisonError(f"no stored run of {algorithm} on a machine named "
                                   f"{machine!r}; machines: {known or 'none'}")
     grouped_ids = [r.run_id for runs in machines.values() for r in runs]
-    rates = store.row_rates(grouped_ids, RunFilter(
-        algorithms=names or (algorithm,), implementation=implementation, operation=operation))
+    asked = RunFilter(algorithms=names or (algorithm,), implementation=implementation,
+                      operation=operation)
+    rates = store.row_rates(grouped_ids, asked)
     notes: dict[str, list[str]] = {}
     for build, text, _created in store.annotations():
         notes.setdefault(build, []).append(text)
-    models = NoiseModels(store, algorithms=names or (algorithm,), headers=selection.headers)
+    models = NoiseModels(store, asked=asked, headers=selection.headers)
     found: list[MachineHistory] = []
     for one, runs in machines.items():
         groups = group_runs(runs, by)

@@ -31,7 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqbench.analysis import explain, pairing
-from pqbench.data.record.fingerprint import BUILD_BINARIES, machine_words
+from pqbench.data.record.fingerprint import (
+    BUILD_BINARIES,
+    Fingerprint,
+    binary_identity,
+    machine_words,
+)
 from pqbench.data.record.results import Run
 
 __all__ = ["Build", "Machine", "build_of", "build_words", "by_build", "has_own_libraries",
@@ -129,7 +134,13 @@ def build_of(run: Run, implementation: str | None = None) -> Build:
     """The build a run measured (see the module docstring for what counts); with an
     `implementation`, the build its rows measured: a foreign stack's own libraries count
     for that stack's rows alone."""
-    env = run.environment
+    software = run.environment.derived(("build", implementation),
+                                       lambda env: _software(env, implementation))
+    return Build(software, tuple(sorted(_timing(run.settings).items())))
+
+
+def _software(env: Fingerprint, implementation: str | None) -> tuple[tuple[str, str], ...]:
+    """The facts of a fingerprint that make a build (`build_of`), sorted by name."""
     facts: dict[str, str] = {}
     os_build = env.path("os_build")
     if os_build is not None:
@@ -156,11 +167,13 @@ def build_of(run: Run, implementation: str | None = None) -> Build:
             facts[f"ab_env.{name}"] = _text(value)
     # Which binary ran, not only its version: a rebuilt libcrypto of the same version
     # string is another build (`environment.binaries`; runs before it lack these).
-    for role in BUILD_BINARIES:
-        identity = env.binary_identity(role)
-        if identity is not None:
-            facts[f"binaries.{role}"] = identity
-    return Build(tuple(sorted(facts.items())), tuple(sorted(_timing(run.settings).items())))
+    binaries = env.path("binaries")
+    if isinstance(binaries, Mapping):
+        for role in BUILD_BINARIES:
+            identity = binary_identity(binaries.get(role))
+            if identity is not None:
+                facts[f"binaries.{role}"] = identity
+    return tuple(sorted(facts.items()))
 
 
 def _timing(settings: Mapping[str, Any] | Any) -> dict[str, str]:
@@ -189,11 +202,27 @@ def split_by_build(runs: Iterable[Run], implementation: str | None = None
     their first run appears; a run joins the first build it `matches` (a run stored before
     an `OPTIONAL` fact was recorded joins the build it agrees with)."""
     found: dict[Build, list[Run]] = {}
+    # A run's build matches another only where their facts that every run records are
+    # equal (`Build.matches`): look among those alone, not through every build so far.
+    by_sure: dict[tuple[Any, ...], list[Build]] = {}
     for run in runs:
         build = build_of(run, implementation)
-        home = build if build in found else next((b for b in found if b.matches(build)), build)
+        if build not in found:
+            sure = _sure_facts(build)
+            kin = by_sure.setdefault(sure, [])
+            home = next((b for b in kin if b.matches(build)), build)
+            if home is build:
+                kin.append(build)
+        else:
+            home = build
         found.setdefault(home, []).append(run)
     return found
+
+
+def _sure_facts(build: Build) -> tuple[Any, ...]:
+    """A build's facts but the `OPTIONAL` ones, and how it was timed: two builds that
+    `match` have these equal."""
+    return (tuple(f for f in build.software if not f[0].startswith(OPTIONAL)), build.timing)
 
 
 def principal(runs: Sequence[Run], implementation: str | None = None) -> Build:
@@ -320,8 +349,8 @@ class Machine:
 def machine_of(run: Run) -> Machine:
     """The machine a run was measured on, from its fingerprint (None where a run recorded
     before pqbench kept a fact lacks it)."""
-    env = run.environment
-    return Machine(env.hostname, env.cpu_model, env.cpu_count, env.hypervisor)
+    return run.environment.derived(Machine, lambda env: Machine(
+        env.hostname, env.cpu_model, env.cpu_count, env.hypervisor))
 
 
 def split_by_machine(runs: Iterable[Run]) -> dict[Machine, list[Run]]:

@@ -177,17 +177,21 @@ class NoiseModels:
     None for runs of several machines."""
 
     def __init__(self, store: Store, leave_out: LeaveOut | None = None,
-                 algorithms: Collection[str] | None = None,
+                 asked: RunFilter | None = None,
                  headers: Iterable[Run] | None = None) -> None:
-        """`algorithms`: the models are asked about rows of these alone (a history's), so
-        each learns the rows of their kinds only (`kin_rows`), the same spreads for a
-        fraction of the reading. `headers`: every stored run's header with its fingerprint,
-        where the caller has read them (each machine's are then not read again)."""
+        """`asked`: the models are asked about these rows alone (a history's: its
+        algorithms, implementation and operation). Each machine's model then learns those
+        rows first, and where every one of them stands alone (`NoiseModel.stands_alone`:
+        enough replicated runs of its own) that is the model; else it learns the rows of
+        their kinds (`kin_rows`), which is what a row borrows from. The same spreads
+        either way, for a fraction of the reading. `headers`: every stored run's header
+        with its fingerprint, where the caller has read them (each machine's are then not
+        read again)."""
         self.store = store
         self.leave_out = leave_out
-        self.algorithms = algorithms
+        self.asked = asked
         self._by_machine = None if headers is None else split_by_machine(headers)
-        self._rows: RunFilter | None = None
+        self._kin: RunFilter | None = None
         self._found: dict[Machine, NoiseModel] = {}
 
     def for_runs(self, runs: Iterable[Run]) -> NoiseModel | None:
@@ -196,9 +200,16 @@ class NoiseModels:
             return None
         machine = machines.pop()
         if machine not in self._found:
-            if self.algorithms is not None and self._rows is None:
-                self._rows = kin_rows(self.store, self.algorithms)
-            self._found[machine] = learn_machine(
-                self.store, machine, self.leave_out, self._rows,
-                None if self._by_machine is None else self._by_machine.get(machine, []))
+            self._found[machine] = self._learn(machine)
         return self._found[machine]
+
+    def _learn(self, machine: Machine) -> NoiseModel:
+        headers = None if self._by_machine is None else self._by_machine.get(machine, [])
+        if self.asked is None:
+            return learn_machine(self.store, machine, self.leave_out, None, headers)
+        alone = learn_machine(self.store, machine, self.leave_out, self.asked, headers)
+        if alone.rows and all(alone.stands_alone(key) for key in alone.rows):
+            return alone
+        if self._kin is None:
+            self._kin = kin_rows(self.store, self.asked.algorithms)
+        return learn_machine(self.store, machine, self.leave_out, self._kin, headers)

@@ -267,3 +267,23 @@ def test_places_are_numpys_search_of_every_draw(rounds: int) -> None:
         expected = np.searchsorted(bounds, draws, side="right")
         assert np.array_equal(replicates.places(bounds, draws, cumulative), expected)
         assert np.array_equal(replicates.places(bounds, draws), expected)
+
+
+@pytest.mark.parametrize("rounds", [10, 20, 31])
+def test_fractions_are_placed_as_numpys_search_places_them(rounds: int) -> None:
+    """`search_fractions` gives np.searchsorted's places (side right) for uniform fractions,
+    fractions exactly on a table entry and beside it, on a cell's edge and beside it, 0
+    and the largest fraction below 1; a table entry inside a cell is searched, not
+    looked up (an entry placed just past a cell's edge)."""
+    table = np.cumsum(replicates.median_positions(rounds)[2])[:-1]
+    edge = 7 / replicates.GRID
+    table = np.sort(np.append(table, [edge, np.nextafter(edge, 1.0)]))
+    rng = np.random.default_rng(rounds)
+    cells = np.arange(replicates.GRID, dtype=np.float64) / replicates.GRID
+    fractions = np.concatenate([
+        rng.random(50_000), table, np.nextafter(table, 0.0), np.nextafter(table, 1.0),
+        cells, np.nextafter(cells, 1.0), np.nextafter(cells[1:], 0.0),
+        [0.0, np.nextafter(1.0, 0.0)]])
+    fractions = fractions[(fractions >= 0) & (fractions < 1)]
+    expected = np.searchsorted(table, fractions, side="right")
+    assert np.array_equal(replicates.search_fractions(table, fractions), expected)

@@ -8,7 +8,7 @@ import pytest
 
 from pqbench.app import noise
 from pqbench.app.identity import machine_of
-from pqbench.data.store import Store
+from pqbench.data.store import RunFilter, Store
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 KEY = ("SHA-256", "python", "hash", 16384)
@@ -105,7 +105,7 @@ def test_a_model_asked_about_some_algorithms_gives_their_rows_the_whole_models_s
         env=environment(hostname=host, os_build=f"build-{build}"))]
     store.save_runs(runs)
     whole = noise.NoiseModels(store)
-    asked = noise.NoiseModels(store, algorithms=("ML-KEM-512",))
+    asked = noise.NoiseModels(store, asked=RunFilter(algorithms=("ML-KEM-512",)))
     kem = [m.key for m in runs[0].measurements[:3]]
     for host in ("a", "b"):
         mine = [r for r in runs if r.environment.hostname == host]
@@ -125,3 +125,37 @@ def test_a_model_asked_about_some_algorithms_gives_their_rows_the_whole_models_s
         assert given.for_runs(mine) == whole.for_runs(mine)
     # No run of that kind stored: every row is read.
     assert noise.kin_rows(store, ("X25519",)) is None
+
+
+def test_a_model_asked_about_rows_that_stand_alone_learns_those_rows_only(
+        tmp_path: object) -> None:
+    """Where the rows asked have replicated runs enough of their own (BORROWED_DF degrees of
+    freedom), their family and kind never count: the model learns the rows asked alone,
+    with the spreads the model of every row gives them. A row short of that makes it
+    learn their kinds' rows, as it must to borrow."""
+    store = Store.open(str(tmp_path) + "/alone.db")  # type: ignore[operator]
+    runs = [run for build in range(4) for run in make_runs(
+        f"b{build}-", 4, seed=5 + build, drift=0.04, rows=KIN_ROWS,
+        env=environment(os_build=f"build-{build}"))]
+    store.save_runs(runs)
+    whole = noise.NoiseModels(store).for_runs(runs)
+    encaps = RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs", operation="encaps")
+    alone = noise.NoiseModels(store, asked=encaps).for_runs(runs)
+    assert whole is not None and alone is not None
+    key = runs[0].measurements[0].key
+    # Four builds of four runs: 12 degrees of freedom, no borrowing.
+    assert alone.rows[key].freedom == 12 and alone.stands_alone(key)
+    assert set(alone.rows) == {key}
+    assert alone.spread(key) == whole.spread(key)
+    assert alone.spread(key).borrowed is None
+    # A store of two of those builds: 6 degrees of freedom, so the rows of the kind are
+    # learnt too, and the row borrows from its family as the whole model has it.
+    fewer = Store.open(str(tmp_path) + "/fewer.db")  # type: ignore[operator]
+    few = [r for r in runs if r.environment.os_build in ("build-0", "build-1")]
+    fewer.save_runs(few)
+    short = noise.NoiseModels(fewer, asked=encaps).for_runs(few)
+    everything = noise.NoiseModels(fewer).for_runs(few)
+    assert short is not None and everything is not None and not short.stands_alone(key)
+    assert len(short.rows) == 3  # the KEM rows: ML-KEM-768's two, ML-KEM-512's one
+    assert short.spread(key) == everything.spread(key)
+    assert "its family (kem, liboqs" in str(short.spread(key).borrowed)

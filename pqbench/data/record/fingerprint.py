@@ -10,8 +10,10 @@ answers None rather than failing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: Fingerprint fields (dotted paths) through which OpenSSL's capability knobs change code.
 KNOB_FIELDS = ("knobs.OPENSSL_ia32cap", "knobs.OPENSSL_armcap")
@@ -65,10 +67,22 @@ BUILD_BINARIES = ("libcrypto", "libssl", "liboqs", "liboqs-python", "libc", "pyt
 class Fingerprint(Mapping[str, Any]):
     """A run's fingerprint: the mapping as stored, and its known parts by name."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_derived")
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         self._data: dict[str, Any] = dict(data or {})
+        self._derived: dict[Hashable, Any] = {}
+
+    def derived(self, key: Hashable, make: Callable[[Fingerprint], T]) -> T:
+        """What `make` works out from this fingerprint alone, worked out once: a
+        fingerprint is read-only, and a fleet's history asks each of thousands of runs
+        what build it measured several times over. `key` names what is made (with what
+        it depends on besides the fingerprint)."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            found = self._derived[key] = make(self)
+            return found
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]

@@ -98,12 +98,14 @@ class Selection:
 
 
 def select(store: Store, by: str | None = None, *, missing: bool = False,
-           kinds: tuple[str, ...] = (), fingerprints: bool = False) -> Selection:
+           kinds: tuple[str, ...] = (), fingerprints: bool = False,
+           notes: bool = True) -> Selection:
     """Every stored run's header grouped by `by` (a ComparisonError when none is stored).
 
-    Fingerprints are read when asked, or when `by` is not a column of the runs table."""
+    Fingerprints are read when asked, or when `by` is not a column of the runs table;
+    `notes` False leaves the runs' problems and checks out (a history draws rates)."""
     fingerprints = fingerprints or (by is not None and by not in LIGHT_FIELDS)
-    headers = sorted(store.load_runs(RunFilter(kinds=kinds), rows_too=False,
+    headers = sorted(store.load_runs(RunFilter(kinds=kinds, notes=notes), rows_too=False,
                                      fingerprints=fingerprints), key=run_order)
     if not headers:
         raise NothingStored(f"no runs stored yet in {store.location}; `pqbench speed` "
