@@ -286,18 +286,19 @@ def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | N
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
-    # A run's build needs its fingerprint.
-    selection = select(store, by, missing=missing or bool(values), fingerprints=True)
+    # A run's build needs its fingerprint: every header's, unless two groups are named
+    # (then only theirs, which are loaded whole anyway).
+    selection = select(store, by, missing=missing or bool(values), fingerprints=not values,
+                       notes=not values)
     if values:
         # A group named as stored is taken whole (runs of other builds in it are then left
         # out with a warning); a build's own name ("... (AES-NI hidden)") as history shows it.
         # Only the groups a name can come from are split: "NAME" or "NAME (...)".
-        split = dict(by_build([(name, runs) for name, runs in selection.groups
-                               if any(v == name or v.startswith(f"{name} (")
-                                      for v in values)]))
-        stored = {name for name, _ in selection.groups}
-        before, after = (selection.whole(selection.group(v) if v in stored or v not in split
-                                         else split[v]) for v in values)
+        loaded = {name: selection.whole(runs) for name, runs in selection.groups
+                  if any(v == name or v.startswith(f"{name} (") for v in values)}
+        split = dict(by_build(list(loaded.items())))
+        before, after = (loaded[v] if v in loaded else selection.group(v) if v not in split
+                         else selection.whole(split[v]) for v in values)
         (comparison,) = compare_groups([(values[0], before), (values[1], after)], threshold,
                                        cross_machine=cross_machine, noise=noise)
         return Comparisons((followed(comparison, before, after, threshold),))
