@@ -296,8 +296,8 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     and `.cycles_per_op`; tests/data/record/test_import_rows.py holds the two to the same rows.
     Beside the columns, the row's estimate and the rounds it rests on (`record.estimates`,
     from the rates sorted here for the median rate), which the store keeps per run."""
-    extra = row.keys() - _not_attributes()
-    attributes = {k: v for k, v in row.items() if k in extra} if extra else {}
+    skip = _not_attributes()
+    attributes = {k: v for k, v in row.items() if k not in skip}
     unit = row.get("unit") or "op"
     block_size = row.get("block_size")
     if unit == "byte" and block_size == 1:
@@ -308,7 +308,8 @@ def row_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     ops = [s["ops"] for s in samples]
     elapsed = [s["elapsed_ns"] for s in samples]
     counted = [s.get("cycles") for s in samples]
-    ordered = sorted(round_rates(ops, elapsed))
+    ordered = round_rates(ops, elapsed)
+    ordered.sort()
     rate = _median_of_ordered(ordered) if ordered else 0.0
     per_op = (1e6 / rate if rate else math.inf) if samples else 0.0
     wall = attributes.get("wall_ns")

@@ -58,17 +58,18 @@ def cycles_per_op_in_base(ops: Sequence[int], base_ns: Sequence[int],
     thread ran for, which is what a quiet machine's counter reads and what published cycle
     counts (SUPERCOP, mlkem-native) are. A CPU-time round without its wall time cannot be
     placed in that base and is left out, as a round without a counter is."""
-    found = []
-    for i, (n, ns, counted) in enumerate(zip(ops, base_ns, cycles, strict=True)):
-        if counted is None or n <= 0:
-            continue
-        share = 1.0
-        if base == "cpu":
-            if wall_ns is None or i >= len(wall_ns) or wall_ns[i] <= 0:
-                continue
-            share = min(ns / wall_ns[i], 1.0)
-        found.append(counted * share / n)
-    return found
+    if not len(ops) == len(base_ns) == len(cycles):
+        raise ValueError("a row's rounds, times and cycle counts differ in number")
+    if base != "cpu":
+        return [counted * 1.0 / n for n, counted in zip(ops, cycles, strict=True)
+                if counted is not None and n > 0]
+    if wall_ns is None:
+        return []
+    # zip stops at the shorter of the rounds and wall_ns: a round without its wall time
+    # is left out.
+    return [counted * (share if (share := ns / wall) < 1.0 else 1.0) / n
+            for n, ns, counted, wall in zip(ops, base_ns, cycles, wall_ns)
+            if counted is not None and n > 0 and wall > 0]
 
 
 @dataclass(frozen=True)

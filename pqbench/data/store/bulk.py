@@ -182,8 +182,9 @@ class _JsonTexts:
     """JSON columns' texts, as SQLAlchemy's JSON type writes them (json.dumps), each
     distinct value encoded once: a fleet's result rows repeat a few sizes and attributes
     (one set per algorithm), and encoding each again took a tenth of an import. A value
-    is known by its items and their types (True == 1, but they encode differently);
-    objects holding floats, lists or objects are encoded each time."""
+    is known by its items and their types (True == 1, but they encode differently); one
+    holding a float (0.0 == -0.0, but they encode differently), a list or an object is
+    encoded each time."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], str] = {}
@@ -192,16 +193,17 @@ class _JsonTexts:
         if not value:
             return "{}"
         kinds = tuple(map(type, value.values()))
-        if float in kinds:  # 0.0 == -0.0, but they encode differently
+        if not _ONE_TEXT.issuperset(kinds):
             return json.dumps(value)
-        try:
-            key = (tuple(value.items()), kinds)  # in order: json.dumps keeps the order too
-            text = self._known.get(key)
-        except TypeError:  # a list or an object inside: not hashable, encode it
-            return json.dumps(value)
+        key = (tuple(value.items()), kinds)  # in order: json.dumps keeps the order too
+        text = self._known.get(key)
         if text is None:
             text = self._known[key] = json.dumps(value)
         return text
+
+
+#: The values whose JSON text their type and value decide.
+_ONE_TEXT = frozenset({str, int, bool, type(None)})
 
 
 def _write(conn: Connection, table: str, columns: Sequence[str],
