@@ -4,9 +4,13 @@ stored, skipped or refused."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,14 +106,81 @@ class Imported:
 
 def import_files(files: Sequence[Path], db: str | None) -> Imported:
     """Every file validated before anything is written, then all runs of all files written
-    in one transaction, straight from the validated documents."""
+    in one transaction, straight from the validated documents (their rows made in other
+    processes where there are several files: `_made_elsewhere`)."""
     from pqbench.data.record import transfer
     from pqbench.data.store import Store
 
-    documents = transfer.read_documents(list(files))
+    made = _made_elsewhere(files)
+    documents = made if made is not None else transfer.read_documents(list(files))
     store = Store.open(db)
     stored = store.save_documents(documents)
     written = set(stored)
-    skipped = [doc for doc in documents if doc["run_id"] not in written]
-    return Imported(store.location, list(stored), [doc["run_id"] for doc in skipped],
-                    list(store.stored_otherwise(skipped)))
+    skipped = [doc["run_id"] for doc in documents if doc["run_id"] not in written]
+    if skipped and made is not None:  # their rows were made: read the documents again
+        documents = transfer.read_documents(list(files))
+    kept = set(skipped)
+    return Imported(store.location, list(stored), skipped,
+                    list(store.stored_otherwise([doc for doc in documents
+                                                 if doc["run_id"] in kept])))
+
+
+#: Below this many bytes in all, an import's files are read in its own process: starting
+#: others costs more than they save (a run of the quick suite takes about 100 kilobytes).
+PARALLEL_BYTES = 4 * 1024 * 1024
+
+
+def readers(sizes: Sequence[int], cpus: int) -> int:
+    """How many processes validate an import's files of `sizes` bytes and make their rows
+    on `cpus` CPUs; 0: none, the importing process reads them. One more than the CPUs,
+    so five files on two CPUs take two and a half files' time, not three (two, two,
+    then one alone); each process holds one file's runs at a time."""
+    if len(sizes) < 2 or cpus < 2 or sum(sizes) < PARALLEL_BYTES:
+        return 0
+    return min(len(sizes), cpus + 1)
+
+
+def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
+    """The runs of several files, each file validated and its rows made
+    (`bulk.with_made_rows`) in another process (`readers`), while this one waits; None
+    where they are few or small, one file is not vouched for, a run id is in two files,
+    or the processes cannot run: then the files are read here, one after another, and a
+    bad one named as always (`transfer.read_documents`). A file's rows cost about as
+    much to make as to validate, and either costs more than writing them."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity else os.cpu_count() or 1
+    try:
+        workers = readers([path.stat().st_size for path in files], cpus)
+    except OSError:  # a file that is not there: read_documents says so
+        return None
+    if not workers or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    from pqbench.data.record import validation
+
+    validation.warm()  # once here, not in every process (they are forked)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_ignore_interrupts)
+    try:
+        made = list(pool.map(_made_here, files))
+    except (BrokenProcessPool, OSError):
+        return None
+    finally:
+        pool.shutdown(cancel_futures=True)
+    if any(documents is None for documents in made):
+        return None
+    documents = [doc for found in made if found is not None for doc in found]
+    return documents if len({doc["run_id"] for doc in documents}) == len(documents) else None
+
+
+def _made_here(path: Path) -> list[dict[str, Any]] | None:
+    """In a process of `_made_elsewhere`: one file's run documents with their rows made."""
+    from pqbench.data.record import transfer
+    from pqbench.data.store import bulk
+
+    documents = transfer.vouched_documents(path)
+    return None if documents is None else bulk.with_made_rows(documents)
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C is the importing process's to handle; it stops the others (`shutdown`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -67,3 +67,14 @@ def test_runs_stored_otherwise_end_the_import_naming_five() -> None:
     assert "(r0, r1, r2, r3, r4 ...)" in ending.message
     two = transfer.Imported("db", [], ["r0", "r1"], ["r0", "r1"]).ending
     assert two is not None and "(r0, r1);" in two.message
+
+
+def test_files_are_read_in_other_processes_only_when_several_and_large() -> None:
+    big = transfer.PARALLEL_BYTES
+    assert transfer.readers([], cpus=2) == 0
+    assert transfer.readers([10 * big], cpus=2) == 0  # one file: nothing to share
+    assert transfer.readers([big // 4] * 3, cpus=2) == 0  # small in all: processes cost more
+    assert transfer.readers([big // 2] * 2, cpus=1) == 0  # one CPU: nothing to gain
+    assert transfer.readers([big // 2] * 2, cpus=2) == 2
+    assert transfer.readers([big] * 5, cpus=2) == 3  # one more than the CPUs
+    assert transfer.readers([big] * 3, cpus=8) == 3

@@ -68,7 +68,7 @@ def cycles_per_op_in_base(ops: Sequence[int], base_ns: Sequence[int],
     # zip stops at the shorter of the rounds and wall_ns: a round without its wall time
     # is left out.
     return [counted * (share if (share := ns / wall) < 1.0 else 1.0) / n
-            for n, ns, counted, wall in zip(ops, base_ns, cycles, wall_ns)
+            for n, ns, counted, wall in zip(ops, base_ns, cycles, wall_ns, strict=False)
             if counted is not None and n > 0 and wall > 0]
 
 

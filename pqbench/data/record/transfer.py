@@ -32,7 +32,7 @@ from pqbench.platform.errors import InputFileError
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "FORMATS", "MAX_BYTES", "InputFileError",
            "export", "parse", "parse_models", "read_documents", "read_file",
-           "read_files"]
+           "read_files", "vouched_documents"]
 #: Refuse files larger than this before reading them (a week of runs is a few MB).
 MAX_BYTES = 64 * 1024 * 1024
 FORMATS = ("json", "pytest-benchmark")
@@ -157,15 +157,33 @@ def read_documents(paths: Sequence[Path], max_bytes: int = MAX_BYTES
     documents: list[dict[str, Any]] = []
     for path in paths:
         raw = _read(path, max_bytes)
-        validated = validation.validate(raw)
-        if validated is None:
-            documents += _documents(parse_models(decode(raw, str(path)), str(path)))
-        elif validated["format"] == BUNDLE_FORMAT:
-            documents += validated["runs"]
-        else:
-            documents.append(validated)
-        del raw, validated
+        vouched = _vouched(raw)
+        documents += (vouched if vouched is not None
+                      else _documents(parse_models(decode(raw, str(path)), str(path))))
+        del raw, vouched
     return _one_per_run_id(documents)
+
+
+def vouched_documents(path: Path, max_bytes: int = MAX_BYTES) -> list[dict[str, Any]] | None:
+    """The run documents of one file as `read_documents` gives them, where the one-pass
+    check vouches for the whole file and each of its runs is there once; None where it
+    does not, or the file cannot be read: `read_documents` then says why (an import reads
+    its files in other processes this way, and every problem the way it always has)."""
+    try:
+        documents = _vouched(_read(path, max_bytes))
+    except InputFileError:
+        return None
+    if documents is None or len({doc["run_id"] for doc in documents}) != len(documents):
+        return None
+    return documents
+
+
+def _vouched(raw: bytes) -> list[dict[str, Any]] | None:
+    """The run documents in `raw` where `record.validation` vouches for them."""
+    validated = validation.validate(raw)
+    if validated is None:
+        return None
+    return validated["runs"] if validated["format"] == BUNDLE_FORMAT else [validated]
 
 
 def _one_per_run_id(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -69,6 +69,11 @@ def rows_are_whole(rows: list[dict[str, Any]]) -> bool:
     return True
 
 
+def warm() -> None:
+    """Build the validator now (a process that forks others builds it once for all)."""
+    _adapter()
+
+
 @cache
 def _adapter() -> TypeAdapter[Any]:
     """Bundle or run document, told apart by their `format` (a Literal in each)."""

@@ -55,28 +55,37 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 @dataclass(frozen=True)
 class _Pending:
-    """A run to write: its own row, problems and checks from `run`, and its result rows
-    as a run document holds them (`codec.row_columns` makes their columns)."""
+    """A run to write: its own row (its problems and checks in it) from `run`, or made
+    already, and its result rows as a run document holds them (`codec.row_columns`
+    makes their columns) or made already (`MadeRows`)."""
 
-    run: Run
-    results: Sequence[Any]
+    run_id: str
+    run: Run | tuple[Any, ...]
+    results: Sequence[Any] | MadeRows
 
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
+    def run_row(self) -> tuple[Any, ...]:
+        return self.run if isinstance(self.run, tuple) else _run_row(self.run)
 
 
 def insert_runs(conn: Connection, runs: Sequence[Run]) -> list[str]:
     """Write every run not stored yet (the first of several with one id); their ids, in
     the order given."""
-    return _insert(conn, [_Pending(run, [codec.stored_row(m) for m in run.measurements])
+    return _insert(conn, [_Pending(run.run_id, run,
+                                   [codec.stored_row(m) for m in run.measurements])
                           for run in runs])
 
 
 def insert_documents(conn: Connection, documents: Sequence[Mapping[str, Any]]) -> list[str]:
-    """As insert_runs, for run documents `record.transfer` has validated."""
-    return _insert(conn, [_Pending(codec.run_from_document(doc, results=False),
-                                   doc["results"]) for doc in documents])
+    """As insert_runs, for run documents `record.transfer` has validated, or their rows
+    made already (`with_made_rows`)."""
+    return _insert(conn, [_pending(doc) for doc in documents])
+
+
+def _pending(doc: Mapping[str, Any]) -> _Pending:
+    made = doc["results"]
+    if isinstance(made, MadeRows):
+        return _Pending(doc["run_id"], made.run, made)
+    return _Pending(doc["run_id"], codec.run_from_document(doc, results=False), made)
 
 
 def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
@@ -84,13 +93,16 @@ def _insert(conn: Connection, pending: Sequence[_Pending]) -> list[str]:
     estimates: one COPY per table on PostgreSQL, an executemany per ROWS_PER_STATEMENT
     rows on SQLite."""
     fresh = _not_stored(conn, pending)
-    _write(conn, schema.runs.name, _RUN_COLUMNS,
-           (_row(codec.run_columns(p.run), _RUN_COLUMNS) for p in fresh))
+    _write(conn, schema.runs.name, _RUN_COLUMNS, (p.run_row() for p in fresh))
     estimates = EstimateRows()
     _write(conn, schema.measurements.name, _MEASUREMENT_COLUMNS,
            _rows(fresh, estimates, postgresql=conn.dialect.name == "postgresql"))
     write_estimates(conn, estimates)
     return [p.run_id for p in fresh]
+
+
+def _run_row(run: Run) -> tuple[Any, ...]:
+    return _row(codec.run_columns(run), _RUN_COLUMNS)
 
 
 class EstimateRows:
@@ -146,29 +158,60 @@ def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]
     return [p for run_id, p in unique.items() if run_id not in stored]
 
 
+@dataclass(frozen=True)
+class MadeRows:
+    """A run's rows as the store writes them (`with_made_rows`): its row of pqbench_runs,
+    its rows of pqbench_measurements (the round arrays as JSON text) and of
+    pqbench_estimates. An import makes them in the processes that validate its files."""
+
+    run: tuple[Any, ...]
+    rows: list[tuple[Any, ...]]
+    estimates: EstimateRows
+
+
+def with_made_rows(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Run documents (validated) reduced to their run ids and their rows made
+    (`MadeRows`, as `results`), which `insert_documents` writes as they are."""
+    texts = _JsonTexts()
+    return [{"run_id": doc["run_id"],
+             "results": _made(doc["run_id"], doc["results"], texts,
+                              _run_row(codec.run_from_document(doc, results=False)))}
+            for doc in documents]
+
+
+def _made(run_id: str, results: Sequence[Any], texts: _JsonTexts, run: tuple[Any, ...] = ()
+          ) -> MadeRows:
+    """A run's rows from its document's result rows (`codec.row_columns`): JSON columns
+    as their text; each row's estimate beside it, at its place among the run's rows."""
+    made = MadeRows(run, [], EstimateRows())
+    for position, result in enumerate(results):
+        columns = codec.row_columns(result)
+        columns["sizes"] = texts.of(columns["sizes"])
+        columns["attributes"] = texts.of(columns["attributes"])
+        values = _measurement_values(columns)
+        made.estimates.add(run_id, position, values[:4], columns["estimate"],
+                           columns["estimate_rounds"])
+        made.rows.append((run_id, *values, *map(_json_array, _round_values(columns))))
+    return made
+
+
 def _rows(pending: Sequence[_Pending], estimates: EstimateRows, postgresql: bool
           ) -> Iterator[tuple[Any, ...]]:
-    """The rows of pqbench_measurements for the runs' results, as tuples: JSON columns as
-    their text, the round arrays as PostgreSQL's array literal or (SQLite) JSON text.
-    Each row's estimate goes to `estimates` as well."""
+    """The rows of pqbench_measurements for the runs' results, as tuples (made here,
+    or before: `MadeRows`), the round arrays as JSON text or (PostgreSQL) its array
+    literal. Each row's estimate goes to `estimates` as well."""
     texts = _JsonTexts()
-    array = _array_literal if postgresql else _json_array
     for p in pending:
-        for position, result in enumerate(p.results):
-            columns = codec.row_columns(result)
-            columns["sizes"] = texts.of(columns["sizes"])
-            columns["attributes"] = texts.of(columns["attributes"])
-            values = _measurement_values(columns)
-            estimates.add(p.run_id, position, values[:4], columns["estimate"],
-                          columns["estimate_rounds"])
-            yield (p.run_id, *values, *map(array, _round_values(columns)))
+        made = (p.results if isinstance(p.results, MadeRows)
+                else _made(p.run_id, p.results, texts))
+        estimates.rows += made.estimates.rows
+        yield from map(_with_array_literals, made.rows) if postgresql else made.rows
 
 
-def _array_literal(values: list[int | None]) -> str:
-    """A BIGINT[] in PostgreSQL's text form: whole numbers and NULL, nothing to quote.
-    A list of whole numbers and None prints as one, but for NULL ("[1, None]": the
-    spaces are allowed there)."""
-    return f"{{{str(values)[1:-1].replace('None', 'NULL')}}}"
+def _with_array_literals(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row whose round arrays (its last three columns) are JSON text, with them as
+    PostgreSQL's BIGINT[] literals: whole numbers and NULL, nothing to quote."""
+    return (*row[:-3], *(f"{{{text[1:-1].replace('null', 'NULL')}}}" for text in row[-3:]))
 
 
 def _json_array(values: list[int | None]) -> str:
