@@ -130,12 +130,14 @@ def import_files(files: Sequence[Path], db: str | None) -> Imported:
 PARALLEL_BYTES = 4 * 1024 * 1024
 
 
-def readers(sizes: Sequence[int], cpus: int) -> int:
+def readers(sizes: Sequence[int], cpus: int, load: float) -> int:
     """How many processes validate an import's files of `sizes` bytes and make their rows
-    on `cpus` CPUs; 0: none, the importing process reads them. One more than the CPUs,
+    on `cpus` CPUs under a `load` average; 0: none, the importing process reads them.
+    Only where a CPU is idle: processes sharing busy CPUs with other work took more CPU
+    time in all, and the import was no faster, often slower. One more than the CPUs,
     so five files on two CPUs take two and a half files' time, not three (two, two,
     then one alone); each process holds one file's runs at a time."""
-    if len(sizes) < 2 or cpus < 2 or sum(sizes) < PARALLEL_BYTES:
+    if len(sizes) < 2 or cpus < 2 or sum(sizes) < PARALLEL_BYTES or cpus - load < 1:
         return 0
     return min(len(sizes), cpus + 1)
 
@@ -143,21 +145,27 @@ def readers(sizes: Sequence[int], cpus: int) -> int:
 def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
     """The runs of several files, each file validated and its rows made
     (`bulk.with_made_rows`) in another process (`readers`), while this one waits; None
-    where they are few or small, one file is not vouched for, a run id is in two files,
-    or the processes cannot run: then the files are read here, one after another, and a
-    bad one named as always (`transfer.read_documents`). A file's rows cost about as
-    much to make as to validate, and either costs more than writing them."""
+    where they are few or small, no CPU is idle, one file is not vouched for, a run id is
+    in two files, or the processes cannot run: then the files are read here, one after
+    another, and a bad one named as always (`transfer.read_documents`). A file's rows
+    cost about as much to make as to validate, and either costs more than writing them."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
     affinity = getattr(os, "sched_getaffinity", None)
     cpus = len(affinity(0)) if affinity else os.cpu_count() or 1
     try:
-        workers = readers([path.stat().st_size for path in files], cpus)
+        workers = readers([path.stat().st_size for path in files], cpus,
+                          os.getloadavg()[0])
     except OSError:  # a file that is not there: read_documents says so
         return None
-    if not workers or "fork" not in multiprocessing.get_all_start_methods():
+    if not workers:
         return None
     from pqbench.data.record import validation
+    from pqbench.data.store import bulk  # noqa: F401  (with SQLAlchemy, as below)
 
-    validation.warm()  # once here, not in every process (they are forked)
+    # Once here, not in every process (they are forked): the validator, and the modules
+    # that make the rows, which this process loads anyway to write them.
+    validation.warm()
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:

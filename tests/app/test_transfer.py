@@ -69,12 +69,13 @@ def test_runs_stored_otherwise_end_the_import_naming_five() -> None:
     assert two is not None and "(r0, r1);" in two.message
 
 
-def test_files_are_read_in_other_processes_only_when_several_and_large() -> None:
+def test_files_are_read_in_other_processes_only_when_several_large_and_a_cpu_idle() -> None:
     big = transfer.PARALLEL_BYTES
-    assert transfer.readers([], cpus=2) == 0
-    assert transfer.readers([10 * big], cpus=2) == 0  # one file: nothing to share
-    assert transfer.readers([big // 4] * 3, cpus=2) == 0  # small in all: processes cost more
-    assert transfer.readers([big // 2] * 2, cpus=1) == 0  # one CPU: nothing to gain
-    assert transfer.readers([big // 2] * 2, cpus=2) == 2
-    assert transfer.readers([big] * 5, cpus=2) == 3  # one more than the CPUs
-    assert transfer.readers([big] * 3, cpus=8) == 3
+    assert transfer.readers([], cpus=2, load=0) == 0
+    assert transfer.readers([10 * big], cpus=2, load=0) == 0  # one file: nothing to share
+    assert transfer.readers([big // 4] * 3, cpus=2, load=0) == 0  # small: processes cost more
+    assert transfer.readers([big // 2] * 2, cpus=1, load=0) == 0  # one CPU: nothing to gain
+    assert transfer.readers([big // 2] * 2, cpus=2, load=0) == 2
+    assert transfer.readers([big] * 5, cpus=2, load=1.0) == 3  # one more than the CPUs
+    assert transfer.readers([big] * 5, cpus=2, load=1.01) == 0  # no CPU idle
+    assert transfer.readers([big] * 3, cpus=8, load=6.5) == 3

@@ -49,13 +49,16 @@ def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 @pytest.fixture
 def in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files read in other processes, however small and however busy the machine."""
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
 
 
 def _elsewhere_and_here(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                         ) -> tuple[Path, Path]:
     elsewhere, here = tmp_path / "elsewhere.db", tmp_path / "here.db"
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert transfer._made_elsewhere(files) is not None  # the other processes did read them
     first = transfer.import_files(files, str(elsewhere))
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 2**62)
