@@ -38,9 +38,9 @@ def _files(tmp_path: Path) -> list[Path]:
     return files
 
 
-def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+def _tables(location: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the run tables, without the ids the database gives."""
-    store = Store.open(str(db), create=False)
+    store = Store.open(location, create=False)
     with store.engine.connect() as conn:
         return {table.name: sorted((tuple(r) for r in conn.execute(
             select(*(c for c in table.c if c.name != "id")))), key=repr)
@@ -54,24 +54,26 @@ def in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
 
 
-def _elsewhere_and_here(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                        ) -> tuple[Path, Path]:
-    elsewhere, here = tmp_path / "elsewhere.db", tmp_path / "here.db"
+def test_the_rows_made_elsewhere_are_the_rows_made_here(
+        location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On SQLite and PostgreSQL (whose round arrays come from the JSON text made
+    elsewhere)."""
+    files = _files(tmp_path)
+    if "://" in location:
+        from tests.helpers.postgres import fresh_database
+
+        here = fresh_database(location.rsplit("/", 1)[0])
+    else:
+        here = str(tmp_path / "here.db")
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert transfer._made_elsewhere(files) is not None  # the other processes did read them
-    first = transfer.import_files(files, str(elsewhere))
+    first = transfer.import_files(files, location)
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 2**62)
     assert transfer._made_elsewhere(files) is None
-    second = transfer.import_files(files, str(here))
+    second = transfer.import_files(files, here)
     assert first.stored == second.stored and len(first.stored) == 9
-    return elsewhere, here
-
-
-def test_the_rows_made_elsewhere_are_the_rows_made_here(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    elsewhere, here = _elsewhere_and_here(_files(tmp_path), tmp_path, monkeypatch)
-    assert _tables(elsewhere) == _tables(here)
+    assert _tables(location) == _tables(here)
 
 
 def test_runs_stored_already_are_skipped_or_named_as_before(

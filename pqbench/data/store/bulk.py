@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,10 +179,12 @@ def with_made_rows(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
             for doc in documents]
 
 
-def _made(run_id: str, results: Sequence[Any], texts: _JsonTexts, run: tuple[Any, ...] = ()
-          ) -> MadeRows:
+def _made(run_id: str, results: Sequence[Any], texts: _JsonTexts, run: tuple[Any, ...] = (),
+          array: Callable[[list[int | None]], str] | None = None) -> MadeRows:
     """A run's rows from its document's result rows (`codec.row_columns`): JSON columns
-    as their text; each row's estimate beside it, at its place among the run's rows."""
+    as their text, the round arrays as `array` writes them (JSON text by default); each
+    row's estimate beside it, at its place among the run's rows."""
+    array = array or _json_array
     made = MadeRows(run, [], EstimateRows())
     for position, result in enumerate(results):
         columns = codec.row_columns(result)
@@ -191,7 +193,7 @@ def _made(run_id: str, results: Sequence[Any], texts: _JsonTexts, run: tuple[Any
         values = _measurement_values(columns)
         made.estimates.add(run_id, position, values[:4], columns["estimate"],
                            columns["estimate_rounds"])
-        made.rows.append((run_id, *values, *map(_json_array, _round_values(columns))))
+        made.rows.append((run_id, *values, *map(array, _round_values(columns))))
     return made
 
 
@@ -201,16 +203,28 @@ def _rows(pending: Sequence[_Pending], estimates: EstimateRows, postgresql: bool
     or before: `MadeRows`), the round arrays as JSON text or (PostgreSQL) its array
     literal. Each row's estimate goes to `estimates` as well."""
     texts = _JsonTexts()
+    array = _array_literal if postgresql else _json_array
     for p in pending:
-        made = (p.results if isinstance(p.results, MadeRows)
-                else _made(p.run_id, p.results, texts))
+        if isinstance(p.results, MadeRows):  # their round arrays are JSON text
+            made = p.results
+            rows = map(_with_array_literals, made.rows) if postgresql else made.rows
+        else:
+            made = _made(p.run_id, p.results, texts, array=array)
+            rows = made.rows
         estimates.rows += made.estimates.rows
-        yield from map(_with_array_literals, made.rows) if postgresql else made.rows
+        yield from rows
+
+
+def _array_literal(values: list[int | None]) -> str:
+    """A BIGINT[] in PostgreSQL's text form: whole numbers and NULL, nothing to quote.
+    A list of whole numbers and None prints as one, but for NULL ("[1, None]": the
+    spaces are allowed there)."""
+    return f"{{{str(values)[1:-1].replace('None', 'NULL')}}}"
 
 
 def _with_array_literals(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A row whose round arrays (its last three columns) are JSON text, with them as
-    PostgreSQL's BIGINT[] literals: whole numbers and NULL, nothing to quote."""
+    PostgreSQL's BIGINT[] literals (`_array_literal`)."""
     return (*row[:-3], *(f"{{{text[1:-1].replace('null', 'NULL')}}}" for text in row[-3:]))
 
 
