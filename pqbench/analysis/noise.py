@@ -268,7 +268,7 @@ class NoiseModel:
             # Runs that agree to the last digit show no spread, not a spread of zero: they
             # cannot back an interval of zero width (a timer's resolution, a stored copy).
             own, source = Evidence(), "prior"
-        if own.freedom >= BORROWED_DF:
+        if self.stands_alone(key):  # sessions count for at most SESSION_DF: never alone
             return Spread(math.sqrt(own.squares / own.freedom), own.freedom, source,
                           own.runs, own.groups, sessions, calibration=own.calibration)
         said, found = self._borrowed(key)
