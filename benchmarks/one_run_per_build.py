@@ -1,6 +1,6 @@
 """One run per build: does pqbench call a real jump and stay quiet on an A/A series?
 
-Three experiments, each resumable (its runs go to a database under ``--work``, default
+Two experiments, each resumable (its runs go to a database under ``--work``, default
 ``benchmarks/.work/one-run-per-build``; running the command again continues where it
 stopped), each measured with the quick suite or a few rows, single runs, each run its own
 process:
@@ -18,8 +18,6 @@ process:
   CPU has sha_ni), and AES-256-GCM in two releases of cryptography whose bundled OpenSSL
   differ (pip builds, as `pqbench ab` makes them: 42.0.8 -> 43.0.3, OpenSSL 3.2 -> 3.3, and
   44.0.3 -> 45.0.1, OpenSSL 3.4 -> 3.5). Each as 1 against 1 and 5 against 1.
-* ``story``: five runs on one build, one on the next, in the history `report --by
-  os_build` draws (the build told apart by a mask).
 
 ``report`` prints what the stored runs say (``--json`` for the figures). A benchmark
 script, not a test: it asserts nothing about timing.
