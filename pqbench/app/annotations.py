@@ -13,10 +13,7 @@ from collections.abc import Sequence
 
 from pqbench.data.store.database import RunInfo
 from pqbench.platform.errors import UsageError
-from pqbench.platform.untrusted import printable
-
-#: The names a refusal lists of each kind, at most.
-SHOWN = 10
+from pqbench.platform.untrusted import named, printable
 
 
 def names(runs: Sequence[RunInfo]) -> dict[str, list[str]]:
@@ -41,16 +38,15 @@ def check_build(build: str, runs: Sequence[RunInfo]) -> None:
     if build in known or any(build.startswith(f"{name} (") and build.endswith(")")
                              for name in known):
         return
-    listed = "; ".join(_listed(kind, found[kind]) for kind in ("OS builds", "labels")
+    listed = "; ".join(_listed(kind, found[kind], build) for kind in ("OS builds", "labels")
                        if found[kind])
     raise UsageError(f"no stored run has the build {printable(build)!r}, so no history or "
                      f"report would show its note: {listed}")
 
 
-def _listed(kind: str, values: Sequence[str]) -> str:
-    """"the OS builds are 'a', 'b' and 3 more", "the label is 'x'"."""
-    shown = ", ".join(repr(printable(value)) for value in values[:SHOWN])
-    more = f" and {len(values) - SHOWN} more" if len(values) > SHOWN else ""
+def _listed(kind: str, values: Sequence[str], near: str) -> str:
+    """"the OS builds are 'a', 'b' and 3 more" (those closest to `near` first), "the label
+    is 'x'"."""
     if len(values) == 1:
-        return f"the {kind[:-1]} is {shown}"
-    return f"the {kind} are {shown}{more}"
+        return f"the {kind[:-1]} is {named(values)}"
+    return f"the {kind} are {named(values, near=near)}"

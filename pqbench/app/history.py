@@ -36,6 +36,7 @@ from pqbench.app.noise import model_from_runs
 from pqbench.data.record.results import RowKey, Run
 from pqbench.data.record.runs import group_runs
 from pqbench.platform.errors import ComparisonError
+from pqbench.platform.untrusted import named, printable
 
 if TYPE_CHECKING:
     from pqbench.data.store import Store
@@ -108,9 +109,10 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
     if machine is not None:
         machines = {m: runs for m, runs in machines.items() if m.matches(machine)}
         if not machines:
-            known = "; ".join(m.name for m in split_by_machine(selection.headers))
+            hosts = {m.name: m.host or m.name for m in split_by_machine(selection.headers)}
             raise ComparisonError(f"no stored run of {algorithm} on a machine named "
-                                  f"{machine!r}; machines: {known or 'none'}")
+                                  f"{printable(machine)!r}; machines: "
+                                  f"{named(list(hosts), near=machine, key=hosts.__getitem__)}")
     grouped_ids = [r.run_id for runs in machines.values() for r in runs]
     asked = RunFilter(algorithms=names or (algorithm,), implementation=implementation,
                       operation=operation)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -238,3 +238,39 @@ def printable(value: object, keep_newlines: bool = False) -> str:
         return " " if char in _SPACES else ""
 
     return _CONTROL.sub(replace, redact(storable(str(value))))
+
+
+#: The names a refusal lists, at most: a fleet's store holds thousands of labels.
+SHOWN = 10
+
+
+def named(values: Sequence[str], near: str | None = None, shown: int = SHOWN,
+          key: Callable[[str], str] | None = None) -> str:
+    """Stored names a message lists, each quoted and `printable`: at most `shown` of them,
+    those closest to `near` (the name asked for, mistyped; compared with each name's
+    `key`, the name itself by default) first, then the rest in their order, and how many
+    more there are ("'a', 'b' and 3 more"); "none" for no name. A fleet's store has a
+    thousand labels: a refusal naming each would be pages long."""
+    import difflib
+
+    unique = list(dict.fromkeys(values))
+    close: list[str] = []
+    if near:
+        # As difflib.get_close_matches scores them, but ties keep the stored order.
+        matcher = difflib.SequenceMatcher(b=near)
+        scored = []
+        for place, value in enumerate(unique):
+            matcher.set_seq1((key or str)(value))
+            if matcher.real_quick_ratio() >= _CLOSE and matcher.quick_ratio() >= _CLOSE:
+                score = matcher.ratio()
+                if score >= _CLOSE:
+                    scored.append((-score, place, value))
+        close = [value for _, _, value in sorted(scored)[:shown]]
+    listed = list(dict.fromkeys([*close, *unique]))[:shown]
+    text = ", ".join(repr(printable(value)) for value in listed)
+    more = len(unique) - len(listed)
+    return f"{text} and {more} more" if more else text or "none"
+
+
+#: How alike a name must be to the one asked for to be listed first (difflib's ratio).
+_CLOSE = 0.6

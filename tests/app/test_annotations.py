@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pqbench.app.annotations import SHOWN, check_build, names
+from pqbench.app.annotations import check_build, names
 from pqbench.data.store.database import RunInfo
 from pqbench.platform.errors import UsageError
+from pqbench.platform.untrusted import SHOWN
 
 
 def _info(run_id: str, os_build: str | None, label: str | None = None) -> RunInfo:
@@ -33,7 +34,7 @@ def test_a_note_for_a_point_history_shows_is_taken(build: str) -> None:
 
 
 @pytest.mark.parametrize("build", ["no-such-build", "debian-12", "debian-12/6.1 (x",
-                                   "before (x) y", "Debian-13/6.12"])
+                                   "before (x) y"])
 def test_a_note_for_a_name_no_run_bears_is_refused_naming_the_builds(build: str) -> None:
     with pytest.raises(UsageError) as refused:
         check_build(build, RUNS)
@@ -41,6 +42,14 @@ def test_a_note_for_a_name_no_run_bears_is_refused_naming_the_builds(build: str)
         f"no stored run has the build {build!r}, so no history or report would show its "
         "note: the OS builds are 'debian-12/6.1', 'debian-13/6.12'; the labels are "
         "'before', 'after'")
+
+
+def test_the_names_closest_to_a_mistyped_one_come_first() -> None:
+    with pytest.raises(UsageError, match=r"note: the OS builds are 'debian-13/6.12', "
+                                         r"'debian-12/6.1'; the labels are 'before', 'after'$"):
+        check_build("Debian-13/6.12", RUNS)
+    with pytest.raises(UsageError, match=r"the labels are 'after', 'before'$"):
+        check_build("aftr", RUNS)
 
 
 def test_a_long_list_is_cut_and_one_name_is_said_as_one() -> None:

@@ -133,3 +133,41 @@ def test_a_group_named_by_its_builds_name_is_that_builds_runs(tmp_path: object) 
     assert sorted(r.run_id for r in step.before) == ["a0", "a1", "a2", "p0", "p1"]
     with pytest.raises(ComparisonError, match=r"no runs with label = 'C'.*'A \(x\)'"):
         compare(db, ["C", "B"], by="label")
+
+
+def test_a_group_no_run_has_is_refused_naming_the_closest_few_of_a_fleet_s(
+        tmp_path: object) -> None:
+    """A fleet's store has a label per machine and build: a mistyped one is refused with
+    the closest labels first and a count of the rest, never every label stored."""
+    from pqbench.app.compare import compare
+    from pqbench.data.store import Store
+
+    db = str(tmp_path) + "/fleet.db"  # type: ignore[operator]
+    Store.open(db).save_runs([make_run(f"r{i:02d}", seed=i, label=f"fleet-{i:02d}/build-7")
+                              for i in range(25)])
+    with pytest.raises(ComparisonError) as refused:
+        compare(db, ["fleet-13/buidl-7", "fleet-01/build-7"], by="label")
+    said = str(refused.value)
+    assert said.startswith("no runs with label = 'fleet-13/buidl-7'; found: "
+                           "'fleet-13/build-7', ")
+    assert said.endswith(" and 15 more") and said.count("'fleet-") == 11
+
+
+def test_history_of_a_machine_no_run_has_names_the_closest_few(tmp_path: object) -> None:
+    """`history --machine` of a host the store lacks: refused, naming the closest of the
+    machines first, at most ten of them and a count of the rest."""
+    from pqbench.app.history import histories
+    from pqbench.data.store import Store
+
+    db = str(tmp_path) + "/fleet.db"  # type: ignore[operator]
+    store = Store.open(db)
+    store.save_runs([_on(f"host-{i:02d}", f"r{i:02d}", seed=i) for i in range(14)])
+    algorithm = store.algorithms()[0]
+    with pytest.raises(ComparisonError) as refused:
+        histories(store, algorithm, machine="host-O7")
+    said = str(refused.value)
+    assert f"no stored run of {algorithm} on a machine named 'host-O7'; machines: " in said
+    assert said.split("machines: ")[1].startswith("'host-07 (")
+    assert said.endswith(" and 4 more")
+    (found,) = histories(store, algorithm, machine="host-07")
+    assert found.machine.host == "host-07"

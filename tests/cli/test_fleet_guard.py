@@ -144,7 +144,7 @@ def test_history_gives_each_machine_its_own_series_and_names_it(tmp_path: Path) 
                   "--db", db)
     assert [s["machine"]["host"] for s in json.loads(only.stdout)["series"]] == ["m2"]
     unknown = invoke("history", "ml-kem-768", "--machine", "m9", "--db", db)
-    assert unknown.returncode == 1 and "machines: m1 (" in unknown.stderr
+    assert unknown.returncode == 1 and "machines: 'm1 (" in unknown.stderr
 
 
 def test_compare_of_two_machines_refuses_and_names_both(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pqbench.data.store import schema
 from pqbench.data.store.database import Store
 from pqbench.data.store.queries import LIGHT_FIELDS, RunFilter
 from pqbench.platform.errors import ComparisonError, NothingStored
+from pqbench.platform.untrusted import named, printable
 
 if TYPE_CHECKING:
     from pqbench.data.store.rates import RowEstimates  # numpy: only commands that judge
@@ -93,8 +94,8 @@ class Selection:
         for found, members in self.groups:
             if found == name:
                 return members
-        raise ComparisonError(f"no runs with {self.by} = {name!r}; found: "
-                              f"{', '.join(repr(n) for n, _ in self.groups) or 'none'}")
+        raise ComparisonError(f"no runs with {self.by} = {printable(name)!r}; found: "
+                              f"{named([n for n, _ in self.groups], near=name)}")
 
 
 def select(store: Store, by: str | None = None, *, missing: bool = False,
