@@ -10,9 +10,11 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import typer
+import typer.testing
 from typer.testing import CliRunner
 
 from pqbench.cli import app
@@ -50,6 +52,40 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 
 sys.addaudithook(_audit)
+
+
+# --- the command line, built once per registration --------------------------------------
+#
+# typer's CliRunner.invoke builds click's command tree from the app's functions on every
+# call (each command's signature and annotations read again): a tenth of a second for
+# pqbench's app, and the fast lane invokes it some 300 times. A `pqbench` process builds
+# the tree once and runs one command line on it; click keeps each command line's state in
+# its own Context, never in the tree, so the tests run theirs on one tree as well, built
+# again whenever what the app registers changes (a test's own app is a tree of its own).
+
+
+def _registered(app: typer.Typer) -> tuple[object, ...]:
+    """What typer builds the tree from: the app's commands, groups and callback."""
+    return (id(app), id(app.registered_callback),
+            tuple((id(c), id(c.callback)) for c in app.registered_commands),
+            tuple((id(g), id(g.typer_instance),
+                   _registered(g.typer_instance) if g.typer_instance else ())
+                  for g in app.registered_groups))
+
+
+_trees: dict[int, tuple[typer.Typer, tuple[object, ...], Any]] = {}
+_build_tree = typer.testing._get_command
+
+
+def _tree_of(typer_instance: typer.Typer) -> Any:  # typer.main.get_command's signature
+    app = typer_instance
+    kept = _trees.get(id(app))
+    if kept is None or kept[0] is not app or kept[1] != _registered(app):
+        kept = _trees[id(app)] = (app, _registered(app), _build_tree(app))
+    return kept[2]
+
+
+typer.testing._get_command = _tree_of
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
