@@ -179,6 +179,10 @@ class RowComparison:
     alpha: float = ALPHA
     #: Memory figures (runs of kind "memory"), compared exactly: pqbench.analysis.memory.
     memory: tuple[MemoryChange, ...] = ()
+    #: A fleet comparison's machines by name: those that judged the rows, each against
+    #: itself, and those left out for having measured one side only.
+    machines: tuple[str, ...] = ()
+    machines_left_out: tuple[str, ...] = ()
 
     @property
     def designs(self) -> dict[str, int]:
@@ -213,4 +217,6 @@ class RowComparison:
             "only_after": [list(k) for k in self.only_after],
             "warnings": list(self.warnings),
             "memory": [m.as_dict() for m in self.memory],
+            "machines": list(self.machines),
+            "machines_left_out": list(self.machines_left_out),
         }

@@ -4,7 +4,8 @@ itself (`analysis.fleet`: the machine is the unit; one run a side on each is eno
 Which machines take part is decided here: a machine counts for a row where it measured the
 row on both sides; machines that measured one side only are named and left out, never
 pooled. The comparison that results reads like any other (`RunComparison`): its rows say
-they were judged by machines, with how many, and the machines are named in its warnings.
+they were judged by machines, with how many; its warnings name the machines (at most ten)
+and `machines` and `machines_left_out` list every one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pqbench.analysis.compare import RunComparison, Sides, run_samples, told
 from pqbench.analysis.rows import ALPHA, Row, RowKey
 from pqbench.app.identity import Machine, one_build_side
 from pqbench.data.record.results import Run
+from pqbench.platform.untrusted import named
 
 FEWEST_MACHINES = fleet.FEWEST_MACHINES
 
@@ -56,15 +58,18 @@ def compare_fleet(before: Mapping[Machine, Sequence[Run]], after: Mapping[Machin
     only_before = tuple(k for k in keys if k not in outcomes and k not in seen_after)
     only_after = tuple(dict.fromkeys(k for m in machines for k in samples_after[m]
                                      if k not in outcomes and k not in keys))
+    names = tuple(m.name for m in machines)
     warnings.insert(0, f"{len(machines)} machines measured both sides, each judged against "
-                       f"itself: {'; '.join(m.name for m in machines)}")
+                       f"itself: {named(names)}")
     if left_out:
         warnings.append(f"left out, having measured one side only: "
-                        f"{'; '.join(m.name for m in left_out)}")
-    return told([r for m in machines for r in kept_before[m]],
-                [r for m in machines for r in kept_after[m]], outcomes,
-                Sides(before_name, after_name, threshold), only_before, only_after,
-                warnings=warnings, method=fleet.METHOD, paired=False, alpha=ALPHA)
+                        f"{named([m.name for m in left_out])}")
+    compared = told([r for m in machines for r in kept_before[m]],
+                    [r for m in machines for r in kept_after[m]], outcomes,
+                    Sides(before_name, after_name, threshold), only_before, only_after,
+                    warnings=warnings, method=fleet.METHOD, paired=False, alpha=ALPHA)
+    return replace(compared, machines=names,
+                   machines_left_out=tuple(m.name for m in left_out))
 
 
 def _basis(machines: Sequence[Machine]) -> str:

@@ -97,7 +97,9 @@ def test_machines_that_measured_both_builds_judge_it_each_against_itself() -> No
         assert row.ci_low <= row.ratio <= row.ci_high < 1.0
         assert row.ratio == pytest.approx(0.9, rel=0.03)
     assert "10 machines measured both sides" in judged.warnings[0]
-    assert "m0 (" in judged.warnings[0] and "m9 (" in judged.warnings[0]
+    assert "'m0 (" in judged.warnings[0] and "'m9 (" in judged.warnings[0]
+    assert judged.machines == tuple(machine_of(r).name for r in before)
+    assert judged.as_dict()["machines"] == list(judged.machines)
     unchanged = compare_sides(before, same)
     assert not [r for r in unchanged.rows if r.changed]
 
@@ -107,7 +109,19 @@ def test_a_machine_that_measured_one_build_only_is_left_out_and_named() -> None:
     after = [_on(f"m{i}", f"a{i}", seed=10 + i) for i in range(3)]
     judged = compare_sides(before, after)
     assert {r.machines for r in judged.rows} == {3}
-    assert any("left out, having measured one side only: m3" in w for w in judged.warnings)
+    assert any("left out, having measured one side only: 'm3 (" in w for w in judged.warnings)
+    assert judged.machines_left_out == (machine_of(before[3]).name,)
+    assert judged.as_dict()["machines_left_out"] == [machine_of(before[3]).name]
+
+
+def test_a_fleet_of_many_machines_is_named_whole_in_json_and_briefly_in_warnings() -> None:
+    before = [_on(f"m{i:02d}", f"b{i}", seed=i) for i in range(13)]
+    after = [_on(f"m{i:02d}", f"a{i}", seed=50 + i) for i in range(12)]
+    judged = compare_sides(before, after)
+    assert judged.warnings[0].endswith("'m09 (Intel(R) Core(TM) i7-8559U, 8 cores)' and 2 more")
+    assert judged.warnings[0].count("'m") == 10
+    assert len(judged.machines) == 12 and judged.machines[-1].startswith("m11 (")
+    assert judged.machines_left_out == (machine_of(before[12]).name,)
 
 
 def test_a_group_named_by_its_builds_name_is_that_builds_runs(tmp_path: object) -> None:

@@ -230,6 +230,12 @@ class ComparisonDocument(_Closed):
     only_after: list[Key]
     warnings: list[str]
     memory: list[MemoryChange]
+    machines: list[str] = Field(default_factory=list, description=(
+        "a comparison across a fleet: the machines that judged its rows, each against "
+        "itself, by name"))
+    machines_left_out: list[str] = Field(default_factory=list, description=(
+        "a comparison across a fleet: the machines left out, having measured one side "
+        "only"))
     ratios: list[FollowedRatio] = Field(default_factory=list)
     session: dict[str, Any] | None = None
 
