@@ -504,10 +504,13 @@ def history_table(series: Any, machine: str | None = None) -> FittedTable:
 
 
 def show_history(series: Any, console: Console = stdout, machine: str | None = None) -> None:
-    """One row's history (on the machine named) and what its steps were judged against."""
+    """One row's history (on the machine named) and what its steps were judged against
+    (naming the machine too: piped, the notes of a fleet's histories reach stderr apart
+    from their tables)."""
     console.print(history_table(series, machine))
     if series.basis:
-        note(f"steps judged as compare judges runs; few runs against {series.basis}")
+        note(f"steps{f' on {machine}' if machine else ''} judged as compare judges runs; few "
+             f"runs against {series.basis}")
 
 
 # --- speed: rows too unsteady to trust (pqbench speed) ---------------------------------
