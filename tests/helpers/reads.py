@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
 from sqlalchemy import create_engine, event
 
 from pqbench.data.store import Store
 from tests.helpers.old_schemas import url
+
+if TYPE_CHECKING:
+    import psycopg
 
 
 @dataclass
@@ -58,6 +60,8 @@ def _sqlite_factory(reads: Reads) -> type[sqlite3.Connection]:
 
 
 def _psycopg_cursor(reads: Reads) -> type[psycopg.Cursor[Any]]:
+    import psycopg  # only a PostgreSQL store needs it: not loaded by the SQLite tests
+
     class Cursor(psycopg.Cursor[Any]):
         def fetchone(self) -> Any:
             return reads.fetched(super().fetchone())

@@ -34,11 +34,18 @@ def _module_name(path: Path, root: Path = PACKAGE.parent) -> str:
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
-def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+@functools.cache
+def _nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of the source's syntax tree, parsed and walked once a session whichever
+    check reads the source first (the checks read the nodes, never change them)."""
+    return tuple(ast.walk(ast.parse(source)))
+
+
+def _imports(nodes: Iterable[ast.AST]) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement: at module level, inside a function (lazy imports count) and
     under `if TYPE_CHECKING:` (a type the module needs is a dependency too, even if it is
     never loaded at run time)."""
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+    return [node for node in nodes if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom,
@@ -59,12 +66,12 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom,
     return {name for name in names if name in modules and name != module}
 
 
-def _loaded_by_name(tree: ast.AST) -> list[str]:
+def _loaded_by_name(nodes: Iterable[ast.AST]) -> list[str]:
     """The modules a call loads by a literal name: `importlib.import_module("pqbench.x")`,
     `import_module("pqbench.x")` and `__import__("pqbench.x")` (a door through a string is a
     door too; a name computed at run time is not read)."""
     names = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if not (isinstance(node, ast.Call) and node.args
                 and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)):
@@ -78,9 +85,9 @@ def _loaded_by_name(tree: ast.AST) -> list[str]:
 
 
 def imports_of(module: str, source: str, modules: Mapping[str, Path] = MODULES) -> set[str]:
-    tree = ast.parse(source)
-    found = {t for node in _imports(tree) for t in _targets(module, node, modules)}
-    return found | {name for name in _loaded_by_name(tree) if name in modules and name != module}
+    nodes = _nodes(source)
+    found = {t for node in _imports(nodes) for t in _targets(module, node, modules)}
+    return found | {name for name in _loaded_by_name(nodes) if name in modules and name != module}
 
 
 @functools.cache
@@ -440,7 +447,7 @@ def prints(source: str) -> list[int]:
         return (isinstance(called, ast.Attribute) and called.attr in ("echo", "secho")
                 and isinstance(called.value, ast.Name) and called.value.id in ("typer", "click"))
 
-    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+    return sorted({node.lineno for node in _nodes(source)
                    if (isinstance(node, ast.Name) and node.id == "print")
                    or (isinstance(node, ast.Attribute) and node.attr == "print"
                        and isinstance(node.value, ast.Name) and node.value.id == "rich")
@@ -773,7 +780,7 @@ def command_bodies(module: str, source: str) -> dict[str, int]:
     """"module.function" -> the lines of its body after the docstring, for every function
     typer registers: decorated with `APP.command(...)` or `APP.callback(...)`."""
     found = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in _nodes(source):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not any(
                 isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
                 and d.func.attr in ("command", "callback") for d in node.decorator_list):
