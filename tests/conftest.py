@@ -17,7 +17,6 @@ import typer
 import typer.testing
 from typer.testing import CliRunner
 
-from pqbench.cli import app
 from tests.helpers import NAME, starts_processes
 
 if TYPE_CHECKING:
@@ -92,7 +91,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """What pqbench asks once per process and keeps (liboqs, the system libcrypto and libssl,
     found through ldconfig; the hypervisor, from systemd-detect-virt) is asked here, before
     the first test, so that no test is charged with those helper processes for coming
-    first."""
+    first. (Not in the process that hands tests to pytest-xdist's workers: it runs none.)"""
+    if session.config.getoption("numprocesses", None) and not hasattr(session.config,
+                                                                       "workerinput"):
+        return
     from pqbench.libraries.implementations import liboqs_mechanisms
     from pqbench.measure import environment
     from pqbench.measure.tls import registry
@@ -233,6 +235,8 @@ def db_path(tmp_path: Path) -> Path:
 @starts_processes
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     """One real `pqbench speed` run over the headline pairs, shared by read-only tests."""
+    from pqbench.cli import app
+
     db = tmp_path_factory.mktemp("small-run") / "results.db"
     result = CliRunner().invoke(app, ["speed", "ml-kem-768", "ml-dsa-65", "x25519", "rsa2048",
                                       "--seconds", "0.1", "--rounds", "5", "--json",
