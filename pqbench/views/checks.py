@@ -19,7 +19,7 @@ def table(outcomes: Sequence[Outcome], every: bool) -> Table:
         "verification" if every else "failed checks",
         (Column("algorithm"), Column("implementation", short="impl."),
          Column("check", wrap=True), Column("status"),
-         Column("detail", priority=1, wrap=True)),
+         Column("detail", wrap=True, notes=True)),
         tuple((o.algorithm, o.implementation, o.check, o.status, o.detail) for o in outcomes),
         tuple("failed" if o.status == "failed" else None for o in outcomes))
 

@@ -126,7 +126,8 @@ class FittedTable:
         table = self.table
         texts = tables.texts(table)
         by_column = [[row[i] for row in texts] for i in range(len(table.columns))]
-        plan = layout.plan(table.columns, by_column, options.max_width)
+        found = layout.noted(table.columns, by_column, options.max_width)
+        plan = found.plan
         if plan.records:
             yield from _records(table, texts, options.max_width)
             return
@@ -139,14 +140,19 @@ class FittedTable:
             drawn.add_column(Text("\n").join(safe(line) for line in header),
                              justify=column.alignment, width=width, no_wrap=not column.wrap,
                              overflow="fold")
-        for index, (row, row_texts) in enumerate(zip(table.rows, texts, strict=True)):
-            drawn.add_row(*(safe(row_texts[i], "bold" if tables.strong(row[i]) else "")
+        for index, row in enumerate(table.rows):
+            drawn.add_row(*(safe(found.cells[i][index], "bold" if tables.strong(row[i]) else "")
                             for i in plan.kept), style=TONES.get(table.tone(index) or ""))
         # Each line without the spaces rich pads it with to the table's width: a copied
         # line or a `grep` of it ends where its last figure does.
         for line in console.render_lines(drawn, options, pad=False):
             yield from _rstrip(line)
             yield Segment.line()
+        for number, note in enumerate(found.notes, 1):
+            hang = " " * len(f"[{len(found.notes)}] ")
+            for part in wrapped(clean(note), options.max_width, f"[{number}] ".ljust(len(hang)),
+                                hang):
+                yield Text(part)
         if plan.dropped:
             names = ", ".join(table.columns[i].title for i in plan.dropped)
             yield safe(f"not shown at {options.max_width} columns: {names} (a wider "

@@ -9,17 +9,24 @@ header (a table that changed style with the terminal's width read as two differe
 tables). To fit, in this order: short titles ("impl."); wrap prose to a readable width, then
 narrower; leave out columns one at a time (a `group` at once), the highest priority number
 first and of equals the rightmost, trying both prose widths after each (priority 0 always
-stays).
+stays); the narrower prose where it makes the tallest row shorter.
 When even that is too wide, the table is drawn as one block of "title: value" lines per
 row (`Plan.records`), which fits any width its single values fit. Room left over
 unwraps titles.
+Prose columns share the room so that the tallest row is as short as it allows (a list of
+eight names over three lines beside operations on one, not over six beside operations on
+two); what is left unwraps whole columns, the nearest first. A `Column.notes` column's cells
+too tall for a row (`most_lines`) go under the table as numbered notes (`noted`), a repeated
+one once.
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.cells import cell_len
 
@@ -34,6 +41,21 @@ NARROWEST_PROSE = 10
 #: Prose keeps its words whole up to this length (a label, a version); longer ones (paths)
 #: are folded across lines rather than cost every other column.
 WHOLE_WORD = 40
+#: From this width on a row keeps to `WIDE_ROW_LINES` lines, below it to `ROW_LINES`, where a
+#: column can send what is taller below the table (`Column.notes`).
+WIDE = 100
+ROW_LINES = 3
+WIDE_ROW_LINES = 2
+
+
+#: What the terminal wraps a cell's line at: a word with the blanks around it.
+_WORD = re.compile(r"\s*\S+\s*")
+
+#: A cell's lines, each as its words: their cells without and with the blanks after them,
+#: and whether the word starts the line.
+CellSizes = tuple[tuple[tuple[int, int, bool], ...], ...]
+#: A column's distinct cells, each as how many rows hold it and its `CellSizes`.
+Sizes = tuple[tuple[int, CellSizes], ...]
 
 
 @dataclass(frozen=True)
@@ -112,6 +134,11 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
     for short, kept, prose, whole in attempts:
         fitted = _fit(columns, cells, kept, width, short, prose, whole)
         if fitted is not None:
+            if prose == READABLE_PROSE:  # narrower prose, where that shortens the rows
+                narrower = _fit(columns, cells, kept, width, short, NARROWEST_PROSE, whole)
+                if narrower is not None and \
+                        tallest_row(cells, narrower) < tallest_row(cells, fitted):
+                    fitted, prose = narrower, NARROWEST_PROSE
             return _fill_back(columns, cells, fitted, width, prose, whole)
     # A column's `min_width` holds while other columns can go; past that (every column
     # that may go gone), it wraps too, and nothing comes back at its cost.
@@ -121,6 +148,110 @@ def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) 
             return fitted
     widths = [_natural(columns[i], cells[i], True) for i in everything]
     return Plan(tuple(everything), tuple(widths), True, (), (), records=True)
+
+
+@dataclass(frozen=True)
+class Noted:
+    """A plan once the `Column.notes` cells too tall for a row went below the table: the
+    cells drawn (column by column, "[1]" where a note went) and the notes, in order."""
+
+    plan: Plan
+    cells: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...]
+
+
+def most_lines(width: int) -> int:
+    """The lines a row keeps to where its tall cells can go below as notes: two from
+    `WIDE` columns on, three below."""
+    return WIDE_ROW_LINES if width >= WIDE else ROW_LINES
+
+
+def noted(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> Noted:
+    """`plan` for `width` once `Column.notes` cells went below the table as numbered notes
+    (a text met again keeps its number), planned again after each move, as the room they
+    leave goes to the others: while the table does not fit, the text with the longest word
+    (it sets how narrow its column may go); then every cell that takes more than
+    `most_lines` lines at its column's width; then, while another column's cells keep a
+    row taller than that, the tallest notes cells, where that makes the tallest row
+    shorter. Where the table would not fit with every such cell gone, none goes."""
+    noting = [i for i, column in enumerate(columns) if column.notes]
+    drawn = [tuple(column) for column in cells]
+    every = [("[0]",) * len(column) if i in noting else column for i, column in enumerate(drawn)]
+    if not noting or not _shown(plan(columns, every, width), noting):
+        return Noted(plan(columns, drawn, width), tuple(drawn), ())
+    notes: list[str] = []
+    fitted = plan(columns, drawn, width)
+    while True:
+        refs = {f"[{n}]" for n in range(1, len(notes) + 1)}
+        widths = dict(zip(fitted.kept, fitted.widths, strict=True))
+        left = [(t, i) for i in noting for t in drawn[i] if t not in refs]
+        if not _shown(fitted, noting):
+            going = {max(left, key=lambda found: (_longest_word(found[0]),
+                                                  cell_len(found[0])))[0]} if left else set()
+        else:
+            going = {t for t, i in left if lines_at(t, widths[i]) > most_lines(width)}
+            if not going:
+                shorter = _shorter(columns, drawn, notes, noting, fitted, width)
+                if shorter is not None:
+                    drawn, notes, fitted = shorter
+                    continue
+        if not going:
+            return _numbered(fitted, drawn, notes)
+        drawn, notes = _moved(drawn, notes, noting, going)
+        fitted = plan(columns, drawn, width)
+
+
+def _shorter(columns: Sequence[Column], drawn: Sequence[tuple[str, ...]],
+             notes: Sequence[str], noting: Sequence[int], fitted: Plan, width: int
+             ) -> tuple[list[tuple[str, ...]], list[str], Plan] | None:
+    """Where another column keeps a row taller than `most_lines`: the notes cells of two
+    lines or more moved, the tallest first, as far as it takes to make the tallest row
+    shorter (the room they leave goes to that column); None where moving them does not."""
+    tallest = tallest_row(drawn, fitted)
+    if tallest <= most_lines(width):
+        return None
+    widths = dict(zip(fitted.kept, fitted.widths, strict=True))
+    refs = {f"[{n}]" for n in range(1, len(notes) + 1)}
+    heights = {t: lines_at(t, widths[i]) for i in noting for t in drawn[i] if t not in refs}
+    for least in sorted({h for h in heights.values() if h > 1}, reverse=True):
+        moved, more = _moved(drawn, notes, noting, {t for t, h in heights.items()
+                                                    if h >= least})
+        again = plan(columns, moved, width)
+        if _shown(again, noting) and tallest_row(moved, again) < tallest:
+            return moved, more, again
+    return None
+
+
+def _moved(drawn: Sequence[tuple[str, ...]], notes: Sequence[str], noting: Sequence[int],
+           going: set[str]) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The `going` texts of the `noting` columns as notes, "[n]" in their place."""
+    notes = [*notes, *(t for t in dict.fromkeys(t for i in noting for t in drawn[i])
+                       if t in going and t not in notes)]
+    return ([tuple(f"[{notes.index(t) + 1}]" if i in noting and t in going else t
+                   for t in column) for i, column in enumerate(drawn)], notes)
+
+
+def _numbered(fitted: Plan, drawn: Sequence[tuple[str, ...]], notes: Sequence[str]
+              ) -> Noted:
+    """The notes numbered in the order the table refers to them, row by row."""
+    refs = {f"[{n}]" for n in range(1, len(notes) + 1)}
+    order = list(dict.fromkeys(text for row in zip(*drawn, strict=True) for text in row
+                               if text in refs))
+    new = {old: f"[{n}]" for n, old in enumerate(order, 1)}
+    return Noted(fitted, tuple(tuple(new.get(text, text) for text in column)
+                               for column in drawn),
+                 tuple(notes[int(old[1:-1]) - 1] for old in order))
+
+
+def _shown(fitted: Plan, columns: Sequence[int]) -> bool:
+    """Whether `fitted` draws a table with `columns` in it."""
+    return not fitted.records and set(columns) <= set(fitted.kept)
+
+
+def tallest_row(cells: Sequence[Sequence[str]], plan: Plan) -> int:
+    """The lines the tallest row of `plan` takes."""
+    return max((_tallest(_sizes(tuple(cells[i])), w)
+                for i, w in zip(plan.kept, plan.widths, strict=True)), default=1)
 
 
 def _fill_back(columns: Sequence[Column], cells: Sequence[Sequence[str]], fitted: Plan,
@@ -172,11 +303,14 @@ def _fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], kept: list[i
                  for n, i in enumerate(kept)]
         floors = [min(natural[n], max(least[n], columns[i].min_width))
                   for n, i in enumerate(kept)]
-        widths = _share(least, natural, spare, words, floors)
+        widths = _share(least, natural, spare, words, floors,
+                        [cells[i] if columns[i].wrap else () for i in kept])
     if total_width(widths) > width:
         return None
     titles = [title(columns[i], short) for i in kept]
     widths = _unwrap_titles(widths, titles, width - total_width(widths))
+    if prose is not None:  # what is still left: a table that wraps takes the width
+        widths = _to_whole(widths, natural, width - total_width(widths))[0]
     dropped = tuple(i for i in range(len(columns)) if i not in kept)
     headers = tuple(header_lines(text, w) for text, w in zip(titles, widths, strict=True))
     return Plan(tuple(kept), tuple(widths), short, headers, dropped)
@@ -198,13 +332,16 @@ def _unwrap_titles(widths: Sequence[int], titles: Sequence[str], spare: int) -> 
 
 
 def _share(least: Sequence[int], natural: Sequence[int], spare: int,
-           words: Sequence[int] | None = None, floors: Sequence[int] | None = None
-           ) -> list[int]:
+           words: Sequence[int] | None = None, floors: Sequence[int] | None = None,
+           prose: Sequence[Sequence[str]] = ()) -> list[int]:
     """Give `spare` cells to the columns below their natural width: first to those whose
     longest word would otherwise be folded mid-word (a path cut "pytho/n" reads worse than
     any wrap at a space), up to that word; then to those below their `min_width` (`floors`,
-    once every column that may go has gone), the nearest first; then the one that lacks
-    least first, each up to whole, so that as few columns wrap as the room allows."""
+    once every column that may go has gone), the nearest first; then to the prose columns
+    (`prose`: each column's cells, empty for one that does not wrap) so that the tallest
+    row is as short as the room allows (`_even`); then whole columns, the one that lacks
+    least first, so that as few columns wrap as the room allows; then where a cell more
+    saves the most lines (`_fewer_lines`). What is left unwraps titles (`_fit`)."""
     widths = list(least)
     for i, word in enumerate(words or ()):
         grant = min(max(word - widths[i], 0), spare)
@@ -215,8 +352,125 @@ def _share(least: Sequence[int], natural: Sequence[int], spare: int,
         grant = min(max(wanted[i] - widths[i], 0), spare)
         widths[i] += grant
         spare -= grant
+    sizes = [_sizes(tuple(cells)) if cells else () for cells in prose]
+    sizes += [()] * (len(widths) - len(sizes))
+    widths, spare = _even(widths, natural, spare, sizes)
+    widths, spare = _to_whole(widths, natural, spare, whole=True)
+    return _fewer_lines(widths, natural, spare, sizes)[0]
+
+
+def _to_whole(widths: Sequence[int], natural: Sequence[int], spare: int,
+              whole: bool = False) -> tuple[list[int], int]:
+    """`spare` to the columns below their natural width, the one that lacks least first;
+    only those it makes whole (`whole`), or as far as it goes; and the cells left."""
+    widths = list(widths)
     for i in sorted(range(len(widths)), key=lambda i: (natural[i] - widths[i], i)):
-        grant = min(natural[i] - widths[i], spare)
+        grant = min(max(natural[i] - widths[i], 0), spare)
+        if whole and grant < natural[i] - widths[i]:
+            break
         widths[i] += grant
         spare -= grant
-    return widths
+    return widths, spare
+
+
+def _even(widths: Sequence[int], natural: Sequence[int], spare: int,
+          sizes: Sequence[Sizes]) -> tuple[list[int], int]:
+    """The widths at which every prose cell (`sizes`, empty for a column that does not
+    wrap) takes at most as many lines as the fewest that `spare` more cells can pay for,
+    each column as narrow as that allows (a cell whose lines are its own, "\n", no shorter
+    than at its natural width); and the cells left."""
+    widths = list(widths)
+    if not any(sizes):
+        return widths, spare
+    tallest = max(_tallest(s, w) for s, w in zip(sizes, widths, strict=True) if s)
+    for lines in range(1, tallest):
+        wanted = [_narrowest(s, lines, w, n) if s else w
+                  for s, w, n in zip(sizes, widths, natural, strict=True)]
+        cost = sum(wanted) - sum(widths)
+        if cost <= spare:
+            return wanted, spare - cost
+    return widths, spare
+
+
+def _fewer_lines(widths: Sequence[int], natural: Sequence[int], spare: int,
+                 sizes: Sequence[Sizes]) -> tuple[list[int], int]:
+    """`spare` given a few cells at a time where they save the most lines per cell (over
+    every row of the column), while a grant saves any; and the cells left."""
+    widths = list(widths)
+    while spare > 0:
+        best: tuple[float, int, int] | None = None  # lines saved per cell, column, cells
+        for n, column in enumerate(sizes):
+            if not column:
+                continue
+            now = _total(column, widths[n])
+            for extra in range(1, min(spare, natural[n] - widths[n]) + 1):
+                saved = now - _total(column, widths[n] + extra)
+                if saved > 0:
+                    if best is None or saved / extra > best[0]:
+                        best = (saved / extra, n, extra)
+                    break
+        if best is None:
+            break
+        widths[best[1]] += best[2]
+        spare -= best[2]
+    return widths, spare
+
+
+@lru_cache(maxsize=256)
+def _sizes(cells: tuple[str, ...]) -> Sizes:
+    counts: dict[str, int] = {}
+    for text in cells:
+        counts[text] = counts.get(text, 0) + 1
+    return tuple((count, _cell_sizes(text)) for text, count in counts.items())
+
+
+def _cell_sizes(text: str) -> CellSizes:
+    return tuple(tuple((cell_len(word.group().rstrip()), cell_len(word.group()),
+                        word.start() == 0) for word in _WORD.finditer(line))
+                 for line in text.split("\n"))
+
+
+def lines_at(text: str, width: int) -> int:
+    """The lines `text` takes wrapped to `width` as the terminal wraps a prose cell
+    (rich's `divide_line`): a word goes on where the line has room for it, else on the
+    next line; one wider than a line is folded, blanks and all, across lines."""
+    return _line_count(_cell_sizes(text), width)
+
+
+def _line_count(lines: CellSizes, width: int) -> int:
+    count = 0
+    for words in lines:
+        count += 1
+        used = 0
+        for bare, whole, first in words:
+            if width - used >= bare:
+                used += whole
+            elif bare > width:
+                folds = max(-(-whole // width), 1)
+                count += folds - (1 if first else 0)
+                used = whole - (folds - 1) * width
+            elif used and not first:
+                count += 1
+                used = whole
+    return count
+
+
+def _tallest(sizes: Sizes, width: int) -> int:
+    return max((_line_count(cell, width) for _, cell in sizes), default=1)
+
+
+def _total(sizes: Sizes, width: int) -> int:
+    return sum(count * _line_count(cell, width) for count, cell in sizes)
+
+
+def _narrowest(sizes: Sizes, lines: int, low: int, high: int) -> int:
+    """The narrowest width from `low` to `high` at which no cell takes more than `lines`
+    lines (or than it takes at `high`)."""
+    lines = max(lines, _tallest(sizes, high))
+    while low < high:
+        middle = (low + high) // 2
+        if _tallest(sizes, middle) <= lines:
+            high = middle
+        else:
+            low = middle + 1
+    return low

@@ -63,6 +63,9 @@ class Column:
     #: Prose narrower than this wraps only once every other column that may go has gone
     #: (a change beside its interval, "13.9x slower [13.4–14.4]", stays on one line).
     min_width: int = 0
+    #: Prose whose cells too tall for a row go under the table as numbered notes, "[1]" in
+    #: their place (`views.layout.noted`): a check's long reason.
+    notes: bool = False
 
     @property
     def alignment(self) -> Align:

@@ -15,6 +15,7 @@ import termios
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 
 def in_terminal(*args: str, columns: int, db: Path, env: dict[str, str] | None = None,
@@ -76,7 +77,13 @@ def read_table(text: str, title: str, key: str | None = None, end: str | None = 
     whose `key` column (default: the first) is filled. The table ends at a blank line, at
     a line that starts with `end` (the next table's title), or at the first line that
     would leave fewer columns than the header has (a note, another table's title)."""
-    return list(_read(text, title, key, end).rows)
+    return list(drawn_table(text, title, key, end).rows)
+
+
+def drawn_table(text: str, title: str, key: str | None = None, end: str | None = None
+                ) -> Drawn:
+    """`read_table`'s table with how many lines each row took."""
+    return _read(text, title, key, end)
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,7 @@ def tables(text: str) -> list[Drawn]:
         # A title wrapped over lines above (prose: no two blanks in a row, as columns have).
         first = top - 1
         while first > 0 and top - first < 3 and lines[first - 1].strip() and \
+                not lines[first - 1].startswith(" ") and \
                 "  " not in lines[first - 1].strip() and "─" not in lines[first - 1]:
             first -= 1
         found.append(replace(drawn, title=" ".join(lines[first:top])))
@@ -170,3 +178,33 @@ def _read(text: str, title: str, key: str | None, end: str | None, *,
     return Drawn(lines[start], tuple(names),
                  tuple({name: " ".join(parts) for name, parts in row.items()} for row in rows),
                  tuple(heights), len(lines[rule].rstrip()))
+
+
+def rendered(table: Any, width: int) -> str:
+    """A `views.tables.Table` as the terminal draws it `width` columns wide (no colour)."""
+    import io
+
+    from rich.console import Console
+
+    from pqbench.views import console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None).print(console.rich_table(table))
+    return buffer.getvalue()
+
+
+def notes_below(text: str) -> dict[str, str]:
+    """The numbered notes drawn under a table ("[1] text", its further lines indented):
+    "[1]" to the note's text, its lines joined by a space."""
+    found: dict[str, list[str]] = {}
+    last = None
+    for line in text.splitlines():
+        start = re.match(r"(\[\d+\]) +(\S.*)", line)
+        if start:
+            last = start.group(1)
+            found[last] = [start.group(2)]
+        elif last is not None and line.startswith(" ") and line.strip():
+            found[last].append(line.strip())
+        else:
+            last = None
+    return {ref: " ".join(parts) for ref, parts in found.items()}
