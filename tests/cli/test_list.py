@@ -13,7 +13,7 @@ import pytest
 
 from pqbench.libraries.stacks import registry
 from tests.helpers import run_cli
-from tests.helpers.terminal import read_table
+from tests.helpers.terminal import drawn_table, notes_below
 
 pytestmark = [pytest.mark.process, pytest.mark.timeout(1800)]
 
@@ -44,14 +44,34 @@ def test_an_empty_cache_lists_every_implementation_a_first_use_would_compile(
     assert "libcrux" not in algorithms["ECDH-P-256"]["compiled_on_first_use"]  # type: ignore[operator]
     assert algorithms["AES-256-GCM"]["compiled_on_first_use"] == []
     assert not (tmp_path / "cache" / "stacks").exists()  # listing compiles nothing
-    for columns in ("80", "120"):
-        done = run_cli("list", "kem", env={**env, "COLUMNS": columns})
-        table = done.stdout
-        assert max(map(len, table.splitlines())) <= int(columns)
-        rows = {r["algorithm"]: r for r in read_table(table, "algorithms")}
-        assert {"go*", "libcrux*"} <= set(rows["ML-KEM-768"]["implementations"].split(", "))
+    for columns, tallest in (("80", 3), ("120", 2)):
+        done = run_cli("list", env={**env, "COLUMNS": columns})
+        text = done.stdout
+        assert max(map(len, text.splitlines())) <= int(columns)
         said = " ".join((done.stdout + done.stderr).split())  # the note, wrapped, on stderr
         assert "* compiled on first use" in said and "pqbench list --compile" in said
+        # One table a kind, each row three lines at most at 80 columns, two at 120, every
+        # implementation on it (those a first use compiles marked *).
+        drawn = {}
+        kinds = ["kem", "signature", "key-agreement", "rsa", "cipher", "hash"]
+        for kind, after in zip(kinds, [*kinds[1:], "foreign"], strict=True):
+            table = drawn_table(text, f"{kind} algorithms", key="algorithm", end=after)
+            assert max(table.heights) <= tallest, (columns, kind, table.heights)
+            drawn.update({row["algorithm"]: row for row in table.rows})
+        assert set(drawn) == set(algorithms)
+        for name, listed in algorithms.items():
+            first = set(listed["compiled_on_first_use"])  # type: ignore[arg-type]
+            assert drawn[name]["implementations"].split(", ") == [
+                f"{i}*" if i in first else i
+                for i in listed["implementations"]]  # type: ignore[attr-defined]
+        assert {"go*", "libcrux*"} <= set(drawn["ML-KEM-768"]["implementations"].split(", "))
+        # The toolchain each would be compiled with: on its row, or in a note below.
+        stacks = drawn_table(text, "foreign implementations", key="implementation")
+        assert max(stacks.heights) <= tallest, (columns, stacks.heights)
+        notes = notes_below(text)
+        assert {row["implementation"]: notes.get(row["here"], row["here"])
+                for row in stacks.rows} == {
+            name: s["detail"] for name, s in found["stacks"].items()}
 
 
 def test_compile_ahead_compiles_what_a_first_use_would_and_lists_it_compiled(

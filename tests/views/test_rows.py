@@ -1,7 +1,7 @@
 """Rows that stay short: prose columns share the width so that the tallest row is as short
 as the room allows, a column's cells too tall for a row go below the table as numbered
-notes, and `verify`, drawn from its checks at 80 and 120 columns, keeps every row to
-three lines and two, with every check, status and detail still on the screen."""
+notes, and `list` and `verify`, drawn from their data at 80 and 120 columns, keep every
+row to three lines and two, with every name, mark and status still on the screen."""
 
 from __future__ import annotations
 
@@ -9,12 +9,16 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
+from pqbench.app.listing import Foreign, Listed, Listing
+from pqbench.catalog.algorithms import all_algorithms
+from pqbench.libraries.implementations import all_implementations, on_request
+from pqbench.libraries.implementations.stacks import StackImplementation
 from pqbench.measure.checks.verify import Outcome
-from pqbench.views import checks, layout
+from pqbench.views import checks, layout, listing
 from pqbench.views.tables import Column, Table
 from tests.helpers.terminal import Drawn, drawn_table, notes_below, rendered
 
-#: The tallest a row of `verify` may be, by the terminal's width.
+#: The tallest a row of `list` or `verify` may be, by the terminal's width.
 BOUND = {80: 3, 120: 2}
 
 LONG = ("the native timing loop has no known-answer entry point; checked instead: a round "
@@ -110,13 +114,70 @@ def test_a_note_moves_where_another_column_keeps_the_rows_tall() -> None:
     assert layout.tallest_row(found.cells, found.plan) == 3
 
 
-# --- `verify` as drawn -------------------------------------------------------------------
+# --- `list` and `verify` as drawn ---------------------------------------------------------
 
 
 def _drawn(text: str, key: str) -> Drawn:
     """The one table in `text`: its title is the first line, a row starts where `key` is
     filled."""
     return drawn_table(text, text.splitlines()[0], key=key)
+
+
+def _listing(compiled: bool) -> Listing:
+    """Every algorithm with every implementation that claims it: the foreign ones compiled,
+    or marked to be compiled on first use (the widest lists)."""
+    own = [i for i in all_implementations()
+           if not isinstance(i, StackImplementation) and not on_request(i)]
+    stacks = [i for i in all_implementations() if isinstance(i, StackImplementation)]
+    listed = []
+    for alg in all_algorithms():
+        ready = [i.name for i in own if i.in_scope(alg)
+                 and any(i.offers(alg, op) is None for op in alg.operations)]
+        foreign = [i.name for i in stacks if alg.name in i.stack.offers]
+        listed.append(Listed(alg, tuple(ready + foreign * compiled),
+                             () if compiled else tuple(foreign)))
+    tools = {"Go": "go1.26.8", "Rust": "rustc 1.95.0 (59807616e 2026-04-14)",
+             "Java": "25.0.3 (Eclipse Adoptium)"}
+    return Listing(tuple(listed), tuple(
+        Foreign(i.name, i.stack.language, i.stack.description,
+                "built" if compiled else "buildable",
+                "/cache" if compiled else f"compiled on first use with {tools[i.stack.language]}")
+        for i in stacks), ())
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("width", list(BOUND))
+def test_list_keeps_its_rows_short_with_every_name_and_mark(width: int, compiled: bool
+                                                            ) -> None:
+    found = _listing(compiled)
+    kinds = {a.algorithm.kind for a in found.algorithms}
+    drawn = {}
+    for table in listing.tables(found):
+        text = rendered(table, width)
+        assert max(map(len, text.splitlines())) <= width and "not shown" not in text, text
+        one = _drawn(text, "algorithm")
+        assert max(one.heights) <= BOUND[width], (width, one.title, one.heights)
+        assert one.names == ("algorithm", "operations", "implementations", "also spelled")
+        kind = one.title.split()[0]
+        drawn.update({row["algorithm"]: (kind, row) for row in one.rows})
+    assert {kind for kind, _ in drawn.values()} == kinds  # each kind, said in its title
+    for listed in found.algorithms:
+        kind, row = drawn[listed.algorithm.name]
+        assert kind == listed.algorithm.kind
+        assert row["implementations"].split(", ") == [
+            *listed.ready, *(f"{name}*" for name in listed.on_first_use)]
+        assert row["also spelled"].split(", ") == list(listed.algorithm.aliases)
+        assert row["operations"].split() == [
+            *listed.algorithm.operations,
+            *(f"({op})" for op in listed.algorithm.optional_operations)]
+    text = rendered(listing.stacks_table(found), width)
+    stacks = _drawn(text, "implementation")
+    assert max(stacks.heights) <= BOUND[width], (width, stacks.heights)
+    notes = notes_below(text)
+    for foreign, row in zip(found.stacks, stacks.rows, strict=True):
+        assert row["implementation"] == foreign.name and row["what"] == foreign.what
+        assert notes.get(row["here"], row["here"]) == (
+            "compiled" if compiled else foreign.detail)
 
 
 #: Checks as `verify --all` reports them, their details among the longest it gives.
