@@ -443,14 +443,22 @@ def test_list_names_every_algorithm_with_its_spellings(columns: str) -> None:
     assert listed["RSA-2048"]["on_request"] == ["keygen"]
     table = run_cli("list", env={"COLUMNS": columns}).stdout
     assert max(map(len, table.splitlines())) <= int(columns)
-    lines = table.splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("─")]
-    # The algorithms' table ends where the next table's title and header (above its rule)
-    # begin.
-    end = rules[1] - 2 if len(rules) > 1 else len(lines)
-    names = [line.split()[0] for line in lines[3:end]
-             if line[:1].strip() and not line.startswith("not shown")]
-    assert names == list(listed)  # every algorithm on a line of its own, in table order
+    # A table of algorithms per kind, each under its title ("kem algorithms ..."), then
+    # the foreign implementations' table.
+    names: list[str] = []
+    kinds: list[str] = []
+    kind: str | None = None
+    for line in table.splitlines():
+        title = re.match(r"(\S+) algorithms\b|foreign implementations", line)
+        if title:
+            kind = title.group(1)
+            kinds += [kind] if kind else []
+        elif kind and line[:1].strip() and not line.startswith(("─", "not shown", "[")) \
+                and line.split()[0] != "algorithm":
+            names.append(line.split()[0])
+    assert sorted(kinds) == sorted({a["kind"] for a in listed.values()})
+    # Every algorithm on a line of its own, in table order within its kind's table.
+    assert names == [name for one in kinds for name, a in listed.items() if a["kind"] == one]
     assert "ecdhx25519" in table and "aes256cbc" in table
     done = run_cli("list", "cipher", "--json")
     assert {a["kind"] for a in json.loads(done.stdout)["algorithms"]} == {"cipher"}
