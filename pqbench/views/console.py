@@ -41,7 +41,7 @@ from rich.text import Text
 
 from pqbench.data.record.results import Problem, Run
 from pqbench.platform.untrusted import printable
-from pqbench.views import comparisons, layout, numbers, runs, tables
+from pqbench.views import layout, numbers, runs, tables
 from pqbench.views import ratios as ratio_views
 from pqbench.views.runs import unstable_rows
 
@@ -478,7 +478,7 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
     """A comparison: the news first (`views.news`), then its rows, its memory
     figures and every differing fingerprint field. `hidden` rows were left out
     (`compare --only-changed`)."""
-    from pqbench.views import news
+    from pqbench.views import comparisons, news  # compare's own: `show` starts without
 
     for warning_text in result.warnings:
         warning(warning_text)
@@ -506,6 +506,8 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
 
 
 def history_table(series: Any, machine: str | None = None) -> FittedTable:
+    from pqbench.views import comparisons
+
     return rich_table(comparisons.history_table(series, machine))
 
 

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 from pqbench.data.record import memory as memory_runs
 from pqbench.data.record.memory import MemoryFigure
-from pqbench.measure.memory.runner import STACK_REGION_BYTES
-from pqbench.views import comparisons, console
+from pqbench.views import console
 from pqbench.views.tables import Column, Table
 
 if TYPE_CHECKING:
@@ -17,6 +16,9 @@ if TYPE_CHECKING:
 
 def varies(fig: MemoryFigure) -> str:
     """The figures that differed between the calls, as smallest–largest."""
+    # Here, not at the top: `show` imports this module for every run it shows.
+    from pqbench.views import comparisons
+
     return "; ".join(f"{short} {comparisons.span(span)}"
                      for metric, short in (("stack_bytes", "stack"), ("heap_bytes", "heap"),
                                            ("allocations", "allocs"))
@@ -36,6 +38,8 @@ def table(run: Run) -> Table:
 
 def show(run: Run, store: Store) -> None:
     """The run's table, its load, what was not measured, and how the figures were taken."""
+    from pqbench.measure.memory.runner import STACK_REGION_BYTES
+
     console.print_table(table(run))
     console.show_load(run)
     if run.problems:

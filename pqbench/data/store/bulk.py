@@ -33,12 +33,11 @@ from pqbench.data.record import codec
 from pqbench.data.record.estimates import of_rounds
 from pqbench.data.record.results import Run
 from pqbench.data.store import schema
+from pqbench.data.store.queries import IDS_PER_QUERY, chunks
 
 #: Rows per SQLite executemany: bounds the memory its parameter lists take, whatever the
 #: import (PostgreSQL's COPY sends rows as they are made).
 ROWS_PER_STATEMENT = 10_000
-#: Run ids per IN (...) query: far below SQLite's and PostgreSQL's parameter limits.
-IDS_PER_QUERY = 500
 
 _MEASUREMENT_COLUMNS = ("run_id", "algorithm", "implementation", "operation",
                         "block_size", "ops_per_sec", "us_per_op", "cycles_per_op", "counter",
@@ -46,11 +45,6 @@ _MEASUREMENT_COLUMNS = ("run_id", "algorithm", "implementation", "operation",
 _measurement_values = operator.itemgetter(*_MEASUREMENT_COLUMNS[1:-3])
 _round_values = operator.itemgetter(*schema.ROUND_COLUMNS)
 _RUN_COLUMNS = tuple(c.name for c in schema.runs.c)
-
-
-def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 @dataclass(frozen=True)

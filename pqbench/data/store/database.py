@@ -36,7 +36,7 @@ from sqlalchemy.exc import (
 
 from pqbench.data.record import codec
 from pqbench.data.record.results import Run
-from pqbench.data.store import bulk, migrate, queries, schema
+from pqbench.data.store import queries, schema
 from pqbench.data.store.location import (
     TIMEOUT_VAR,
     is_keyword_dsn,
@@ -375,6 +375,8 @@ class Store:
         try:
             with self.engine.begin() as conn:
                 _unbounded_statements(conn)
+                from pqbench.data.store import migrate  # only an older store's
+
                 migrate.upgrade(conn, found)
             self._version = schema.SCHEMA_VERSION
         except (OperationalError, ProgrammingError, DBAPIError):
@@ -472,12 +474,16 @@ class Store:
     def save_runs(self, runs: Sequence[Run]) -> list[str]:
         """Store every run not stored yet, all in one transaction: either all of them are
         written or none is. Returns the ids written; runs already stored are skipped."""
+        from pqbench.data.store import bulk  # writers' alone: a reader starts without it
+
         return self._save(lambda conn: bulk.insert_runs(conn, runs),
                           [run.run_id for run in runs])
 
     def save_documents(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
         """As save_runs, for run documents `record.transfer.read_documents` validated: the
         rows are written straight from them (an import of a fleet's runs)."""
+        from pqbench.data.store import bulk
+
         return self._save(lambda conn: bulk.insert_documents(conn, documents),
                           [doc["run_id"] for doc in documents])
 
@@ -514,7 +520,7 @@ class Store:
         column = schema.runs.c.run_id
         with self.engine.connect() as conn:
             return any(conn.execute(select(column).where(column.in_(list(batch)))).first()
-                       for batch in bulk.chunks(run_ids, bulk.IDS_PER_QUERY))
+                       for batch in queries.chunks(run_ids, queries.IDS_PER_QUERY))
 
     def annotate(self, build: str, text: str) -> None:
         if self._empty and not self._pending:
@@ -581,7 +587,7 @@ class Store:
         column = schema.runs.c.run_id
         exact: set[str] = set()
         with self._reading() as conn:
-            for batch in bulk.chunks(wanted, bulk.IDS_PER_QUERY):
+            for batch in queries.chunks(wanted, queries.IDS_PER_QUERY):
                 exact.update(conn.execute(select(column).where(column.in_(list(batch))))
                              .scalars())
         return [i if i in exact else self.resolve_run_id(i) for i in wanted]

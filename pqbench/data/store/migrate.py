@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.store import bulk, schema
+from pqbench.data.store.queries import IDS_PER_QUERY, chunks
 
 
 def _indexes_for_fleet_queries(conn: Connection) -> None:
@@ -135,7 +136,7 @@ def _estimates_of_stored_rows(conn: Connection) -> None:
     stored, a batch of runs at a time, by the writer's definition (`bulk.stored_estimates`)."""
     schema.estimates.create(conn)
     ids = list(conn.execute(select(schema.runs.c.run_id)).scalars())
-    for batch in bulk.chunks(ids, bulk.IDS_PER_QUERY):
+    for batch in chunks(ids, IDS_PER_QUERY):
         bulk.write_estimates(conn, bulk.stored_estimates(conn, batch))
 
 

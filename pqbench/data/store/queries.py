@@ -11,7 +11,7 @@ by them, and the fingerprints of ten thousand runs are most of what reading them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,7 +23,14 @@ from pqbench.data.record import codec
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
 from pqbench.data.record.runs import NO_VALUE, group_value
 from pqbench.data.store import schema
-from pqbench.data.store.bulk import IDS_PER_QUERY, chunks
+
+#: Run ids per IN (...) query: far below SQLite's and PostgreSQL's parameter limits.
+IDS_PER_QUERY = 500
+
+
+def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 @dataclass(frozen=True)

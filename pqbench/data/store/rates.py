@@ -22,8 +22,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.data.record.results import RowKey
 from pqbench.data.store import schema
-from pqbench.data.store.bulk import IDS_PER_QUERY, chunks, stored_estimates
-from pqbench.data.store.queries import RunFilter
+from pqbench.data.store.bulk import stored_estimates
+from pqbench.data.store.queries import IDS_PER_QUERY, RunFilter, chunks
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

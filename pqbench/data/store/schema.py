@@ -27,6 +27,8 @@ altered. History of versions:
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     ARRAY,
     DDL,
@@ -45,6 +47,8 @@ from sqlalchemy import (
     event,
     text,
 )
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.schema import CreateIndex
 
 SCHEMA_VERSION = 4
 #: Version 3: a run's problems and checks, as lists in its row.
@@ -85,13 +89,28 @@ runs = Table(
 # Version 2. Labels and OS builds are free text up to 1,000 and 10,000 characters, longer
 # than a PostgreSQL B-tree entry may be (about 2,700 bytes): there they get hash indexes,
 # which hold a 4-byte hash and serve the equality and IN (...) filters `--by` asks.
+# (`USING`, in each index's info: `_using_on_postgresql` gives it.)
+USING = "postgresql_using"
 RUN_INDEXES = (
     Index("ix_pqbench_runs_kind", runs.c.kind),
     Index("ix_pqbench_runs_started_at", runs.c.started_at),
     Index("ix_pqbench_runs_testbed", runs.c.testbed),
-    Index("ix_pqbench_runs_label", runs.c.label, postgresql_using="hash"),
-    Index("ix_pqbench_runs_os_build", runs.c.os_build, postgresql_using="hash"),
+    Index("ix_pqbench_runs_label", runs.c.label, info={USING: "hash"}),
+    Index("ix_pqbench_runs_os_build", runs.c.os_build, info={USING: "hash"}),
 )
+
+
+@compiles(CreateIndex, "postgresql")
+def _using_on_postgresql(create: CreateIndex, compiler: Any, **kw: Any) -> str:
+    """An index's CREATE INDEX on PostgreSQL, with the access method its info names
+    (`USING`). Given here, as the statement is made for PostgreSQL, not as the index's
+    `postgresql_using` where it is declared: SQLAlchemy checks a dialect's option against
+    that dialect, so declaring one loads PostgreSQL's dialect into every process that
+    imports the schema, one that reads a SQLite store too."""
+    index = create.element
+    if USING in index.info:
+        index.dialect_options["postgresql"]["using"] = index.info[USING]
+    return str(compiler.visit_create_index(create, **kw))
 
 #: Version 3: a result row's rounds (`round_ops`, `round_elapsed_ns`, `round_cycles`), one
 #: element per round in round order: on PostgreSQL a BIGINT[] (SQL reads `round_ops[1]`,
