@@ -59,6 +59,67 @@ class MachineHistory:
                 **self.series.as_dict()}
 
 
+@dataclass(frozen=True)
+class FleetStep:
+    """One row's steps at one build across a fleet: the machines whose own series stepped
+    there, one way, and how many machines measured that build of the row at all. Each
+    step was judged on its machine alone (`MachineHistory`); this only gathers them, so a
+    build that moved most of a fleet reads as one line. ``low`` and ``high`` are the
+    smallest and largest of those machines' step ratios (after / before): the machines'
+    own estimates, not an interval."""
+
+    algorithm: str
+    implementation: str
+    operation: str
+    block_size: int | None
+    build: str
+    verdict: str
+    machines: tuple[str, ...]
+    measured: int
+    low: float
+    high: float
+    #: The machines by their host names, as a table names them (their names where unknown).
+    hosts: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "implementation": self.implementation,
+                "operation": self.operation, "block_size": self.block_size,
+                "build": self.build, "verdict": self.verdict,
+                "machines": list(self.machines), "measured": self.measured,
+                "ratio_low": self.low, "ratio_high": self.high}
+
+
+def fleet_steps(found: Sequence[MachineHistory]) -> list[FleetStep]:
+    """Each row's steps gathered by build and direction over the machines of `found`;
+    empty where they hold fewer than two machines (one machine's steps are its series').
+    In the order each build's first point was measured, then the row's."""
+    if len({one.machine for one in found}) < 2:
+        return []
+    measured: dict[tuple[RowKey, str], set[Machine]] = {}
+    stepped: dict[tuple[RowKey, str, str], list[tuple[Machine, float]]] = {}
+    first: dict[str, str] = {}
+    for one in found:
+        s = one.series
+        row = RowKey(s.algorithm, s.implementation, s.operation, s.block_size)
+        for point in s.points:
+            measured.setdefault((row, point.build), set()).add(one.machine)
+            if point.started_at and (point.build not in first
+                                     or point.started_at < first[point.build]):
+                first[point.build] = point.started_at
+        for step in s.steps:
+            stepped.setdefault((row, step.build, step.verdict), []).append(
+                (one.machine, step.ratio))
+    gathered = [FleetStep(*row, build=build, verdict=way,
+                          machines=tuple(m.name for m, _ in members),
+                          measured=len(measured.get((row, build), ())),
+                          low=min(r for _, r in members), high=max(r for _, r in members),
+                          hosts=tuple(m.host or m.name for m, _ in members))
+                for (row, build, way), members in stepped.items()]
+    return sorted(gathered, key=lambda f: (first.get(f.build, ""), f.build, f.algorithm,
+                                           f.implementation, f.operation,
+                                           f.block_size or 0, f.verdict))
+
+
 def points(groups: Groups, keys: Iterable[RowKey], *, pool: bool = False
            ) -> dict[str | None, list[tuple[str, list[Run]]]]:
     """The points of the rows of `keys` over `groups` of one machine's runs: per

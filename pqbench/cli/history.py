@@ -55,7 +55,7 @@ def history(
     or slower, with one run per build judged against this machine's run-to-run spread.
     Two machines never share a point or a step: each has series of its own.
     """
-    from pqbench.app.history import histories
+    from pqbench.app.history import fleet_steps, histories
     from pqbench.data.store import Store
 
     one_output(json=json_output, csv=csv_output)
@@ -63,8 +63,8 @@ def history(
         found = histories(Store.open(db, create=False), algorithm,
                           implementation=implementation, operation=operation, by=by,
                           pool=pool, series_order=series_order, machine=machine)
-    answers.histories(found, algorithm=algorithm, by=by, json_output=json_output,
-                      csv_output=csv_output)
+    answers.histories(found, algorithm=algorithm, by=by, fleet=fleet_steps(found),
+                      json_output=json_output, csv_output=csv_output)
 
 
 @app.command()

@@ -15,7 +15,7 @@ from pqbench.views.delimited import csv_text
 if TYPE_CHECKING:
     from pqbench.app.compare import Comparisons
     from pqbench.app.gate import Failure
-    from pqbench.app.history import MachineHistory
+    from pqbench.app.history import FleetStep, MachineHistory
 
 
 def compared(found: Comparisons, *, only_changed: bool = False, json_output: bool = False,
@@ -54,13 +54,19 @@ def gate_failures(failures: Sequence[Failure]) -> None:
 
 
 def histories(found: Sequence[MachineHistory], *, algorithm: str, by: str,
-              json_output: bool = False, csv_output: bool = False) -> None:
-    """`pqbench history`: each machine's series of each row."""
+              fleet: Sequence[FleetStep] = (), json_output: bool = False,
+              csv_output: bool = False) -> None:
+    """`pqbench history`: each machine's series of each row, then the steps of a fleet's
+    machines gathered by build (`app.history.fleet_steps`)."""
     if json_output:
         console.print_json({"algorithm": algorithm, "by": by,
-                            "series": [one.as_dict() for one in found]})
+                            "series": [one.as_dict() for one in found],
+                            "fleet_steps": [f.as_dict() for f in fleet]})
     elif csv_output:
         console.write(csv_text(comparisons.HISTORY_CSV, comparisons.history_csv_rows(found)))
     else:
         for one in found:
             console.show_history(one.series, machine=one.machine.name)
+        if fleet:
+            console.print_table(comparisons.fleet_steps_table(
+                fleet, len({one.machine for one in found})))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the figures' types; the statistics behind them load where t
     from pqbench.analysis.compare import RunComparison
     from pqbench.analysis.history import Series
     from pqbench.analysis.rows import Row
-    from pqbench.app.history import MachineHistory
+    from pqbench.app.history import FleetStep, MachineHistory
 
 #: How each memory figure is named in tables.
 METRIC_NAMES = {"stack_bytes": "stack B", "heap_bytes": "heap peak B",
@@ -279,6 +279,46 @@ def history_table(series: Series, machine: str | None = None) -> Table:
                       [text for row in rows if (text := row[5])], "[")),
                   Column("notes", priority=1, wrap=True)),
                  tuple(rows), tuple(tones))
+
+
+def fleet_steps_table(steps: Sequence[FleetStep], machines: int) -> Table:
+    """The steps of a fleet's histories gathered by build (`app.history.fleet_steps`):
+    per build and row, on how many of the machines that measured it the row stepped, and
+    the range of those machines' own step ratios (each step's interval is in its
+    machine's table above)."""
+    rows = []
+    for f in steps:
+        same = numbers.speed_change(f.low) == numbers.speed_change(f.high)
+        rows.append((f.build, f"{f.algorithm} {operation(f.operation, f.block_size)} "
+                              f"[{f.implementation}]", f"{len(f.machines)} of {f.measured}",
+                     numbers.speed_change(f.low) if same else _ratio_range(f.low, f.high),
+                     _first_few(f.hosts)))
+    return Table(f"steps across the fleet ({machines} machines), each judged on its own "
+                 "machine, gathered by build",
+                 (Column("build", wrap=True), Column("row", wrap=True),
+                  Column("machines", align="right"), Column("their steps"),
+                  Column("on", priority=1, wrap=True, min_width=READABLE_PROSE)),
+                 tuple(rows), tuple(f.verdict for f in steps))
+
+
+#: Machines a fleet's step names in the table (--json names every one).
+FLEET_NAMED = 5
+
+
+def _first_few(hosts: Sequence[str]) -> str:
+    shown = ", ".join(hosts[:FLEET_NAMED])
+    return f"{shown} and {len(hosts) - FLEET_NAMED} more" if len(hosts) > FLEET_NAMED else shown
+
+
+def _ratio_range(low: float, high: float) -> str:
+    """The smallest and largest of several machines' step ratios: "1.11x–1.14x slower",
+    "1.05x slower – 1.02x faster" where they lie on both sides of 1."""
+    if low >= 1 or high <= 1:
+        a, b = sorted((low, high), key=lambda r: r if r >= 1 else 1 / r)
+        word = "faster" if low >= 1 else "slower"
+        return (f"{numbers.speed_change(a).removesuffix(' ' + word)}–"
+                f"{numbers.speed_change(b)}")
+    return f"{numbers.speed_change(low)} – {numbers.speed_change(high)}"
 
 
 def spread_note(rows: Sequence[Any]) -> str | None:
