@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
 from rich.progress import (
     BarColumn,
@@ -35,6 +36,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.segment import Segment
+from rich.style import Style
 from rich.table import Column as RichColumn
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -131,21 +133,12 @@ class FittedTable:
         if plan.records:
             yield from _records(table, texts, options.max_width)
             return
-        drawn = RichTable(title=None if table.title is None else safe(table.title),
-                          title_justify="left", show_header=table.show_header,
-                          box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                          collapse_padding=True)
-        for i, width, header in zip(plan.kept, plan.widths, plan.headers, strict=True):
-            column = table.columns[i]
-            drawn.add_column(Text("\n").join(safe(line) for line in header),
-                             justify=column.alignment, width=width, no_wrap=not column.wrap,
-                             overflow="fold")
-        for index, row in enumerate(table.rows):
-            drawn.add_row(*(safe(found.cells[i][index], "bold" if tables.strong(row[i]) else "")
-                            for i in plan.kept), style=TONES.get(table.tone(index) or ""))
+        drawn = _one_line_table(table, found, console, options)
+        if drawn is None:
+            drawn = console.render_lines(_rich_table(table, found), options, pad=False)
         # Each line without the spaces rich pads it with to the table's width: a copied
         # line or a `grep` of it ends where its last figure does.
-        for line in console.render_lines(drawn, options, pad=False):
+        for line in drawn:
             yield from _rstrip(line)
             yield Segment.line()
         for number, note in enumerate(found.notes, 1):
@@ -157,6 +150,81 @@ class FittedTable:
             names = ", ".join(table.columns[i].title for i in plan.dropped)
             yield safe(f"not shown at {options.max_width} columns: {names} (a wider "
                        "terminal shows them)", "dim")
+
+
+def _rich_table(table: tables.Table, found: layout.Noted) -> RichTable:
+    """The table as rich draws it: the columns `found` kept, at their widths."""
+    plan = found.plan
+    drawn = RichTable(title=None if table.title is None else safe(table.title),
+                      title_justify="left", show_header=table.show_header,
+                      box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                      collapse_padding=True)
+    for i, width, header in zip(plan.kept, plan.widths, plan.headers, strict=True):
+        column = table.columns[i]
+        drawn.add_column(Text("\n").join(safe(line) for line in header),
+                         justify=column.alignment, width=width, no_wrap=not column.wrap,
+                         overflow="fold")
+    for index, row in enumerate(table.rows):
+        drawn.add_row(*(safe(found.cells[i][index], "bold" if tables.strong(row[i]) else "")
+                        for i in plan.kept), style=TONES.get(table.tone(index) or ""))
+    return drawn
+
+
+def _one_line_table(table: tables.Table, found: layout.Noted, console: Console,
+                    options: ConsoleOptions) -> list[list[Segment]] | None:
+    """The lines `_rich_table` draws, segment for segment and style for style, made
+    directly where that is simple: every header and cell one line that fits its column,
+    the table within the width. rich lays out, pads and styles each cell through three
+    renderables, several times the rest of `show`'s drawing for a run's 80 rows; here each
+    cell is a justified string and its padding. None where it is not simple (a cell that
+    wraps, a header of two lines, a cell with spaces at an end, which rich trims)."""
+    plan = found.plan
+    widths, count = plan.widths, len(plan.widths)
+    table_width = sum(widths) + 2 * (count - 1)  # one space of padding, one of rule
+    if (not count or table_width > options.max_width
+            or any(len(header) != 1 for header in plan.headers)):
+        return None
+    rows = [[clean(found.cells[i][index]) for i in plan.kept]
+            for index in range(len(table.rows))]
+    headers = [clean(header[0]) for header in plan.headers]
+    justify = [table.columns[i].alignment for i in plan.kept]
+    for texts in [headers, *rows]:
+        for text, width in zip(texts, widths, strict=True):
+            if text != text.strip() or "\n" in text or "\t" in text \
+                    or cell_len(text) > width:
+                return None
+    lines: list[list[Segment]] = []
+    if table.title is not None:
+        lines.extend(console.render_lines(
+            safe(table.title), options.update(width=table_width, height=None,
+                                              highlight=False, justify="left"), pad=False))
+    null, bold, rule = Style.null(), console.get_style("bold"), console.get_style("")
+
+    def line(texts: list[str], style: Style, strong: list[Style]) -> list[Segment]:
+        """A row of cells: each justified to its width in the row's style and its own,
+        then a space of padding in the row's, and a space of rule between columns."""
+        drawn: list[Segment] = []
+        for n, (text, width, how, own) in enumerate(
+                zip(texts, widths, justify, strong, strict=True), 1):
+            room = width - cell_len(text)
+            drawn.append(Segment(text + " " * room if how == "left" else " " * room + text,
+                                 style + own if style else own))
+            if n < count:
+                drawn.append(Segment(" ", style or None))
+                drawn.append(Segment(" ", style.background_style + rule))
+        return drawn
+
+    if table.show_header:
+        lines.append(line(headers, console.get_style("table.header"), [null] * count))
+        head = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+        lines.append([Segment(head.get_row([w + 1 for w in widths[:-1]] + [widths[-1]],
+                                           "head", edge=False), rule)])
+    for index, texts in enumerate(rows):
+        row = table.rows[index]
+        style = console.get_style(TONES.get(table.tone(index) or "", ""))
+        lines.append(line(texts, style, [bold if tables.strong(row[i]) else null
+                                         for i in plan.kept]))
+    return lines
 
 
 def _rstrip(line: list[Segment]) -> list[Segment]:

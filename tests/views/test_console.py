@@ -1,0 +1,97 @@
+"""How a table reaches the terminal: where every cell is one line that fits, its lines are
+made directly (`console._one_line_table`); they must be what rich draws, character for
+character and escape for escape, in colour and without, at 80 and 120 columns and
+unbounded. Elsewhere rich draws them."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from pqbench.app.show import speed_figures
+from pqbench.views import console, runs
+from pqbench.views import ratios as ratio_views
+from pqbench.views.tables import Cell, Column, Table, key_values
+from tests.helpers.runs import make_run
+
+WIDTHS = (80, 120, console.UNBOUNDED)
+
+
+def _printed(table: Table, width: int, color: bool) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, force_terminal=color, color_system="truecolor"
+            if color else None, highlight=False, emoji=False).print(console.rich_table(table))
+    return buffer.getvalue()
+
+
+def _both(table: Table, width: int, color: bool, monkeypatch: pytest.MonkeyPatch
+          ) -> tuple[str, str, bool]:
+    """(made directly where simple, drawn by rich alone, whether it was made directly)."""
+    made: list[bool] = []
+    direct: Callable[..., Any] = console._one_line_table
+
+    def watched(*args: Any) -> Any:
+        found = direct(*args)
+        made.append(found is not None)
+        return found
+
+    with monkeypatch.context() as patched:
+        patched.setattr(console, "_one_line_table", watched)
+        fast = _printed(table, width, color)
+    with monkeypatch.context() as patched:
+        patched.setattr(console, "_one_line_table", lambda *args: None)
+        slow = _printed(table, width, color)
+    return fast, slow, any(made)
+
+
+def _tables() -> dict[str, Table]:
+    run = make_run("r1", seed=4)
+    shown = speed_figures(run)
+    return {
+        "speed rows": runs.measurements_table(run, list(run.measurements)),
+        "ratios": ratio_views.table(list(shown.ratios)),
+        "tones and strong cells": Table(
+            "verdicts [bold]kept[/bold]",
+            (Column("row"), Column("ratio", "number"), Column("verdict"),
+             Column("empty"), Column("why", wrap=True)),
+            (("ML-KEM-768 keygen", Cell(1.25, strong=True), "slower", "", "a reason"),
+             ("X25519 derive", 0.8, "faster", "", "another"),
+             ("RSA-2048 sign", Cell(1.0, strong=True), "inconclusive", "x", "")),
+            tones=("slower", "faster", None)),
+        "names and values": key_values("machine", [("cpu", "AMD EPYC"), ("cores", 2)]),
+    }
+
+
+@pytest.mark.parametrize("color", [False, True], ids=["plain", "colour"])
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(_tables()))
+def test_lines_made_directly_are_what_rich_draws(name: str, width: int, color: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _tables()[name]
+    fast, slow, direct = _both(table, width, color, monkeypatch)
+    assert fast == slow
+    assert ("\x1b[" in fast) == (color and table.show_header)  # a header is bold
+    # The run's rows and the made-up table fit unbounded and at 120 columns.
+    if width != 80 or name in ("ratios", "names and values"):
+        assert direct, name
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_cell_that_wraps_or_a_header_of_two_lines_is_left_to_rich(
+        width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    long = ("a reason long enough to wrap at eighty columns, " * 3).strip()
+    wraps = Table("t", (Column("name"), Column("why", wrap=True)), (("a", long), ("b", "c")))
+    tall = Table(None, (Column("n"), Column("a title that wraps at a narrow width",
+                                             "count")), (("x", 1),))
+    padded = Table(None, (Column("name"), Column("v")), ((" x", "y "),))
+    for table, simple in ((wraps, width == console.UNBOUNDED), (tall, True),
+                          (padded, False)):
+        fast, slow, direct = _both(table, width, True, monkeypatch)
+        assert fast == slow
+        assert direct == simple, table
+    narrow, slow, direct = _both(tall, 30, False, monkeypatch)
+    assert narrow == slow and not direct and len(narrow.splitlines()[0]) <= 30
