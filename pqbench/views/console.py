@@ -26,15 +26,6 @@ from typing import TYPE_CHECKING, Any
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.segment import Segment
 from rich.style import Style
 from rich.table import Column as RichColumn
@@ -396,6 +387,15 @@ def progress_bar(total: int, enabled: bool = True, console: Console | None = Non
     if not enabled or not console.is_terminal:
         yield lambda _description: None
         return
+    from rich.progress import (  # a terminal's alone: a command piped starts without it
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     # The description gives way (cut with "…") before the counts and times: at 80 columns
     # a long row title cut the elapsed time to "0:00:…".
     fixed = 20 + 2 * len(str(total)) + 1 + 7 + 3 + 7 + 5 * 2
@@ -435,6 +435,8 @@ def session_status(first: str, budget_seconds: float, console: Console | None = 
     if not console.is_terminal:
         yield lambda _text, _where: None
         return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     budget = max(budget_seconds, 0.0)
     budget_text = f"of ~{numbers.duration_us(budget * 1e6)} budget"
     # The spinner, "row 12 of 79, 384 pairs", the elapsed time, the budget and the spaces
