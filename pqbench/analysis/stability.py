@@ -62,10 +62,20 @@ def drift(values: np.ndarray) -> float | None:
         return None
     rho = spearman_rho(np.arange(n), values)
     third = max(2, n // 3)
-    change = float(np.median(values[-third:]) / np.median(values[:third])) - 1.0
+    change = float(_median(values[-third:]) / _median(values[:third])) - 1.0
     if abs(rho) >= TREND_RHO and abs(math.log1p(change)) >= math.log1p(TREND_LIMIT):
         return change
     return None
+
+
+def _median(values: np.ndarray) -> np.floating:
+    """np.median of a one-dimensional array, to the bit (the middle value, or the mean of
+    the middle two as np.median takes it), without the masked-array module np.median
+    imports on its first call, a fifth of numpy's own import. A NaN is sorted last, where
+    np.median would give NaN: `drift` finds no trend in a row holding one either way."""
+    ordered = np.sort(values)
+    middle = ordered.size // 2
+    return ordered[middle] if ordered.size % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:

@@ -97,3 +97,21 @@ def test_spearman_rho_is_scipys_to_the_bit() -> None:
         -0.9486832980505138, abs=1e-15)
     for odd in ([1.0, np.nan, 2.0], [2.0, 2.0, 2.0]):
         assert np.isnan(stability.spearman_rho(np.arange(3), np.array(odd)))
+
+
+def test_the_median_of_a_third_of_the_rounds_is_numpys_to_the_bit() -> None:
+    """`drift`'s median against np.median (the expected value is numpy's), on the counts a
+    third of a run's rounds has, odd and even, with ties and the ends of the float range."""
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 3, 4, 5, 10, 33, 34):
+        for values in (rng.normal(1e5, 3e3, n), np.round(rng.normal(10.0, 1.0, n)),
+                       rng.uniform(1e-300, 1e300, n), rng.permutation(np.arange(n) * 0.1)):
+            assert stability._median(values) == np.median(values), values
+    assert stability._median(np.array([0.1, 0.2])) == np.median([0.1, 0.2]) != 0.15
+    assert stability._median(np.array([3.0, np.inf])) == np.inf
+
+
+def test_a_row_with_a_nan_rate_has_no_trend() -> None:
+    rising = [100.0 + 10 * i for i in range(9)]
+    assert stability.drift(np.array(rising)) is not None
+    assert stability.drift(np.array([*rising[:4], np.nan, *rising[5:]])) is None
