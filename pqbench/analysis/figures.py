@@ -1,22 +1,24 @@
-"""A speed run's derived figures, worked out once, before anything shows them.
+"""A speed run's derived figures, each worked out once, before anything shows it.
 
 What `speed` prints under its table, what its --json adds and what the report's summary and
 "What it costs, paired" show are the same figures: every paired cost ratio (`ratios`), the
 headline few of them, the rows too unsteady to trust (`stability`), and the OpenSSL that
 cryptography bundles where it is not the system's (`bindings`). The terminal, the JSON and
-the report lay these out; none of them computes one.
+the report lay these out; none of them computes one. The unsteady rows are worked out when
+first read, as `show` never reads them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pqbench.analysis import ratios
 from pqbench.analysis.bindings import bundled_openssl
 from pqbench.analysis.exchanges import BASELINE, Exchange, baseline_for
 from pqbench.analysis.ratios import Ratio
-from pqbench.data.record.results import RowKey, Run
+from pqbench.data.record.results import Measurement, RowKey, Run
 
 
 @dataclass(frozen=True)
@@ -36,23 +38,30 @@ class RunFigures:
     mission: tuple[Ratio, ...]
     #: The few `ratios.headline` picks from them: the report's lead.
     headline: tuple[Ratio, ...]
-    unsteady: tuple[Unsteady, ...]
     #: (cryptography's bundled OpenSSL, the system's) where they differ and cryptography
     #: was measured: its ratio against libcrypto then holds that difference too.
     bundled: tuple[str, str] | None
+    #: The run's rows, whose steadiness `unsteady` checks.
+    rows: tuple[Measurement, ...] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def unsteady(self) -> tuple[Unsteady, ...]:
+        """The rows too unsteady to trust (`stability.problems`), worked out once, when
+        first asked for: `show` prints none, and their checks took most of the time its
+        figures took."""
+        from pqbench.analysis import stability
+
+        return tuple(Unsteady(m.key, tuple(problems)) for m in self.rows
+                     if (problems := stability.problems(m.samples)))
 
 
 def run_figures(run: Run) -> RunFigures:
     """The figures of `run`, each worked out once."""
-    from pqbench.analysis import stability  # scipy, only once a run is worked out
-
     every = tuple(ratios.run_ratios(run))
-    unsteady = tuple(Unsteady(m.key, tuple(problems)) for m in run.measurements
-                     if (problems := stability.problems(m.samples)))
     measured = any(m.implementation == "cryptography" for m in run.measurements)
     return RunFigures(every, tuple(ratios.mission(every)), tuple(ratios.headline(every)),
-                      unsteady,
-                      bundled_openssl(run.environment) if measured else None)
+                      bundled_openssl(run.environment) if measured else None,
+                      tuple(run.measurements))
 
 
 @dataclass(frozen=True)
