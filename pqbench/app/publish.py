@@ -29,7 +29,7 @@ from pqbench.analysis.history import (
     Series,
 )
 from pqbench.app.compare import compare_sides
-from pqbench.app.history import machine_series
+from pqbench.app.history import FleetStep, MachineHistory, fleet_steps, machine_series
 from pqbench.app.identity import Machine, by_build, machine_of
 from pqbench.app.noise import from_inputs
 from pqbench.data.record.fingerprint import taken_under_load
@@ -171,12 +171,14 @@ class Regression:
 @dataclass(frozen=True)
 class Site:
     """What the site shows: every machine's part (machines by their newest run, newest
-    first), the regressions newest first, every row measured, the annotations."""
+    first), the regressions newest first, every row measured, the annotations, and the
+    machines' steps gathered by build (`app.history.fleet_steps`: none for one machine)."""
 
     parts: tuple[MachinePart, ...]
     regressions: tuple[Regression, ...]
     rows: tuple[RowKey, ...]
     made: tuple[str, ...] = field(default=(), compare=False)  # machines computed afresh
+    fleet: tuple[FleetStep, ...] = ()
 
 
 def regressions(parts: Iterable[MachinePart]) -> list[Regression]:
@@ -247,7 +249,9 @@ def site_of(store: Any, known: Mapping[str, MachinePart] | None = None) -> Site:
     rows = sorted({(s.algorithm, s.implementation, s.operation, s.block_size)
                    for p in parts for s in p.series}, key=_row_order)
     return Site(tuple(parts), tuple(regressions(parts)),
-                tuple(RowKey(*r) for r in rows), tuple(made))
+                tuple(RowKey(*r) for r in rows), tuple(made),
+                tuple(fleet_steps([MachineHistory(p.machine, s)
+                                   for p in parts for s in p.series])))
 
 
 def _row_order(row: tuple[str, str, str, int | None]) -> tuple[str, str, str, int]:

@@ -288,10 +288,9 @@ def fleet_steps_table(steps: Sequence[FleetStep], machines: int) -> Table:
     machine's table above)."""
     rows = []
     for f in steps:
-        same = numbers.speed_change(f.low) == numbers.speed_change(f.high)
         rows.append((f.build, f"{f.algorithm} {operation(f.operation, f.block_size)} "
                               f"[{f.implementation}]", f"{len(f.machines)} of {f.measured}",
-                     numbers.speed_change(f.low) if same else _ratio_range(f.low, f.high),
+                     numbers.speed_change_range(f.low, f.high),
                      _first_few(f.hosts)))
     return Table(f"steps across the fleet ({machines} machines), each judged on its own "
                  "machine, gathered by build",
@@ -308,17 +307,6 @@ FLEET_NAMED = 5
 def _first_few(hosts: Sequence[str]) -> str:
     shown = ", ".join(hosts[:FLEET_NAMED])
     return f"{shown} and {len(hosts) - FLEET_NAMED} more" if len(hosts) > FLEET_NAMED else shown
-
-
-def _ratio_range(low: float, high: float) -> str:
-    """The smallest and largest of several machines' step ratios: "1.11x–1.14x slower",
-    "1.05x slower – 1.02x faster" where they lie on both sides of 1."""
-    if low >= 1 or high <= 1:
-        a, b = sorted((low, high), key=lambda r: r if r >= 1 else 1 / r)
-        word = "faster" if low >= 1 else "slower"
-        return (f"{numbers.speed_change(a).removesuffix(' ' + word)}–"
-                f"{numbers.speed_change(b)}")
-    return f"{numbers.speed_change(low)} – {numbers.speed_change(high)}"
 
 
 def spread_note(rows: Sequence[Any]) -> str | None:

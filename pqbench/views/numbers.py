@@ -150,6 +150,20 @@ def speed_change(value: float | None) -> str:
     return f"{factor}x {'faster' if value > 1 else 'slower'}"
 
 
+def speed_change_range(low: float, high: float) -> str:
+    """The smallest and largest of several speed ratios (several machines' estimates, not
+    an interval) in the words of `speed_change`: "1.11x–1.14x slower", "1.10x faster"
+    where the two read alike, "1.05x slower – 1.02x faster" where they lie either side."""
+    least, most = speed_change(low), speed_change(high)
+    if least == most:
+        return least
+    if (low >= 1 or high <= 1) and "same speed" not in (least, most):
+        word = "faster" if low >= 1 else "slower"
+        near, far = (least, most) if low >= 1 else (most, least)
+        return f"{near.removesuffix(' ' + word)}–{far}"
+    return f"{least} – {most}"
+
+
 def change_beside_interval(value: float | None, low: float | None, high: float | None
                            ) -> str:
     """A speed ratio with its interval beside it, in one cell that a narrow terminal keeps

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from pqbench.views import numbers
 
 
@@ -46,3 +48,12 @@ def test_an_end_beyond_a_thousandfold_is_said_in_words() -> None:
     assert numbers.bracket(2.5, 4e9) == "[2.50 – over 1,000]"
     assert numbers.bracket(1e-12, 0.5, directed=True) == "[2.00 – over 1,000x slower]"
     assert numbers.bracket(2.5, 999.0) == "[2.50–999]"
+
+
+@pytest.mark.parametrize(("low", "high", "said"), [
+    (0.88, 0.90, "1.11x–1.14x slower"), (1.10, 1.25, "1.10x–1.25x faster"),
+    (0.90, 0.90, "1.11x slower"), (0.95, 1.02, "1.05x slower – 1.02x faster"),
+    (0.5, 0.9995, "2.00x slower – same speed")])
+def test_several_machines_steps_read_as_one_range_of_speed_words(low: float, high: float,
+                                                                 said: str) -> None:
+    assert numbers.speed_change_range(low, high) == said

@@ -271,7 +271,28 @@ def regressions_page(site: Site) -> str:
                         "[95 % interval]", "builds", "named causes", "why"], rows,
                        numeric=(4,)) if rows else
                 "<p>No row's latest step is slower or faster.</p>")
+    if site.fleet:
+        body.append(_fleet_steps(site))
     return _page("Regressions and improvements", "\n".join(body))
+
+
+def _fleet_steps(site: Site) -> str:
+    """Every step of every machine gathered by build (`app.history.fleet_steps`): on how
+    many of the machines that measured that build of a row the row stepped, one way."""
+    rows = [[f"<code>{esc(f.build)}</code>",
+             f'<a href="{row_file(key)}">{esc(row_name(key))}</a>', _verdict(f.verdict),
+             esc(f"{numbers.count(len(f.machines))} of {numbers.count(f.measured)}"),
+             esc(numbers.speed_change_range(f.low, f.high)), esc(", ".join(f.machines))]
+            for f in site.fleet
+            for key in (RowKey(f.algorithm, f.implementation, f.operation, f.block_size),)]
+    return ('<h2 id="by-build">Steps by build, across the fleet</h2>'
+            "<p>Every step of every machine (not only the latest), each judged on its own "
+            "machine, gathered by build: on how many of the machines that measured that "
+            "build of the row it stepped there, and the range of those machines' own step "
+            "ratios (their estimates, not an interval; each step's interval is on its "
+            f"row's page). The fleet has {numbers.count(len(site.parts))} machines.</p>"
+            + _table(["build", "row", "step", "machines", "their steps", "on"], rows,
+                     numeric=(3,)))
 
 
 #: Each machine's section of a row's page and its chart (JSON text), by the digest of the

@@ -91,7 +91,7 @@ def test_hover_names_the_runs_build_value_and_interval(browser: Browser, out: Pa
 def test_the_regressions_page_lists_the_masked_jump_and_no_a_a_row(browser: Browser,
                                                                     out: Path) -> None:
     browser.open(out / "regressions.html")
-    rows = _rows(browser)
+    rows = _rows(browser, "main table:first-of-type tbody tr")
     masked = [r for r in rows if "AES-256-GCM" in r]
     assert len(masked) == 1
     assert f"edge-{HOSTILE}" in masked[0] and "slower" in masked[0]
@@ -100,6 +100,13 @@ def test_the_regressions_page_lists_the_masked_jump_and_no_a_a_row(browser: Brow
     assert not [r for r in rows if "m02 (" in r]  # the A/A machine: no step, no row
     assert len(rows) == 4
     assert rows[0] == masked[0]  # newest first
+    # Then every machine's steps gathered by build: one machine each, of the three.
+    gathered = _rows(browser, "#by-build + p + table tbody tr")
+    assert len(gathered) == 4 and all("slower1 of 3" in r for r in gathered)
+    assert [r.startswith("debian-12/6.1.0-003ML-KEM-768") for r in gathered] == [
+        True, True, True, False]  # the builds in the order they were first measured
+    assert gathered[3].startswith("debian-12/6.1.0-005AES-256-GCM") and "2.00x slower" in \
+        gathered[3] and gathered[3].endswith(f"edge-{HOSTILE} (Test CPU 1, 8 cores)")
 
 
 def test_hostile_labels_stay_inert_text(browser: Browser, out: Path) -> None:

@@ -266,3 +266,31 @@ def test_a_ratio_is_worded_as_every_other_ratio_pqbench_shows() -> None:
     assert pages._ratio_cell(faster) == "3.40x faster [3.31–3.47] (99 % CI)"
     slower = RatioLine("ML-DSA-65 against Ed25519", "signature", 1.25, 1.2, 1.3, 0.99, 10, "r")
     assert pages._ratio_cell(slower) == "1.25x slower [1.20–1.30] (99 % CI)"
+
+
+def test_the_regressions_page_gathers_the_machines_steps_by_build(tmp_path: Path) -> None:
+    fleet = Fleet(machines=3, builds=3, runs=2, hosts={2: HOST},
+                  jumps={(0, 2): {"AES-256-GCM": 0.5}, (2, 2): {"AES-256-GCM": 0.5}})
+    store = Store.open(str(tmp_path / "fleet.db"))
+    store.save_runs(list(fleet.all_runs()))
+    found = site_of(store)
+    (step,) = found.fleet
+    assert (step.build, step.algorithm, step.verdict, step.measured) == (
+        fleet.build_name(0, 2), "AES-256-GCM", "slower", 3)
+    assert sorted(found.fleet[0].hosts) == sorted(["m00", HOST])
+    page = Page(publish_site.files(found)["regressions.html"].decode())
+    assert {"id": "by-build"} in page.tags("h2")
+    text = " ".join(" ".join(page.text).split())
+    assert f"{fleet.build_name(0, 2)} AES-256-GCM" in text and "2 of 3" in text
+    assert "x slower" in text.split("2 of 3", 1)[1]
+    assert HOST in text  # the hostile host is text of the page, not markup
+    assert not [a for a in page.tags("img")]
+
+
+def test_one_machine_s_site_has_no_steps_by_build(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "one.db"))
+    store.save_runs(list(Fleet(machines=1, builds=3, runs=2,
+                               jumps={(0, 2): {"AES-256-GCM": 0.5}}).all_runs()))
+    found = site_of(store)
+    assert len(found.regressions) == 1 and found.fleet == ()
+    assert 'id="by-build"' not in publish_site.files(found)["regressions.html"].decode()
