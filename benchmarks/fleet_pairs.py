@@ -18,7 +18,8 @@ after` judges each row by the machines' pairs (the machine as the unit, Student 
 ten machines' ln ratios), and the same runs compared one machine alone (one run against
 one, against the machine's prior spread) show what a single machine could say.
 
-    python benchmarks/fleet_pairs.py [--machines 10] [--seconds 1] [--rounds 5] [--json]
+    python benchmarks/fleet_pairs.py [--machines 10] [--seconds 1] [--rounds 5] [--cpu 0]
+        [--json]
 
 A benchmark script, not a test: it asserts nothing; it prints what compare says, with the
 load, and keeps its store under benchmarks/.work/fleet-pairs.
@@ -47,7 +48,8 @@ def _speed(host: str, label: str, db: Path, args: argparse.Namespace, mask: str 
     """One real pqbench run on the machine named `host`."""
     argv = [sys.executable, "-m", "pqbench", "speed", *ALGORITHMS, "-i", "libcrypto",
             "--seconds", str(args.seconds), "--rounds", str(args.rounds), "--label", label,
-            "--db", str(db), *(("--mask", mask) if mask else ())]
+            "--db", str(db), *(("--mask", mask) if mask else ()),
+            *(("--cpu", args.cpu) if args.cpu else ())]
     script = 'hostname "$1" && shift && exec "$@"'
     done = subprocess.run(["unshare", "--uts", "--fork", "sh", "-c", script, "sh", host,
                            *argv], capture_output=True, text=True, check=False)
@@ -131,6 +133,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--cpu", metavar="LIST",
+                        help="pin every run to these CPUs (speed --cpu), e.g. 0: each "
+                             "machine's two runs then share one vCPU")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     unknown = set(args.experiments) - {"change", "aa"}
