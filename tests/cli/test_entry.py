@@ -112,3 +112,23 @@ def test_a_worker_is_served_without_the_command_line() -> None:
     assert not typer_loaded and modules == set()
     modules, typer_loaded = _loaded("worker", "--help")
     assert typer_loaded and "pqbench.cli.ab" in modules
+
+
+# Runs main as `pqbench ARGS...` would, then says whether the collector is on and how many
+# objects loading froze.
+_COLLECTOR = ("import gc, sys\nsys.argv = ['pqbench', *sys.argv[1:]]\n"
+              "from pqbench.__main__ import main\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print('GC', gc.isenabled(), gc.get_freeze_count(), file=sys.stderr)")
+
+
+@pytest.mark.process
+def test_the_commands_load_frozen_and_the_collector_is_on_again() -> None:
+    """What loading the commands made is out of every later collection (`_loaded`), and
+    the collector runs again for the command: a command that left it off would keep every
+    cycle it makes."""
+    done = subprocess.run([sys.executable, "-c", _COLLECTOR, "list"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=False)
+    words = done.stderr.strip().splitlines()[-1].split()
+    assert words[:2] == ["GC", "True"], done.stderr
+    assert int(words[2]) > 10_000  # typer, rich and the command's modules
