@@ -27,7 +27,7 @@ from pqbench.analysis import pairing, ratios
 from pqbench.analysis.compare import NoCommonRows, RunComparison, compare_runs
 from pqbench.analysis.noise import NoiseModel
 from pqbench.app import fleet, gate
-from pqbench.app.identity import Machine, one_build_side, split_by_machine
+from pqbench.app.identity import Machine, machines_named, one_build_side, split_by_machine
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import run_order
 from pqbench.platform.errors import ComparisonError, UsageError
@@ -66,10 +66,6 @@ def machines_of(before: Sequence[Run], after: Sequence[Run]
     return split_by_machine(before), split_by_machine(after)
 
 
-def _machines_words(machines: Sequence[Machine]) -> str:
-    return "; ".join(m.name for m in machines)
-
-
 def compare_sides(before: Sequence[Run], after: Sequence[Run], threshold: float | None = None,
                   *, cross_machine: bool = False, before_name: str | None = None,
                   after_name: str | None = None, noise: NoiseOf | None = None
@@ -90,17 +86,17 @@ def compare_sides(before: Sequence[Run], after: Sequence[Run], threshold: float 
                 left_out=[m for m in machines if m not in both])
         if cross_machine:
             warnings.append(f"the runs come from {len(machines)} machines "
-                            f"({_machines_words(machines)}), pooled as --cross-machine asks: "
+                            f"({machines_named(machines)}), pooled as --cross-machine asks: "
                             "differences may be the machines, not the builds")
         elif len(both) == 1:
             (machine,) = both
             others = [m for m in machines if m != machine]
             warnings.append(f"only {machine.name} measured both sides: compared there; left "
-                            f"out {_machines_words(others)}")
+                            f"out {machines_named(others)}")
             before, after = on_before[machine], on_after[machine]
         else:
             raise ComparisonError(
-                f"the runs come from {len(machines)} machines ({_machines_words(machines)}) "
+                f"the runs come from {len(machines)} machines ({machines_named(machines)}) "
                 f"and {_too_few_pairs(len(both))}: a machine's runs are judged only against "
                 "its own (name runs of one machine, let each machine measure both sides, or "
                 "pass --cross-machine to pool them anyway)")

@@ -31,12 +31,18 @@ from pqbench.analysis.history import (
     session_judge,
 )
 from pqbench.analysis.noise import NoiseModel
-from pqbench.app.identity import Machine, by_build, has_own_libraries, split_by_machine
+from pqbench.app.identity import (
+    Machine,
+    by_build,
+    has_own_libraries,
+    machines_named,
+    split_by_machine,
+)
 from pqbench.app.noise import model_from_runs
 from pqbench.data.record.results import RowKey, Run
 from pqbench.data.record.runs import group_runs
 from pqbench.platform.errors import ComparisonError
-from pqbench.platform.untrusted import named, printable
+from pqbench.platform.untrusted import printable
 
 if TYPE_CHECKING:
     from pqbench.data.store import Store
@@ -170,10 +176,10 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
     if machine is not None:
         machines = {m: runs for m, runs in machines.items() if m.matches(machine)}
         if not machines:
-            hosts = {m.name: m.host or m.name for m in split_by_machine(selection.headers)}
+            every = split_by_machine(selection.headers)
             raise ComparisonError(f"no stored run of {algorithm} on a machine named "
                                   f"{printable(machine)!r}; machines: "
-                                  f"{named(list(hosts), near=machine, key=hosts.__getitem__)}")
+                                  f"{machines_named(every, machine)}")
     grouped_ids = [r.run_id for runs in machines.values() for r in runs]
     asked = RunFilter(algorithms=names or (algorithm,), implementation=implementation,
                       operation=operation)

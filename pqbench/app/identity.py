@@ -38,9 +38,11 @@ from pqbench.data.record.fingerprint import (
     machine_words,
 )
 from pqbench.data.record.results import Run
+from pqbench.platform.untrusted import named
 
 __all__ = ["Build", "Machine", "build_of", "build_words", "by_build", "has_own_libraries",
-           "machine_of", "one_build", "principal", "split_by_build", "split_by_machine"]
+           "machine_of", "machines_named", "one_build", "principal", "split_by_build",
+           "split_by_machine"]
 
 #: Libraries a run reports that no timed code runs: a new version is not a new build.
 NOT_TIMED = frozenset({"pqbench", "numpy"})
@@ -359,3 +361,11 @@ def split_by_machine(runs: Iterable[Run]) -> dict[Machine, list[Run]]:
     for run in runs:
         found.setdefault(machine_of(run), []).append(run)
     return found
+
+
+def machines_named(machines: Iterable[Machine], near: str | None = None) -> str:
+    """Machines as a message lists them (`platform.untrusted.named`): at most ten, those
+    whose host name is closest to `near` (what a user asked for) first, then how many
+    more; a fleet's store holds hundreds, and a refusal naming each would be pages long."""
+    hosts = {m.name: m.host or m.name for m in dict.fromkeys(machines)}
+    return named(list(hosts), near=near, key=hosts.__getitem__)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pqbench.analysis import pairing
 from pqbench.analysis.noise import NoiseModel
-from pqbench.app.identity import split_by_machine
+from pqbench.app.identity import machines_named, split_by_machine
 from pqbench.app.noise import NoiseModels
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import run_order
@@ -79,17 +79,17 @@ def one_machine(runs: Sequence[Run], machine: str | None, cross_machine: bool
         kept = {m: found for m, found in machines.items() if m.matches(machine)}
         if not kept:
             raise ComparisonError(f"no run on a machine named {printable(machine)!r}; "
-                                  f"machines: {'; '.join(m.name for m in machines)}")
+                                  f"machines: {machines_named(machines, machine)}")
         machines = kept
     chosen = sorted((r for found in machines.values() for r in found), key=run_order)
     if len(machines) > 1 and not cross_machine:
         raise ComparisonError(
             f"the runs come from {len(machines)} machines "
-            f"({'; '.join(m.name for m in machines)}): a report tells of one machine; name "
+            f"({machines_named(machines)}): a report tells of one machine; name "
             "one with --machine NAME (its host name or key), or pass --cross-machine to mix "
             "them")
     notes = [f"mixing the runs of {len(machines)} machines, as --cross-machine asks: "
-             f"{'; '.join(m.name for m in machines)}"] if len(machines) > 1 else []
+             f"{machines_named(machines)}"] if len(machines) > 1 else []
     return chosen, notes
 
 

@@ -221,8 +221,9 @@ def print_json(document: Any) -> None:
 #: Comparing runs measured on different testbeds is refused unless asked for.
 CrossMachineOption = Annotated[bool, typer.Option(
     "--cross-machine", metavar="",
-    help="Allow runs from different testbeds (CPU model, flags, architecture), with a "
-         "warning.")]
+    help="Pool the runs of different machines (host name, CPU model, core count, "
+         "hypervisor), with a warning; by default a machine's runs are judged against its "
+         "own only.")]
 
 ThresholdOption = Annotated[str, typer.Option(
     metavar="BAND",

@@ -73,7 +73,7 @@ def test_the_one_machine_that_measured_both_sides_is_compared_and_the_others_nam
     after = [_on("m1", "b", seed=2, factor=1.5)]
     result = compare_sides(before, after)
     assert result.before_runs == ("a",) and result.after_runs == ("b",)
-    assert any("only m1" in w and "left out m2" in w for w in result.warnings)
+    assert any("only m1" in w and "left out 'm2 (" in w for w in result.warnings)
 
 
 def test_machines_that_measured_both_builds_judge_it_each_against_itself() -> None:
