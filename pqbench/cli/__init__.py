@@ -25,14 +25,26 @@ COMMAND_MODULES = {
 }
 
 
+#: What a command's body imports as it runs, beyond its module: the module imports them
+#: inside the body, so that `--help`, which loads every command, does not. A command line
+#: that names the command loads them with it, where the process entry loads the commands
+#: with the collector off (`pqbench.__main__`) rather than as the command runs.
+BODY_MODULES = {
+    "show": ("pqbench.app.show", "pqbench.data.store.database", "pqbench.analysis.figures"),
+}
+
+
 def load(first: list[str]) -> Any:
-    """The app with the command the command line's first word names, or with them all."""
+    """The app with the command the command line's first word names (and what its body
+    imports, `BODY_MODULES`), or with them all."""
     module = COMMAND_MODULES.get(first[0]) if first else None
     if module is None:
         from pqbench.cli.commands import app
 
         return app
     importlib.import_module(f"pqbench.cli.{module}")
+    for used in BODY_MODULES.get(first[0], ()):
+        importlib.import_module(used)
     from pqbench.cli.root import app
 
     return app

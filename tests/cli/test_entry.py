@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import tomllib
@@ -10,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pqbench.cli import COMMAND_MODULES, app
+from pqbench.cli import BODY_MODULES, COMMAND_MODULES, app
 from tests.helpers import REPO
 
 PROJECT_VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
@@ -132,3 +133,12 @@ def test_the_commands_load_frozen_and_the_collector_is_on_again() -> None:
     words = done.stderr.strip().splitlines()[-1].split()
     assert words[:2] == ["GC", "True"], done.stderr
     assert int(words[2]) > 10_000  # typer, rich and the command's modules
+
+
+def test_what_a_command_body_imports_is_named_by_modules_that_exist() -> None:
+    """`load` imports each of BODY_MODULES with its command: a name that no module has
+    would end that command before it starts."""
+    assert set(BODY_MODULES) <= set(COMMAND_MODULES)
+    for names in BODY_MODULES.values():
+        for name in names:
+            assert importlib.util.find_spec(name) is not None, name
