@@ -31,7 +31,7 @@ from pqbench.app.identity import Machine, machines_named, one_build_side, split_
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import run_order
 from pqbench.platform.errors import ComparisonError, UsageError
-from pqbench.platform.untrusted import printable
+from pqbench.platform.untrusted import first_few, printable
 
 if TYPE_CHECKING:
     from pqbench.data.store import Store
@@ -267,7 +267,7 @@ def _what(run: Run) -> str:
     if run.label:
         return str(run.label)
     names = list(dict.fromkeys(m.algorithm for m in run.measurements))
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return first_few(names, 3)
 
 
 def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | None,

@@ -38,7 +38,7 @@ from pqbench.data.record.fingerprint import (
     machine_words,
 )
 from pqbench.data.record.results import Run
-from pqbench.platform.untrusted import named
+from pqbench.platform.untrusted import first_few, named
 
 __all__ = ["Build", "Machine", "build_of", "build_words", "by_build", "has_own_libraries",
            "machine_of", "machines_named", "one_build", "principal", "split_by_build",
@@ -291,6 +291,10 @@ def by_build(groups: Sequence[tuple[str, Sequence[Run]]], implementation: str | 
     return split
 
 
+#: Runs of another build a comparison's warning names by id (the rest it counts).
+LEFT_OUT_SHOWN = 5
+
+
 def one_build_side(runs: Sequence[Run], name: str, warnings: list[str]) -> list[Run]:
     """The runs of the build a side of a comparison stands for (`principal`); the others
     are left out, and a warning (appended to `warnings`) names them and what sets them
@@ -303,7 +307,7 @@ def one_build_side(runs: Sequence[Run], name: str, warnings: list[str]) -> list[
     main = principal(runs)
     for build, members in split.items():
         if build != main:
-            ids = ", ".join(r.run_id for r in members)
+            ids = first_few([r.run_id for r in members], LEFT_OUT_SHOWN)
             warnings.append(f"{name}: {len(members)} run(s) of another build left out "
                             f"({build_words(build, main)}: {ids}); a side is one build")
     return split[main]

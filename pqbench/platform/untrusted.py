@@ -274,3 +274,11 @@ def named(values: Sequence[str], near: str | None = None, shown: int = SHOWN,
 
 #: How alike a name must be to the one asked for to be listed first (difflib's ratio).
 _CLOSE = 0.6
+
+
+def first_few(values: Sequence[str], shown: int = SHOWN) -> str:
+    """Stored names in running text, unquoted and `printable`: the first `shown`, then how
+    many more ("p0, p1, p2 and 497 more"); "" for none. Where `named` lists what a user
+    may pick from, this names what was done to many (runs left out, hosts that stepped)."""
+    listed = ", ".join(printable(value) for value in values[:shown])
+    return f"{listed} and {len(values) - shown} more" if len(values) > shown else listed

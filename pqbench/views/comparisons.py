@@ -14,6 +14,7 @@ from pqbench.analysis import explain, verdict
 from pqbench.analysis.memory import MemoryChange
 from pqbench.analysis.news import cause_topics
 from pqbench.data.record.fingerprint import binary_identity
+from pqbench.platform.untrusted import first_few
 from pqbench.views import numbers
 from pqbench.views import runs as runs_view
 from pqbench.views.layout import READABLE_PROSE
@@ -291,7 +292,7 @@ def fleet_steps_table(steps: Sequence[FleetStep], machines: int) -> Table:
         rows.append((f.build, f"{f.algorithm} {operation(f.operation, f.block_size)} "
                               f"[{f.implementation}]", f"{len(f.machines)} of {f.measured}",
                      numbers.speed_change_range(f.low, f.high),
-                     _first_few(f.hosts)))
+                     first_few(f.hosts, FLEET_NAMED)))
     return Table(f"steps across the fleet ({machines} machines), each judged on its own "
                  "machine, gathered by build",
                  (Column("build", wrap=True), Column("row", wrap=True),
@@ -302,11 +303,6 @@ def fleet_steps_table(steps: Sequence[FleetStep], machines: int) -> Table:
 
 #: Machines a fleet's step names in the table (--json names every one).
 FLEET_NAMED = 5
-
-
-def _first_few(hosts: Sequence[str]) -> str:
-    shown = ", ".join(hosts[:FLEET_NAMED])
-    return f"{shown} and {len(hosts) - FLEET_NAMED} more" if len(hosts) > FLEET_NAMED else shown
 
 
 def spread_note(rows: Sequence[Any]) -> str | None:

@@ -19,7 +19,7 @@ from pqbench.analysis import history as history_module
 from pqbench.analysis.compare import compare_runs
 from pqbench.analysis.noise import NoiseModel, Spread
 from pqbench.app.compare import compare_sides
-from pqbench.app.identity import by_build
+from pqbench.app.identity import by_build, one_build_side
 from pqbench.catalog.algorithms.capabilities import ia32cap_value
 from pqbench.data.record.results import Run
 from pqbench.data.record.runs import group_runs
@@ -192,3 +192,23 @@ def test_rows_timed_in_wall_time_never_rest_on_the_cpu_prior(timing: str) -> Non
     assert few.spread_for(SHA, wall_time=True) is None
     assert few.spread_for(SHA, wall_time=False) is not None  # moderated by the prior
     assert NoiseModel().spread_for(SHA, wall_time=False) == NoiseModel().spread(SHA)
+
+
+def test_a_side_names_five_runs_of_another_build_and_counts_the_rest() -> None:
+    def runs(prefix: str, count: int, seed: int, **env: object) -> list[Run]:
+        return [make_run(f"{prefix}{i:02d}", seed=seed + i,
+                         env=environment(os_build="A", **env)) for i in range(count)]
+
+    host = runs("h", 20, 0)
+    warnings: list[str] = []
+    kept = one_build_side([*host[:3], *runs("p", 2, 50, libraries__cryptography="42.0.8")],
+                          "A", warnings)
+    assert [r.run_id for r in kept] == ["h00", "h01", "h02"]
+    (said,) = warnings
+    assert said.endswith("cryptography 42.0.8: p00, p01); a side is one build")
+    warnings.clear()
+    one_build_side([*host, *runs("q", 12, 80, libraries__cryptography="42.0.8")], "A",
+                   warnings)
+    (said,) = warnings
+    assert said.startswith("A: 12 run(s) of another build left out")
+    assert said.endswith("q00, q01, q02, q03, q04 and 7 more); a side is one build")

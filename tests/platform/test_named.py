@@ -3,7 +3,7 @@ the name asked for first, each shown literally."""
 
 from __future__ import annotations
 
-from pqbench.platform.untrusted import SHOWN, named
+from pqbench.platform.untrusted import SHOWN, first_few, named
 
 
 def test_a_few_names_are_listed_whole_in_their_order() -> None:
@@ -40,3 +40,11 @@ def test_names_as_close_as_each_other_keep_their_stored_order() -> None:
     # Compared by their key: a machine's host, not its whole name.
     hosts = {"m1 (Intel, 2 cores)": "m1", "h9 (AMD, 8 cores)": "h9"}
     assert named(list(hosts), near="h9x", key=hosts.__getitem__).startswith("'h9 (AMD")
+
+
+def test_what_was_done_to_many_names_the_first_few_and_counts_the_rest() -> None:
+    ids = [f"p{i}" for i in range(500)]
+    assert first_few(ids, 3) == "p0, p1, p2 and 497 more"
+    assert first_few(ids[:3], 3) == "p0, p1, p2"
+    assert first_few(ids[:4]) == "p0, p1, p2, p3" and first_few([]) == ""
+    assert first_few(["a\x1b[31mb"], 1) == "a[31mb"  # no control character reaches a terminal
