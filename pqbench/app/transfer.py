@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -20,6 +21,7 @@ from pqbench.platform.errors import InputFileError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from pqbench.data.store import Store
+    from pqbench.measure.environment.load import Snapshot
 
 #: How many of the refused runs' ids the message names.
 SHOWN = 5
@@ -132,11 +134,11 @@ PARALLEL_BYTES = 4 * 1024 * 1024
 
 def readers(sizes: Sequence[int], cpus: int, load: float) -> int:
     """How many processes validate an import's files of `sizes` bytes and make their rows
-    on `cpus` CPUs under a `load` average; 0: none, the importing process reads them.
-    Only where a CPU is idle: processes sharing busy CPUs with other work took more CPU
-    time in all, and the import was no faster, often slower. One more than the CPUs,
-    so five files on two CPUs take two and a half files' time, not three (two, two,
-    then one alone); each process holds one file's runs at a time."""
+    on `cpus` CPUs of which other work keeps `load` busy (`busy_cpus`); 0: none, the
+    importing process reads them. Only where a CPU is idle: processes sharing busy CPUs
+    with other work took more CPU time in all, and the import was no faster, often slower.
+    One more than the CPUs, so five files on two CPUs take two and a half files' time, not
+    three (two, two, then one alone); each process holds one file's runs at a time."""
     if len(sizes) < 2 or cpus < 2 or sum(sizes) < PARALLEL_BYTES or cpus - load < 1:
         return 0
     return min(len(sizes), cpus + 1)
@@ -154,10 +156,11 @@ def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
     affinity = getattr(os, "sched_getaffinity", None)
     cpus = len(affinity(0)) if affinity else os.cpu_count() or 1
     try:
-        workers = readers([path.stat().st_size for path in files], cpus,
-                          os.getloadavg()[0])
+        sizes = [path.stat().st_size for path in files]
     except OSError:  # a file that is not there: read_documents says so
         return None
+    # Whether other processes would pay at all before watching the machine for them.
+    workers = readers(sizes, cpus, 0.0) and readers(sizes, cpus, _busy_now(cpus))
     if not workers:
         return None
     from pqbench.data.record import validation
@@ -178,6 +181,33 @@ def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
         return None
     documents = [doc for found in made if found is not None for doc in found]
     return documents if len({doc["run_id"] for doc in documents}) == len(documents) else None
+
+
+#: How long an import watches the machine to see whether a CPU is idle.
+IDLE_WINDOW = 0.1
+
+
+def _busy_now(cpus: int) -> float:
+    """How many CPUs other work keeps busy now (`busy_cpus` over `IDLE_WINDOW`)."""
+    from pqbench.measure.environment import load
+
+    start = load.snapshot()
+    time.sleep(IDLE_WINDOW)
+    return busy_cpus(start, load.snapshot(), cpus)
+
+
+def busy_cpus(start: Snapshot, end: Snapshot, cpus: int) -> float:
+    """How many of `cpus` CPUs other processes kept busy between two snapshots
+    (`measure.environment.load`: /proc/stat's busy time less this process's own); where
+    /proc told nothing, the 1-minute load average at the end (0 where that is unknown
+    too). Not the load average first: it trails by a minute, so an import that just ended
+    (a fleet's batches imported back to back) counted as a busy CPU for the next."""
+    from pqbench.measure.environment import load
+
+    others = load.state(start, end, cpus)["others_cpu"]
+    if others is not None:
+        return float(others) * cpus
+    return end.loadavg[0] if end.loadavg else 0.0
 
 
 def _made_here(path: Path) -> list[dict[str, Any]] | None:

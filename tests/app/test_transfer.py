@@ -79,3 +79,30 @@ def test_files_are_read_in_other_processes_only_when_several_large_and_a_cpu_idl
     assert transfer.readers([big] * 5, cpus=2, load=1.0) == 3  # one more than the CPUs
     assert transfer.readers([big] * 5, cpus=2, load=1.01) == 0  # no CPU idle
     assert transfer.readers([big] * 3, cpus=8, load=6.5) == 3
+
+
+def test_a_cpu_is_idle_by_what_other_processes_take_now_not_the_load_average() -> None:
+    """An import asks /proc/stat whether a CPU is idle: the 1-minute load average trails,
+    and counts an import that just ended as a busy CPU for the next."""
+    from pqbench.measure.environment.load import Snapshot
+
+    def at(seconds: float, busy: int, idle: int, own: int | None, load: float) -> Snapshot:
+        return Snapshot(seconds, (load, load, load),
+                        {"user": busy, "nice": 0, "system": 0, "idle": idle, "iowait": 0,
+                         "irq": 0, "softirq": 0, "steal": 0}, own)
+
+    # 200 ticks on two CPUs: 150 busy, 10 of them this process's: 1.4 CPUs busy elsewhere.
+    start, end = at(0.0, 1000, 5000, 100, 1.9), at(0.1, 1150, 5050, 110, 1.9)
+    assert transfer.busy_cpus(start, end, 2) == pytest.approx(1.4)
+    # Quiet now, after a minute of work: the load average says busy, the CPUs are idle.
+    quiet = at(0.1, 1002, 5198, 100, 1.9)
+    assert transfer.busy_cpus(start, quiet, 2) == pytest.approx(0.02)
+    assert transfer.readers([transfer.PARALLEL_BYTES] * 5, 2,
+                            transfer.busy_cpus(start, quiet, 2)) == 3
+    # Without /proc: the load average, else nothing known.
+    blind = Snapshot(0.1, (0.7, 0.5, 0.4), None, None)
+    assert transfer.busy_cpus(start, blind, 2) == 0.7
+    assert transfer.busy_cpus(start, Snapshot(0.1, None, None, None), 2) == 0.0
+    # On this machine, now: a share of its CPUs, read from /proc where Linux has it.
+    cpus = os.cpu_count() or 1
+    assert 0.0 <= transfer._busy_now(cpus) <= cpus

@@ -51,7 +51,7 @@ def _tables(location: str) -> dict[str, list[tuple[Any, ...]]]:
 def in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files read in other processes, however small and however busy the machine."""
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(transfer, "_busy_now", lambda cpus: 0.0)  # every CPU idle
 
 
 def test_the_rows_made_elsewhere_are_the_rows_made_here(
@@ -66,7 +66,7 @@ def test_the_rows_made_elsewhere_are_the_rows_made_here(
     else:
         here = str(tmp_path / "here.db")
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(transfer.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(transfer, "_busy_now", lambda cpus: 0.0)  # every CPU idle
     assert transfer._made_elsewhere(files) is not None  # the other processes did read them
     first = transfer.import_files(files, location)
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 2**62)
