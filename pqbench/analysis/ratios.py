@@ -29,9 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
-from pqbench.analysis import exchanges, signedrank, verdict
+from pqbench.analysis import exchanges, verdict
 from pqbench.catalog import algorithms
 from pqbench.data.record.results import Measurement, RowKey, Run
 from pqbench.data.record.summary import summarize
@@ -148,6 +146,12 @@ def paired(numerator: Sequence[float], denominator: Sequence[float], level: floa
            ) -> tuple[float, float, float, float] | None:
     """(estimate, low, high, true level) of numerator/denominator over paired costs; None
     without a single pair. With too few pairs for `level`, the widest finite interval."""
+    # Here, not at the top: the runs, rows and names above need no array, and `show --csv`
+    # or a run without cycles starts without numpy.
+    import numpy as np
+
+    from pqbench.analysis import signedrank
+
     a = np.log(np.asarray(denominator, dtype=np.float64))
     b = np.log(np.asarray(numerator, dtype=np.float64))
     if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a))

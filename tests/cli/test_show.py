@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,38 @@ def test_show_of_a_run_not_stored_is_a_message_not_a_traceback(tmp_path: Path) -
     missing = _pqbench("show", "19990101T000000Z-nothere", "--db", db, columns=80)
     assert missing.returncode != 0
     assert "Traceback" not in missing.stderr and "19990101T000000Z-nothere" in missing.stderr
+
+
+# Runs `pqbench ARGS...` as the entry does, then says whether numpy was loaded.
+_NUMPY = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\nfrom pqbench.__main__ import main\n"
+          "try:\n    main()\nexcept SystemExit:\n    pass\n"
+          "print('NUMPY', 'numpy' in sys.modules, file=sys.stderr)")
+
+
+def _loads_numpy(*args: str) -> bool:
+    done = subprocess.run([sys.executable, "-c", _NUMPY, *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+    last = done.stderr.strip().splitlines()[-1].split()
+    assert last[0] == "NUMPY", done.stderr
+    return last[1] == "True"
+
+
+def test_numpy_loads_where_show_works_out_figures_and_not_for_its_rows(tmp_path: Path) -> None:
+    """A speed run's paired ratios need arrays (their intervals); its rows as CSV do not,
+    nor a run whose rounds were not paired by cycle (it has no paired ratio)."""
+    from pqbench.data.store import Store
+    from tests.helpers.runs import make_run
+
+    db = str(tmp_path / "r.db")
+    exchanges = (("ML-KEM-768", "liboqs", "keygen", None, 40_000.0),
+                 ("ML-KEM-768", "liboqs", "encaps", None, 40_000.0),
+                 ("ML-KEM-768", "liboqs", "decaps", None, 35_000.0),
+                 ("X25519", "libcrypto", "keygen", None, 14_000.0),
+                 ("X25519", "libcrypto", "derive", None, 19_000.0))
+    paired = make_run("paired", seed=2, rows=exchanges)
+    paired = replace(paired, settings={**paired.settings, "interleaved": True})
+    unpaired = make_run("unpaired", seed=3, rows=exchanges)
+    Store.open(db).save_runs([paired, unpaired])
+    assert _loads_numpy("show", "paired", "--db", db)
+    assert not _loads_numpy("show", "paired", "--csv", "--db", db)
+    assert not _loads_numpy("show", "unpaired", "--db", db)
