@@ -104,7 +104,7 @@ def test_ctrl_c_before_any_ab_pair_finished_says_nothing_was_stored(tmp_path) ->
     assert not db.exists() or Store.open(str(db), create=False).list_runs() == []
 
 
-@pytest.mark.parametrize("command, loaded", [("runs --db DB", "mmap"), ("runs --db DB", "_ctypes"),
+@pytest.mark.parametrize("command, loaded", [("runs --db DB", "_csv"), ("runs --db DB", "_ctypes"),
                                              ("--help", "_cffi_backend")])
 def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback(tmp_path, command,
                                                                       loaded) -> None:
