@@ -30,7 +30,7 @@ from pqbench.app.publish import Cause, Comparison, MachinePart, RatioLine, Site
 from pqbench.data.record.fingerprint import LOAD_THRESHOLD, STEAL_THRESHOLD
 from pqbench.data.record.results import RowKey
 from pqbench.data.record.transfer import json_ready
-from pqbench.platform.untrusted import printable
+from pqbench.platform.untrusted import first_few, printable
 from pqbench.views import numbers
 from pqbench.views.runs import operation as operation_words
 from pqbench.views.site.charts import cause_words, history_chart
@@ -276,13 +276,17 @@ def regressions_page(site: Site) -> str:
     return _page("Regressions and improvements", "\n".join(body))
 
 
+#: Machines a line of the steps by build names (the rest counted; each row's page has all).
+SITE_NAMED = 10
+
+
 def _fleet_steps(site: Site) -> str:
     """Every step of every machine gathered by build (`app.history.fleet_steps`): on how
     many of the machines that measured that build of a row the row stepped, one way."""
     rows = [[f"<code>{esc(f.build)}</code>",
              f'<a href="{row_file(key)}">{esc(row_name(key))}</a>', _verdict(f.verdict),
              esc(f"{numbers.count(len(f.machines))} of {numbers.count(f.measured)}"),
-             esc(numbers.speed_change_range(f.low, f.high)), esc(", ".join(f.machines))]
+             esc(numbers.speed_change_range(f.low, f.high)), esc(first_few(f.machines, SITE_NAMED))]
             for f in site.fleet
             for key in (RowKey(f.algorithm, f.implementation, f.operation, f.block_size),)]
     return ('<h2 id="by-build">Steps by build, across the fleet</h2>'

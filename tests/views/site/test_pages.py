@@ -294,3 +294,16 @@ def test_one_machine_s_site_has_no_steps_by_build(tmp_path: Path) -> None:
     found = site_of(store)
     assert len(found.regressions) == 1 and found.fleet == ()
     assert 'id="by-build"' not in publish_site.files(found)["regressions.html"].decode()
+
+
+def test_a_step_of_many_machines_names_ten_and_counts_the_rest() -> None:
+    from pqbench.app.history import FleetStep
+    from pqbench.app.publish import Site
+
+    step = FleetStep("ML-KEM-768", "liboqs", "encaps", None, "debian-12/b1", "slower",
+                     tuple(f"fleet-{i:03d} (CPU, 8 cores)" for i in range(500)), 500, 0.88,
+                     0.9, tuple(f"fleet-{i:03d}" for i in range(500)))
+    page = Page(pages.regressions_page(Site((), (), (), fleet=(step,))))
+    text = " ".join(" ".join(page.text).split())
+    assert "500 of 500" in text and "1.11x–1.14x slower" in text
+    assert "fleet-009 (CPU, 8 cores) and 490 more" in text and "fleet-010" not in text
