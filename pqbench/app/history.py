@@ -87,6 +87,10 @@ class FleetStep:
     #: The machines by their host names, as a table names them (their names where unknown).
     hosts: tuple[str, ...] = ()
 
+    @property
+    def key(self) -> RowKey:
+        return RowKey(self.algorithm, self.implementation, self.operation, self.block_size)
+
     def as_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "implementation": self.implementation,
                 "operation": self.operation, "block_size": self.block_size,

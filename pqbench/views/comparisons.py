@@ -18,7 +18,7 @@ from pqbench.platform.untrusted import first_few
 from pqbench.views import numbers
 from pqbench.views import runs as runs_view
 from pqbench.views.layout import READABLE_PROSE
-from pqbench.views.news import DESIGNS
+from pqbench.views.news import DESIGNS, row_name
 from pqbench.views.runs import operation
 from pqbench.views.tables import Cell, Column, Table
 
@@ -289,8 +289,7 @@ def fleet_steps_table(steps: Sequence[FleetStep], machines: int) -> Table:
     machine's table above)."""
     rows = []
     for f in steps:
-        rows.append((f.build, f"{f.algorithm} {operation(f.operation, f.block_size)} "
-                              f"[{f.implementation}]", f"{len(f.machines)} of {f.measured}",
+        rows.append((f.build, row_name(f.key), f"{len(f.machines)} of {f.measured}",
                      numbers.speed_change_range(f.low, f.high),
                      first_few(f.hosts, FLEET_NAMED)))
     return Table(f"steps across the fleet ({machines} machines), each judged on its own "

@@ -284,11 +284,10 @@ def _fleet_steps(site: Site) -> str:
     """Every step of every machine gathered by build (`app.history.fleet_steps`): on how
     many of the machines that measured that build of a row the row stepped, one way."""
     rows = [[f"<code>{esc(f.build)}</code>",
-             f'<a href="{row_file(key)}">{esc(row_name(key))}</a>', _verdict(f.verdict),
+             f'<a href="{row_file(f.key)}">{esc(row_name(f.key))}</a>', _verdict(f.verdict),
              esc(f"{numbers.count(len(f.machines))} of {numbers.count(f.measured)}"),
-             esc(numbers.speed_change_range(f.low, f.high)), esc(first_few(f.machines, SITE_NAMED))]
-            for f in site.fleet
-            for key in (RowKey(f.algorithm, f.implementation, f.operation, f.block_size),)]
+             esc(numbers.speed_change_range(f.low, f.high)),
+             esc(first_few(f.machines, SITE_NAMED))] for f in site.fleet]
     return ('<h2 id="by-build">Steps by build, across the fleet</h2>'
             "<p>Every step of every machine (not only the latest), each judged on its own "
             "machine, gathered by build: on how many of the machines that measured that "
