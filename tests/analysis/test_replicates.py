@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -287,3 +288,58 @@ def test_fractions_are_placed_as_numpys_search_places_them(rounds: int) -> None:
     fractions = fractions[(fractions >= 0) & (fractions < 1)]
     expected = np.searchsorted(table, fractions, side="right")
     assert np.array_equal(replicates.search_fractions(table, fractions), expected)
+
+
+@pytest.mark.parametrize("sizes", [(5,) * 8, (6,) * 8, (7, 4, 1, 6, 3, 2, 5, 9)],
+                         ids=["odd rounds", "even rounds", "mixed rounds"])
+def test_level_cumulants_are_the_drawn_bootstraps_moments(sizes: tuple[int, ...]) -> None:
+    # Eight runs: the expansion sqrt(8 / 7) widens the spread by 7 %, and skewed rounds give
+    # the level a third moment, so a wrong weight, power or factor shows.
+    rng = np.random.default_rng(5)
+    logs = [rng.exponential(1.0, size) + 0.3 * i for i, size in enumerate(sizes)]
+    drawn = replicates.bootstrap_levels(logs, np.random.default_rng(6), draws=200_000)
+    mean, variance, third = replicates.level_cumulants(logs)
+    sd = math.sqrt(variance)
+    assert mean == pytest.approx(float(drawn.mean()), abs=0.01 * sd)
+    assert variance == pytest.approx(float(drawn.var()), rel=0.02)
+    drawn_third = float(((drawn - drawn.mean()) ** 3).mean())
+    assert third == pytest.approx(drawn_third, abs=0.1 * abs(drawn_third))
+    assert abs(third) > 0.02 * sd ** 3  # skewed indeed: the third moment is tested
+
+
+def test_large_sides_take_the_bootstraps_limit_and_agree_with_drawing_it() -> None:
+    """Both sides at LIMIT_RUNS runs or more: the interval is the bootstrap's limit, and it
+    agrees with drawing 40,000 resamples a side to within a few hundredths of the shift's
+    spread at both ends. One side's runs are skewed and the other's are not, so the level
+    difference is skewed and its skewness term (0.15 of a spread at the 99 % ends) counts."""
+    rng = np.random.default_rng(8)
+    runs = replicates.LIMIT_RUNS + 20
+    before = [rng.normal(0.0, 0.05, 7) + rng.normal(0.0, 0.1) for _ in range(runs)]
+    after = [rng.normal(0.0, 0.05, 7) + rng.exponential(0.3) for _ in range(runs)]
+    alpha = 0.01
+    low, high = replicates.ratio_interval(before, after, alpha)
+    draw = np.random.default_rng(9)
+    shifts = (replicates.bootstrap_levels(after, draw, 40_000)
+              - replicates.bootstrap_levels(before, draw, 40_000))
+    observed = float(replicates.run_estimates(after).mean()
+                     - replicates.run_estimates(before).mean())
+    widen = (replicates._t_quantile(1 - alpha / 2, 2 * runs - 2)
+             / statistics.NormalDist().inv_cdf(1 - alpha / 2))
+    drawn_low, drawn_high = observed + widen * (
+        np.quantile(shifts, [alpha / 2, 1 - alpha / 2]) - observed)
+    scale = float(np.std(shifts))
+    assert low == pytest.approx(drawn_low, abs=0.05 * scale)
+    assert high == pytest.approx(drawn_high, abs=0.05 * scale)
+    # Not a normal interval: the skewed side pulls the upper end out further.
+    assert (high - observed) - (observed - low) > 0.1 * scale
+
+
+def test_below_the_limit_the_interval_is_drawn() -> None:
+    rng = np.random.default_rng(10)
+    before = [rng.normal(0.0, 0.05, 5) for _ in range(replicates.LIMIT_RUNS - 1)]
+    after = [rng.normal(0.1, 0.05, 5) for _ in range(replicates.LIMIT_RUNS + 50)]
+    drawn = replicates.ratio_interval(before, after, 0.01)
+    assert drawn != replicates.ratio_interval(before, after, 0.01, seed=replicates.SEED + 1)
+    limit = replicates.ratio_interval(before + before[:1], after, 0.01)
+    assert limit == replicates.ratio_interval(before + before[:1], after, 0.01,
+                                              seed=replicates.SEED + 1)
