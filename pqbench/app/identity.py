@@ -128,8 +128,11 @@ def has_own_libraries(runs: Iterable[Run], implementation: str) -> bool:
     """Whether a foreign stack reported libraries of its own in any of the runs (its rows'
     builds then differ from the machine's: `build_of(run, implementation)`)."""
     prefix = f"{implementation}:"
-    return any(str(name).startswith(prefix) for run in runs
-               for name in run.environment.libraries)
+
+    def own(env: Fingerprint) -> bool:
+        return any(str(name).startswith(prefix) for name in env.libraries)
+
+    return any(run.environment.derived(("own libraries", prefix), own) for run in runs)
 
 
 def build_of(run: Run, implementation: str | None = None) -> Build:
