@@ -39,6 +39,9 @@ INERT_FIELDS = frozenset({"label", "testbed", "cpu.flags", "mask.detected",
 #: Parts whose every field is inert: the machine's state over one run (`run`) is a fact
 #: of that moment, not of the build; the noise model reads it (`taken_under_load`).
 INERT_PARTS = ("run",)
+#: The part of a fingerprint that is one run's alone: the machine's state over its window
+#: (`machine_state`); every other part is the same for each run of a build on a machine.
+STATE_PART = "run"
 
 #: A run was taken under load when other processes took at least this share of all the
 #: machine's cores over its window (`run.others_cpu`), or a hypervisor stole at least
@@ -67,21 +70,43 @@ BUILD_BINARIES = ("libcrypto", "libssl", "liboqs", "liboqs-python", "libc", "pyt
 class Fingerprint(Mapping[str, Any]):
     """A run's fingerprint: the mapping as stored, and its known parts by name."""
 
-    __slots__ = ("_data", "_derived")
+    __slots__ = ("_base", "_data")
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         self._data: dict[str, Any] = dict(data or {})
-        self._derived: dict[Hashable, Any] = {}
+        self._base: _Base | None = None
+
+    @classmethod
+    def of_run(cls, base: Fingerprint, state: Any = None) -> Fingerprint:
+        """A run's fingerprint from `base`, the part every run of one build on one machine
+        shares (no `STATE_PART`), and the run's own `state` (None: it has none). Runs made
+        from one base share what is `derived` from it: a store decodes each distinct base
+        once (`data.store.queries`), and a fleet's 10,000 runs hold a few hundred."""
+        made = cls.__new__(cls)
+        made._data = dict(base._data)
+        if state is not None:
+            made._data[STATE_PART] = state
+        made._base = base._shared()
+        return made
+
+    def _shared(self) -> _Base:
+        if self._base is None:
+            stateless = self if STATE_PART not in self._data else Fingerprint(
+                {k: v for k, v in self._data.items() if k != STATE_PART})
+            self._base = stateless._base = _Base(stateless)
+        return self._base
 
     def derived(self, key: Hashable, make: Callable[[Fingerprint], T]) -> T:
-        """What `make` works out from this fingerprint alone, worked out once: a
-        fingerprint is read-only, and a fleet's history asks each of thousands of runs
-        what build it measured several times over. `key` names what is made (with what
-        it depends on besides the fingerprint)."""
+        """What `make` works out from this fingerprint but its run's own state
+        (`STATE_PART`, which `make` is not given), worked out once for every run of the
+        same build and machine: a fingerprint is read-only, and a fleet's history asks
+        each of thousands of runs what build it measured several times over. `key` names
+        what is made (with what it depends on besides the fingerprint)."""
+        base = self._shared()
         try:
-            return self._derived[key]
+            return base.derived[key]
         except KeyError:
-            found = self._derived[key] = make(self)
+            found = base.derived[key] = make(base.fingerprint)
             return found
 
     def __getitem__(self, key: str) -> Any:
@@ -237,7 +262,7 @@ class Fingerprint(Mapping[str, Any]):
     def machine_state(self) -> dict[str, Any]:
         """The machine over the run's window (`run`: load averages, others' CPU share,
         steal); {} for runs recorded before pqbench kept it."""
-        found = self.path("run")
+        found = self.path(STATE_PART)
         return dict(found) if isinstance(found, Mapping) else {}
 
     @property
@@ -270,6 +295,16 @@ class Fingerprint(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The fingerprint as JSON-ready data (a copy)."""
         return dict(self._data)
+
+
+class _Base:
+    """A fingerprint without its run's state, and what is derived from it (`derived`)."""
+
+    __slots__ = ("derived", "fingerprint")
+
+    def __init__(self, fingerprint: Fingerprint) -> None:
+        self.fingerprint = fingerprint
+        self.derived: dict[Hashable, Any] = {}
 
 
 def machine_words(host: str | None, cpu_model: str | None, cores: int | None,

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-import pydantic_core
 from sqlalchemy import Text, cast, create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import (
@@ -176,16 +175,6 @@ class RunInfo:
 
 
 
-def json_value(text: str | bytes) -> Any:
-    """A stored JSON value decoded, as json.loads decodes it: by pydantic-core's parser
-    (jiter), twice as fast on a run's fingerprint (a fleet's history reads 10,000), and by
-    json.loads itself wherever jiter refuses the text (a lone surrogate's escape, say), so
-    json.loads has the last word on what decodes and what each refusal says."""
-    try:
-        return pydantic_core.from_json(text)
-    except ValueError:
-        return json.loads(text)
-
 class Store:
     """A results database at a path or URL.
 
@@ -240,7 +229,7 @@ class Store:
             url = (location if is_sqlite_uri(location)
                    else URL.create("sqlite", database=str(path.resolve())))
             engine = create_engine(url, connect_args={"timeout": timeout},
-                                   json_deserializer=json_value)
+                                   json_deserializer=codec.json_value)
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -261,7 +250,7 @@ class Store:
             raise ValueError(f"not a valid libpq connection string: {exc}") from None
         # libpq reads the location (`_libpq_location`): several hosts, its URI grammar.
         engine = create_engine("postgresql+psycopg://", pool_pre_ping=True,
-                               connect_args=params, json_deserializer=json_value)
+                               connect_args=params, json_deserializer=codec.json_value)
         milliseconds = max(1, math.ceil(timeout * 1000))
 
         @event.listens_for(engine, "connect")

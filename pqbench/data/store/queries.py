@@ -15,11 +15,24 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Select, Text, and_, cast, func, or_, select
+from sqlalchemy import (
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    literal_column,
+    null,
+    or_,
+    select,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from pqbench.data.record import codec
+from pqbench.data.record.fingerprint import STATE_PART, Fingerprint
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
 from pqbench.data.record.runs import NO_VALUE, group_value
 from pqbench.data.store import schema
@@ -64,10 +77,11 @@ _COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind"
 LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
 
 
-def _header_columns(fingerprints: bool, notes: bool) -> list[Any]:
+def _header_columns(fingerprints: bool, notes: bool, dialect: str) -> list[Any]:
     left_out = set() if notes else set(schema.NOTE_COLUMNS)
     if fingerprints:
-        return [c for c in r.c if c.name not in left_out]
+        return [*(c for c in r.c if c.name not in left_out | {"environment"}),
+                *_fingerprint_columns(dialect)]
     # A header without its fingerprint reads the settings as text (codec.JsonObject).
     left_out.add("environment")
     return [cast(c, Text).label(c.name) if c.name == "settings" else c
@@ -87,9 +101,9 @@ def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | No
     return condition
 
 
-def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes: bool
-               ) -> Select[Any]:
-    query = select(*_header_columns(fingerprints, notes))
+def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes: bool,
+               dialect: str) -> Select[Any]:
+    query = select(*_header_columns(fingerprints, notes, dialect))
     if ids:
         query = query.where(r.c.run_id.in_(list(ids)))
     if wanted.kinds:
@@ -104,15 +118,75 @@ def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes:
     return query.order_by(*order)
 
 
+#: SQLite's JSON functions as every build has them (3.38 made them part of the core).
+_SQLITE_JSON = (3, 38)
+
+
+def _fingerprint_columns(dialect: str) -> list[Any]:
+    """A run's fingerprint in three parts (`_Fingerprints`): `env_base`, the text of what
+    every run of a build on a machine shares, or the whole fingerprint; `env_key`, what
+    tells two bases apart (None: `env_base` itself); `env_state`, the JSON text of the
+    run's own state (`STATE_PART`), or None.
+
+    SQLite cuts the state out in SQL (json_remove keeps the order of the rest); a text that
+    is not JSON is left whole, for the decoder to name (`codec.unreadable`). PostgreSQL
+    keys the base by the MD5 of its jsonb text (jsonb orders the keys its own way, so the
+    base is the stored text, its state dropped in Python)."""
+    env = r.c.environment
+    if dialect == "postgresql":
+        stateless: ColumnElement[str] = literal_column(
+            f"(environment::jsonb - '{STATE_PART}')::text", Text)
+        return [cast(env, Text).label("env_base"),
+                func.md5(stateless).label("env_key"),
+                cast(env.op("->")(literal(STATE_PART)), Text).label("env_state")]
+    import sqlite3
+
+    path = f"$.{STATE_PART}"
+    if dialect != "sqlite" or sqlite3.sqlite_version_info < _SQLITE_JSON:
+        return [cast(env, Text).label("env_base"), null().label("env_key"),
+                null().label("env_state")]
+    valid = func.json_valid(env) == 1
+    return [case((valid, func.json_remove(env, path)), else_=cast(env, Text))
+            .label("env_base"), null().label("env_key"),
+            case((valid, func.json_quote(func.json_extract(env, path)))).label("env_state")]
+
+
+class _Fingerprints:
+    """The fingerprints of the runs one query reads: each distinct base decoded once and
+    shared by the runs that have it (`Fingerprint.of_run`), each run's state its own."""
+
+    def __init__(self) -> None:
+        self._bases: dict[str, Fingerprint] = {}
+
+    def of(self, row: Any) -> Fingerprint:
+        key = row.env_key or row.env_base
+        base = self._bases.get(key)
+        if base is None:
+            found = codec.json_value(row.env_base)
+            if not isinstance(found, dict):
+                raise codec.unreadable(f"the environment of run {row.run_id}",
+                                       "not a JSON object")
+            found.pop(STATE_PART, None)
+            base = self._bases[key] = Fingerprint(found)
+        state = None if row.env_state is None else codec.json_value(row.env_state)
+        return Fingerprint.of_run(base, state)
+
+
 def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool,
             notes: bool = False) -> list[Run]:
     """The selected runs without their result rows (and, unless `notes`, without their
     problems and checks), in the order of `ids` where they name runs, else oldest first."""
-    rows = list(conn.execute(_run_query(wanted, ids, fingerprints, notes)).all())
+    query = _run_query(wanted, ids, fingerprints, notes, conn.dialect.name)
+    rows = list(conn.execute(query).all())
     if wanted.newest is not None:
         rows.reverse()
-    decode = codec.run_from_columns if fingerprints else codec.run_header_from_columns
-    found = {row.run_id: decode(row, notes=notes) for row in rows}
+    if fingerprints:
+        read = _Fingerprints()
+        found = {row.run_id: codec.run_from_columns(row, notes=notes,
+                                                    environment=read.of(row))
+                 for row in rows}
+    else:
+        found = {row.run_id: codec.run_header_from_columns(row, notes=notes) for row in rows}
     if wanted.by is not None:
         found = {i: run for i, run in found.items()
                  if group_value(run, wanted.by) in wanted.values}

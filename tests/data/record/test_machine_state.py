@@ -128,3 +128,25 @@ def test_an_import_refuses_a_load_out_of_range(fresh: dict[str, Any], tmp_path: 
     path.write_text(json.dumps(bad))
     with pytest.raises(Exception, match=r"environment\.binaries\.libcrypto\.build_id"):
         transfer.read_file(path)
+
+
+def test_what_is_derived_from_a_fingerprint_never_sees_the_runs_state() -> None:
+    """A fingerprint made whole (an imported run's) and runs made from one shared base
+    (`Fingerprint.of_run`, as the store reads them): `derived` is given the fingerprint
+    without its `run` part, and runs of one base work a fact out once."""
+    base = Fingerprint({"os_build": "b1", "hostname": "m1"})
+    whole = Fingerprint({"os_build": "b1", **_state(0.5)})
+    given: list[dict[str, Any]] = []
+
+    def make(env: Fingerprint) -> int:
+        given.append(env.to_dict())
+        return len(given)
+
+    first = Fingerprint.of_run(base, _state(0.5)["run"])
+    second = Fingerprint.of_run(base, _state(0.0)["run"])
+    assert (first.others_cpu, second.others_cpu) == (0.5, 0.0)
+    assert "run" not in base and base.others_cpu is None
+    assert [first.derived("k", make), second.derived("k", make)] == [1, 1]
+    assert whole.derived("k", make) == 2
+    assert whole.others_cpu == 0.5  # its own state stays
+    assert given == [{"os_build": "b1", "hostname": "m1"}, {"os_build": "b1"}]

@@ -15,10 +15,11 @@ from sqlalchemy import create_engine, func, select, update
 
 from pqbench.data.record import codec as document
 from pqbench.data.record import transfer
+from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.rounds import LoopResult
 from pqbench.data.store import Store, schema
-from tests.helpers.runs import make_run, make_runs
+from tests.helpers.runs import environment, make_run, make_runs
 
 WRITERS = 8
 RUNS_PER_WRITER = 4
@@ -140,3 +141,39 @@ def test_a_memory_run_round_trips_on_each_backend(location: str) -> None:
     assert loaded.kind == "memory" and loaded.measurements[0].rounds == ()
     assert memory_runs.figures([loaded]) == [figure]
     assert document.run_document(loaded) == document.run_document(run)
+
+
+def test_runs_of_one_build_share_their_fingerprint_and_keep_their_own_state(
+        location: str) -> None:
+    """Three runs: two of one build on one machine, each with its own state over its window
+    (the fingerprint's `run` part; one of them an odd value, not an object), and one of
+    another build. Each loads with its fingerprint whole and its own state; what is derived
+    from a fingerprint is worked out once for the two (never seeing a run's state), once
+    more for the third."""
+    states = [{"others_cpu": 0.01, "steal": 0.0, "loadavg_start": [0.1, 0.2, 0.3]}, "busy"]
+    saved = [make_run(f"r{i}", seed=i, env={**environment(), "run": state},
+                      started_at=f"2026-01-0{i + 1}T00:00:00+00:00")
+             for i, state in enumerate(states)]
+    saved.append(make_run("r2", seed=2, started_at="2026-01-03T00:00:00+00:00",
+                          env=environment(os_build="18F132")))
+    store = Store.open(location)
+    store.save_runs(saved)
+    loaded = store.load_runs()
+    assert [run.run_id for run in loaded] == ["r0", "r1", "r2"]
+    for mine, stored in zip(loaded, saved, strict=True):
+        assert mine.environment.to_dict() == stored.environment.to_dict()
+        assert document.run_document(mine) == document.run_document(stored)
+    assert loaded[0].environment.others_cpu == 0.01
+    assert loaded[1].environment.machine_state == {} and loaded[1].environment["run"] == "busy"
+    assert "run" not in loaded[2].environment
+
+    seen: list[dict[str, object]] = []
+
+    def make(env: Fingerprint) -> str | None:
+        seen.append(env.to_dict())
+        return env.os_build
+
+    assert [run.environment.derived("test", make) for run in loaded] == [
+        "18E226", "18E226", "18F132"]
+    assert [env["os_build"] for env in seen] == ["18E226", "18F132"]
+    assert all("run" not in env for env in seen)

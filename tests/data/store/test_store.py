@@ -203,6 +203,8 @@ def test_a_file_whose_reads_fail_is_a_clear_error(tmp_path: Path) -> None:
                               "(Expecting property name"),
     ("environment", "[1]", "the environment of run 20261122T000000Z-bbbbbb cannot be read "
                            "(not a JSON object)"),
+    ("environment", "{not json", "the environment of run 20261122T000000Z-bbbbbb cannot be "
+                                 "read (Expecting property name"),
     ("problems", "{", "the problems of run 20261122T000000Z-bbbbbb cannot be read (Expecting"),
 ])
 def test_a_stored_value_that_does_not_decode_is_named_by_its_run_and_column(
