@@ -28,6 +28,7 @@ Not a test. From the repository root:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -70,13 +71,17 @@ def arm_reference(db: str, files: list[str]) -> None:
     docs = [doc for path in files for doc in json.loads(Path(path).read_bytes())["runs"]]
     runs, rows = [], []
     for doc in docs:
-        env = doc["environment"]
+        env = dict(doc["environment"])
+        state = env.pop("run") if isinstance(env.get("run"), dict) else None
+        shared = json.dumps(env)  # the fingerprint in two parts, as schema 5 keeps it
         runs.append((doc["run_id"], doc.get("kind", "speed"), doc["started_at"],
                      doc["finished_at"], doc["status"], doc.get("label"), doc["command"],
                      env.get("os_build"), env.get("hostname"), env.get("testbed"),
-                     json.dumps(doc.get("settings", {})), json.dumps(env),
+                     json.dumps(doc.get("settings", {})), shared,
                      json.dumps(doc.get("problems", [])),
-                     json.dumps(doc.get("verifications", []))))
+                     json.dumps(doc.get("verifications", [])),
+                     hashlib.sha256(shared.encode()).hexdigest(),
+                     None if state is None else json.dumps(state)))
         for row in doc["results"]:
             rates = [s["ops"] * 1e9 / s["elapsed_ns"] for s in row["samples"] if s["ops"]]
             rate = statistics.median(rates) if rates else 0.0
@@ -106,7 +111,7 @@ def _reference_sqlite(db: str, runs: list[Any], rows: list[Any]) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(f"INSERT INTO pqbench_runs VALUES ({','.join('?' * 14)})", runs)
+    conn.executemany(f"INSERT INTO pqbench_runs VALUES ({','.join('?' * 16)})", runs)
     conn.executemany(f"INSERT INTO pqbench_measurements ({MEASUREMENT_COLUMNS}) "
                      f"VALUES ({','.join('?' * 14)})", rows)
     conn.execute("COMMIT")

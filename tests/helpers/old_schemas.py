@@ -1,14 +1,16 @@
 """Stores as older pqbench versions left them, for the upgrade tests (`store.migrate`).
 
-`as_version` turns a store the current pqbench wrote into the one schema 1, 2 or 3 would
-have written for the same runs: version 3 without pqbench_estimates (and its delete
-trigger); versions 1 and 2 also with the tables as version 2 defined them, frozen here: each
-result row's rounds one row apiece in pqbench_samples, each run's problems and checks one
-row apiece in pqbench_problems and pqbench_verifications, the arrays and lists gone, the
-result rows' foreign key to their run instead of version 3's trigger (PostgreSQL), and
-for version 1 without the indexes version 2 added. The samples go in shuffled, so only
-their round_index says which round each one was; problems and checks go turn by turn
-across runs and the last first, so only their ids give each run's order.
+`as_version` turns a store the current pqbench wrote into the one schema 1, 2, 3 or 4
+would have written for the same runs: version 4 with each fingerprint whole in its
+environment column (its state in its `run` part); version 3 also without
+pqbench_estimates (and its delete trigger); versions 1 and 2 also with the tables as
+version 2 defined them, frozen here: each result row's rounds one row apiece in
+pqbench_samples, each run's problems and checks one row apiece in pqbench_problems and
+pqbench_verifications, the arrays and lists gone, the result rows' foreign key to their
+run instead of version 3's trigger (PostgreSQL), and for version 1 without the indexes
+version 2 added. The samples go in shuffled, so only their round_index says which round
+each one was; problems and checks go turn by turn across runs and the last first, so only
+their ids give each run's order.
 """
 
 from __future__ import annotations
@@ -79,12 +81,18 @@ def url(location: str) -> str:
 
 
 def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any]]:
-    """The store at `location` as schema `version` (1, 2 or 3) holds it; the samples
-    written (none for version 3), as (measurement_id, round_index, ops, elapsed_ns,
+    """The store at `location` as schema `version` (1 to 4) holds it; the samples
+    written (none for versions 3 and 4), as (measurement_id, round_index, ops, elapsed_ns,
     cycles) mappings."""
     m = schema.measurements
     engine = create_engine(url(location))
     with engine.begin() as conn:
+        _fingerprints_whole(conn)
+        if version == 4:
+            conn.execute(update(schema.meta).where(schema.meta.c.key == "schema_version")
+                         .values(value="4"))
+            engine.dispose()
+            return []
         if conn.dialect.name == "postgresql":
             conn.execute(text("DROP TRIGGER pqbench_runs_delete_estimates ON pqbench_runs"))
             conn.execute(text("DROP FUNCTION pqbench_delete_estimates()"))
@@ -136,6 +144,18 @@ def as_version(location: str, version: int, seed: int = 0) -> list[dict[str, Any
                      .values(value=str(version)))
     engine.dispose()
     return samples
+
+
+def _fingerprints_whole(conn: Any) -> None:
+    """Each run's fingerprint in its environment column, its state (`machine_state`) back
+    in its `run` part, and version 5's two columns gone."""
+    runs = schema.runs
+    for run_id, environment, state in conn.execute(
+            select(runs.c.run_id, runs.c.environment, runs.c.machine_state)).all():
+        whole = {**environment, **({"run": state} if state is not None else {})}
+        conn.execute(update(runs).where(runs.c.run_id == run_id).values(environment=whole))
+    for name in ("environment_key", "machine_state"):
+        conn.execute(text(f"ALTER TABLE {runs.name} DROP COLUMN {name}"))
 
 
 def layout(location: str) -> dict[str, Any]:

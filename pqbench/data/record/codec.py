@@ -12,6 +12,7 @@ operations of a 1-byte block (`unit` "byte" in the attributes, `block_size` 1).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -22,7 +23,7 @@ from typing import Any, get_args, get_origin
 import pydantic_core
 
 from pqbench.data.record.estimates import of_ordered, round_rates
-from pqbench.data.record.fingerprint import Fingerprint
+from pqbench.data.record.fingerprint import STATE_PART, Fingerprint
 from pqbench.data.record.format import FORMAT_VERSION, RUN_FORMAT
 from pqbench.data.record.results import Measurement, Problem, Run, Verification
 from pqbench.data.record.rounds import LoopResult, cycles_per_op_in_base
@@ -265,15 +266,33 @@ def csv_table(run: Run) -> tuple[list[str], list[list[Any]]]:
 
 
 def run_columns(run: Run) -> dict[str, Any]:
-    """A run's row in pqbench_runs; facts the runs list shows get columns of their own."""
+    """A run's row in pqbench_runs; facts the runs list shows get columns of their own.
+    The fingerprint goes in two parts (schema version 5, `fingerprint_columns`)."""
     env = run.environment
     return {"run_id": run.run_id, "kind": run.kind, "started_at": run.started_at,
             "finished_at": run.finished_at, "status": run.status, "label": run.label,
             "command": redact_command_line(run.command), "os_build": env.os_build,
             "hostname": env.hostname, "testbed": env.testbed,
-            "settings": dict(run.settings), "environment": env.to_dict(),
+            "settings": dict(run.settings), **fingerprint_columns(env),
             "problems": [problem_fields(p) for p in run.problems],
             "verifications": [verification_fields(v) for v in run.verifications]}
+
+
+def fingerprint_columns(env: Mapping[str, Any]) -> dict[str, Any]:
+    """A fingerprint as pqbench_runs keeps it: `environment`, the JSON text of what every
+    run of a build on a machine shares; `machine_state`, the run's own state (its
+    `STATE_PART`, where that is an object; anything else stays in the shared part);
+    `environment_key`, the SHA-256 of the shared part's text, which a reader decodes once
+    per key (`store.queries`)."""
+    shared = dict(env)
+    state = shared.get(STATE_PART)
+    if isinstance(state, Mapping):
+        del shared[STATE_PART]
+    else:
+        state = None
+    text = json.dumps(shared)
+    return {"environment": text, "environment_key": hashlib.sha256(text.encode()).hexdigest(),
+            "machine_state": None if state is None else json.dumps(state)}
 
 
 def _median(values: list[float]) -> float:

@@ -120,7 +120,7 @@ def _check_sqlite_file(path: Path, for_writing: bool) -> None:
 #: The JSON columns a read decodes, and how a message names a value of each.
 _JSON_COLUMNS = (
     *((schema.runs, name, f"the {name}") for name in
-      ("settings", "environment", *schema.NOTE_COLUMNS)),
+      ("settings", "environment", "machine_state", *schema.NOTE_COLUMNS)),
     *((schema.measurements, name, f"the {name} of a result row") for name in
       ("sizes", "attributes", *schema.ROUND_COLUMNS)),
 )
@@ -445,6 +445,8 @@ class Store:
             query = select(table.c.run_id, cast(table.c[name], Text))
             with contextlib.suppress(DBAPIError, SQLAlchemyError), self.engine.connect() as conn:
                 for run_id, value in conn.execute(query):
+                    if value is None:
+                        continue  # a column that may be empty (`machine_state`)
                     try:
                         json.loads(value)
                     except (TypeError, ValueError) as found:
@@ -598,7 +600,7 @@ class Store:
             return []
         with self._reading() as conn:
             return queries.load(conn, wanted, ids, rows_too=rows_too,
-                                fingerprints=fingerprints)
+                                fingerprints=fingerprints, version=self._version)
 
     def algorithms(self, timed_only: bool = False) -> list[str]:
         """The algorithms stored runs have rows for, by name as stored; `timed_only`:

@@ -10,10 +10,12 @@ so a second process upgrading at the same moment waits, then finds nothing left 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from sqlalchemy import bindparam, inspect, select, text, update
+from sqlalchemy import JSON, Text, bindparam, cast, inspect, select, text, update
 from sqlalchemy.engine import Connection
 
+from pqbench.data.record import codec
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.store import bulk, schema
 from pqbench.data.store.queries import IDS_PER_QUERY, chunks
@@ -140,10 +142,39 @@ def _estimates_of_stored_rows(conn: Connection) -> None:
         bulk.write_estimates(conn, bulk.stored_estimates(conn, batch))
 
 
+def _fingerprints_in_two_parts(conn: Connection) -> None:
+    """Version 4 -> 5: every stored fingerprint split as the writer splits it
+    (`codec.fingerprint_columns`): its shared part in `environment`, with its key, and the
+    run's state in `machine_state`; a batch of runs at a time."""
+    for column in ("environment_key VARCHAR(64)", "machine_state JSON"):
+        conn.execute(text(f"ALTER TABLE {_RUNS} ADD COLUMN {column}"))
+    runs = schema.runs
+    ids = list(conn.execute(select(runs.c.run_id)).scalars())
+
+    def json_text(name: str) -> Any:
+        """A JSON value's text as written (PostgreSQL casts it; SQLite keeps text)."""
+        value = bindparam(name, type_=Text)
+        return cast(value, JSON) if conn.dialect.name == "postgresql" else value
+
+    write = (update(runs).where(runs.c.run_id == bindparam("id"))
+             .values(environment=json_text("environment"), environment_key=bindparam("key"),
+                     machine_state=json_text("state")))
+    for batch in chunks(ids, IDS_PER_QUERY):
+        split = []
+        for run_id, environment in conn.execute(
+                select(runs.c.run_id, runs.c.environment).where(runs.c.run_id.in_(batch))):
+            columns = codec.fingerprint_columns(environment)
+            split.append({"id": run_id, "environment": columns["environment"],
+                          "key": columns["environment_key"],
+                          "state": columns["machine_state"]})
+        conn.execute(write, split)
+
+
 #: The step that brings a database from version N to N + 1, by N.
 STEPS: dict[int, Callable[[Connection], None]] = {1: _indexes_for_fleet_queries,
                                                   2: _to_version_3,
-                                                  3: _estimates_of_stored_rows}
+                                                  3: _estimates_of_stored_rows,
+                                                  4: _fingerprints_in_two_parts}
 
 
 def upgrade(conn: Connection, found: int) -> bool:

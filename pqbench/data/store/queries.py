@@ -11,7 +11,7 @@ by them, and the fingerprints of ten thousand runs are most of what reading them
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,13 +77,14 @@ _COLUMNS: dict[str, Any] = {"label": r.c.label, "os_build": r.c.os_build, "kind"
 LIGHT_FIELDS = frozenset({*_COLUMNS, "date"})
 
 
-def _header_columns(fingerprints: bool, notes: bool, dialect: str) -> list[Any]:
+def _header_columns(fingerprints: bool, notes: bool, dialect: str, version: int) -> list[Any]:
     left_out = set() if notes else set(schema.NOTE_COLUMNS)
+    # The fingerprint's columns, read in parts (`_fingerprint_columns`) or not at all.
+    left_out |= {"environment", *_SPLIT_COLUMNS}
     if fingerprints:
-        return [*(c for c in r.c if c.name not in left_out | {"environment"}),
-                *_fingerprint_columns(dialect)]
+        return [*(c for c in r.c if c.name not in left_out),
+                *_fingerprint_columns(dialect, version)]
     # A header without its fingerprint reads the settings as text (codec.JsonObject).
-    left_out.add("environment")
     return [cast(c, Text).label(c.name) if c.name == "settings" else c
             for c in r.c if c.name not in left_out]
 
@@ -102,8 +103,8 @@ def _group_condition(by: str, values: Sequence[str]) -> ColumnElement[bool] | No
 
 
 def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes: bool,
-               dialect: str) -> Select[Any]:
-    query = select(*_header_columns(fingerprints, notes, dialect))
+               dialect: str, version: int) -> Select[Any]:
+    query = select(*_header_columns(fingerprints, notes, dialect, version))
     if ids:
         query = query.where(r.c.run_id.in_(list(ids)))
     if wanted.kinds:
@@ -118,70 +119,102 @@ def _run_query(wanted: RunFilter, ids: Sequence[str], fingerprints: bool, notes:
     return query.order_by(*order)
 
 
+#: The columns schema version 5 split a fingerprint into, beside `environment`.
+_SPLIT_COLUMNS = ("environment_key", "machine_state")
 #: SQLite's JSON functions as every build has them (3.38 made them part of the core).
 _SQLITE_JSON = (3, 38)
 
 
-def _fingerprint_columns(dialect: str) -> list[Any]:
-    """A run's fingerprint in three parts (`_Fingerprints`): `env_base`, the text of what
-    every run of a build on a machine shares, or the whole fingerprint; `env_key`, what
-    tells two bases apart (None: `env_base` itself); `env_state`, the JSON text of the
-    run's own state (`STATE_PART`), or None.
+def _fingerprint_columns(dialect: str, version: int) -> list[Any]:
+    """A run's fingerprint as three columns (`_Fingerprints`): `env_key`, what names the
+    part every run of a build on a machine shares (None: `env_base` names itself);
+    `env_base`, that part's JSON text where this query reads it (None: `_base_texts`
+    reads it once per key); `env_state`, the JSON text of the run's own state
+    (`STATE_PART`), or None.
 
-    SQLite cuts the state out in SQL (json_remove keeps the order of the rest); a text that
-    is not JSON is left whole, for the decoder to name (`codec.unreadable`). PostgreSQL
-    keys the base by the MD5 of its jsonb text (jsonb orders the keys its own way, so the
-    base is the stored text, its state dropped in Python)."""
+    Schema version 5 stores them so (`codec.fingerprint_columns`): the key and state are
+    read, the shared part once per key. An older store holds the fingerprint whole: SQLite
+    cuts the state out in SQL (json_remove keeps the order of the rest; a text that is not
+    JSON is left whole, for the decoder to name), PostgreSQL keys the rest by the MD5 of
+    its jsonb text and the state is dropped in Python."""
     env = r.c.environment
+    if version >= 5:
+        return [r.c.environment_key.label("env_key"), null().label("env_base"),
+                cast(r.c.machine_state, Text).label("env_state")]
     if dialect == "postgresql":
         stateless: ColumnElement[str] = literal_column(
             f"(environment::jsonb - '{STATE_PART}')::text", Text)
-        return [cast(env, Text).label("env_base"),
-                func.md5(stateless).label("env_key"),
+        return [func.md5(stateless).label("env_key"), cast(env, Text).label("env_base"),
                 cast(env.op("->")(literal(STATE_PART)), Text).label("env_state")]
     import sqlite3
 
     path = f"$.{STATE_PART}"
     if dialect != "sqlite" or sqlite3.sqlite_version_info < _SQLITE_JSON:
-        return [cast(env, Text).label("env_base"), null().label("env_key"),
+        return [null().label("env_key"), cast(env, Text).label("env_base"),
                 null().label("env_state")]
     valid = func.json_valid(env) == 1
-    return [case((valid, func.json_remove(env, path)), else_=cast(env, Text))
-            .label("env_base"), null().label("env_key"),
+    return [null().label("env_key"),
+            case((valid, func.json_remove(env, path)), else_=cast(env, Text))
+            .label("env_base"),
             case((valid, func.json_quote(func.json_extract(env, path)))).label("env_state")]
 
 
-class _Fingerprints:
-    """The fingerprints of the runs one query reads: each distinct base decoded once and
-    shared by the runs that have it (`Fingerprint.of_run`), each run's state its own."""
+def _key(row: Any) -> str:
+    """What names a run's shared fingerprint part: its key, else the part's text, else (a
+    row without either) the run itself."""
+    return row.env_key or (row.env_base if row.env_base is not None else f"run:{row.run_id}")
 
-    def __init__(self) -> None:
+
+def _base_texts(conn: Connection, rows: Sequence[Any]) -> dict[str, str]:
+    """The shared part's text of each key among `rows` (schema version 5), read from the
+    first run that has it: a few hundred texts for a fleet's 10,000 runs."""
+    first: dict[str, str] = {}
+    for row in rows:
+        first.setdefault(_key(row), row.run_id)
+    chosen = {run_id: key for key, run_id in first.items()}
+    texts: dict[str, str] = {}
+    for batch in chunks(list(chosen), IDS_PER_QUERY):
+        for run_id, text in conn.execute(select(r.c.run_id, cast(r.c.environment, Text))
+                                         .where(r.c.run_id.in_(list(batch)))):
+            texts[chosen[run_id]] = text
+    return texts
+
+
+class _Fingerprints:
+    """The fingerprints of the runs one query reads: each distinct shared part decoded
+    once and shared by the runs that have it (`Fingerprint.of_run`), each run's state its
+    own. `texts`: the shared parts by key, where the query read keys alone."""
+
+    def __init__(self, texts: Mapping[str, str] | None = None) -> None:
+        self._texts = texts or {}
         self._bases: dict[str, Fingerprint] = {}
 
     def of(self, row: Any) -> Fingerprint:
-        key = row.env_key or row.env_base
+        key = _key(row)
         base = self._bases.get(key)
         if base is None:
-            found = codec.json_value(row.env_base)
+            found = codec.json_value(row.env_base if row.env_base is not None
+                                     else self._texts[key])
             if not isinstance(found, dict):
                 raise codec.unreadable(f"the environment of run {row.run_id}",
                                        "not a JSON object")
-            found.pop(STATE_PART, None)
+            if row.env_state is not None:  # the state comes apart: an older store's
+                found.pop(STATE_PART, None)
             base = self._bases[key] = Fingerprint(found)
         state = None if row.env_state is None else codec.json_value(row.env_state)
         return Fingerprint.of_run(base, state)
 
 
 def headers(conn: Connection, wanted: RunFilter, ids: Sequence[str], fingerprints: bool,
-            notes: bool = False) -> list[Run]:
+            notes: bool = False, version: int = schema.SCHEMA_VERSION) -> list[Run]:
     """The selected runs without their result rows (and, unless `notes`, without their
     problems and checks), in the order of `ids` where they name runs, else oldest first."""
-    query = _run_query(wanted, ids, fingerprints, notes, conn.dialect.name)
+    query = _run_query(wanted, ids, fingerprints, notes, conn.dialect.name, version)
     rows = list(conn.execute(query).all())
     if wanted.newest is not None:
         rows.reverse()
     if fingerprints:
-        read = _Fingerprints()
+        read = _Fingerprints(_base_texts(conn, rows) if version >= 5 else None)
         found = {row.run_id: codec.run_from_columns(row, notes=notes,
                                                     environment=read.of(row))
                  for row in rows}
@@ -226,8 +259,9 @@ def _notes_kept(run: Run, wanted: RunFilter) -> dict[str, Any]:
 
 
 def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: bool,
-         fingerprints: bool) -> list[Run]:
-    chosen = headers(conn, wanted, ids, fingerprints, notes=rows_too and wanted.notes)
+         fingerprints: bool, version: int = schema.SCHEMA_VERSION) -> list[Run]:
+    chosen = headers(conn, wanted, ids, fingerprints, notes=rows_too and wanted.notes,
+                     version=version)
     if not rows_too or not chosen:
         return chosen
     run_ids = [run.run_id for run in chosen]

@@ -23,6 +23,12 @@ altered. History of versions:
    what the noise model learns a machine's spread from, read for a machine's runs in one
    query instead of every round of every row. `store.migrate` makes it and fills it from
    the rounds stored.
+5. a run's fingerprint in two parts: `environment` holds what every run of a build on a
+   machine shares, `machine_state` the machine's state over the run alone (the
+   fingerprint's `run` part: load, others' CPU share, steal; NULL for a run without one),
+   and `environment_key` names the shared part (the SHA-256 of its JSON text as stored).
+   A history of 10,000 runs then reads each distinct fingerprint once, a few hundred, and
+   each run's key and state. `store.migrate` splits every stored fingerprint.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.schema import CreateIndex
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Version 3: a run's problems and checks, as lists in its row.
 NOTE_COLUMNS = ("problems", "verifications")
 #: The oldest version this pqbench reads without upgrading it first (a reader that may not
@@ -84,6 +90,9 @@ runs = Table(
     # The default lets SQLite add them to a version 2 table (`store.migrate`).
     *(Column(name, JSON, nullable=False, server_default=text("'[]'"))
       for name in NOTE_COLUMNS),
+    # Version 5 (`codec.run_columns`): the shared part's key, and the run's own state.
+    Column("environment_key", String(64)),
+    Column("machine_state", JSON),
 )
 
 # Version 2. Labels and OS builds are free text up to 1,000 and 10,000 characters, longer

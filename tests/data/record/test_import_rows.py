@@ -236,7 +236,8 @@ def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
     assert stored["measurements"][0][11]["vendor_note"] == {
         "flag": True, "zero": -0.0, "list": [1, "x"]}
     assert stored["measurements"][0][-1][:2] == [12_345, None]  # round_cycles
-    problems = [p for run in stored["runs"] for p in run[-2]]  # pqbench_runs.problems
+    at = [c.name for c in schema.runs.c].index("problems")
+    problems = [p for run in stored["runs"] for p in run[at]]  # pqbench_runs.problems
     assert problems[0]["reason"] == "tab\there, newline\nthere, back\\slash"
 
 

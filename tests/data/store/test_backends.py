@@ -145,27 +145,28 @@ def test_a_memory_run_round_trips_on_each_backend(location: str) -> None:
 
 def test_runs_of_one_build_share_their_fingerprint_and_keep_their_own_state(
         location: str) -> None:
-    """Three runs: two of one build on one machine, each with its own state over its window
-    (the fingerprint's `run` part; one of them an odd value, not an object), and one of
-    another build. Each loads with its fingerprint whole and its own state; what is derived
-    from a fingerprint is worked out once for the two (never seeing a run's state), once
-    more for the third."""
-    states = [{"others_cpu": 0.01, "steal": 0.0, "loadavg_start": [0.1, 0.2, 0.3]}, "busy"]
+    """Four runs: three of one build on one machine, each with its own state over its
+    window (the fingerprint's `run` part; the third's an odd value, not an object, which
+    stays in its fingerprint's shared part), and one of another build. Each loads with
+    its fingerprint whole and its own state; what is derived from a fingerprint is worked
+    out once for the first two (never seeing a run's state), then for each other."""
+    states = [{"others_cpu": 0.01, "steal": 0.0, "loadavg_start": [0.1, 0.2, 0.3]},
+              {"others_cpu": 0.5, "steal": 0.0}, "busy"]
     saved = [make_run(f"r{i}", seed=i, env={**environment(), "run": state},
                       started_at=f"2026-01-0{i + 1}T00:00:00+00:00")
              for i, state in enumerate(states)]
-    saved.append(make_run("r2", seed=2, started_at="2026-01-03T00:00:00+00:00",
+    saved.append(make_run("r3", seed=3, started_at="2026-01-04T00:00:00+00:00",
                           env=environment(os_build="18F132")))
     store = Store.open(location)
     store.save_runs(saved)
     loaded = store.load_runs()
-    assert [run.run_id for run in loaded] == ["r0", "r1", "r2"]
+    assert [run.run_id for run in loaded] == ["r0", "r1", "r2", "r3"]
     for mine, stored in zip(loaded, saved, strict=True):
         assert mine.environment.to_dict() == stored.environment.to_dict()
         assert document.run_document(mine) == document.run_document(stored)
-    assert loaded[0].environment.others_cpu == 0.01
-    assert loaded[1].environment.machine_state == {} and loaded[1].environment["run"] == "busy"
-    assert "run" not in loaded[2].environment
+    assert [run.environment.others_cpu for run in loaded] == [0.01, 0.5, None, None]
+    assert loaded[2].environment.machine_state == {} and loaded[2].environment["run"] == "busy"
+    assert "run" not in loaded[3].environment
 
     seen: list[dict[str, object]] = []
 
@@ -174,6 +175,6 @@ def test_runs_of_one_build_share_their_fingerprint_and_keep_their_own_state(
         return env.os_build
 
     assert [run.environment.derived("test", make) for run in loaded] == [
-        "18E226", "18E226", "18F132"]
-    assert [env["os_build"] for env in seen] == ["18E226", "18F132"]
+        "18E226", "18E226", "18E226", "18F132"]
+    assert [env["os_build"] for env in seen] == ["18E226", "18E226", "18F132"]
     assert all("run" not in env for env in seen)

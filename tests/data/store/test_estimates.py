@@ -23,7 +23,7 @@ from pqbench.analysis import noise, pairing
 from pqbench.analysis.noise import NoiseModel
 from pqbench.app import noise as app_noise
 from pqbench.app.noise import NoiseModels
-from pqbench.data.record import transfer
+from pqbench.data.record import codec, transfer
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.rounds import LoopResult
@@ -366,12 +366,18 @@ def test_the_model_from_estimates_is_the_model_from_rounds_on_real_runs(
 # --- what the model reads ---------------------------------------------------------------------
 
 
+def _fingerprints(runs: list[Run]) -> int:
+    """How many distinct fingerprints (but for each run's state) the runs have."""
+    return len({codec.fingerprint_columns(r.environment)["environment_key"] for r in runs})
+
+
 def test_the_model_reads_a_row_per_run_and_per_estimate_in_the_same_statements(
         location: str) -> None:
     """On stores of N, 2N and 4N runs of one machine (and as many of another), learning
     its noise model sends the same statements, none reading the rounds of a plain run,
-    and fetches one row per run header and one per stored estimate of the machine's
-    runs, plus what its one ab session's sides take whatever the size: linear in rows."""
+    and fetches one row per run header, one per stored estimate of the machine's runs
+    and one per distinct fingerprint read (`codec.fingerprint_columns`' key: one a build
+    here), plus what its one ab session's sides take whatever the size: linear in rows."""
     session = make_ab_session("s", seed=10, drift=0.01, workers=6, process=0.02)
     Store.open(location).save_runs(session)
     store, reads = counting_store(location)
@@ -389,10 +395,12 @@ def test_the_model_reads_a_row_per_run_and_per_estimate_in_the_same_statements(
         model = NoiseModels(store).for_runs(headers)
         statements, fetched = list(reads.statements), reads.rows
         assert model is not None and model.sessions
-        plain = [r for r in store.load_runs(RunFilter(by="hostname", values=("mac",)))
-                 if pairing.ab_session(r) is None]
+        whole = store.load_runs(RunFilter(by="hostname", values=("mac",)))
+        plain = [r for r in whole if pairing.ab_session(r) is None]
+        sides = [r for r in whole if pairing.ab_session(r) is not None]
         estimates = sum(len(r.measurements) for r in plain)
-        counted.append((len(statements), fetched - len(headers) - estimates))
+        fingerprints = _fingerprints(whole) + _fingerprints(sides)
+        counted.append((len(statements), fetched - len(headers) - estimates - fingerprints))
         # One statement reads the estimates; the rounds read are the session's sides'
         # alone (by their ids).
         assert sum("FROM pqbench_estimates" in s for s in statements) == 1

@@ -18,13 +18,14 @@ from pqbench.data.store.location import sqlite_path
 from pqbench.platform.errors import StoreError, UsageError
 
 
-def make_run(run_id: str = "20261122T000000Z-abcdef", label: str | None = "test") -> Run:
+def make_run(run_id: str = "20261122T000000Z-abcdef", label: str | None = "test",
+             os_build: str = "debian-12/6.1") -> Run:
     rounds = (LoopResult(100, 10_000_000, 30_000_000), LoopResult(110, 10_000_000, None))
     return Run(
         run_id=run_id, started_at="2026-11-22T00:00:00+00:00",
         finished_at="2026-11-22T00:00:01+00:00", status="complete",
         command="pqbench speed x25519", label=label, settings={"seconds": 0.1},
-        environment={"os_build": "debian-12/6.1", "hostname": "h", "testbed": "t",
+        environment={"os_build": os_build, "hostname": "h", "testbed": "t",
                      "cpu_flags": ["aes"], "libraries": {"cryptography": "50.0.2"}},
         measurements=(Measurement("X25519", "cryptography", "derive", rounds,
                                   sizes={"public_key": 32}, attributes={"note": "x"},
@@ -210,7 +211,10 @@ def test_a_file_whose_reads_fail_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_stored_value_that_does_not_decode_is_named_by_its_run_and_column(
         db_path: Path, column: str, damage: str, said: str) -> None:
     store = Store.open(str(db_path))
-    store.save_runs([make_run("20261122T000000Z-aaaaaa"), make_run("20261122T000000Z-bbbbbb")])
+    # Two fingerprints: a run's is read once per distinct one, from the first run that
+    # has it (`store.queries`), so each run here is read for its own.
+    store.save_runs([make_run("20261122T000000Z-aaaaaa"),
+                     make_run("20261122T000000Z-bbbbbb", os_build="debian-12/6.2")])
     with sqlite3.connect(db_path) as conn:
         conn.execute(f"UPDATE pqbench_runs SET {column} = ? "  # a column named here
                      "WHERE run_id = '20261122T000000Z-bbbbbb'", (damage,))

@@ -6,6 +6,8 @@ user who may not write is told who can upgrade it, the file untouched.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 from dataclasses import replace
 from pathlib import Path
@@ -162,3 +164,53 @@ def test_a_store_without_an_upgrade_path_is_refused_untouched(tmp_path: Path) ->
     with pytest.raises(StoreError, match="no upgrade path"):
         Store.open(str(path))
     assert path.read_bytes() == before
+
+
+def _stated_runs() -> list[Run]:
+    """`_runs`, and three runs of one build each with its own state over its window (the
+    fingerprint's `run` part; one of them an odd value, not an object)."""
+    states = [{"others_cpu": 0.01, "steal": 0.0}, {"others_cpu": 0.4, "steal": 0.02}, "busy"]
+    return [*_runs(), *(make_run(f"s{i}", seed=20 + i, label="b02",
+                                 env={**environment(os_build="b02"), "run": state})
+                        for i, state in enumerate(states))]
+
+
+def test_a_version_4_store_reads_as_it_was_written_before_and_after_the_upgrade(
+        location: str) -> None:
+    """A version 4 store keeps each fingerprint whole. Read as it is (a reader who may not
+    upgrade it), each run's fingerprint comes back whole; upgraded, each is split as the
+    writer splits it: the shared part with its key (runs of one build share it), the
+    state apart, and every run reads back as it was written."""
+    from pqbench.data.store import queries
+
+    runs = _stated_runs()
+    Store.open(location).save_runs(runs)
+    new_layout = old_schemas.layout(location)
+    old_schemas.as_version(location, 4)
+    columns = [c for c, _ in old_schemas.layout(location)["tables"]["pqbench_runs"]["columns"]]
+    assert "machine_state" not in columns and "environment_key" not in columns
+    engine = create_engine(old_schemas.url(location))
+    with engine.connect() as conn:
+        as_it_is = queries.load(conn, queries.RunFilter(), [], rows_too=True,
+                                fingerprints=True, version=4)
+    engine.dispose()
+    assert _documents(as_it_is) == _documents(runs)
+    store = Store.open(location, create=False)
+    assert old_schemas.layout(location) == new_layout
+    assert _documents(store.load_runs()) == _documents(runs)
+    engine = create_engine(old_schemas.url(location))
+    with engine.connect() as conn:
+        split = {row.run_id: row for row in conn.execute(text(
+            "SELECT run_id, CAST(environment AS TEXT) AS environment, environment_key, "
+            "CAST(machine_state AS TEXT) AS machine_state FROM pqbench_runs"))}
+    engine.dispose()
+    for run in runs:
+        row = split[run.run_id]
+        state = run.environment.get("run")
+        assert row.environment_key == hashlib.sha256(row.environment.encode()).hexdigest()
+        assert ("run" in json.loads(row.environment)) is (state == "busy")
+        assert (json.loads(row.machine_state) if row.machine_state else None) == (
+            state if isinstance(state, dict) else None)
+    assert split["s0"].environment_key == split["s1"].environment_key
+    assert split["s0"].environment_key != split["s2"].environment_key
+    assert split["s0"].environment_key != split[runs[0].run_id].environment_key
