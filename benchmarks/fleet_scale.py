@@ -5,13 +5,14 @@ The runs are made from one real quick-suite run (`pqbench speed --json`, made he
 --seed names one), as benchmarks/store_scale.py makes its history: each run that run with
 its rounds' times rescaled by a machine's own speed (lognormal, sigma 10 %), the run's
 state (3 %) and each round's (2 %), ops kept, and one planted step (ML-KEM rows 10 % slower
-from build 35 on). Machines differ as real ones do in the fingerprint: each its host name,
-one of four CPU models with its core count, and the testbed pqbench derives from the CPU
-(`environment.testbed`: model, flags, arch), so five machines share each testbed. A run's
-OS build is its build's (`debian-12/build-NNN`) and its label its machine's and build's
-(`fleet-MM/build-NNN`, as a CI job would label it). The runs go in time order, a build at
-a time (each machine runs the suite ten times on it), as `pqbench export` bundles imported
-1,000 runs per `pqbench import`.
+from build 35 on); each run's record of the machine over its window (its fingerprint's
+`run` part) varied too, as no two real runs record the same. Machines differ as real ones
+do in the fingerprint: each its host name, one of four CPU models with its core count, and
+the testbed pqbench derives from the CPU (`environment.testbed`: model, flags, arch), so
+five machines share each testbed. A run's OS build is its build's (`debian-12/build-NNN`)
+and its label its machine's and build's (`fleet-MM/build-NNN`, as a CI job would label it).
+The runs go in time order, a build at a time (each machine runs the suite ten times on it),
+as `pqbench export` bundles imported 1,000 runs per `pqbench import`.
 
 Every command is a real `pqbench` process, timed from outside, with its peak resident
 memory (the child's ru_maxrss, os.wait4) and the load average at its start and end:
@@ -164,6 +165,13 @@ class Maker:
         if isinstance(env.get("os"), dict):
             env["os"] = {**env["os"], "build": env["os_build"]}
         state = self.speed[machine] * math.exp(rng.gauss(0.0, 0.03))
+        # Each run's own record of the machine over its window, as real runs have: no two
+        # fingerprints are the same text (schema 5 reads the rest once per distinct value).
+        if isinstance(env.get("run"), dict):
+            env["run"] = {**env["run"], **{
+                name: round(value * math.exp(rng.gauss(0.0, 0.05)), 4)
+                for name, value in env["run"].items()
+                if isinstance(value, float) and name in ("seconds", "others_cpu", "steal")}}
         results = []
         for row in self.seed["results"]:
             level = state * (STEP_FACTOR if build >= STEP_BUILD
