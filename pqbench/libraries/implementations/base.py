@@ -86,6 +86,11 @@ class Implementation(ABC):
         `unavailable_reason` then says it."""
         return None
 
+    def failure(self) -> str | None:
+        """Why the worker this implementation runs in stopped during this process (a
+        stack's), else None: its rows from then on are errors, not rows it does not offer."""
+        return None
+
     @abstractmethod
     def offers(self, alg: Algorithm, operation: str) -> str | None:
         """None when this implementation offers the operation; otherwise the reason."""

@@ -123,6 +123,10 @@ class StackImplementation(Implementation):
         assert self.process.worker is not None
         return self.process.worker
 
+    def failure(self) -> str | None:
+        worker = self.process.worker
+        return worker.failure if worker is not None else None
+
     def offers(self, alg: Algorithm, operation: str) -> str | None:
         reason = self.unavailable_reason()
         if reason:

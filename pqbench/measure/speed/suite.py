@@ -192,6 +192,9 @@ def _prepare(task: Task, settings: SpeedSettings, verified: dict[tuple[str, str]
             "Python and native loops in several processes"), task.operation))
         return None
     try:
+        failed = task.implementation.failure()
+        if failed is not None:  # its worker died on an earlier row: an error, not an offer
+            raise WorkerFailed(failed)
         reason = task.implementation.offers(task.algorithm, task.operation)
         if reason:
             recorder.problems.append(Problem(*pair, "not offered", reason, task.operation))

@@ -142,6 +142,27 @@ def test_a_worker_that_dies_mid_run_is_a_problem_of_its_rows_the_others_go_on() 
     assert all(r < 6 for r in go_rounds)
 
 
+def test_a_worker_that_dies_in_a_rows_warm_up_is_an_error_of_every_row_after_it() -> None:
+    """The worker dies on its first run, the first row's warm-up: that row and the next one
+    (its worker gone before it was prepared) are errors that say why, never "not offered";
+    the other implementation's rows get every round. (Under load the first test's worker
+    too may die in a warm-up: its warm-up takes rounds until two agree.)"""
+    from pqbench.libraries.implementations import select
+
+    dying = fake_implementation("exit-run")
+    settings = suite.SpeedSettings(seconds=0.06, rounds=3, warmup=0.005)
+    record = suite.SuiteRecorder()
+    suite.execute(suite.plan([_alg("X25519")], [dying, select(["cryptography"])[0]],
+                             settings), settings, record, rng=random.Random(1))
+    mine = {p.operation: p for p in record.problems if p.implementation == "go"}
+    assert set(mine) == {"keygen", "derive"}
+    assert {p.kind for p in mine.values()} == {"error"}
+    assert all("exited with status 3" in p.reason for p in mine.values())
+    assert {m.operation: len(m.rounds) for m in record.measurements
+            if m.implementation == "cryptography"} == {"keygen": 3, "derive": 3}
+    assert not [m for m in record.measurements if m.implementation == "go"]
+
+
 def test_a_stack_row_keeps_the_process_clock_and_its_warm_up() -> None:
     impl = fake_implementation()
     settings = suite.SpeedSettings(seconds=0.04, rounds=2)
