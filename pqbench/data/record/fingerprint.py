@@ -36,12 +36,12 @@ LIBRARY_FIELDS = {
 #: kernel-read virtualization fields beside it carry the comparison).
 INERT_FIELDS = frozenset({"label", "testbed", "cpu.flags", "mask.detected",
                           "platform.virtualization.detected"})
-#: Parts whose every field is inert: the machine's state over one run (`run`) is a fact
-#: of that moment, not of the build; the noise model reads it (`taken_under_load`).
-INERT_PARTS = ("run",)
 #: The part of a fingerprint that is one run's alone: the machine's state over its window
 #: (`machine_state`); every other part is the same for each run of a build on a machine.
 STATE_PART = "run"
+#: Parts whose every field is inert: the machine's state over one run is a fact of that
+#: moment, not of the build; the noise model reads it (`taken_under_load`).
+INERT_PARTS = (STATE_PART,)
 
 #: A run was taken under load when other processes took at least this share of all the
 #: machine's cores over its window (`run.others_cpu`), or a hypervisor stole at least
