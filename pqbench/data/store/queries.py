@@ -277,9 +277,19 @@ def load(conn: Connection, wanted: RunFilter, ids: Sequence[str], *, rows_too: b
 
 
 def algorithms(conn: Connection, timed_only: bool = False) -> list[str]:
-    """Every algorithm name stored, read from the row-key index alone; `timed_only`:
-    those a timed run has rows for (memory runs have no rates), which reads every row."""
-    query = select(m.c.algorithm).distinct().order_by(m.c.algorithm)
+    """Every algorithm name stored, in order; `timed_only`: those a timed run has rows for
+    (memory runs have no rates), which reads every row.
+
+    All of them from the row-key index, one probe per name (a loose index scan): the
+    first name, then the least name above the one before, until none is left. A DISTINCT
+    over the index reads each of its entries instead, one per result row: 60 ms of every
+    `history` over a fleet's 830,000 rows, on SQLite and PostgreSQL alike, for a dozen
+    names (neither plans a DISTINCT as a skip over the index)."""
     if timed_only:
-        query = query.join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory")
-    return list(conn.execute(query).scalars())
+        query = (select(m.c.algorithm).distinct().order_by(m.c.algorithm)
+                 .join(r, r.c.run_id == m.c.run_id).where(r.c.kind != "memory"))
+        return list(conn.execute(query).scalars())
+    names = select(func.min(m.c.algorithm).label("name")).cte("names", recursive=True)
+    after = select(func.min(m.c.algorithm)).where(m.c.algorithm > names.c.name)
+    names = names.union_all(select(after.scalar_subquery()).where(names.c.name.is_not(None)))
+    return list(conn.execute(select(names.c.name).where(names.c.name.is_not(None))).scalars())

@@ -178,3 +178,29 @@ def test_runs_of_one_build_share_their_fingerprint_and_keep_their_own_state(
         "18E226", "18E226", "18E226", "18F132"]
     assert [env["os_build"] for env in seen] == ["18E226", "18E226", "18F132"]
     assert all("run" not in env for env in seen)
+
+
+def test_the_stored_algorithm_names_are_every_distinct_name_in_the_stores_order(
+        location: str) -> None:
+    """`Store.algorithms` walks the row-key index one name at a time (a loose index scan):
+    it gives what SELECT DISTINCT ... ORDER BY gives, each name once, in the backend's own
+    order (names apart only in case, a name prefixing another, a name past every other),
+    and nothing from an empty store."""
+    store = Store.open(location)
+    assert store.algorithms() == []
+    names = ["X25519", "x25519", "ML-KEM-768", "ML-KEM-7681", "ML-KEM", "~last", "Ed25519"]
+    for index, name in enumerate(names):
+        rows = ((name, "liboqs", "keygen", None, 1000.0), (name, "liboqs", "encaps", None, 900.0))
+        assert store.save_run(make_run(f"names-{index}", seed=index, rows=rows))
+    assert store.save_run(make_run("names-again", seed=9, rows=(("X25519", "libcrypto",
+                                                                  "derive", None, 1e4),)))
+    engine = create_engine(location.replace("postgresql://", "postgresql+psycopg://")
+                           if "://" in location else f"sqlite:///{location}")
+    m = schema.measurements
+    with engine.connect() as conn:
+        distinct = list(conn.execute(select(m.c.algorithm).distinct()
+                                     .order_by(m.c.algorithm)).scalars())
+    engine.dispose()
+    assert sorted(distinct) == sorted(names)
+    assert store.algorithms() == distinct
+    assert store.algorithms(timed_only=True) == distinct
