@@ -184,14 +184,15 @@ def histories(store: Store, algorithm: str, *, implementation: str | None = None
             raise ComparisonError(f"no stored run of {algorithm} on a machine named "
                                   f"{printable(machine)!r}; machines: "
                                   f"{machines_named(every, machine)}")
-    grouped_ids = [r.run_id for runs in machines.values() for r in runs]
     asked = RunFilter(algorithms=names or (algorithm,), implementation=implementation,
                       operation=operation)
-    rates = store.row_rates(grouped_ids, asked)
+    # Every run's, not only the grouped ones': the row key's index reads them all anyway,
+    # and the noise model learns from every run of a machine (`NoiseModels`' rates).
+    rates = store.row_rates([r.run_id for r in selection.headers], asked)
     notes: dict[str, list[str]] = {}
     for build, text, _created in store.annotations():
         notes.setdefault(build, []).append(text)
-    models = NoiseModels(store, asked=asked, headers=selection.headers)
+    models = NoiseModels(store, asked=asked, headers=selection.headers, rates=rates)
     found: list[MachineHistory] = []
     for one, runs in machines.items():
         groups = group_runs(runs, by)

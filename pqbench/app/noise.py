@@ -16,7 +16,8 @@ The statistics are `analysis.noise`'s; the decisions are here, once, for every c
 
 The store is read in three statements whatever the machine's history: the machine's run
 headers, one estimate per (run, row) (`Store.row_estimates`, kept when each run was
-written), and the sides of its sessions.
+written), and the sides of its sessions. A caller that read the headers and the rows'
+rates already (a history) gives them, and the estimates come from those rates.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pqbench.data.store.queries import RunFilter
 
 if TYPE_CHECKING:
     from pqbench.data.store import Store
+    from pqbench.data.store.rates import RowRates
     from pqbench.data.store.selection import NoiseInputs
 
 #: Why a run is left out of the model (taken under load ...), or None to keep it.
@@ -127,11 +129,14 @@ def _replicates(runs: Iterable[Run], implementation: str | None = None) -> list[
 
 
 def learn_machine(store: Store, machine: Machine, leave_out: LeaveOut | None = None,
-                  rows: RunFilter | None = None, headers: Iterable[Run] | None = None
-                  ) -> NoiseModel:
+                  rows: RunFilter | None = None, headers: Iterable[Run] | None = None,
+                  rates: RowRates | None = None) -> NoiseModel:
     """The model of one machine, learnt from every run of it in the store; with `rows`
     (`kin_rows`), of those rows only. `headers`: every stored run's header with its
-    fingerprint, where the caller has read them already (a history's)."""
+    fingerprint, where the caller has read them already (a history's). `rates`: the rates
+    of those rows (`rows`), where the caller has read them for every run learnt from; the
+    estimates are then worked out from them (`RowRates.estimates`, the numbers the store
+    keeps) instead of read again."""
     if headers is None:
         headers = store.load_runs(RunFilter(by="hostname", values=(machine.host,))
                                   if machine.host is not None else RunFilter(),
@@ -140,7 +145,9 @@ def learn_machine(store: Store, machine: Machine, leave_out: LeaveOut | None = N
     plain, left = kept(mine, leave_out)
     side_ids = tuple(h.run_id for h in mine if pairing.ab_session(h) is not None)
     # One number per (run, row), kept by the store when it wrote each run.
-    estimates = store.row_estimates([r.run_id for r in plain], rows)
+    ids = [r.run_id for r in plain]
+    estimates = (rates.estimates(ids) if rates is not None and rates.covers(ids)
+                 else store.row_estimates(ids, rows))
     sides = store.load_runs(RunFilter(ids=side_ids)) if side_ids else []
     return _learn(plain, estimates.keys(), estimates.of_runs, sides, left, machine.name)
 
@@ -178,7 +185,8 @@ class NoiseModels:
 
     def __init__(self, store: Store, leave_out: LeaveOut | None = None,
                  asked: RunFilter | None = None,
-                 headers: Iterable[Run] | None = None) -> None:
+                 headers: Iterable[Run] | None = None,
+                 rates: RowRates | None = None) -> None:
         """`asked`: the models are asked about these rows alone (a history's: its
         algorithms, implementation and operation). Each machine's model then learns those
         rows first, and where every one of them stands alone (`NoiseModel.stands_alone`:
@@ -186,11 +194,14 @@ class NoiseModels:
         their kinds (`kin_rows`), which is what a row borrows from. The same spreads
         either way, for a fraction of the reading. `headers`: every stored run's header
         with its fingerprint, where the caller has read them (each machine's are then not
-        read again)."""
+        read again); `rates`: the rates of the asked rows of those runs, where the caller
+        has read them (a history's), which the asked rows' estimates are worked out from
+        (`learn_machine`)."""
         self.store = store
         self.leave_out = leave_out
         self.asked = asked
         self._by_machine = None if headers is None else split_by_machine(headers)
+        self.rates = rates if asked is not None else None
         self._kin: RunFilter | None = None
         self._found: dict[Machine, NoiseModel] = {}
 
@@ -207,7 +218,8 @@ class NoiseModels:
         headers = None if self._by_machine is None else self._by_machine.get(machine, [])
         if self.asked is None:
             return learn_machine(self.store, machine, self.leave_out, None, headers)
-        alone = learn_machine(self.store, machine, self.leave_out, self.asked, headers)
+        alone = learn_machine(self.store, machine, self.leave_out, self.asked, headers,
+                              self.rates)
         if alone.rows and all(alone.stands_alone(key) for key in alone.rows):
             return alone
         if self._kin is None:

@@ -9,6 +9,7 @@ import pytest
 from pqbench.app import noise
 from pqbench.app.identity import machine_of
 from pqbench.data.store import RunFilter, Store
+from tests.helpers.reads import counting_store
 from tests.helpers.runs import environment, make_ab_session, make_run, make_runs
 
 KEY = ("SHA-256", "python", "hash", 16384)
@@ -159,3 +160,41 @@ def test_a_model_asked_about_rows_that_stand_alone_learns_those_rows_only(
     assert len(short.rows) == 3  # the KEM rows: ML-KEM-768's two, ML-KEM-512's one
     assert short.spread(key) == everything.spread(key)
     assert "its family (kem, liboqs" in str(short.spread(key).borrowed)
+
+
+def test_a_model_learnt_from_the_rates_in_hand_is_the_model_read_from_the_store(
+        tmp_path: object) -> None:
+    """A history hands its model the rates it read of the rows asked, for every run: each
+    machine's model of those rows is then the one the store's estimates give, read from no
+    estimate at all where the rows stand alone; where they do not, the model learns their
+    kinds' rows from the store as before, to the same spreads. Rates that leave out a run
+    of the machine are not used (the store is read instead)."""
+    store = Store.open(str(tmp_path) + "/hand.db")  # type: ignore[operator]
+    runs = [run for build in range(4) for host in ("a", "b") for run in make_runs(
+        f"{host}{build}-", 4 if host == "a" else 2, seed=7 * build + len(host), drift=0.04,
+        rows=KIN_ROWS, env=environment(hostname=host, os_build=f"build-{build}"))]
+    store.save_runs(runs)
+    headers = store.load_runs(rows_too=False, fingerprints=True)
+    ids = [r.run_id for r in headers]
+    encaps = RunFilter(algorithms=("ML-KEM-768",), implementation="liboqs", operation="encaps")
+    read = noise.NoiseModels(store, asked=encaps, headers=headers)
+    in_hand = noise.NoiseModels(store, asked=encaps, headers=headers,
+                                rates=store.row_rates(ids, encaps))
+    short = noise.NoiseModels(store, asked=encaps, headers=headers,
+                              rates=store.row_rates(ids[1:], encaps))
+    key = runs[0].measurements[0].key
+    for host, alone in (("a", True), ("b", False)):
+        mine = [r for r in headers if r.environment.hostname == host]
+        expected = read.for_runs(mine)
+        assert expected is not None and expected.stands_alone(key) is alone
+        assert in_hand.for_runs(mine) == expected
+        assert short.for_runs(mine) == expected
+        assert expected.spread(key) == noise.NoiseModels(store).for_runs(mine).spread(key)
+    counted, reads = counting_store(str(tmp_path) + "/hand.db")  # type: ignore[operator]
+    for host, estimates_read in (("a", 0), ("b", 1)):
+        reads.clear()
+        mine = [r for r in headers if r.environment.hostname == host]
+        model = noise.NoiseModels(counted, asked=encaps, headers=headers,
+                                  rates=store.row_rates(ids, encaps)).for_runs(mine)
+        assert model == read.for_runs(mine)
+        assert sum("FROM pqbench_estimates" in s for s in reads.statements) == estimates_read

@@ -622,12 +622,14 @@ class Store:
         """Every result row's per-round rates of the runs named (full ids), as numbers:
         what a history over thousands of runs needs, without building their `Run`s.
         `rows` (its algorithms, implementation and operation) keeps one row key's rows,
-        read through the key's index."""
+        read through the key's index; one naming no algorithm keeps every row, as
+        `load_runs` and `row_estimates` read it."""
         from pqbench.data.store import rates  # numpy: only for the commands that draw figures
 
         if self._empty:
             return rates.RowRates(run_ids)
-        condition = queries.row_condition(rows) if rows is not None else None
+        condition = queries.row_condition(rows) if rows is not None and rows.algorithms \
+            else None
         with self._reading() as conn:
             return rates.row_rates(conn, run_ids, condition)
 

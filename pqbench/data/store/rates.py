@@ -20,6 +20,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
+from pqbench.data.record.estimates import run_estimate
 from pqbench.data.record.results import RowKey
 from pqbench.data.store import schema
 from pqbench.data.store.bulk import stored_estimates
@@ -39,16 +40,18 @@ class RowRates:
 
     def __init__(self, run_ids: Sequence[str]) -> None:
         self._position = {run_id: i for i, run_id in enumerate(run_ids)}
-        #: Per key, chunks of (run position of each measurement, its rounds, the rates).
-        self._chunks: dict[RowKey, list[tuple[IntArray, IntArray, FloatArray]]] = {}
+        #: Per key, chunks of (run position of each measurement, its rounds, the rates,
+        #: its place among the rows its query read: by id, so a run's rows in their order).
+        self._chunks: dict[RowKey, list[tuple[IntArray, IntArray, FloatArray, IntArray]]] = {}
         self._index: tuple[RowKey, dict[int, list[int]], IntArray, FloatArray] | None = None
 
     def row_keys(self) -> list[RowKey]:
         """The row keys, in the order they were first read."""
         return list(self._chunks)
 
-    def _add(self, key: RowKey, runs: IntArray, rounds: IntArray, rates: FloatArray) -> None:
-        self._chunks.setdefault(key, []).append((runs, rounds, rates))
+    def _add(self, key: RowKey, runs: IntArray, rounds: IntArray, rates: FloatArray,
+             places: IntArray) -> None:
+        self._chunks.setdefault(key, []).append((runs, rounds, rates, places))
 
     def _indexed(self, key: RowKey) -> tuple[dict[int, list[int]], IntArray, FloatArray]:
         """Per run position its measurements, where each one's rates start, the rates: one
@@ -90,6 +93,40 @@ class RowRates:
                 if stop > start:
                     found.append((run_id, values[start:stop]))
         return found
+
+    def covers(self, run_ids: Sequence[str]) -> bool:
+        """Whether every one of `run_ids` was asked for (its rows, if any, are here)."""
+        return all(run_id in self._position for run_id in run_ids)
+
+    def estimates(self, run_ids: Sequence[str]) -> RowEstimates:
+        """The estimates of `run_ids` (all asked for: `covers`) of the rows in hand, as
+        `Store.row_estimates` reads them for those runs and rows: each from the row's rates
+        by `record.estimates`, as the store worked it out when it wrote the row, so a
+        history's noise model learns from the rates it read rather than reading the store
+        again. A row without an estimate (no rate, or a rate of 0) is left out, as there;
+        a key the runs have rows of but no estimate has none (empty arrays)."""
+        at = {run_id: i for i, run_id in enumerate(run_ids)}
+        found: list[tuple[tuple[int, int], RowKey, tuple[IntArray, FloatArray, IntArray]]] = []
+        for key, chunks_ in self._chunks.items():
+            measured = self._indexed(key)[0]
+            places = np.concatenate([c[3] for c in chunks_]).tolist()
+            having = [(at[run_id], places[measured[self._position[run_id]][0]])
+                      for run_id in run_ids if self._position[run_id] in measured]
+            if not having:
+                continue  # none of these runs has the row: the store gives no such key
+            positions, values, rounds = [], [], []
+            for run_id, rates in self.by_run(key, run_ids):
+                value = run_estimate(rates.tolist())
+                if value is not None:
+                    positions.append(at[run_id])
+                    values.append(value)
+                    rounds.append(len(rates))
+            found.append((min(having), key, (
+                np.array(positions, dtype=np.int64), np.array(values, dtype=np.float64),
+                np.array(rounds, dtype=np.int64))))
+        # The keys in the order of their first row: by run, then by its place in the run.
+        found.sort(key=lambda one: one[0])
+        return RowEstimates(run_ids, {key: packed for _, key, packed in found})
 
 
 def row_rates(conn: Connection, run_ids: Sequence[str],
@@ -148,7 +185,7 @@ def _read(conn: Connection, found: RowRates, codes: dict[RowKey, int],
         if last > first:
             chosen = by_key[first:last]
             found._add(key, runs[chosen], counts[chosen],
-                       rates[int(round_bounds[first]):int(round_bounds[last])])
+                       rates[int(round_bounds[first]):int(round_bounds[last])], chosen)
 
 
 class RowEstimates:

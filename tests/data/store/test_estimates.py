@@ -223,7 +223,8 @@ def test_the_rows_asked_for_are_read_as_every_row_would_be(
     """With and without `rows`, on both backends: the keys in the order of their first
     row, each key's positions, estimates (to the bit) and rounds, runs asked for in
     another order than stored (the first asked stored last, its rows in reverse order)
-    and one not stored; with `rows`, exactly what reading every row keeps of those keys."""
+    and one not stored; with `rows`, exactly what reading every row keeps of those keys;
+    and the same again from those rows' rates (`RowRates.estimates`)."""
     runs = _odd_runs()
     last = make_run("backwards", seed=12)
     runs.append(replace(last, measurements=tuple(reversed(last.measurements))))
@@ -240,6 +241,8 @@ def test_the_rows_asked_for_are_read_as_every_row_would_be(
     assert len(found) == count
     every = {key: parts for key, *parts in _whole(store.row_estimates(asked))}
     assert found == [(key, *every[key]) for key, *_ in found]
+    # Worked out from the same rows' rates in hand (a history's): the same, to the bit.
+    assert _whole(store.row_rates(asked, rows).estimates(asked)) == found
     store.close()
 
 
