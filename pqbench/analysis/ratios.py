@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pqbench.analysis import exchanges, verdict
+from pqbench.analysis import exchanges, verdict, walsh
 from pqbench.catalog import algorithms
 from pqbench.data.record.results import Measurement, RowKey, Run
 from pqbench.data.record.summary import summarize
@@ -145,19 +145,18 @@ def _finite(value: float) -> float | None:
 def paired(numerator: Sequence[float], denominator: Sequence[float], level: float = LEVEL
            ) -> tuple[float, float, float, float] | None:
     """(estimate, low, high, true level) of numerator/denominator over paired costs; None
-    without a single pair. With too few pairs for `level`, the widest finite interval."""
-    # Here, not at the top: the runs, rows and names above need no array, and `show --csv`
-    # or a run without cycles starts without numpy.
-    import numpy as np
-
-    from pqbench.analysis import signedrank
-
-    a = np.log(np.asarray(denominator, dtype=np.float64))
-    b = np.log(np.asarray(numerator, dtype=np.float64))
-    if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a))
-                                                 and np.all(np.isfinite(b))):
+    without a single pair, or with a cost that is not a finite positive number. With too
+    few pairs for `level`, the widest finite interval. Plain Python (`walsh`): a run's
+    paired rounds are a few dozen, and `show` or `speed` then starts without numpy."""
+    if len(numerator) != len(denominator) or not numerator:
         return None
-    shift, low, high, coverage = signedrank.shift_interval(b - a, 1.0 - level, widest=True)
+    try:
+        d = [math.log(n) - math.log(c) for n, c in zip(numerator, denominator, strict=True)]
+    except ValueError:  # the log of 0 or of a negative cost
+        return None
+    if not all(math.isfinite(x) for x in d):
+        return None
+    shift, low, high, coverage = walsh.shift_interval(d, 1.0 - level, widest=True)
     if coverage <= 0:  # a single pair bounds nothing
         return math.exp(shift), 0.0, math.inf, 0.0
     return math.exp(shift), math.exp(low), math.exp(high), coverage

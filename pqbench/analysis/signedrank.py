@@ -23,43 +23,22 @@ that pairing removes.
 
 from __future__ import annotations
 
-import itertools
 import math
-import statistics
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pqbench.analysis import verdict
+from pqbench.analysis import verdict, walsh
 from pqbench.analysis.stats import positive_array
+from pqbench.analysis.walsh import EXACT_MAX_PAIRS, null_cdf
 
 FloatArray = NDArray[np.float64]
-
-#: Above this many pairs the null distribution is replaced by its normal approximation.
-EXACT_MAX_PAIRS = 50
 
 METHOD = ("paired rounds, A and B back to back on one CPU in random order: Hodges-Lehmann "
           "estimate of the per-pair ln ratios with its signed-rank CI; two-sided Wilcoxon "
           "signed-rank test over pairs")
-
-
-@lru_cache(maxsize=128)
-def null_cdf(n: int) -> tuple[float, ...]:
-    """P(T+ <= t) for t = 0..n(n+1)/2 under the null, exactly.
-
-    The number of sign assignments with T+ = t is the coefficient of q**t in
-    prod_{i=1..n} (1 + q**i) (each rank i is either counted or not), out of 2**n.
-    """
-    size = n * (n + 1) // 2 + 1
-    counts = [0] * size
-    counts[0] = 1
-    for i in range(1, n + 1):
-        for t in range(size - 1, i - 1, -1):
-            counts[t] += counts[t - i]
-    total = 2 ** n
-    return tuple(running / total for running in itertools.accumulate(counts))
 
 
 def walsh_averages(d: FloatArray) -> FloatArray:
@@ -85,40 +64,15 @@ def _order_statistics(values: FloatArray, ranks: list[int]) -> dict[int, float]:
     return {r: float(parted[r]) for r in wanted}
 
 
-def interval_rank(n: int, alpha: float) -> tuple[int, float]:
-    """k (1-based) and actual coverage of the interval [W_(k), W_(M+1-k)]; k = 0 means the
-    data cannot bound the shift at this level."""
-    total = n * (n + 1) // 2
-    if n <= EXACT_MAX_PAIRS:
-        cdf = null_cdf(n)
-        k = 0
-        while k < len(cdf) and cdf[k] <= alpha / 2:
-            k += 1
-        return k, 1.0 - 2.0 * cdf[k - 1] if k > 0 else 0.0
-    z = statistics.NormalDist().inv_cdf(1.0 - alpha / 2)
-    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-    k = max(0, math.floor(total / 2 + 0.5 - z * sd))
-    return k, 1.0 - alpha if k > 0 else 0.0
-
-
 def shift_interval(d: FloatArray, alpha: float, *, widest: bool = False
                    ) -> tuple[float, float, float, float]:
-    """(Hodges-Lehmann estimate, interval low, interval high, true level) of the shift of
-    the differences ``d``: Tukey's interval [W_(k), W_(M+1-k)] at 1 - alpha. With too few
-    differences to reach it, (-inf, inf) at level 0, or with ``widest`` the widest finite
-    interval there is, [W_(1), W_(M)], at its own level 1 - 2 / 2**n."""
-    n = d.size
-    walsh = _walsh(d)
-    size = walsh.size
-    k, level = interval_rank(n, alpha)
-    if k == 0 and widest:
-        k, level = 1, 1.0 - 2.0 * null_cdf(n)[0]
-    middle = [(size - 1) // 2, size // 2]
-    found = _order_statistics(walsh, [*middle, *([k - 1, size - k] if k > 0 else [])])
-    shift = (found[middle[0]] + found[middle[1]]) / 2
-    if k == 0:
-        return shift, -math.inf, math.inf, level
-    return shift, found[k - 1], found[size - k], level
+    """`walsh.shift_interval` of the differences in an array, its order statistics picked
+    by partial sorting (an `ab` session's thousands of Walsh averages)."""
+    return walsh.shift_interval(d, alpha, widest=widest, pick=_picked)
+
+
+def _picked(d: walsh.Differences, ranks: list[int]) -> dict[int, float]:
+    return _order_statistics(_walsh(np.asarray(d, dtype=np.float64)), ranks)
 
 
 def p_value(d: FloatArray) -> float:

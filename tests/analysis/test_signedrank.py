@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp_stats
 
-from pqbench.analysis import signedrank
+from pqbench.analysis import signedrank, walsh
 
 # Pair log ratios (hundredths): 1, -2, 3, 4, 6. Walsh averages (d_i + d_j)/2, i <= j:
 #   1 -0.5 2 2.5 3.5 | -2 0.5 1 2 | 3 3.5 4.5 | 4 5 | 6
@@ -52,7 +52,7 @@ def test_null_distribution_and_p_match_scipy_exact() -> None:
 def test_large_samples_use_the_normal_rank() -> None:
     # n = 60: M = 1830, k = floor(M/2 + 1/2 - z sqrt(n(n+1)(2n+1)/24)), z = z(0.995).
     n = 60
-    k, level = signedrank.interval_rank(n, 0.01)
+    k, level = walsh.interval_rank(n, 0.01)
     expected = math.floor(1830 / 2 + 0.5 - sp_stats.norm.ppf(0.995)
                           * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
     assert (k, level) == (expected, 0.99)
@@ -119,3 +119,21 @@ def test_the_hodges_lehmann_estimate_of_an_even_count_is_the_mean_of_the_middle_
     after = [b * math.exp(x) for b, x in zip(before, d, strict=True)]
     result = signedrank.compare_pairs(before, after)
     assert math.log(result.ratio) == pytest.approx(0.035, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 7, 12, 50, 51, 70])
+def test_the_interval_from_a_sorted_list_is_the_interval_from_an_array(n: int) -> None:
+    """`walsh.shift_interval` over a list (a speed run's paired ratios, no numpy) and
+    `signedrank.shift_interval` over an array (an `ab` session's, partitioned) are one
+    interval: the same estimate, ends and level to the bit, with ties and without, exact
+    and in the normal approximation (above EXACT_MAX_PAIRS), widest or not. A single pair
+    bounds nothing unless the widest interval is asked for."""
+    rng = np.random.default_rng(n)
+    for d in (rng.normal(0.05, 0.1, n), np.round(rng.normal(0.0, 0.1, n), 1)):
+        for alpha in (0.01, 0.05, 0.5):
+            for widest in (False, True):
+                from_array = signedrank.shift_interval(d, alpha, widest=widest)
+                assert walsh.shift_interval(d.tolist(), alpha, widest=widest) == from_array
+                if n == 1:
+                    assert from_array[1:] == ((d[0], d[0], 0.0) if widest
+                                              else (-math.inf, math.inf, 0.0))
