@@ -24,12 +24,9 @@ from pqbench.data.record.results import Measurement, RowKey, Run
 
 
 def ab_session(run: Run) -> Mapping[str, Any] | None:
-    """The `pqbench ab` session a run is one side of (its settings["ab"]), or None."""
-    info = run.settings.get("ab") if isinstance(run.settings, Mapping) else None
-    if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
-            and info.get("side") in ("a", "b"):
-        return info
-    return None
+    """The `pqbench ab` session a run is one side of (its settings["ab"]), or None
+    (`Run.session`)."""
+    return run.session
 
 
 def session_pairs(before: Sequence[Run], after: Sequence[Run]) -> list[tuple[Run, Run]] | None:

@@ -24,6 +24,7 @@ after an update is the same machine running another build.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -139,9 +140,10 @@ def build_of(run: Run, implementation: str | None = None) -> Build:
     """The build a run measured (see the module docstring for what counts); with an
     `implementation`, the build its rows measured: a foreign stack's own libraries count
     for that stack's rows alone."""
-    software = run.environment.derived(("build", implementation),
-                                       lambda env: _software(env, implementation))
-    return Build(software, tuple(sorted(_timing(run.settings).items())))
+    timing = _timing(run.settings)
+    # One Build per fingerprint base and way of timing, shared by the runs that have both.
+    return run.environment.derived(("build", implementation, timing),
+                                   lambda env: Build(_software(env, implementation), timing))
 
 
 def _software(env: Fingerprint, implementation: str | None) -> tuple[tuple[str, str], ...]:
@@ -181,19 +183,25 @@ def _software(env: Fingerprint, implementation: str | None) -> tuple[tuple[str, 
     return tuple(sorted(facts.items()))
 
 
-def _timing(settings: Mapping[str, Any] | Any) -> dict[str, str]:
-    """How a run was timed, where it changes what a rate means: an `ab` side's paired
-    rounds, else its time base (runs stored before the choice: wall) and process count
-    (`--multi`)."""
+def _timing(settings: Mapping[str, Any] | Any) -> tuple[tuple[str, str], ...]:
+    """How a run was timed, where it changes what a rate means, as sorted (name, value)
+    facts: an `ab` side's paired rounds, else its time base (runs stored before the choice:
+    wall) and process count (`--multi`). The same few tuples for a fleet's runs, each made
+    once (a history asks each of 10,000 runs twice)."""
     if not isinstance(settings, Mapping):
-        return {"time_base": "wall"}
+        return _timed(None, "wall", None)
     if "ab" in settings:
-        return {"method": "ab pairs"}
-    found = {"time_base": str(settings.get("time_base") or "wall")}
+        return _timed("ab pairs", None, None)
     processes = settings.get("processes")
-    if isinstance(processes, int) and processes > 1:
-        found["processes"] = str(processes)
-    return found
+    return _timed(None, str(settings.get("time_base") or "wall"),
+                  str(processes) if isinstance(processes, int) and processes > 1 else None)
+
+
+@functools.cache
+def _timed(method: str | None, time_base: str | None, processes: str | None
+           ) -> tuple[tuple[str, str], ...]:
+    found = {"method": method, "processes": processes, "time_base": time_base}
+    return tuple((name, value) for name, value in sorted(found.items()) if value is not None)
 
 
 def one_build(a: Run, b: Run) -> bool:

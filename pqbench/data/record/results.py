@@ -9,6 +9,7 @@ one touches that model and the place that measures it.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -149,3 +150,14 @@ class Run:
     def __post_init__(self) -> None:
         if not isinstance(self.environment, Fingerprint):
             object.__setattr__(self, "environment", Fingerprint(self.environment))
+
+    @functools.cached_property
+    def session(self) -> Mapping[str, Any] | None:
+        """The `pqbench ab` session this run is one side of: its settings["ab"], holding the
+        session's id and the side ("a" or "b"); None for any other run. Worked out once a
+        run (a run is read-only): a fleet's history asks each of 10,000 runs several times."""
+        info = self.settings.get("ab") if isinstance(self.settings, Mapping) else None
+        if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
+                and info.get("side") in ("a", "b"):
+            return info
+        return None

@@ -149,12 +149,9 @@ def check_field(runs: Iterable[Run], name: str) -> None:
 
 
 def ab_side(run: Run) -> str | None:
-    """"a" or "b" for a side of a `pqbench ab` session (its settings["ab"]), else None."""
-    info = run.settings.get("ab") if isinstance(run.settings, Mapping) else None
-    if isinstance(info, Mapping) and isinstance(info.get("session"), str) \
-            and info.get("side") in ("a", "b"):
-        return str(info["side"])
-    return None
+    """"a" or "b" for a side of a `pqbench ab` session (`Run.session`), else None."""
+    info = run.session
+    return None if info is None else str(info["side"])
 
 
 def run_order(run: Run) -> tuple[str, str, str]:

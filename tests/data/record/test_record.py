@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine
 
+from pqbench.analysis import pairing
 from pqbench.data.record import codec, transfer
 from pqbench.data.record.fingerprint import Fingerprint
 from pqbench.data.record.results import Measurement, Run
 from pqbench.data.record.rounds import LoopResult
-from pqbench.data.record.runs import new_run
+from pqbench.data.record.runs import ab_side, new_run
 from pqbench.data.store import RunFilter, Store, schema
 from tests.helpers import old_schemas
 from tests.helpers.runs import environment, make_run
@@ -193,3 +195,19 @@ def test_a_fingerprints_binary_identity_reads_its_roles_entry_alone() -> None:
         "build-id ab", "sha256 ef", None, None, None]
     assert Fingerprint({}).binary_identity("libcrypto") is None
     assert Fingerprint({"binaries": ["libcrypto"]}).binary_identity("libcrypto") is None
+
+
+@pytest.mark.parametrize(("ab", "side"), [
+    (None, None), ({"session": "s1", "side": "a"}, "a"), ({"session": "s1", "side": "b"}, "b"),
+    ({"session": "s1", "side": "c"}, None), ({"session": 7, "side": "a"}, None),
+    ({"side": "a"}, None), ("s1/a", None)])
+def test_a_run_is_a_side_of_an_ab_session_only_by_a_session_id_and_a_side(
+        ab: object, side: str | None) -> None:
+    """`Run.session` (what `ab_side` and `pairing.ab_session` read): settings["ab"] with a
+    session id (text) and a side "a" or "b", else None; worked out once a run."""
+    base = make_run("r", seed=1)
+    run = replace(base, settings={**base.settings, **({} if ab is None else {"ab": ab})})
+    assert ab_side(run) == side
+    assert pairing.ab_session(run) == (ab if side is not None else None)
+    assert run.session is run.session
+    assert replace(run, settings={}).session is None
