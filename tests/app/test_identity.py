@@ -38,6 +38,12 @@ def test_a_library_version_a_knob_a_mask_an_os_build_or_a_time_base_is_another_b
     cpu = replace(base, settings={"time_base": "cpu"})
     assert one_build(base, wall)  # stored before the choice: wall
     assert not one_build(wall, cpu)
+    # `--multi`: rates of several processes at once are another way of timing, one is not.
+    multi = replace(base, settings={"time_base": "cpu", "processes": 2})
+    assert not one_build(cpu, multi)
+    assert one_build(cpu, replace(base, settings={"time_base": "cpu", "processes": 1}))
+    assert build_of(multi).timing == (("processes", "2"), ("time_base", "cpu"))
+    assert build_of(multi).differences(build_of(cpu)) == [("processes", "2", None)]
     assert build_of(others["libraries.cryptography"]).against(build_of(base)) == \
         "cryptography 42.0.8"
 
