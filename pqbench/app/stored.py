@@ -21,12 +21,27 @@ if TYPE_CHECKING:
 RUNS_SHOWN = 20
 
 
+#: How many of the newest runs `newest` reads first: every run only where none of these
+#: is surely the answer (a fleet's store holds 10,000, and `show` means the newest).
+NEWEST_FIRST = 50
+
+
 def newest(store: Store, wanted: Callable[[Run], bool] = lambda _run: True,
            none: str = "no run stored in {location} yet; `pqbench speed` makes one") -> str:
     """The id of the newest stored run `wanted` keeps (read as headers, without rows or
-    fingerprints); none such is no failure: NothingStored says `none`."""
-    kept = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)
-                   if wanted(r)), key=run_order)
+    fingerprints); none such is no failure: NothingStored says `none`. The NEWEST_FIRST
+    newest runs by start time are read first, and they answer where the newest they keep
+    started after the oldest of them (a run not read started no later than that one, and
+    `run_order` orders by start time first); else every run is read."""
+    from pqbench.data.store import RunFilter
+
+    recent = store.load_runs(RunFilter(newest=NEWEST_FIRST), rows_too=False,
+                             fingerprints=False)
+    kept = sorted((r for r in recent if wanted(r)), key=run_order)
+    if len(recent) >= NEWEST_FIRST and not (
+            kept and kept[-1].started_at > min(r.started_at for r in recent)):
+        kept = sorted((r for r in store.load_runs(rows_too=False, fingerprints=False)
+                       if wanted(r)), key=run_order)
     if not kept:
         raise NothingStored(none.format(location=store.location))
     return kept[-1].run_id

@@ -79,3 +79,46 @@ def test_no_database_yet_lists_nothing_and_creates_nothing(tmp_path: Path) -> No
 def test_last_and_all_together_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="choose one of --last N and --all"):
         stored.inventory(str(tmp_path / "none.db"), 3, True)
+
+
+def test_the_newest_run_is_found_among_the_newest_few_whatever_ties_at_the_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`newest` reads the NEWEST_FIRST newest headers first: whatever that number, and
+    wherever runs that started at one moment (an `ab` session's two sides, with another
+    run) fall about the cut, it names the run a reading of every header names, for every
+    `wanted`, one that keeps none of the newest too. A store of many runs answers from
+    that many rows, not from all of them."""
+    from tests.helpers.reads import counting_store
+    from tests.helpers.runs import make_ab_session
+
+    db = str(tmp_path / "many.db")
+    store = Store.open(db)
+    moments = ["2026-01-01", "2026-01-02", "2026-01-02", "2026-01-03", "2026-01-03",
+               "2026-01-03", "2026-01-04"]
+    runs = [make_run(f"{moment}-{index}", seed=index, started_at=f"{moment}T00:00:00+00:00",
+                     label="odd" if index % 2 else None)
+            for index, moment in enumerate(moments)]
+    side_a, side_b = make_ab_session("s", seed=3)
+    at = "2026-01-03T00:00:00+00:00"
+    # Their ids sort against their sides (b's before a's) and before the other runs of
+    # that moment: run_order puts those first, then A, then B; the newest-first read
+    # meets them last.
+    sides = [replace(side_a, run_id="01-a", started_at=at),
+             replace(side_b, run_id="00-b", started_at=at)]
+    store.save_runs([*runs, *sides])
+    every = store.load_runs(rows_too=False, fingerprints=False)
+    wanted_ones = {"any": lambda run: True, "labelled": lambda run: run.label == "odd",
+                   "oldest": lambda run: run.started_at < "2026-01-02",
+                   "a side": lambda run: run.run_id == "01-a",
+                   "not the last day": lambda run: run.started_at < "2026-01-04"}
+    for first in range(1, len(every) + 2):
+        monkeypatch.setattr(stored, "NEWEST_FIRST", first)
+        for name, wanted in wanted_ones.items():
+            expected = sorted((r for r in every if wanted(r)), key=stored.run_order)[-1]
+            assert stored.newest(store, wanted) == expected.run_id, (first, name)
+    monkeypatch.setattr(stored, "NEWEST_FIRST", 3)
+    assert stored.newest(store) == "2026-01-04-6"
+    counted, reads = counting_store(db)
+    reads.clear()
+    assert stored.newest(counted) == "2026-01-04-6"
+    assert reads.rows <= 3 + 2  # the three newest headers, beside the store's own checks
