@@ -107,26 +107,31 @@ def _start(name: str, output: IO[bytes]) -> subprocess.Popen[bytes]:
                             stdout=output, stderr=subprocess.STDOUT)
 
 
-def make_all(names: list[str], parallel: int = PARALLEL) -> list[Made]:
-    """Each item in a process of its own, `parallel` at once; its wall time and the CPU
-    time (user and system) of its process and everything that process waited for."""
+def make_all(names: list[str], parallel: int = PARALLEL,
+             start: Callable[[str, IO[bytes]], subprocess.Popen[bytes]] = _start
+             ) -> list[Made]:
+    """Each item in a process of its own (`start`), `parallel` at once; its wall time and
+    the CPU time (user and system) of its process and everything that process waited for.
+    Each Popen is kept until its process is reaped here: one dropped while its process runs
+    goes to subprocess's own list, and the next Popen would reap it there, out of sight."""
     waiting = list(names)
-    running: dict[int, tuple[str, IO[bytes], float]] = {}
+    running: dict[int, tuple[str, IO[bytes], float, subprocess.Popen[bytes]]] = {}
     made: list[Made] = []
     while waiting or running:
         while waiting and len(running) < parallel:
             name = waiting.pop(0)
             output = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the item ends)
-            process = _start(name, output)
-            running[process.pid] = (name, output, time.monotonic())
+            process = start(name, output)
+            running[process.pid] = (name, output, time.monotonic(), process)
         pid, status, usage = os.wait4(-1, 0)
         if pid not in running:
             continue
-        name, output, started = running.pop(pid)
+        name, output, started, process = running.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        process.returncode = code  # reaped here: the Popen must not wait for it again
         output.seek(0)
         said = output.read().decode(errors="replace")
         output.close()
-        code = os.waitstatus_to_exitcode(status)
         made.append(Made(name, code, time.monotonic() - started,
                          usage.ru_utime + usage.ru_stime, said.strip()))
         print(f"test-deps: {name}: {'ready' if code == 0 else 'FAILED'} in "

@@ -5,10 +5,21 @@ first."""
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
+from typing import IO
+
+import pytest
 
 from pqbench.libraries.stacks import registry
 from tests.helpers import REPO
-from tests.helpers.deps import AWS_LC_RS_OLDER, PIP_VERSIONS, PIP_WORKER_VERSION, items
+from tests.helpers.deps import (
+    AWS_LC_RS_OLDER,
+    PIP_VERSIONS,
+    PIP_WORKER_VERSION,
+    items,
+    make_all,
+)
 
 TESTS = REPO / "tests"
 
@@ -41,3 +52,24 @@ def test_make_test_makes_them_beside_the_lint_before_the_suite() -> None:
     suite = next(i for i, line in enumerate(lines) if "pytest" in line)
     assert deps < suite
     assert "&" in lines[deps] and any("wait" in line for line in lines[deps:suite])
+
+
+@pytest.mark.process
+def test_every_item_made_in_parallel_is_reported_however_fast_it_ends(tmp_path: Path) -> None:
+    """`make_all` reaps its items' processes itself (os.wait4, for their CPU time): each is
+    reported once, with its status, however fast it ends. (A Popen dropped while its process
+    ran went to subprocess's own list of processes to reap, and the next Popen reaped it
+    there: its end was lost, and `make test` printed a ChildProcessError's traceback.)"""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def start(name: str, output: IO[bytes]) -> subprocess.Popen[bytes]:
+        code = 3 if name == "item-5" else 0
+        return subprocess.Popen(["/bin/sh", "-c", f"touch {marks / name}; exit {code}"],
+                                stdout=output, stderr=subprocess.STDOUT)
+
+    names = [f"item-{i}" for i in range(24)]
+    made = make_all(names, parallel=3, start=start)
+    assert sorted(m.name for m in made) == sorted(names)
+    assert {m.name: m.status for m in made if m.status} == {"item-5": 3}
+    assert sorted(p.name for p in marks.iterdir()) == sorted(names)
