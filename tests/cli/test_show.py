@@ -51,23 +51,27 @@ def test_show_of_a_run_not_stored_is_a_message_not_a_traceback(tmp_path: Path) -
     assert "Traceback" not in missing.stderr and "19990101T000000Z-nothere" in missing.stderr
 
 
-# Runs `pqbench ARGS...` as the entry does, then says whether numpy was loaded.
-_NUMPY = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\nfrom pqbench.__main__ import main\n"
-          "try:\n    main()\nexcept SystemExit:\n    pass\n"
-          "print('NUMPY', 'numpy' in sys.modules, file=sys.stderr)")
+# Runs `pqbench ARGS...` as the entry does, then names the heavy libraries it loaded.
+_HEAVY = ("import sys\nsys.argv = ['pqbench', *sys.argv[1:]]\n"
+          "from pqbench.__main__ import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+          "print('HEAVY', *sorted({'numpy', 'scipy', 'matplotlib'} & set(sys.modules)), "
+          "file=sys.stderr)")
 
 
-def _loads_numpy(*args: str) -> bool:
-    done = subprocess.run([sys.executable, "-c", _NUMPY, *args], capture_output=True,
+def _shown(*args: str) -> tuple[list[str], str]:
+    """(the heavy libraries `pqbench ARGS...` loaded, what it printed)."""
+    done = subprocess.run([sys.executable, "-c", _HEAVY, *args], capture_output=True,
                           text=True, timeout=300, check=False)
     last = done.stderr.strip().splitlines()[-1].split()
-    assert last[0] == "NUMPY", done.stderr
-    return last[1] == "True"
+    assert last[0] == "HEAVY", done.stderr
+    return last[1:], done.stdout
 
 
-def test_numpy_loads_where_show_works_out_figures_and_not_for_its_rows(tmp_path: Path) -> None:
-    """A speed run's paired ratios need arrays (their intervals); its rows as CSV do not,
-    nor a run whose rounds were not paired by cycle (it has no paired ratio)."""
+def test_show_works_out_a_runs_paired_ratios_without_numpy(tmp_path: Path) -> None:
+    """A speed run's paired ratios are signed-rank intervals over a few dozen cycles,
+    worked out in plain Python (`analysis.walsh`): `show` prints them and loads neither
+    numpy nor SciPy; nor do its rows as CSV, nor a run whose rounds were not paired by
+    cycle (it has no paired ratio)."""
     from pqbench.data.store import Store
     from tests.helpers.runs import make_run
 
@@ -81,6 +85,11 @@ def test_numpy_loads_where_show_works_out_figures_and_not_for_its_rows(tmp_path:
     paired = replace(paired, settings={**paired.settings, "interleaved": True})
     unpaired = make_run("unpaired", seed=3, rows=exchanges)
     Store.open(db).save_runs([paired, unpaired])
-    assert _loads_numpy("show", "paired", "--db", db)
-    assert not _loads_numpy("show", "paired", "--csv", "--db", db)
-    assert not _loads_numpy("show", "unpaired", "--db", db)
+    ratio = re.compile(r"ML-KEM-768 \[liboqs\] +X25519 \[libcrypto\] +exchange +[\d.]+x "
+                       r"(faster|slower) \[")
+    heavy, shown = _shown("show", "paired", "--db", db)
+    assert heavy == [] and ratio.search(shown), (heavy, shown)
+    heavy, shown = _shown("show", "paired", "--csv", "--db", db)
+    assert heavy == [] and "ML-KEM-768" in shown and not ratio.search(shown)
+    heavy, shown = _shown("show", "unpaired", "--db", db)
+    assert heavy == [] and "ML-KEM-768" in shown and not ratio.search(shown)

@@ -761,29 +761,6 @@ def test_commands_without_figures_start_without_the_heavy_libraries(
 
 
 @pytest.mark.process
-def test_show_prints_a_runs_paired_ratios_without_numpy(tmp_path: Path) -> None:
-    """`show` of a speed run whose rounds were taken in cycles prints its paired ratios
-    (signed-rank intervals over its rounds, `analysis.walsh`) and loads no heavy library:
-    a stored run shown again should start as fast as the store allows."""
-    from dataclasses import replace
-
-    from pqbench.data.store import Store
-    from tests.helpers.runs import KEX_ROWS, make_run
-
-    run = make_run("kex", seed=1, rows=KEX_ROWS)
-    db = tmp_path / "results.db"
-    Store.open(str(db)).save_run(replace(run, settings={**run.settings, "interleaved": True}))
-    out = tmp_path / "modules.json"
-    done = subprocess.run([sys.executable, "-c", _PROBE, str(out), "show", "kex", "--db",
-                           str(db)], capture_output=True, text=True, timeout=300, check=False)
-    found = json.loads(out.read_text())
-    assert found["code"] == 0, done.stderr
-    assert re.search(r"ML-KEM-768 \[liboqs\] +X25519 \[libcrypto\] +exchange +[\d.]+x "
-                     r"(faster|slower) \[", done.stdout), done.stdout
-    assert not set(found["modules"]) & set(HEAVY), sorted(set(found["modules"]) & set(HEAVY))
-
-
-@pytest.mark.process
 def test_the_probe_sees_a_heavy_library_where_a_command_uses_it(tmp_path: Path) -> None:
     """A speed run of five rounds summarizes them with numpy (its trend check too,
     Spearman's rho in numpy) and stores them through SQLAlchemy: the probe must see both."""
