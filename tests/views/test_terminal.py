@@ -178,6 +178,51 @@ def test_empty_and_missing_only_columns_are_left_out() -> None:
     assert text.splitlines()[0].split() == ["a"]
 
 
+#: A ratio table as `show` drew it (fresh-clone CI, 2026-11-29), its columns as they lined
+#: up there: a row with an empty block cell under a row with every cell filled; then, made
+#: up, an interval and a name that wrapped, whose second lines belong to their rows.
+_LINES = [("what", "against", "per", "block", "speed [CI]"),
+          ("ML-KEM-768 [cryptography]", "X25519 [cryptography]", "exchange", "",
+           "1.15x slower [1.13–1.19]"),
+          ("AES-256-GCM [libcrypto]", "AES-256-XTS [libcrypto]", "byte (decrypt)", "16 KiB",
+           "1.99x slower [1.72–2.41]"),
+          ("cryptography", "libcrypto", "operation (mean)", "", "1.15x slower [1.07–1.21]"),
+          ("cryptography", "libcrypto", "byte (mean)", "all", "1.08x slower [1.21x slower –"),
+          ("", "", "", "", "1.26x faster]"),
+          ("ML-KEM-1024", "X25519 [libcrypto]", "exchange", "", "2.01x slower [1.90–2.12]"),
+          ("[liboqs]", "", "", "", ""),
+          ("58 more with --all", "", "", "", "")]
+
+
+def _drawn(lines: list[tuple[str, ...]]) -> str:
+    """The lines as a table: columns two blanks apart, the block column to the right."""
+    def line(cells: tuple[str, ...]) -> str:
+        return (f"{cells[0]:<25}  {cells[1]:<23}  {cells[2]:<16}  {cells[3]:>6}  "
+                f"{cells[4]}").rstrip()
+
+    body = [line(cells) for cells in lines]
+    return "\n".join(["what it costs, paired by cycle (99.2 % CI, 8 cycles, CPU time)",
+                      body[0], "─" * len(body[1]), *body[1:]]) + "\n"
+
+
+def test_the_table_reader_starts_a_row_below_a_closed_bracket_and_keeps_wrapped_lines() -> None:
+    """`tables` (what the terminal tests read drawn tables with) tells a row from a
+    wrapped line by shape: a line that answers below an answer whose interval closed is a
+    row of its own even where it fills fewer cells than the row above (an empty block); an
+    interval's or a name's second line, and a note in the first column, stay with the row
+    above."""
+    from tests.helpers.terminal import tables
+
+    (table,) = tables(_drawn(_LINES))
+    assert [row["per"] for row in table.rows] == ["exchange", "byte (decrypt)",
+                                                  "operation (mean)", "byte (mean)",
+                                                  "exchange"]
+    assert table.heights == (1, 1, 1, 2, 3)
+    assert table.rows[3]["speed [CI]"] == "1.08x slower [1.21x slower – 1.26x faster]"
+    assert table.rows[4]["what"] == "ML-KEM-1024 [liboqs] 58 more with --all"
+    assert table.width == len(_drawn(_LINES).splitlines()[3])
+
+
 # --- every command at 80 columns --------------------------------------------------------------
 
 
