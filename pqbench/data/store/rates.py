@@ -105,28 +105,17 @@ class RowRates:
         history's noise model learns from the rates it read rather than reading the store
         again. A row without an estimate (no rate, or a rate of 0) is left out, as there;
         a key the runs have rows of but no estimate has none (empty arrays)."""
-        at = {run_id: i for i, run_id in enumerate(run_ids)}
-        found: list[tuple[tuple[int, int], RowKey, tuple[IntArray, FloatArray, IntArray]]] = []
+        rows: list[tuple[Any, ...]] = []
         for key, chunks_ in self._chunks.items():
-            measured = self._indexed(key)[0]
+            measured, starts, values = self._indexed(key)
             places = np.concatenate([c[3] for c in chunks_]).tolist()
-            having = [(at[run_id], places[measured[self._position[run_id]][0]])
-                      for run_id in run_ids if self._position[run_id] in measured]
-            if not having:
-                continue  # none of these runs has the row: the store gives no such key
-            positions, values, rounds = [], [], []
-            for run_id, rates in self.by_run(key, run_ids):
-                value = run_estimate(rates.tolist())
-                if value is not None:
-                    positions.append(at[run_id])
-                    values.append(value)
-                    rounds.append(len(rates))
-            found.append((min(having), key, (
-                np.array(positions, dtype=np.int64), np.array(values, dtype=np.float64),
-                np.array(rounds, dtype=np.int64))))
-        # The keys in the order of their first row: by run, then by its place in the run.
-        found.sort(key=lambda one: one[0])
-        return RowEstimates(run_ids, {key: packed for _, key, packed in found})
+            for run_id in dict.fromkeys(run_ids):
+                for index in measured.get(self._position[run_id], ()):
+                    rates = values[int(starts[index]):int(starts[index + 1])].tolist()
+                    rows.append((run_id, places[index], *key, run_estimate(rates), len(rates)))
+        # Packed as the store's are (`_packed`), a row's place in its query standing for its
+        # place in its run: both follow the rows' ids.
+        return _packed(run_ids, rows)
 
 
 def row_rates(conn: Connection, run_ids: Sequence[str],
