@@ -13,13 +13,17 @@ name, `unshare --uts`, so pqbench records that name), measure two builds once ea
 * ``aa``: the same build twice (A/A): no row may be called faster or slower.
 
 Each machine runs its two builds back to back, in an order a coin decides per machine, so
-drift over the session falls on both builds alike. Then `pqbench compare --by label before
-after` judges each row by the machines' pairs (the machine as the unit, Student t over the
-ten machines' ln ratios), and the same runs compared one machine alone (one run against
-one, against the machine's prior spread) show what a single machine could say.
+drift over the session falls on both builds alike. With ``--together`` it runs them at the
+same time instead (with ``--cpu 0``, time-sliced on one vCPU, each run timed in its own
+CPU time): on a VM whose speed drifts between two runs seconds apart, that drift then falls
+on both runs of a machine alike, as it would on a real machine that holds its speed between
+two runs. Then `pqbench compare --by label before after` judges each row by the machines'
+pairs (the machine as the unit, Student t over the ten machines' ln ratios), and the same
+runs compared one machine alone (one run against one, against the machine's prior spread)
+show what a single machine could say.
 
     python benchmarks/fleet_pairs.py [--machines 10] [--seconds 1] [--rounds 5] [--cpu 0]
-        [--json]
+        [--together] [--knob adx,bmi2] [--json]
 
 A benchmark script, not a test: it asserts nothing; it prints what compare says, with the
 load, and keeps its store under benchmarks/.work/fleet-pairs.
@@ -44,18 +48,22 @@ KNOB = "adx,bmi2"
 
 
 def _speed(host: str, label: str, db: Path, args: argparse.Namespace, mask: str | None
-           ) -> None:
-    """One real pqbench run on the machine named `host`."""
+           ) -> subprocess.Popen[str]:
+    """One real pqbench run on the machine named `host`, started (`_ended` waits)."""
     argv = [sys.executable, "-m", "pqbench", "speed", *ALGORITHMS, "-i", "libcrypto",
             "--seconds", str(args.seconds), "--rounds", str(args.rounds), "--label", label,
             "--db", str(db), *(("--mask", mask) if mask else ()),
             *(("--cpu", args.cpu) if args.cpu else ())]
     script = 'hostname "$1" && shift && exec "$@"'
-    done = subprocess.run(["unshare", "--uts", "--fork", "sh", "-c", script, "sh", host,
-                           *argv], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"pqbench speed on {host} failed ({done.returncode}): "
-                         f"{done.stderr.strip()[-500:]}")
+    return subprocess.Popen(["unshare", "--uts", "--fork", "sh", "-c", script, "sh", host,
+                             *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _ended(host: str, run: subprocess.Popen[str]) -> None:
+    _out, err = run.communicate()
+    if run.returncode != 0:
+        raise SystemExit(f"pqbench speed on {host} failed ({run.returncode}): "
+                         f"{err.strip()[-500:]}")
 
 
 def _compare(db: Path, *names: str) -> dict[str, Any]:
@@ -100,10 +108,15 @@ def experiment(name: str, args: argparse.Namespace) -> dict[str, Any]:
     started = time.time()
     for index in range(args.machines):
         host = f"fleet-m{index:02d}"
-        sides = [("before", None), ("after", KNOB if name == "change" else None)]
+        sides = [("before", None), ("after", args.knob if name == "change" else None)]
         coin.shuffle(sides)
-        for label, mask in sides:
-            _speed(host, label, db, args, mask)
+        if args.together:  # both at once on the CPUs of --cpu: drift falls on both alike
+            started_runs = [_speed(host, label, db, args, mask) for label, mask in sides]
+            for run in started_runs:
+                _ended(host, run)
+        else:
+            for label, mask in sides:
+                _ended(host, _speed(host, label, db, args, mask))
         load.append(os.getloadavg()[0])
     fleet = _compare(db, "before", "after")
     alone = _one_machine(db, "before", "after")
@@ -136,6 +149,12 @@ def main() -> None:
     parser.add_argument("--cpu", metavar="LIST",
                         help="pin every run to these CPUs (speed --cpu), e.g. 0: each "
                              "machine's two runs then share one vCPU")
+    parser.add_argument("--knob", default=KNOB, metavar="FLAGS",
+                        help=f"the CPU flags `change` hides from OpenSSL (default {KNOB})")
+    parser.add_argument("--together", action="store_true",
+                        help="run each machine's two builds at the same time (with --cpu 0: "
+                             "time-sliced on one vCPU, each timed in its own CPU time), so "
+                             "a VM whose speed drifts between two runs drifts under both")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     unknown = set(args.experiments) - {"change", "aa"}
