@@ -4,12 +4,13 @@ stored, skipped or refused."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -107,24 +108,59 @@ class Imported:
 
 
 def import_files(files: Sequence[Path], db: str | None) -> Imported:
-    """Every file validated before anything is written, then all runs of all files written
-    in one transaction, straight from the validated documents (their rows made in other
-    processes where there are several files: `_made_elsewhere`)."""
+    """Every file validated before anything is committed, and all runs of all files
+    written in one transaction, straight from the validated documents: their rows made
+    in other processes where there are several files, each file's written as it comes
+    while the next are made (`_made_elsewhere`); else read here, then written."""
     from pqbench.data.record import transfer
     from pqbench.data.store import Store
 
     made = _made_elsewhere(files)
-    documents = made if made is not None else transfer.read_documents(list(files))
+    if made is not None:
+        store, ids = Store.open(db), list[str]()
+        try:
+            with contextlib.closing(made):
+                return _imported(store, store.save_batches(_run_ids_kept(made, ids)), ids,
+                                 lambda: transfer.read_documents(list(files)))
+        except _NotVouched:  # nothing was written: read them here, and say why as always
+            store.discard_if_unused()
+            store.close()
+    documents = transfer.read_documents(list(files))
     store = Store.open(db)
-    stored = store.save_documents(documents)
+    return _imported(store, store.save_documents(documents),
+                     [doc["run_id"] for doc in documents], lambda: documents)
+
+
+def _imported(store: Store, stored: list[str], ids: list[str],
+              documents: Callable[[], list[dict[str, Any]]]) -> Imported:
+    """The import of runs `ids` of which `stored` were written; the `documents` (read
+    again where their rows were made elsewhere) of those skipped decide which of them
+    differ from the run stored."""
     written = set(stored)
-    skipped = [doc["run_id"] for doc in documents if doc["run_id"] not in written]
-    if skipped and made is not None:  # their rows were made: read the documents again
-        documents = transfer.read_documents(list(files))
+    skipped = [run_id for run_id in ids if run_id not in written]
     kept = set(skipped)
-    return Imported(store.location, list(stored), skipped,
-                    list(store.stored_otherwise([doc for doc in documents
-                                                 if doc["run_id"] in kept])))
+    differing = store.stored_otherwise([doc for doc in documents() if doc["run_id"] in kept]
+                                       ) if kept else []
+    return Imported(store.location, list(stored), skipped, list(differing))
+
+
+class _NotVouched(Exception):
+    """A file the other processes could not vouch for, a run id in two files, or the
+    processes could not run: the import reads its files itself (`import_files`)."""
+
+
+def _run_ids_kept(batches: Iterator[list[dict[str, Any]]], ids: list[str]
+                  ) -> Iterator[list[dict[str, Any]]]:
+    """The batches as they come, each run id added to `ids`; _NotVouched at a run id seen
+    before (a file given twice, a run in two exports: `read_documents` decides)."""
+    seen: set[str] = set()
+    for batch in batches:
+        for doc in batch:
+            if doc["run_id"] in seen:
+                raise _NotVouched
+            seen.add(doc["run_id"])
+            ids.append(doc["run_id"])
+        yield batch
 
 
 #: Below this many bytes in all, an import's files are read in its own process: starting
@@ -144,13 +180,14 @@ def readers(sizes: Sequence[int], cpus: int, load: float) -> int:
     return min(len(sizes), cpus + 1)
 
 
-def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
-    """The runs of several files, each file validated and its rows made
-    (`bulk.with_made_rows`) in another process (`readers`), while this one waits; None
-    where they are few or small, no CPU is idle, one file is not vouched for, a run id is
-    in two files, or the processes cannot run: then the files are read here, one after
-    another, and a bad one named as always (`transfer.read_documents`). A file's rows
-    cost about as much to make as to validate, and either costs more than writing them."""
+def _made_elsewhere(files: Sequence[Path]) -> Generator[list[dict[str, Any]]] | None:
+    """The runs of several files, a file at a time in the order given, each file
+    validated and its rows made (`bulk.with_made_rows`) in another process (`readers`);
+    None where they are few or small, or no CPU is idle. The batches end in _NotVouched
+    where a file is not vouched for or the processes cannot run: the files are then read
+    here, one after another, and a bad one named as always (`transfer.read_documents`).
+    A file's rows cost about as much to make as to validate, and either costs more than
+    writing them."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     affinity = getattr(os, "sched_getaffinity", None)
@@ -161,8 +198,11 @@ def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
         return None
     # Whether other processes would pay at all before watching the machine for them.
     workers = readers(sizes, cpus, 0.0) and readers(sizes, cpus, _busy_now(cpus))
-    if not workers:
-        return None
+    return _made_in(files, workers) if workers else None
+
+
+def _made_in(files: Sequence[Path], workers: int) -> Generator[list[dict[str, Any]]]:
+    """`_made_elsewhere`'s batches, made by `workers` processes."""
     from pqbench.data.record import validation
     from pqbench.data.store import bulk  # noqa: F401  (with SQLAlchemy, as below)
 
@@ -172,15 +212,14 @@ def _made_elsewhere(files: Sequence[Path]) -> list[dict[str, Any]] | None:
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
-        made = list(pool.map(_made_here, files))
+        for documents in pool.map(_made_here, files):
+            if documents is None:
+                raise _NotVouched
+            yield documents
     except (BrokenProcessPool, OSError):
-        return None
+        raise _NotVouched from None
     finally:
         pool.shutdown(cancel_futures=True)
-    if any(documents is None for documents in made):
-        return None
-    documents = [doc for found in made if found is not None for doc in found]
-    return documents if len({doc["run_id"] for doc in documents}) == len(documents) else None
 
 
 #: How long an import watches the machine to see whether a CPU is idle.

@@ -114,6 +114,23 @@ def test_a_file_refused_is_named_as_before_and_nothing_is_stored(
     assert not db.exists()
 
 
+def test_a_file_refused_after_others_were_written_leaves_the_store_as_it_was(
+        tmp_path: Path, in_processes: None) -> None:
+    """The files before the bad one were written as they came, in the import's one
+    transaction: it is taken back, and the store (made by an earlier import) keeps its
+    runs, no more and no fewer."""
+    files = _files(tmp_path)
+    db = str(tmp_path / "runs.db")
+    first = transfer.import_files(files[:1], db)
+    doc = json.loads(files[2].read_text())
+    doc["runs"][0]["results"][0]["samples"][0]["elapsed_ns"] = 0
+    files[2].write_text(json.dumps(doc))
+    before = _tables(db)
+    with pytest.raises(InputFileError, match=r"c\.json: run 1"):
+        transfer.import_files(files[1:], db)
+    assert _tables(db) == before and len(first.stored) == 3
+
+
 def test_a_file_given_twice_is_imported_once(tmp_path: Path, in_processes: None) -> None:
     files = _files(tmp_path)
     found = transfer.import_files([*files, files[0]], str(tmp_path / "runs.db"))

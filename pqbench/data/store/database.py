@@ -15,7 +15,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -468,7 +468,7 @@ class Store:
         from pqbench.data.store import bulk  # writers' alone: a reader starts without it
 
         return self._save(lambda conn: bulk.insert_runs(conn, runs),
-                          [run.run_id for run in runs])
+                          lambda: [run.run_id for run in runs])
 
     def save_documents(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
         """As save_runs, for run documents `record.transfer.read_documents` validated: the
@@ -476,10 +476,42 @@ class Store:
         from pqbench.data.store import bulk
 
         return self._save(lambda conn: bulk.insert_documents(conn, documents),
-                          [doc["run_id"] for doc in documents])
+                          lambda: [doc["run_id"] for doc in documents])
 
-    def _save(self, insert: Callable[[Connection], list[str]], run_ids: list[str]
-              ) -> list[str]:
+    def save_batches(self, batches: Iterable[Sequence[Mapping[str, Any]]]) -> list[str]:
+        """As save_documents, for documents that arrive in batches (an import's files,
+        made in other processes): each batch written as it arrives, so the store writes
+        one file's rows while the next are made, all of them in one transaction. An
+        exception from `batches` rolls back what was written, and goes on up."""
+        from pqbench.data.store import bulk
+
+        source, had = iter(batches), list[Sequence[Mapping[str, Any]]]()
+
+        def arriving() -> Iterator[Sequence[Mapping[str, Any]]]:
+            yield from list(had)  # a second attempt writes the batches had again
+            for batch in source:
+                had.append(batch)
+                yield batch
+
+        def insert(conn: Connection) -> list[str]:
+            return [run_id for batch in arriving()
+                    for run_id in bulk.insert_documents(conn, batch)]
+
+        return self._save(insert, lambda: [doc["run_id"] for batch in had for doc in batch])
+
+    def discard_if_unused(self) -> None:
+        """The SQLite file this process made, removed again where it holds no run (an
+        import whose files were refused after it began writing), as a creation that
+        failed is (`_create_later`); any other store is left as it is."""
+        if self._new_file is None:
+            return
+        with self._reading() as conn:
+            if conn.execute(select(schema.runs.c.run_id).limit(1)).first() is not None:
+                return
+        self._remove_new_file()
+
+    def _save(self, insert: Callable[[Connection], list[str]],
+              run_ids: Callable[[], list[str]]) -> list[str]:
         self._create_later()
         problem = ""
         for _attempt in range(3):
@@ -489,7 +521,7 @@ class Store:
                     return insert(conn)
             except IntegrityError as exc:
                 problem = _describe(exc, self.location, self._secrets)
-                if not self._stored_meanwhile(run_ids):
+                if not self._stored_meanwhile(run_ids()):
                     break  # not a race with another writer: a row the table refuses
                 # another writer stored one of these meanwhile: skip it next time
         raise StoreError(f"nothing was written ({problem}); if other writers are storing "

@@ -7,7 +7,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,3 +227,81 @@ def test_a_stored_value_that_does_not_decode_is_named_by_its_run_and_column(
         assert str(refused.value).endswith("the database may be damaged: restore it from a "
                                            "backup or an export")
     assert store.load_run("20261122T000000Z-aaaaaa").run_id == "20261122T000000Z-aaaaaa"
+
+
+def _documents(tmp_path: Path, *run_ids: str) -> list[dict[str, Any]]:
+    """Run documents as an import reads them from an export file."""
+    from pqbench.data.record import transfer
+
+    path = tmp_path / f"{run_ids[0]}.json"
+    path.write_text(transfer.export([make_run(run_id) for run_id in run_ids], "json"))
+    return transfer.read_documents([path])
+
+
+def test_each_batch_is_written_before_the_next_is_asked_for(
+        db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import writes one file's runs while the next file is made: `save_batches` takes
+    a batch only when the one before is written, and commits them all at once."""
+    from pqbench.data.store import bulk
+
+    events: list[str] = []
+    insert = bulk.insert_documents
+
+    def logged(conn: Any, documents: Any) -> list[str]:
+        events.append(f"write {documents[0]['run_id']}")
+        return insert(conn, documents)
+
+    monkeypatch.setattr(bulk, "insert_documents", logged)
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        for run_ids in (("20261122T000000Z-a1", "20261122T000000Z-a2"),
+                        ("20261122T000000Z-b1",)):
+            events.append(f"made {run_ids[0]}")
+            yield _documents(tmp_path, *run_ids)
+
+    store = Store.open(str(db_path))
+    assert store.save_batches(batches()) == [
+        "20261122T000000Z-a1", "20261122T000000Z-a2", "20261122T000000Z-b1"]
+    assert events == ["made 20261122T000000Z-a1", "write 20261122T000000Z-a1",
+                      "made 20261122T000000Z-b1", "write 20261122T000000Z-b1"]
+    assert [r.run_id for r in store.list_runs()] == [
+        "20261122T000000Z-a1", "20261122T000000Z-a2", "20261122T000000Z-b1"]
+
+
+class _Refused(Exception):
+    pass
+
+
+def test_a_batch_refused_after_one_was_written_takes_it_back(db_path: Path,
+                                                            tmp_path: Path) -> None:
+    """The batches are one transaction: an error from them after the first was written
+    leaves the store as it was, and the error goes on up."""
+    store = Store.open(str(db_path))
+    store.save_run(make_run("20261122T000000Z-kept"))
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        yield _documents(tmp_path, "20261122T000000Z-a1")
+        raise _Refused
+
+    with pytest.raises(_Refused):
+        store.save_batches(batches())
+    assert [r.run_id for r in store.list_runs()] == ["20261122T000000Z-kept"]
+
+
+def test_only_a_new_file_without_runs_is_discarded(tmp_path: Path) -> None:
+    """What an import opened before its files were refused: the SQLite file it made is
+    removed where it holds no run, and nothing else ever is."""
+    unused = tmp_path / "new.db"
+    store = Store.open(str(unused))
+    assert unused.exists()
+    store.discard_if_unused()
+    assert not unused.exists()
+    used = tmp_path / "used.db"
+    store = Store.open(str(used))
+    store.save_run(make_run())
+    store.discard_if_unused()
+    assert [r.run_id for r in Store.open(str(used)).list_runs()] == [make_run().run_id]
+    earlier = tmp_path / "earlier.db"
+    Store.open(str(earlier)).close()  # made by an earlier command: not this store's to drop
+    Store.open(str(earlier)).discard_if_unused()
+    assert earlier.exists()
