@@ -10,7 +10,7 @@ import os
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -117,14 +117,15 @@ def import_files(files: Sequence[Path], db: str | None) -> Imported:
 
     made = _made_elsewhere(files)
     if made is not None:
-        store, ids = Store.open(db), list[str]()
-        try:
-            with contextlib.closing(made):
+        ids: list[str] = []
+        with contextlib.closing(made):  # the readers stop, however this ends
+            store = Store.open(db)
+            try:
                 return _imported(store, store.save_batches(_run_ids_kept(made, ids)), ids,
                                  lambda: transfer.read_documents(list(files)))
-        except _NotVouched:  # nothing was written: read them here, and say why as always
-            store.discard_if_unused()
-            store.close()
+            except _NotVouched:  # nothing was written: read them here, say why as always
+                store.discard_if_unused()
+                store.close()
     documents = transfer.read_documents(list(files))
     store = Store.open(db)
     return _imported(store, store.save_documents(documents),
@@ -149,7 +150,7 @@ class _NotVouched(Exception):
     processes could not run: the import reads its files itself (`import_files`)."""
 
 
-def _run_ids_kept(batches: Iterator[list[dict[str, Any]]], ids: list[str]
+def _run_ids_kept(batches: Iterable[list[dict[str, Any]]], ids: list[str]
                   ) -> Iterator[list[dict[str, Any]]]:
     """The batches as they come, each run id added to `ids`; _NotVouched at a run id seen
     before (a file given twice, a run in two exports: `read_documents` decides)."""
@@ -180,14 +181,13 @@ def readers(sizes: Sequence[int], cpus: int, load: float) -> int:
     return min(len(sizes), cpus + 1)
 
 
-def _made_elsewhere(files: Sequence[Path]) -> Generator[list[dict[str, Any]]] | None:
-    """The runs of several files, a file at a time in the order given, each file
-    validated and its rows made (`bulk.with_made_rows`) in another process (`readers`);
-    None where they are few or small, or no CPU is idle. The batches end in _NotVouched
-    where a file is not vouched for or the processes cannot run: the files are then read
-    here, one after another, and a bad one named as always (`transfer.read_documents`).
-    A file's rows cost about as much to make as to validate, and either costs more than
-    writing them."""
+def _made_elsewhere(files: Sequence[Path]) -> _Made | None:
+    """The runs of several files, each file validated and its rows made
+    (`bulk.with_made_rows`) in another process (`readers`), started now; None where they
+    are few or small, no CPU is idle, or the processes cannot start: the files are then
+    read here, one after another, and a bad one named as always
+    (`transfer.read_documents`). A file's rows cost about as much to make as to validate,
+    and either costs more than writing them."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     affinity = getattr(os, "sched_getaffinity", None)
@@ -198,11 +198,8 @@ def _made_elsewhere(files: Sequence[Path]) -> Generator[list[dict[str, Any]]] | 
         return None
     # Whether other processes would pay at all before watching the machine for them.
     workers = readers(sizes, cpus, 0.0) and readers(sizes, cpus, _busy_now(cpus))
-    return _made_in(files, workers) if workers else None
-
-
-def _made_in(files: Sequence[Path], workers: int) -> Generator[list[dict[str, Any]]]:
-    """`_made_elsewhere`'s batches, made by `workers` processes."""
+    if not workers:
+        return None
     from pqbench.data.record import validation
     from pqbench.data.store import bulk  # noqa: F401  (with SQLAlchemy, as below)
 
@@ -212,14 +209,34 @@ def _made_in(files: Sequence[Path], workers: int) -> Generator[list[dict[str, An
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
-        for documents in pool.map(_made_here, files):
-            if documents is None:
-                raise _NotVouched
-            yield documents
+        # Submitted, the processes fork now: before this process opens the store, so
+        # none of them holds a copy of its connection.
+        return _Made(pool, pool.map(_made_here, files))
     except (BrokenProcessPool, OSError):
-        raise _NotVouched from None
-    finally:
         pool.shutdown(cancel_futures=True)
+        return None
+
+
+class _Made:
+    """The runs of `_made_elsewhere`'s files, a file at a time in the order given, as
+    their readers hand them over; _NotVouched where a file is not vouched for or the
+    readers stopped. `close` stops the readers, whether or not the files were taken."""
+
+    def __init__(self, pool: ProcessPoolExecutor,
+                 batches: Iterator[list[dict[str, Any]] | None]) -> None:
+        self._pool, self._batches = pool, batches
+
+    def __iter__(self) -> Iterator[list[dict[str, Any]]]:
+        try:
+            for documents in self._batches:
+                if documents is None:
+                    raise _NotVouched
+                yield documents
+        except (BrokenProcessPool, OSError):
+            raise _NotVouched from None
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
 
 
 #: How long an import watches the machine to see whether a CPU is idle.

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from pqbench.app import transfer
 from pqbench.data.record import transfer as record_transfer
 from pqbench.data.store import Store, schema
-from pqbench.platform.errors import InputFileError
+from pqbench.platform.errors import InputFileError, StoreError
 from tests.helpers.runs import make_run
 
 pytestmark = pytest.mark.process  # the readers are forked processes
@@ -129,6 +129,24 @@ def test_a_file_refused_after_others_were_written_leaves_the_store_as_it_was(
     with pytest.raises(InputFileError, match=r"c\.json: run 1"):
         transfer.import_files(files[1:], db)
     assert _tables(db) == before and len(first.stored) == 3
+
+
+def test_a_store_that_cannot_be_opened_stops_the_readers(tmp_path: Path,
+                                                        in_processes: None) -> None:
+    """The readers start before the store is opened (so none holds a copy of its
+    connection); a store that cannot be opened then ends them too (each finishes the file
+    it has begun; none is left behind)."""
+    import multiprocessing
+
+    files = _files(tmp_path)
+    made = transfer._made_elsewhere(files)
+    assert made is not None and len(multiprocessing.active_children()) == 3  # forked now
+    made.close()
+    assert multiprocessing.active_children() == []
+    (tmp_path / "folder.db").mkdir()
+    with pytest.raises(StoreError):
+        transfer.import_files(files, str(tmp_path / "folder.db"))
+    assert multiprocessing.active_children() == []
 
 
 def test_a_file_given_twice_is_imported_once(tmp_path: Path, in_processes: None) -> None:
