@@ -305,3 +305,40 @@ def test_only_a_new_file_without_runs_is_discarded(tmp_path: Path) -> None:
     Store.open(str(earlier)).close()  # made by an earlier command: not this store's to drop
     Store.open(str(earlier)).discard_if_unused()
     assert earlier.exists()
+
+
+def test_batches_written_again_after_another_writer_stored_one_of_their_runs(
+        db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer stored a run of the first batch while this transaction was writing
+    it (a unique key refused): the transaction is tried again with the batches had so far,
+    that run skipped, and the batches not yet had taken as before."""
+    from sqlalchemy.exc import IntegrityError
+
+    from pqbench.data.store import bulk
+
+    Store.open(str(db_path)).close()
+    insert = bulk.insert_documents
+    raced: list[str] = []
+
+    def racing(conn: Any, documents: Any) -> list[str]:
+        if not raced:  # the other writer commits first; this INSERT then hits its key
+            raced.append(documents[0]["run_id"])
+            Store.open(str(db_path)).save_run(make_run(documents[0]["run_id"]))
+            raise IntegrityError("INSERT INTO pqbench_runs", {}, Exception("UNIQUE"))
+        return insert(conn, documents)
+
+    monkeypatch.setattr(bulk, "insert_documents", racing)
+    made: list[str] = []
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        for run_ids in (("20261122T000000Z-a1", "20261122T000000Z-a2"),
+                        ("20261122T000000Z-b1",)):
+            made.append(run_ids[0])
+            yield _documents(tmp_path, *run_ids)
+
+    store = Store.open(str(db_path))
+    assert store.save_batches(batches()) == ["20261122T000000Z-a2", "20261122T000000Z-b1"]
+    assert raced == ["20261122T000000Z-a1"]
+    assert made == ["20261122T000000Z-a1", "20261122T000000Z-b1"]  # each made once
+    assert [r.run_id for r in store.list_runs()] == [
+        "20261122T000000Z-a1", "20261122T000000Z-a2", "20261122T000000Z-b1"]
