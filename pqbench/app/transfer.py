@@ -10,7 +10,7 @@ import os
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -117,11 +117,10 @@ def import_files(files: Sequence[Path], db: str | None) -> Imported:
 
     made = _made_elsewhere(files)
     if made is not None:
-        ids: list[str] = []
         with contextlib.closing(made):  # the readers stop, however this ends
             store = Store.open(db)
             try:
-                return _imported(store, store.save_batches(_run_ids_kept(made, ids)), ids,
+                return _imported(store, store.save_batches(made), made.ids,
                                  lambda: transfer.read_documents(list(files)))
             except _NotVouched:  # nothing was written: read them here, say why as always
                 store.discard_if_unused()
@@ -142,26 +141,12 @@ def _imported(store: Store, stored: list[str], ids: list[str],
     kept = set(skipped)
     differing = store.stored_otherwise([doc for doc in documents() if doc["run_id"] in kept]
                                        ) if kept else []
-    return Imported(store.location, list(stored), skipped, list(differing))
+    return Imported(store.location, stored, skipped, differing)
 
 
 class _NotVouched(Exception):
     """A file the other processes could not vouch for, a run id in two files, or the
     processes could not run: the import reads its files itself (`import_files`)."""
-
-
-def _run_ids_kept(batches: Iterable[list[dict[str, Any]]], ids: list[str]
-                  ) -> Iterator[list[dict[str, Any]]]:
-    """The batches as they come, each run id added to `ids`; _NotVouched at a run id seen
-    before (a file given twice, a run in two exports: `read_documents` decides)."""
-    seen: set[str] = set()
-    for batch in batches:
-        for doc in batch:
-            if doc["run_id"] in seen:
-                raise _NotVouched
-            seen.add(doc["run_id"])
-            ids.append(doc["run_id"])
-        yield batch
 
 
 #: Below this many bytes in all, an import's files are read in its own process: starting
@@ -219,18 +204,27 @@ def _made_elsewhere(files: Sequence[Path]) -> _Made | None:
 
 class _Made:
     """The runs of `_made_elsewhere`'s files, a file at a time in the order given, as
-    their readers hand them over; _NotVouched where a file is not vouched for or the
-    readers stopped. `close` stops the readers, whether or not the files were taken."""
+    their readers hand them over, their run ids kept in `ids`; _NotVouched where a file
+    is not vouched for, a run id comes again (a file given twice, a run in two exports:
+    `read_documents` decides) or the readers stopped. `close` stops the readers, whether
+    or not the files were taken."""
 
     def __init__(self, pool: ProcessPoolExecutor,
                  batches: Iterator[list[dict[str, Any]] | None]) -> None:
         self._pool, self._batches = pool, batches
+        self.ids: list[str] = []
 
     def __iter__(self) -> Iterator[list[dict[str, Any]]]:
+        seen: set[str] = set()
         try:
             for documents in self._batches:
                 if documents is None:
                     raise _NotVouched
+                for doc in documents:
+                    if doc["run_id"] in seen:
+                        raise _NotVouched
+                    seen.add(doc["run_id"])
+                    self.ids.append(doc["run_id"])
                 yield documents
         except (BrokenProcessPool, OSError):
             raise _NotVouched from None

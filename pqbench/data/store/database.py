@@ -488,7 +488,7 @@ class Store:
         source, had = iter(batches), list[Sequence[Mapping[str, Any]]]()
 
         def arriving() -> Iterator[Sequence[Mapping[str, Any]]]:
-            yield from list(had)  # a second attempt writes the batches had again
+            yield from had  # a second attempt writes the batches had again
             for batch in source:
                 had.append(batch)
                 yield batch

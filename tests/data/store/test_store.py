@@ -238,6 +238,14 @@ def _documents(tmp_path: Path, *run_ids: str) -> list[dict[str, Any]]:
     return transfer.read_documents([path])
 
 
+def _two_batches(tmp_path: Path, events: list[str]) -> Iterator[list[dict[str, Any]]]:
+    """Two batches as an import's readers hand them over (two runs, then one), each
+    noted in `events` as it is made."""
+    for run_ids in (("20261122T000000Z-a1", "20261122T000000Z-a2"), ("20261122T000000Z-b1",)):
+        events.append(f"made {run_ids[0]}")
+        yield _documents(tmp_path, *run_ids)
+
+
 def test_each_batch_is_written_before_the_next_is_asked_for(
         db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An import writes one file's runs while the next file is made: `save_batches` takes
@@ -253,14 +261,8 @@ def test_each_batch_is_written_before_the_next_is_asked_for(
 
     monkeypatch.setattr(bulk, "insert_documents", logged)
 
-    def batches() -> Iterator[list[dict[str, Any]]]:
-        for run_ids in (("20261122T000000Z-a1", "20261122T000000Z-a2"),
-                        ("20261122T000000Z-b1",)):
-            events.append(f"made {run_ids[0]}")
-            yield _documents(tmp_path, *run_ids)
-
     store = Store.open(str(db_path))
-    assert store.save_batches(batches()) == [
+    assert store.save_batches(_two_batches(tmp_path, events)) == [
         "20261122T000000Z-a1", "20261122T000000Z-a2", "20261122T000000Z-b1"]
     assert events == ["made 20261122T000000Z-a1", "write 20261122T000000Z-a1",
                       "made 20261122T000000Z-b1", "write 20261122T000000Z-b1"]
@@ -329,16 +331,10 @@ def test_batches_written_again_after_another_writer_stored_one_of_their_runs(
 
     monkeypatch.setattr(bulk, "insert_documents", racing)
     made: list[str] = []
-
-    def batches() -> Iterator[list[dict[str, Any]]]:
-        for run_ids in (("20261122T000000Z-a1", "20261122T000000Z-a2"),
-                        ("20261122T000000Z-b1",)):
-            made.append(run_ids[0])
-            yield _documents(tmp_path, *run_ids)
-
     store = Store.open(str(db_path))
-    assert store.save_batches(batches()) == ["20261122T000000Z-a2", "20261122T000000Z-b1"]
+    assert store.save_batches(_two_batches(tmp_path, made)) == ["20261122T000000Z-a2",
+                                                                 "20261122T000000Z-b1"]
     assert raced == ["20261122T000000Z-a1"]
-    assert made == ["20261122T000000Z-a1", "20261122T000000Z-b1"]  # each made once
+    assert made == ["made 20261122T000000Z-a1", "made 20261122T000000Z-b1"]  # each once
     assert [r.run_id for r in store.list_runs()] == [
         "20261122T000000Z-a1", "20261122T000000Z-a2", "20261122T000000Z-b1"]
