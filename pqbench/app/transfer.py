@@ -5,6 +5,7 @@ stored, skipped or refused."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import signal
@@ -115,7 +116,7 @@ def import_files(files: Sequence[Path], db: str | None) -> Imported:
     from pqbench.data.record import transfer
     from pqbench.data.store import Store
 
-    made = _made_elsewhere(files)
+    made = _made_elsewhere(files, postgresql=_to_postgresql(db))
     if made is not None:
         with contextlib.closing(made):  # the readers stop, however this ends
             store = Store.open(db)
@@ -166,7 +167,18 @@ def readers(sizes: Sequence[int], cpus: int, load: float) -> int:
     return min(len(sizes), cpus + 1)
 
 
-def _made_elsewhere(files: Sequence[Path]) -> _Made | None:
+def _to_postgresql(db: str | None) -> bool:
+    """Whether the import most likely stores into PostgreSQL (its readers make the round
+    arrays in that backend's form; a wrong guess only costs their rewriting)."""
+    from pqbench.data.store.location import is_postgresql, resolve_location
+
+    try:
+        return is_postgresql(resolve_location(db))
+    except UsageError:  # an empty --db: opening the store says so
+        return False
+
+
+def _made_elsewhere(files: Sequence[Path], postgresql: bool = False) -> _Made | None:
     """The runs of several files, each file validated and its rows made
     (`bulk.with_made_rows`) in another process (`readers`), started now; None where they
     are few or small, no CPU is idle, or the processes cannot start: the files are then
@@ -181,25 +193,30 @@ def _made_elsewhere(files: Sequence[Path]) -> _Made | None:
         sizes = [path.stat().st_size for path in files]
     except OSError:  # a file that is not there: read_documents says so
         return None
-    # Whether other processes would pay at all before watching the machine for them.
-    workers = readers(sizes, cpus, 0.0) and readers(sizes, cpus, _busy_now(cpus))
+    # Whether other processes would pay at all before watching the machine for them;
+    # while it watches, this process loads what they need (`_ready`), as it would anyway.
+    workers = readers(sizes, cpus, 0.0) and readers(sizes, cpus, _busy_now(cpus, _ready))
     if not workers:
         return None
-    from pqbench.data.record import validation
-    from pqbench.data.store import bulk  # noqa: F401  (with SQLAlchemy, as below)
-
-    # Once here, not in every process (they are forked): the validator, and the modules
-    # that make the rows, which this process loads anyway to write them.
-    validation.warm()
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_ignore_interrupts)
     try:
         # Submitted, the processes fork now: before this process opens the store, so
         # none of them holds a copy of its connection.
-        return _Made(pool, pool.map(_made_here, files))
+        return _Made(pool, pool.map(functools.partial(_made_here, postgresql=postgresql),
+                                    files))
     except (BrokenProcessPool, OSError):
         pool.shutdown(cancel_futures=True)
         return None
+
+
+def _ready() -> None:
+    """Once in the importing process, not in every reader (they are forked): the
+    validator, and the modules that make the rows, which it loads anyway to write them."""
+    from pqbench.data.record import validation
+    from pqbench.data.store import bulk  # noqa: F401  (with SQLAlchemy)
+
+    validation.warm()
 
 
 class _Made:
@@ -237,12 +254,15 @@ class _Made:
 IDLE_WINDOW = 0.1
 
 
-def _busy_now(cpus: int) -> float:
-    """How many CPUs other work keeps busy now (`busy_cpus` over `IDLE_WINDOW`)."""
+def _busy_now(cpus: int, meanwhile: Callable[[], None] = lambda: None) -> float:
+    """How many CPUs other work keeps busy now (`busy_cpus` over `IDLE_WINDOW`, or as
+    long as `meanwhile` takes: this process does it as it watches, and its own CPU time
+    is not counted as others')."""
     from pqbench.measure.environment import load
 
-    start = load.snapshot()
-    time.sleep(IDLE_WINDOW)
+    start, began = load.snapshot(), time.monotonic()
+    meanwhile()
+    time.sleep(max(0.0, IDLE_WINDOW - (time.monotonic() - began)))
     return busy_cpus(start, load.snapshot(), cpus)
 
 
@@ -260,13 +280,14 @@ def busy_cpus(start: Snapshot, end: Snapshot, cpus: int) -> float:
     return end.loadavg[0] if end.loadavg else 0.0
 
 
-def _made_here(path: Path) -> list[dict[str, Any]] | None:
-    """In a process of `_made_elsewhere`: one file's run documents with their rows made."""
+def _made_here(path: Path, postgresql: bool = False) -> list[dict[str, Any]] | None:
+    """In a process of `_made_elsewhere`: one file's run documents with their rows made
+    (for a PostgreSQL store where `postgresql`)."""
     from pqbench.data.record import transfer
     from pqbench.data.store import bulk
 
     documents = transfer.vouched_documents(path)
-    return None if documents is None else bulk.with_made_rows(documents)
+    return None if documents is None else bulk.with_made_rows(documents, postgresql)
 
 
 def _ignore_interrupts() -> None:

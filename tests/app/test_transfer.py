@@ -106,3 +106,46 @@ def test_a_cpu_is_idle_by_what_other_processes_take_now_not_the_load_average() -
     # On this machine, now: a share of its CPUs, read from /proc where Linux has it.
     cpus = os.cpu_count() or 1
     assert 0.0 <= transfer._busy_now(cpus) <= cpus
+
+
+class _Clock:
+    """`time` for `_busy_now`: its monotonic clock moved by hand, its sleeps noted."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 100.0, list[float]()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+
+@pytest.mark.parametrize(("took", "sleeps"), [(0.0, 0.1), (0.04, 0.06), (0.1, 0.0),
+                                              (0.3, 0.0)])
+def test_the_import_loads_while_it_watches_and_waits_out_the_window_only(
+        monkeypatch: pytest.MonkeyPatch, took: float, sleeps: float) -> None:
+    """What the readers need is loaded during the watch (`meanwhile`, once); the watch
+    then lasts the rest of IDLE_WINDOW, and no longer when loading took longer."""
+    clock = _Clock()
+    monkeypatch.setattr(transfer, "time", clock)
+    done = []
+
+    def meanwhile() -> None:
+        done.append(True)
+        clock.now += took
+
+    assert 0.0 <= transfer._busy_now(2, meanwhile) <= 2
+    assert done == [True]
+    assert clock.slept == [pytest.approx(sleeps)]
+
+
+@pytest.mark.parametrize(("db", "expected"), [
+    ("postgresql://fleet@db.example/pqbench", True), ("postgres://db/pqbench", True),
+    ("host=db.example dbname=pqbench", True), ("/tmp/runs.db", False),
+    ("sqlite:///tmp/runs.db", False), ("", False)])
+def test_the_readers_make_rows_for_the_backend_the_location_names(
+        db: str, expected: bool) -> None:
+    """Its guess decides only which form the readers make (an empty --db is refused when
+    the store opens, not here)."""
+    assert transfer._to_postgresql(db) is expected

@@ -47,11 +47,16 @@ def _tables(location: str) -> dict[str, list[tuple[Any, ...]]]:
             for table in (schema.runs, schema.measurements, schema.estimates)}
 
 
+def _every_cpu_idle(cpus: int, meanwhile: Any) -> float:
+    meanwhile()
+    return 0.0
+
+
 @pytest.fixture
 def in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files read in other processes, however small and however busy the machine."""
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(transfer, "_busy_now", lambda cpus: 0.0)  # every CPU idle
+    monkeypatch.setattr(transfer, "_busy_now", _every_cpu_idle)
 
 
 def test_the_rows_made_elsewhere_are_the_rows_made_here(
@@ -66,7 +71,7 @@ def test_the_rows_made_elsewhere_are_the_rows_made_here(
     else:
         here = str(tmp_path / "here.db")
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(transfer, "_busy_now", lambda cpus: 0.0)  # every CPU idle
+    monkeypatch.setattr(transfer, "_busy_now", _every_cpu_idle)
     assert transfer._made_elsewhere(files) is not None  # the other processes did read them
     first = transfer.import_files(files, location)
     monkeypatch.setattr(transfer, "PARALLEL_BYTES", 2**62)

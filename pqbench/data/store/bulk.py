@@ -155,21 +155,29 @@ def _not_stored(conn: Connection, pending: Sequence[_Pending]) -> list[_Pending]
 @dataclass(frozen=True)
 class MadeRows:
     """A run's rows as the store writes them (`with_made_rows`): its row of pqbench_runs,
-    its rows of pqbench_measurements (the round arrays as JSON text) and of
-    pqbench_estimates. An import makes them in the processes that validate its files."""
+    its rows of pqbench_measurements (the round arrays as JSON text, or as PostgreSQL's
+    array literals where `postgresql`) and of pqbench_estimates. An import makes them in
+    the processes that validate its files."""
 
     run: tuple[Any, ...]
     rows: list[tuple[Any, ...]]
     estimates: EstimateRows
+    postgresql: bool = False
 
 
-def with_made_rows(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def with_made_rows(documents: Sequence[Mapping[str, Any]], postgresql: bool = False
+                   ) -> list[dict[str, Any]]:
     """Run documents (validated) reduced to their run ids and their rows made
-    (`MadeRows`, as `results`), which `insert_documents` writes as they are."""
+    (`MadeRows`, as `results`), which `insert_documents` writes as they are: the round
+    arrays in the form the backend that will most likely store them takes (`postgresql`),
+    so that the one process writing them does not rewrite each; the other form is
+    rewritten as it is written."""
     texts = _JsonTexts()
+    array = _array_literal if postgresql else _json_array
     return [{"run_id": doc["run_id"],
              "results": _made(doc["run_id"], doc["results"], texts,
-                              _run_row(codec.run_from_document(doc, results=False)))}
+                              _run_row(codec.run_from_document(doc, results=False)),
+                              array=array)}
             for doc in documents]
 
 
@@ -179,7 +187,7 @@ def _made(run_id: str, results: Sequence[Any], texts: _JsonTexts, run: tuple[Any
     as their text, the round arrays as `array` writes them (JSON text by default); each
     row's estimate beside it, at its place among the run's rows."""
     array = array or _json_array
-    made = MadeRows(run, [], EstimateRows())
+    made = MadeRows(run, [], EstimateRows(), postgresql=array is _array_literal)
     for position, result in enumerate(results):
         columns = codec.row_columns(result)
         columns["sizes"] = texts.of(columns["sizes"])
@@ -199,9 +207,11 @@ def _rows(pending: Sequence[_Pending], estimates: EstimateRows, postgresql: bool
     texts = _JsonTexts()
     array = _array_literal if postgresql else _json_array
     for p in pending:
-        if isinstance(p.results, MadeRows):  # their round arrays are JSON text
+        if isinstance(p.results, MadeRows):
             made = p.results
-            rows = map(_with_array_literals, made.rows) if postgresql else made.rows
+            rows = (made.rows if made.postgresql == postgresql
+                    else map(_with_array_literals if postgresql else _with_json_arrays,
+                             made.rows))
         else:
             made = _made(p.run_id, p.results, texts, array=array)
             rows = made.rows
@@ -220,6 +230,13 @@ def _with_array_literals(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A row whose round arrays (its last three columns) are JSON text, with them as
     PostgreSQL's BIGINT[] literals (`_array_literal`)."""
     return (*row[:-3], *(f"{{{text[1:-1].replace('null', 'NULL')}}}" for text in row[-3:]))
+
+
+def _with_json_arrays(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row whose round arrays are PostgreSQL's literals (made for a PostgreSQL store
+    that turned out to be SQLite), with them as JSON text (`_json_array`)."""
+    return (*row[:-3], *(f"[{text[1:-1].replace(' ', '').replace('NULL', 'null')}]"
+                         for text in row[-3:]))
 
 
 def _json_array(values: list[int | None]) -> str:

@@ -38,7 +38,7 @@ from pqbench.data.record.results import Run
 from pqbench.data.store import queries, schema
 from pqbench.data.store.location import (
     TIMEOUT_VAR,
-    is_keyword_dsn,
+    is_postgresql,
     is_sqlite_uri,
     is_url,
     lock_timeout,
@@ -60,10 +60,6 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 STATEMENT_TIMEOUTS = 2
 #: pg_advisory_xact_lock key held while creating the schema ("pqbench" as an integer).
 _SCHEMA_LOCK_KEY = 0x7071626E6368
-
-
-def _is_postgresql(location: str) -> bool:
-    return location.startswith(("postgresql://", "postgres://")) or is_keyword_dsn(location)
 
 
 def _libpq_location(location: str) -> str:
@@ -203,7 +199,7 @@ class Store:
     def open(cls, db: str | None = None, *, create: bool = True) -> Store:
         location = resolve_location(db)
         path = None
-        if not _is_postgresql(location):
+        if not is_postgresql(location):
             if is_url(location) and not location.startswith("sqlite:"):
                 raise StoreError(f"unsupported database URL {redact(location)!r}: use a "
                                  "file path, sqlite:///PATH or postgresql://USER@HOST/DB")

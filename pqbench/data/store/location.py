@@ -61,6 +61,12 @@ def is_url(location: str) -> bool:
     return "://" in location or is_keyword_dsn(location)
 
 
+def is_postgresql(location: str) -> bool:
+    """A PostgreSQL location: a postgresql:// (or postgres://) URL or a libpq keyword
+    string; anything else is SQLite's."""
+    return location.startswith(("postgresql://", "postgres://")) or is_keyword_dsn(location)
+
+
 def is_missing_file(location: str) -> bool:
     """A file location with no file there yet (the first day's state). False for a
     PostgreSQL location and for a path that cannot be looked at (a name too long, a

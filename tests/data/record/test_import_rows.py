@@ -242,6 +242,46 @@ def test_documents_are_stored_as_their_runs_are(location: str, tmp_path: Path,
 
 
 @pytest.mark.process
+def test_rows_made_for_either_backend_are_stored_as_the_documents_are(
+        location: str, tmp_path: Path) -> None:
+    """An import's readers make the round arrays in the form of the backend they expect
+    (`with_made_rows`); made for the other one, they are rewritten as they are written:
+    on each backend, rows made for either are the rows of the documents themselves."""
+    doc = _varied_rows(_export("20260101-a", "20260102-b", "20260103-c"))
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(doc))
+    documents = transfer.read_documents([path])
+    stores = {}
+    for name, rows in [("documents", documents),
+                        ("for sqlite", bulk.with_made_rows(documents, postgresql=False)),
+                        ("for postgresql", bulk.with_made_rows(documents, postgresql=True))]:
+        if "://" in location:
+            from tests.helpers.postgres import fresh_database
+
+            where = fresh_database(location.rsplit("/", 1)[0])
+        else:
+            where = str(tmp_path / f"{name}.db")
+        stores[name] = Store.open(where)
+        assert stores[name].save_documents(rows) == [d["run_id"] for d in documents]
+    expected = _table_rows(stores["documents"])
+    assert _table_rows(stores["for sqlite"]) == expected
+    assert _table_rows(stores["for postgresql"]) == expected
+
+
+def test_a_round_array_goes_from_one_backends_form_to_the_others() -> None:
+    arrays = [[], [7], [12_345, None, 0], [None], [10 ** 18, -1, 2 ** 63 - 1]]
+    row = ("run", "ML-KEM-768", *(bulk._json_array(a) for a in arrays[2:]))
+    literals = bulk._with_array_literals(row)
+    assert literals == ("run", "ML-KEM-768", "{12345,NULL,0}", "{NULL}",
+                        "{1000000000000000000,-1,9223372036854775807}")
+    assert bulk._with_json_arrays(literals) == row
+    # As a reader makes them for PostgreSQL, and SQLite's text exactly, back.
+    for three in (arrays[:3], arrays[2:]):
+        made = ("run", *(bulk._array_literal(a) for a in three))
+        assert bulk._with_json_arrays(made) == ("run", *(bulk._json_array(a) for a in three))
+
+
+@pytest.mark.process
 def test_json_column_texts_are_json_dumps_of_each_value() -> None:
     """Values equal in Python but not in JSON (True and 1, 0.0 and -0.0) keep their own
     texts, however often they repeat."""
