@@ -273,13 +273,8 @@ def level_cumulants(logs: Sequence[FloatArray]) -> tuple[float, float, float]:
     third central moment m3 over every (run, median place) give the level's cumulants
     observed + c (mu - observed), c^2 v / R and c^3 m3 / R^2."""
     runs = len(logs)
-    values, weights = [], []
-    for run in logs:
-        lo, hi, probability = median_positions(run.size)
-        ordered = np.sort(run)
-        values.append((ordered[lo] + ordered[hi]) / 2)
-        weights.append(probability)
-    value, weight = np.concatenate(values), np.concatenate(weights) / runs
+    value, weight = _median_places(logs)
+    weight = weight / runs
     # Sums of products, not `@`: a BLAS dot product wakes OpenBLAS's threads, which then
     # spin on every other core for a while (1.5 s of CPU over a fleet's history).
     mean = float((value * weight).sum())
@@ -288,6 +283,25 @@ def level_cumulants(logs: Sequence[FloatArray]) -> tuple[float, float, float]:
     observed = float(run_estimates(logs).mean())
     c = math.sqrt(runs / (runs - 1)) if runs >= 2 else 1.0
     return observed + c * (mean - observed), c * c * variance / runs, c ** 3 * third / runs ** 2
+
+
+def _median_places(logs: Sequence[FloatArray]) -> tuple[FloatArray, FloatArray]:
+    """Every (run, median place) of `level_cumulants`: the resampled median's value and its
+    probability (`median_positions`), run after run. Runs of one length (the usual case;
+    a step's sides hold hundreds) are sorted and indexed at once, as the rows of one array:
+    the same values in the same order as run by run, which a fleet's history did 10,000
+    times."""
+    if len({run.size for run in logs}) == 1:
+        lo, hi, probability = median_positions(logs[0].size)
+        ordered = np.sort(np.stack(logs), axis=1)
+        return (ordered[:, lo] + ordered[:, hi]).ravel() / 2, np.tile(probability, len(logs))
+    values, weights = [], []
+    for run in logs:
+        lo, hi, probability = median_positions(run.size)
+        ordered = np.sort(run)
+        values.append((ordered[lo] + ordered[hi]) / 2)
+        weights.append(probability)
+    return np.concatenate(values), np.concatenate(weights)
 
 
 def _limit_quantiles(before: Sequence[FloatArray], after: Sequence[FloatArray],

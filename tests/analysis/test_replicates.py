@@ -307,6 +307,27 @@ def test_level_cumulants_are_the_drawn_bootstraps_moments(sizes: tuple[int, ...]
     assert abs(third) > 0.02 * sd ** 3  # skewed indeed: the third moment is tested
 
 
+@pytest.mark.parametrize("rounds", [1, 6, 7, 10])
+def test_runs_of_one_length_give_their_median_places_at_once_bit_for_bit(rounds: int) -> None:
+    """The places of runs of one length, taken as one array, are run by run's exactly:
+    the same values and probabilities in the same order, so the cumulants do not move."""
+    rng = np.random.default_rng(rounds)
+    logs = [rng.normal(0.0, 0.1, rounds) + rng.normal() for _ in range(50)]
+    values, weights = replicates._median_places(logs)
+    expected_values, expected_weights = [], []
+    for run in logs:
+        lo, hi, probability = replicates.median_positions(run.size)
+        ordered = np.sort(run)
+        expected_values.append((ordered[lo] + ordered[hi]) / 2)
+        expected_weights.append(probability)
+    assert np.array_equal(values, np.concatenate(expected_values))
+    assert np.array_equal(weights, np.concatenate(expected_weights))
+    # One run of another length goes run by run: the same places for the 50 as before.
+    mixed_values, _ = replicates._median_places([*logs, np.array([0.5, 0.1, 0.3])])
+    assert np.array_equal(mixed_values[:values.size], values)
+    assert mixed_values[values.size:].tolist() == [0.1, 0.3, 0.5]
+
+
 def test_large_sides_take_the_bootstraps_limit_and_agree_with_drawing_it() -> None:
     """Both sides at LIMIT_RUNS runs or more: the interval is the bootstrap's limit, and it
     agrees with drawing 40,000 resamples a side to within a few hundredths of the shift's
