@@ -201,9 +201,9 @@ def series_of(key: RowKey, groups: Sequence[Group], notes: Mapping[str, Sequence
     scale = block_size or 1
     measured = [g for g in groups if g.samples]
     points: list[Point] = []
-    for group in measured:
-        used = group.level_samples
-        level, low, high = replicates.level_interval([one for _, one in used])
+    used_by = [group.level_samples for group in measured]
+    levels = replicates.level_intervals([[one for _, one in used] for used in used_by])
+    for group, used, (level, low, high) in zip(measured, used_by, levels, strict=True):
         points.append(Point(
             build=group.name, started_at=group.started_at,
             runs=tuple(i for i, _ in group.samples), n=sum(len(one) for _, one in used),

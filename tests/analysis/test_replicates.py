@@ -364,3 +364,34 @@ def test_below_the_limit_the_interval_is_drawn() -> None:
     limit = replicates.ratio_interval(before + before[:1], after, 0.01)
     assert limit == replicates.ratio_interval(before + before[:1], after, 0.01,
                                               seed=replicates.SEED + 1)
+
+
+def test_level_intervals_are_each_sides_level_interval() -> None:
+    """A history's points worked out at once, by shape, are each side's `level_interval`:
+    sides of one shape (taken together), of another shape, of one run, of runs of unequal
+    lengths, in their order."""
+    rng = np.random.default_rng(9)
+
+    def side(runs: int, rounds: int | list[int], level: float) -> list[list[float]]:
+        lengths = rounds if isinstance(rounds, list) else [rounds] * runs
+        return [list(np.exp(rng.normal(level, 0.05, n))) for n in lengths]
+
+    sides = [side(10, 10, 9.0 + i / 10) for i in range(12)]
+    sides[3] = side(4, 7, 3.0)
+    sides[5] = side(1, 10, 5.0)
+    sides[7] = side(3, [5, 9, 7], 6.0)
+    sides.append(side(4, 7, 2.0))
+    found = replicates.level_intervals(sides, confidence=0.99)
+    expected = [replicates.level_interval(one, confidence=0.99) for one in sides]
+    assert len(found) == len(expected) == 13
+    for got, want in zip(found, expected, strict=True):
+        assert got == pytest.approx(want, rel=1e-12)
+    assert found[0] != found[1] and found[3] != found[12]  # each side its own point
+
+
+def test_level_intervals_refuse_a_bad_rate_as_level_interval_does() -> None:
+    sides = [[[1.0, 2.0], [1.5, 2.5]], [[1.0, 0.0], [1.5, 2.5]]]
+    with pytest.raises(ValueError, match="finite, positive rates"):
+        replicates.level_intervals(sides)
+    with pytest.raises(ValueError, match="finite, positive rates"):
+        replicates.level_interval(sides[1])
