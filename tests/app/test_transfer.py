@@ -135,7 +135,10 @@ def test_the_import_loads_while_it_watches_and_waits_out_the_window_only(
         done.append(True)
         clock.now += took
 
-    assert 0.0 <= transfer._busy_now(2, meanwhile) <= 2
+    # The figure itself is the machine's (with the clock stopped, the snapshots come a
+    # moment apart and /proc may tell nothing: then the load average, which CI's own
+    # work can lift above the CPUs); what is tested is the watch's length.
+    assert transfer._busy_now(2, meanwhile) >= 0.0
     assert done == [True]
     assert clock.slept == [pytest.approx(sleeps)]
 
