@@ -432,40 +432,46 @@ def level_interval(runs: Sequence[Sequence[float]], confidence: float = 0.95
     run's order-statistic median interval (`record.summary.summarize`): no between-run
     information exists.
     """
-    found = run_estimates(log_runs(runs, "runs"))
-    mean = float(found.mean())
-    if found.size == 1:
-        summary = summarize(list(runs[0]), confidence=confidence)
-        return math.exp(mean), summary.ci_low, summary.ci_high
-    return _t_level(mean, float(np.std(found, ddof=1)), found.size, confidence)
-
-
-def _t_level(mean: float, sd: float, runs: int, confidence: float
-             ) -> tuple[float, float, float]:
-    """`level_interval` from the mean and standard deviation of `runs` run estimates."""
-    half = _t_quantile(0.5 + confidence / 2, runs - 1) * sd / math.sqrt(runs)
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    return level_intervals([runs], confidence)[0]
 
 
 def level_intervals(sides: Sequence[Sequence[Sequence[float]]], confidence: float = 0.95
                     ) -> list[tuple[float, float, float]]:
-    """`level_interval` of each side, in order: a history's points. Sides of one shape (as
-    many runs of as many rounds, at least two runs: a fleet's 1,000 points mostly share
-    one) are worked out as one array, each point's level and interval then as
-    `level_interval` gives it; the rest, and any side with a rate it refuses, one by one."""
+    """`level_interval` of each side, in order: a history's points. Sides whose runs share
+    one length are taken by shape (as many runs of as many rounds: a fleet's 1,000 points
+    mostly share one), each shape's runs logged, reduced to their estimates and summed up
+    as one array; a side of runs of several lengths on its own (`log_runs`)."""
     found: list[tuple[float, float, float] | None] = [None] * len(sides)
     shapes: dict[tuple[int, int], list[int]] = {}
     for at, runs in enumerate(sides):
         lengths = {len(run) for run in runs}
-        if len(runs) >= 2 and len(lengths) == 1 and 0 not in lengths:
+        if len(lengths) == 1 and 0 not in lengths:
             shapes.setdefault((len(runs), lengths.pop()), []).append(at)
+        else:
+            estimates = run_estimates(log_runs(runs, "runs"))
+            found[at] = _level(estimates, float(estimates.mean()),
+                               float(np.std(estimates, ddof=1)), runs, confidence)
     for (count, _), members in shapes.items():
         rates = np.asarray([sides[at] for at in members], dtype=np.float64)
         if not (np.all(np.isfinite(rates)) and np.all(rates > 0)):
-            continue  # one by one below, where the bad side's error is raised
+            for at in members:
+                log_runs(sides[at], "runs")  # the first side with a bad rate says so
         estimates = np.median(np.log(rates), axis=2)
-        for at, mean, sd in zip(members, estimates.mean(axis=1).tolist(),
-                                np.std(estimates, axis=1, ddof=1).tolist(), strict=True):
-            found[at] = _t_level(mean, sd, count, confidence)
-    return [one if one is not None else level_interval(sides[at], confidence)
-            for at, one in enumerate(found)]
+        sds = (np.std(estimates, axis=1, ddof=1).tolist() if count > 1
+               else [0.0] * len(members))  # one run: its own interval (`_level`)
+        for at, row, mean, sd in zip(members, estimates, estimates.mean(axis=1).tolist(),
+                                     sds, strict=True):
+            found[at] = _level(row, mean, sd, sides[at], confidence)
+    return [one for one in found if one is not None]
+
+
+def _level(estimates: FloatArray, mean: float, sd: float, runs: Sequence[Sequence[float]],
+           confidence: float) -> tuple[float, float, float]:
+    """A side's level and interval (`level_interval`) from its run estimates, their mean
+    and standard deviation."""
+    if estimates.size == 1:
+        summary = summarize(list(runs[0]), confidence=confidence)
+        return math.exp(mean), summary.ci_low, summary.ci_high
+    half = _t_quantile(0.5 + confidence / 2, estimates.size - 1) * sd / math.sqrt(
+        estimates.size)
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)

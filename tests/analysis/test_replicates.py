@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from pqbench.analysis import replicates
+from pqbench.data.record.summary import summarize
 from tests.helpers.samples import compare_samples
 
 DRIFT, WITHIN = 0.3, 0.02
@@ -366,6 +367,22 @@ def test_below_the_limit_the_interval_is_drawn() -> None:
                                               seed=replicates.SEED + 1)
 
 
+def _level_by_definition(runs: list[list[float]], confidence: float
+                         ) -> tuple[float, float, float]:
+    """`level_interval` as its docstring defines it, with the standard library and
+    SciPy's t distribution: the mean of the runs' median ln rates, Student's t interval."""
+    from scipy import stats
+
+    estimates = [statistics.median(math.log(rate) for rate in run) for run in runs]
+    mean = statistics.fmean(estimates)
+    if len(estimates) == 1:
+        one = summarize(runs[0], confidence=confidence)
+        return math.exp(mean), one.ci_low, one.ci_high
+    half = (float(stats.t.ppf(0.5 + confidence / 2, len(estimates) - 1))
+            * statistics.stdev(estimates) / math.sqrt(len(estimates)))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
 def test_level_intervals_are_each_sides_level_interval() -> None:
     """A history's points worked out at once, by shape, are each side's `level_interval`:
     sides of one shape (taken together), of another shape, of one run, of runs of unequal
@@ -380,10 +397,12 @@ def test_level_intervals_are_each_sides_level_interval() -> None:
     sides[3] = side(4, 7, 3.0)
     sides[5] = side(1, 10, 5.0)
     sides[7] = side(3, [5, 9, 7], 6.0)
+    sides[9] = side(1, 10, 4.0)  # two sides of one run: one shape
     sides.append(side(4, 7, 2.0))
     found = replicates.level_intervals(sides, confidence=0.99)
-    expected = [replicates.level_interval(one, confidence=0.99) for one in sides]
+    expected = [_level_by_definition(one, 0.99) for one in sides]
     assert len(found) == len(expected) == 13
+    assert [replicates.level_interval(one, confidence=0.99) for one in sides] == found
     for got, want in zip(found, expected, strict=True):
         assert got == pytest.approx(want, rel=1e-12)
     assert found[0] != found[1] and found[3] != found[12]  # each side its own point
