@@ -122,3 +122,33 @@ def test_the_newest_run_is_found_among_the_newest_few_whatever_ties_at_the_cut(
     reads.clear()
     assert stored.newest(counted) == "2026-01-04-6"
     assert reads.rows <= 3 + 2  # the three newest headers, beside the store's own checks
+
+
+def test_two_runs_started_within_one_second_keep_their_order(location: str) -> None:
+    """A script's two short runs start within one second: their starts, kept to the
+    millisecond, order them, not their ids' random suffixes (here in the other order), and
+    a run stored to the second by an older pqbench comes before those of its second; in
+    SQLite's order as in PostgreSQL's."""
+    from datetime import UTC, datetime
+
+    from pqbench.data.record.runs import new_run
+
+    def made(run_id: str, millisecond: int) -> object:
+        started = datetime(2026, 1, 2, 3, 4, 5, millisecond * 1000, tzinfo=UTC)
+        return new_run("speed", started, settings={}, environment={}, run_id=run_id,
+                       finished=started, measurements=make_run("m", seed=1).measurements)
+
+    first, second = made("20260102T030405Z-ffffff", 120), made("20260102T030405Z-000000", 870)
+    older = make_run("20260102T030405Z-888888", seed=2, started_at="2026-01-02T03:04:05+00:00")
+    store = Store.open(location)
+    for run in (second, older, first):
+        store.save_run(run)  # type: ignore[arg-type]
+    assert [run.run_id for run in store.load_runs()] == [
+        "20260102T030405Z-888888", "20260102T030405Z-ffffff", "20260102T030405Z-000000"]
+    assert stored.newest(store) == "20260102T030405Z-000000"
+    assert first.started_at == "2026-01-02T03:04:05.120+00:00"  # type: ignore[attr-defined]
+    from pqbench.app import compare
+
+    before, after, _ = compare.two_runs(store, [])
+    assert (before.run_id, after.run_id) == ("20260102T030405Z-ffffff",
+                                             "20260102T030405Z-000000")

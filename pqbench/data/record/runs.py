@@ -30,8 +30,15 @@ def new_run_id(now: datetime | None = None) -> str:
 
 
 def timestamp(moment: datetime) -> str:
-    """A run's started_at / finished_at: ISO 8601 to the second, with its offset."""
-    return moment.isoformat(timespec="seconds")
+    """A run's started_at / finished_at: ISO 8601 to the millisecond, with its offset.
+
+    To the millisecond, not the second: runs are ordered by their start (`run_order`, and
+    the store's queries), and two runs a script starts within one second would otherwise
+    tie and fall back on their ids' random suffix, so that `compare` could take the later
+    run for the earlier one. Runs stored to the second still sort among these by the
+    text, before any of their own second (that second's "+" sorts before the "." of a
+    fraction)."""
+    return moment.isoformat(timespec="milliseconds")
 
 
 def new_run(

@@ -28,6 +28,7 @@ from pqbench.views import numbers
 from pqbench.views.report import bulk, comparison, context, memory, publickey, series, tls
 from pqbench.views.report.base import Section
 from pqbench.views.report.charts import Chart, render
+from pqbench.views.runs import utc_time
 
 __all__ = ["Report", "Section", "build", "comparison_sections", "default_path", "of_inputs",
            "write"]
@@ -82,7 +83,7 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
                 f"run {ids}; the comparisons and the history cover the groups they name.")
     if len(runs) == 1:
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
-                f"{md.text(runs[0].started_at)} UTC.")
+                f"{md.text(utc_time(runs[0].started_at))} UTC.")
     if _one_session(runs):
         a, b = ordered(runs)
         return (f"The two sides of one `pqbench ab` session on {machine}: A "

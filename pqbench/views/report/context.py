@@ -31,7 +31,7 @@ def _fields(runs: Sequence[Run]) -> list[tuple[str, Any]]:
     fields: list[tuple[str, Any]] = [
         ("run", lambda r: r.run_id),
         ("label", lambda r: r.label),
-        ("started (UTC)", lambda r: r.started_at),
+        ("started (UTC)", lambda r: views.utc_time(r.started_at)),
         ("status", lambda r: r.status),
         ("OS", lambda r: r.environment.os_name),
         ("OS build", lambda r: r.environment.os_build),

@@ -33,6 +33,7 @@ from pqbench.data.record.transfer import json_ready
 from pqbench.platform.untrusted import first_few, printable
 from pqbench.views import numbers
 from pqbench.views.runs import operation as operation_words
+from pqbench.views.runs import utc_time
 from pqbench.views.site.charts import cause_words, history_chart
 
 #: Only the site's own files; no connection, no frame, no form target, no plugin. Styles
@@ -195,7 +196,7 @@ def index_page(site: Site) -> str:
         lines.append([f'<span id="m-{part.machine.key}">{esc(part.machine.name)}</span>',
                       newest + more,
                       f"<code>{esc(latest.run_id)}</code>, {esc(latest.kind)}, "
-                      f"{esc(latest.started_at)}, <code>{esc(latest.build)}</code>",
+                      f"{esc(utc_time(latest.started_at))} UTC, <code>{esc(latest.build)}</code>",
                       _load_words(part), compared])
     body.append(_table(["machine", "OS builds, newest first", "latest run",
                         "taken under load", "newest build compared"], lines))

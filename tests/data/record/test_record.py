@@ -124,7 +124,7 @@ def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
     from pqbench.measure.tls.runs import tls_run
 
     monkeypatch.setattr("sys.argv", ["pqbench", "speed", "--db", "postgresql://u:pw@h/db"])
-    started = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    started = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
     runs = [files_run(started, {"label": "f"}, {}, []),
             memory_run(started, {"label": "m"}, {}, [], []),
             tls_run(started, TlsSettings(label="t"), {}, [], [], []),
@@ -135,7 +135,7 @@ def test_every_run_kind_gets_its_id_times_and_command_from_the_one_constructor(
         started_here = run.kind != "speed"  # the suite takes its own start time
         assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", run.run_id)
         assert run.run_id.startswith("20260102T030405Z-") or not started_here
-        assert run.started_at == "2026-01-02T03:04:05+00:00" or not started_here
+        assert run.started_at == "2026-01-02T03:04:05.678+00:00" or not started_here
         assert run.command.startswith("pqbench speed --db") and "pw" not in run.command
         assert "label" not in run.environment
 
