@@ -21,7 +21,8 @@ Bytes = Annotated[list[int] | None, typer.Option(
     help="Ciphers and hashes: only these bytes per operation (repeatable).")]
 Cpu = Annotated[int | None, typer.Option(
     "--cpu", metavar="CPU",
-    help="The CPU all workers are pinned to (default: the highest allowed).")]
+    help="The CPU all workers are pinned to (default: the highest allowed that no "
+         "other paired session holds).")]
 
 
 def settings(algorithm: list[str] | None, implementation: list[str] | None,

@@ -124,16 +124,56 @@ class Timed:
     worker: int = 0
 
 
-def choose_cpu(requested: int | None) -> int | None:
-    """The CPU both workers share: the one asked for, else the highest this process may
-    use (CPU 0 takes most interrupts); None where affinity is not available."""
-    getter = getattr(os, "sched_getaffinity", None)
-    if getter is None:
+#: Where a paired session claims the CPU its workers share (`claim_cpu`): a file per CPU
+#: in the temporary folder, for every user's sessions alike.
+CLAIM_NAME = "pqbench-cpu-{cpu}.lock"
+
+
+def claim_cpu(cpu: int, folder: str | None = None) -> int | None:
+    """An advisory lock (flock) on CPU `cpu`'s claim file, held by the descriptor returned
+    until it is closed or the process ends, however it ends; None where another process
+    holds it or the file cannot be used (then nothing is claimed: the session still runs).
+    The file is opened read-only, never followed through a symbolic link and never
+    written, so that a file another user made there can neither be harmed nor harm."""
+    import fcntl
+    import stat
+    import tempfile
+
+    path = os.path.join(folder or tempfile.gettempdir(), CLAIM_NAME.format(cpu=cpu))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | os.O_CLOEXEC, 0o644)
+    except OSError:
         return None
-    allowed = sorted(getter(0))
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def choose_cpu(requested: int | None, *, folder: str | None = None,
+               allowed: Sequence[int] | None = None) -> tuple[int | None, int | None]:
+    """The CPU both workers share, and the claim on it (`claim_cpu`, a descriptor to close
+    when the session ends, or None): the one asked for, else the highest this process may
+    use that no other paired session has claimed (CPU 0 takes most interrupts; two
+    sessions at once on one CPU would time-slice it while another idles), else, where
+    every one is claimed, the highest. None where affinity is not available."""
+    if allowed is None:
+        getter = getattr(os, "sched_getaffinity", None)
+        if getter is None:
+            return None, None
+        allowed = list(getter(0))
     if requested is not None:
-        return requested
-    return allowed[-1] if allowed else None
+        return requested, claim_cpu(requested, folder)
+    for cpu in sorted(allowed, reverse=True):
+        claim = claim_cpu(cpu, folder)
+        if claim is not None:
+            return cpu, claim
+    return (max(allowed), None) if allowed else (None, None)
 
 
 class Session:
@@ -147,7 +187,8 @@ class Session:
         self.sides = (_Side("a", side_a), _Side("b", side_b))
         self.session_id = secrets.token_hex(6)
         self.rng = random.Random(secrets.randbits(64))
-        self.cpu = choose_cpu(settings.cpu)
+        #: Chosen, and claimed, when the session runs (`run`).
+        self.cpu: int | None = settings.cpu
         self.paddings = choose_paddings(self.rng, settings.worker_pairs)
         self.notes: list[str] = []
         self.started = datetime.now(UTC)
@@ -157,6 +198,7 @@ class Session:
 
     def run(self) -> Outcome:
         status, error = "complete", None
+        self.cpu, claim = choose_cpu(self.settings.cpu)
         try:
             self._start()
             self._measure()
@@ -171,6 +213,8 @@ class Session:
             if workers:
                 with ThreadPoolExecutor(max_workers=len(workers)) as pool:
                     list(pool.map(Worker.close, workers))
+            if claim is not None:  # the CPU is free for another session once they are gone
+                os.close(claim)
         return Outcome(*self._runs(status), status, error, tuple(self.notes))
 
     # --- start-up -------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,3 +172,42 @@ def test_each_row_gets_what_is_left_over_the_rows_still_to_come() -> None:
     shares = [budget for _, budget in recorder.budgets]
     assert shares == pytest.approx([1000.0, 1500.0, 3000.0], rel=0.01)
     assert shares[0] <= 1000.0
+
+
+def test_sessions_at_once_claim_different_cpus_the_highest_first(tmp_path: Path) -> None:
+    """Each session takes the highest CPU no other holds; with every one held, the highest
+    unclaimed; a CPU asked for is taken whoever holds it; a claim let go is free again."""
+    import os
+
+    folder = str(tmp_path)
+    first, first_claim = session.choose_cpu(None, folder=folder, allowed=[0, 3, 1])
+    second, second_claim = session.choose_cpu(None, folder=folder, allowed=[0, 3, 1])
+    third, third_claim = session.choose_cpu(None, folder=folder, allowed=[0, 3, 1])
+    assert (first, second, third) == (3, 1, 0)
+    assert None not in (first_claim, second_claim, third_claim)
+    assert session.choose_cpu(None, folder=folder, allowed=[0, 3, 1]) == (3, None)
+    asked, asked_claim = session.choose_cpu(1, folder=folder, allowed=[0, 3, 1])
+    assert (asked, asked_claim) == (1, None)  # held by the second session, taken anyway
+    os.close(second_claim)  # type: ignore[arg-type]
+    again, again_claim = session.choose_cpu(None, folder=folder, allowed=[0, 3, 1])
+    assert again == 1 and again_claim is not None
+    for fd in (first_claim, third_claim, again_claim):
+        os.close(fd)  # type: ignore[arg-type]
+    assert session.choose_cpu(None, folder=folder, allowed=[]) == (None, None)
+
+
+def test_a_claim_file_that_is_not_a_plain_file_is_neither_followed_nor_waited_on(
+        tmp_path: Path) -> None:
+    """A symbolic link where CPU 1's claim goes (another user's, say) is not followed and
+    its target is left as it was; a FIFO is not waited on: neither CPU is claimed, the
+    session takes the highest, unclaimed."""
+    import os
+
+    target = tmp_path / "precious"
+    target.write_text("keep me")
+    (tmp_path / session.CLAIM_NAME.format(cpu=1)).symlink_to(target)
+    os.mkfifo(tmp_path / session.CLAIM_NAME.format(cpu=0))
+    assert session.claim_cpu(1, str(tmp_path)) is None
+    assert session.choose_cpu(None, folder=str(tmp_path), allowed=[0, 1]) == (1, None)
+    assert target.read_text() == "keep me"
+    assert session.claim_cpu(2, str(tmp_path / "no such folder")) is None
