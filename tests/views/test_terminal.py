@@ -340,8 +340,8 @@ def test_every_table_of_a_stored_run_reads_at_both_widths(
     if name.startswith("ratios"):
         (table,) = [t for t in tables(drawn) if "what it costs" in t.title]
         answers = [row["speed [CI]"] for row in table.rows]
-        assert all(re.fullmatch(r"([\d.]+x (faster|slower)|same speed) \[.+\]", a)
-                   for a in answers), answers
+        worded = re.compile(r"([\d.]+x (faster|slower)|same speed) \[.+\]")
+        assert [a for a in answers if not worded.fullmatch(a)] == [], drawn
         if name == "ratios":  # AES-256-GCM against AES-256-XTS: authentication's cost
             whats = {(row["what"].split(" [")[0], row["against"].split(" [")[0])
                      for row in table.rows}
