@@ -138,6 +138,10 @@ def _header_top(lines: list[str], start: int, rule: int) -> int:
     return top
 
 
+#: The note `ratios` prints below a table it shortened ("58 more with --all").
+_MORE = re.compile(r"[\d,]+ more with --all")
+
+
 def _closed(cell: str) -> bool:
     """Whether a cell's text ends a bracketed part it opened ("1.19x slower [1.12–1.26]"):
     a line below it in its column starts another row, as a wrapped interval's first line
@@ -176,6 +180,8 @@ def _read(text: str, title: str, key: str | None, end: str | None, *,
         starts = (not (filled <= above) or filled >= opened
                   or (len(cells) - 1 in filled and _closed(previous[-1]))) if by_shape \
             else bool(cells[first])
+        if by_shape and _MORE.fullmatch(line.strip()):
+            starts = False  # the note below a table whose last answer wrapped: not a row
         above, previous = filled, cells
         if starts or not rows:
             opened = filled

@@ -223,6 +223,18 @@ def test_the_table_reader_starts_a_row_below_a_closed_bracket_and_keeps_wrapped_
     assert table.width == len(_drawn(_LINES).splitlines()[3])
 
 
+
+def test_the_note_below_a_table_whose_last_answer_wrapped_is_not_a_row() -> None:
+    """"58 more with --all" under a last row whose interval took a second line (a noisy
+    run's, as a CI run drew it) stays with that row: it fills a cell the line above left
+    blank, which elsewhere starts a row."""
+    from tests.helpers.terminal import tables
+
+    (table,) = tables(_drawn([*_LINES[:6], ("58 more with --all", "", "", "", "")]))
+    assert table.heights == (1, 1, 1, 3)
+    assert table.rows[-1]["speed [CI]"] == "1.08x slower [1.21x slower – 1.26x faster]"
+    assert table.rows[-1]["what"] == "cryptography 58 more with --all"
+
 # --- every command at 80 columns --------------------------------------------------------------
 
 
