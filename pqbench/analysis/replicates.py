@@ -452,11 +452,9 @@ def level_intervals(sides: Sequence[Sequence[Sequence[float]]], confidence: floa
             found[at] = _level(estimates, float(estimates.mean()),
                                float(np.std(estimates, ddof=1)), runs, confidence)
     for (count, _), members in shapes.items():
-        rates = np.asarray([sides[at] for at in members], dtype=np.float64)
-        if not (np.all(np.isfinite(rates)) and np.all(rates > 0)):
-            for at in members:
-                log_runs(sides[at], "runs")  # the first side with a bad rate says so
-        estimates = np.median(np.log(rates), axis=2)
+        # Every run of the shape's sides at once, through the checks and medians of a side.
+        estimates = run_estimates(log_runs([run for at in members for run in sides[at]],
+                                           "runs")).reshape(len(members), count)
         sds = (np.std(estimates, axis=1, ddof=1).tolist() if count > 1
                else [0.0] * len(members))  # one run: its own interval (`_level`)
         for at, row, mean, sd in zip(members, estimates, estimates.mean(axis=1).tolist(),
