@@ -104,8 +104,9 @@ def tables(text: str) -> list[Drawn]:
     where its shape says: a cell's lines run down from the row's first line, so a line
     with a cell filled where the line above is blank, or filled wherever the row's first
     line is, or filling the last column below a cell that closed its bracketed part there
-    (an answer's interval: `_closed`), starts a row; a line filled in fewer places goes on
-    the row above (a note such as "58 more with --all" too)."""
+    (an answer's interval: `_closed`), starts a row; a line filled in fewer places, or in
+    the first column alone (a name's second line, a note such as "58 more with --all",
+    even below an answer's second line), goes on the row above."""
     lines = text.splitlines()
     found = []
     for rule, line in enumerate(lines):
@@ -136,10 +137,6 @@ def _header_top(lines: list[str], start: int, rule: int) -> int:
     if top == rule - 1 and top - 1 > start and lines[top].startswith(" "):
         top -= 1  # a title wrapped downwards: the header's first line is the one above
     return top
-
-
-#: The note `ratios` prints below a table it shortened ("58 more with --all").
-_MORE = re.compile(r"[\d,]+ more with --all")
 
 
 def _closed(cell: str) -> bool:
@@ -180,8 +177,8 @@ def _read(text: str, title: str, key: str | None, end: str | None, *,
         starts = (not (filled <= above) or filled >= opened
                   or (len(cells) - 1 in filled and _closed(previous[-1]))) if by_shape \
             else bool(cells[first])
-        if by_shape and _MORE.fullmatch(line.strip()):
-            starts = False  # the note below a table whose last answer wrapped: not a row
+        if by_shape and filled == {0}:
+            starts = False  # a name's second line, or a note, even below a wrapped answer
         above, previous = filled, cells
         if starts or not rows:
             opened = filled
