@@ -248,11 +248,9 @@ class ComparisonsDocument(_Closed):
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of compare's output: one comparison, or several."""
-    from pydantic import TypeAdapter
+    from pqbench.data.record.models import schema_of
 
-    adapter: TypeAdapter[ComparisonDocument | ComparisonsDocument] = TypeAdapter(
-        ComparisonDocument | ComparisonsDocument)
-    found = adapter.json_schema()
+    found = schema_of(ComparisonDocument | ComparisonsDocument)
     found["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     found["title"] = "pqbench compare --json"
     return found

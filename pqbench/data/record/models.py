@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -25,6 +25,7 @@ from pydantic import (
     Field,
     JsonValue,
     StringConstraints,
+    TypeAdapter,
     model_validator,
 )
 
@@ -37,6 +38,7 @@ from pqbench.data.record.format import (
     NAME_CHARS,
     TEXT_CHARS,
 )
+from pqbench.platform import interrupts
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
 
@@ -482,11 +484,48 @@ class Bundle(_Closed):
     runs: list[RunDocument] = Field(min_length=1, max_length=10_000)
 
 
+_Model = TypeVar("_Model", bound=BaseModel)
+_built = [False]
+
+
+def built(model: type[_Model]) -> type[_Model]:
+    """`model`, with every model of the run format built, Ctrl-C and SIGTERM held back
+    while they are.
+
+    The models build their validators on first use (`defer_build`, so that a command that
+    validates nothing does not pay for them), and pydantic-core builds them in Rust, which
+    reports an exception raised by the Python it calls meanwhile as a SchemaError: a signal
+    landing there lost its KeyboardInterrupt, and `ab` ended with a traceback instead of
+    keeping its finished pairs. All are built at once (about 60 ms, once per process): a
+    model that validation makes on the way (a run's default `Settings`) would otherwise be
+    built in the middle of it. Held back meanwhile (`interrupts.deferred`), a signal is
+    delivered as the build ends, where pqbench handles it."""
+    if not _built[0]:
+        with interrupts.deferred():
+            for each in list(globals().values()):
+                if isinstance(each, type) and issubclass(each, BaseModel) \
+                        and each.__module__ == __name__ and not each.__pydantic_complete__:
+                    each.model_rebuild()
+        _built[0] = True
+    return model
+
+
+def adapter(kind: Any) -> TypeAdapter[Any]:
+    """A TypeAdapter of `kind`, its validator built as `built` builds the models'."""
+    with interrupts.deferred():
+        return TypeAdapter(kind)
+
+
+def schema_of(kind: Any) -> dict[str, Any]:
+    """The JSON Schema of `kind`, made with Ctrl-C and SIGTERM held back (`built`): pydantic
+    builds the validators of the types it meets on the way."""
+    with interrupts.deferred():
+        return TypeAdapter(kind).json_schema()
+
+
 def json_schema() -> dict[str, Any]:
     """The published JSON Schema of the run format: an export bundle or one run document."""
-    from pydantic import TypeAdapter
-
-    schema = TypeAdapter(Bundle | RunDocument).json_schema()
+    schema = schema_of(Bundle | RunDocument)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "pqbench run format (export bundle or run document)", **schema}
 

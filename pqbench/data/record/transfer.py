@@ -274,7 +274,7 @@ def parse_models(data: Any, source: str) -> list[models.RunDocument]:
         raise InputFileError(f"{source} is not a pqbench export (no 'format': "
                              f"'{BUNDLE_FORMAT}' or '{RUN_FORMAT}')")
     try:
-        validated = model.model_validate(data)
+        validated = models.built(model).model_validate(data)
     except ValidationError as exc:
         raise InputFileError(_describe(exc, data, source)) from None
     except RecursionError:  # nesting below json's limit but deep enough for pydantic's

@@ -78,7 +78,7 @@ def warm() -> None:
 def _adapter() -> TypeAdapter[Any]:
     """Bundle or run document, told apart by their `format` (a Literal in each)."""
     either: Any = Union[_mirror(models.Bundle), _mirror(models.RunDocument)]  # noqa: UP007
-    return TypeAdapter(Annotated[either, Field(discriminator="format")])
+    return models.adapter(Annotated[either, Field(discriminator="format")])
 
 
 _mirrors: dict[type[BaseModel], Any] = {}
@@ -150,7 +150,7 @@ def worker_row_problem(sizes: Any, attributes: Any, counter: Any,
            "sizes": sizes if sizes is not None else {}, "cycle_counter": counter,
            "samples": samples or [{"ops": 1, "elapsed_ns": 1}], "ab_cpu_ns": cpu_ns}
     try:
-        models.ResultRow.model_validate(row)
+        models.built(models.ResultRow).model_validate(row)
     except ValidationError as exc:
         first = exc.errors()[0]
         return f"{models.field_path(first['loc'])}: {first['msg']}"
