@@ -77,15 +77,17 @@ docs: setup
 	$(BIN)/mkdocs build --strict
 
 # The whole suite, as CI runs it (.ci/run): the 25 slowest tests are printed at the end, and
-# each test has a time limit (pyproject.toml). It runs in JOBS worker processes (2 cores: 2),
-# each taking whole test files so that a module's fixtures are set up once; JOBS=0 runs it
-# in this one process. A subset: `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`,
-# `-m "not process"` (docs/contributing.md).
+# each test has a time limit (pyproject.toml). It runs in JOBS worker processes, one more than
+# the CPUs (2 cores: 3): its tests wait on the processes they start for about a tenth of
+# the time, which the extra worker fills (on 2 cores, three workers took 715-733 s where two
+# took 781-842 s, docs/measurements.md). Each takes whole test files so that a module's
+# fixtures are set up once; JOBS=0 runs it in this one process. A subset:
+# `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`, `-m "not process"` (docs/contributing.md).
 # What the slow tests build (the Debian 13 userland, the rebuilt libcrypto, the stack
 # workers, an older aws-lc-rs, the pip builds of the bisect tests) is made first, side by
 # side into the per-user cache, while lint and bytecode run: on a newcomer's first run the
 # suite then finds each made instead of making it, one after another, inside its own time.
-JOBS ?= 2
+test: JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: setup
 	@$(BIN)/python -m tests.helpers.deps & deps=$$!; \
 	$(MAKE) --no-print-directory lint bytecode browser; checked=$$?; \
@@ -122,7 +124,9 @@ bytecode: setup
 	$(BIN)/python -m compileall -q pqbench tests
 
 # The fast lane: no test that starts a process or measures (`-m "not process and not slow"`),
-# in JOBS processes too (its tests are independent: any worker takes any test).
+# in JOBS processes, two by default (its tests are independent: any worker takes any test;
+# they start no process, so a third worker would only add its own collection).
+check: JOBS ?= 2
 check: lint bytecode
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) -m "not process and not slow"
 
