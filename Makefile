@@ -79,9 +79,10 @@ docs: setup
 # The whole suite, as CI runs it (.ci/run): the 25 slowest tests are printed at the end, and
 # each test has a time limit (pyproject.toml). It runs in JOBS worker processes, one more than
 # the CPUs (2 cores: 3): its tests wait on the processes they start for about a tenth of
-# the time, which the extra worker fills (on 2 cores, three workers took 715-733 s where two
-# took 781-842 s, docs/measurements.md). Each takes whole test files so that a module's
-# fixtures are set up once; JOBS=0 runs it in this one process. A subset:
+# the time, which the extra worker fills (on 2 cores, three workers took 703-733 s where two
+# took 781-842 s, and four were no faster than three: docs/measurements.md). Each takes
+# whole test files so that a module's fixtures are set up once; JOBS=0 runs it in this one
+# process. A subset:
 # `$(BIN)/python -m pytest tests/ROOM`, `-k WORDS`, `-m "not process"` (docs/contributing.md).
 # What the slow tests build (the Debian 13 userland, the rebuilt libcrypto, the stack
 # workers, an older aws-lc-rs, the pip builds of the bisect tests) is made first, side by
