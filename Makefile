@@ -88,7 +88,7 @@ docs: setup
 # workers, an older aws-lc-rs, the pip builds of the bisect tests) is made first, side by
 # side into the per-user cache, while lint and bytecode run: on a newcomer's first run the
 # suite then finds each made instead of making it, one after another, inside its own time.
-test: JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+test: JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$((n + 1)))
 test: setup
 	@$(BIN)/python -m tests.helpers.deps & deps=$$!; \
 	$(MAKE) --no-print-directory lint bytecode browser; checked=$$?; \
