@@ -144,3 +144,55 @@ def test_every_command_has_its_documentation() -> None:
                  "files", "verify", "userland", "env", "runs", "statistics", "os-builds",
                  "store", "security", "run-format", "architecture", "measurements"):
         assert f"{page}.md" in nav and (DOCS / f"{page}.md").is_file(), page
+
+
+def _markdown_pages() -> list[Path]:
+    """Every Markdown page the repository ships: the README, the site, the example reports
+    and the notes beside the code."""
+    pages = [REPO / "README.md", *DOCS.glob("*.md"), *(REPO / "reports").glob("*/*.md"),
+             *(REPO / "pqbench").rglob("*.md")]
+    return sorted(p for p in pages if "__pycache__" not in p.parts)
+
+
+def _unclosed_fences(text: str) -> list[str]:
+    """Each code block that swallowed what follows it: a fence line the block holds as its
+    own text (a closing fence with words after it does not close: "``` Output is..."), or a
+    block that runs to the end of the page."""
+    lines = text.splitlines()
+    found = []
+    for token in MarkdownIt().parse(text):
+        if token.type != "fence" or token.map is None:
+            continue
+        start, end = token.map
+        opened = f"line {start + 1} ({lines[start].strip()[:40]})"
+        held = [line for line in token.content.splitlines()
+                if line.lstrip().startswith(token.markup)]
+        closing = lines[end - 1].strip() if end - 1 > start else ""
+        if held:
+            found.append(f"{opened} holds {held[0].strip()[:40]!r}")
+        elif not (closing.startswith(token.markup) and set(closing) == {token.markup[0]}):
+            found.append(f"{opened} never closes")
+    return found
+
+
+def test_every_code_block_closes_where_it_is_meant_to() -> None:
+    """A closing fence with text after it is not a closing fence: everything down to the
+    next bare fence renders as code (docs/compare.md's gate section did, from its example
+    down to the JSON fields). MkDocs builds such a page without a word."""
+    pages = _markdown_pages()
+    assert REPO / "docs" / "compare.md" in pages and len(pages) > 30
+    broken = {str(p.relative_to(REPO)): found for p in pages
+              if (found := _unclosed_fences(p.read_text("utf-8")))}
+    assert broken == {}, broken
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("```sh\nx\n```\nprose\n", []),
+    ("````md\n```sh\nx\n```\n````\n", []),
+    ("```sh\nx\n``` Output is a table\nmore\n```\n",
+     ["line 1 (```sh) holds '``` Output is a table'"]),
+    ("text\n```sh\nx\n", ["line 2 (```sh) never closes"]),
+    ("~~~\nx\n~~~\n", []),
+])
+def test_an_unclosed_fence_is_named_by_its_line(text: str, expected: list[str]) -> None:
+    assert _unclosed_fences(text) == expected
