@@ -282,6 +282,11 @@ def by_groups(store: Store, by: str, values: Sequence[str], threshold: float | N
 
     if values and len(values) != 2:
         raise UsageError("with --by, give no values or exactly two (before, after)")
+    if values and values[0] == values[1]:
+        # A group against itself can never differ: a gate so named (two CI variables that
+        # resolved to one label) would pass whatever the candidate measured.
+        raise UsageError(f"{printable(values[0])!r} is named twice: give two different "
+                         f"values of {by} (before, after)")
     # A run's build needs its fingerprint: every header's, unless two groups are named
     # (then only theirs, which are loaded whole anyway).
     selection = select(store, by, missing=missing or bool(values), fingerprints=not values,

@@ -149,6 +149,25 @@ def test_a_group_named_by_its_builds_name_is_that_builds_runs(tmp_path: object) 
         compare(db, ["C", "B"], by="label")
 
 
+def test_a_group_named_twice_is_a_usage_error_not_a_gate_that_always_passes(
+        tmp_path: object) -> None:
+    """`compare --by label base base --fail-on slower` (two CI variables that resolved to
+    one label) compared a group with itself and passed whatever was measured; it is refused
+    as naming one run twice is, before anything is loaded."""
+    from pqbench.app.compare import compare
+    from pqbench.data.store import Store
+    from pqbench.platform.errors import UsageError
+
+    db = str(tmp_path) + "/twice.db"  # type: ignore[operator]
+    Store.open(db).save_runs([*make_runs("a", 3, seed=1, label="base"),
+                              *make_runs("b", 2, seed=2, label="cand", factor=0.5)])
+    with pytest.raises(UsageError, match=r"^'base' is named twice: give two different "
+                                         r"values of label \(before, after\)$"):
+        compare(db, ["base", "base"], by="label")
+    (step,) = compare(db, ["base", "cand"], by="label").steps  # two names: compared
+    assert len(step.before) == 3 and len(step.after) == 2
+
+
 def test_a_group_no_run_has_is_refused_naming_the_closest_few_of_a_fleet_s(
         tmp_path: object) -> None:
     """A fleet's store has a label per machine and build: a mistyped one is refused with

@@ -111,6 +111,14 @@ def test_comparing_a_run_with_itself_is_a_usage_error(tmp_path: Path) -> None:
         done = run_cli("compare", *pair, "--db", str(db))
         _clean(done)
         assert done.returncode == 2 and "the same run 20260101-a" in done.stderr, done.stderr
+    # A group named twice, gate or not: a usage error, never a comparison that cannot fail.
+    store = Store.open(str(db))
+    store.save_run(make_run("20260102-b", seed=2, label="base"))
+    store.close()
+    for gate in ([], ["--fail-on", "slower"]):
+        done = run_cli("compare", "--by", "label", "base", "base", *gate, "--db", str(db))
+        _clean(done)
+        assert done.returncode == 2 and "'base' is named twice" in done.stderr, done.stderr
 
 
 def test_an_empty_database_location_is_refused_not_the_default(tmp_path: Path) -> None:
