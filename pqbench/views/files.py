@@ -27,6 +27,16 @@ def _cv(m: Measurement) -> float | None:
     return m.summary.cv if len(m.samples) > 1 else None
 
 
+#: Whether the file was in the page cache as its passes read it (mincore); None where the
+#: OS would not say (a file the user neither owns nor may write).
+CACHED = {True: "yes", False: "no", None: "unknown"}
+
+
+def _cached(m: Measurement) -> str:
+    value = m.attributes.get("cached")
+    return CACHED.get(value, "unknown") if isinstance(value, bool | None) else "unknown"
+
+
 def hash_table(run: Run) -> Table:
     """One line per file and hash: the file's read rate beside the hash's rate, each the
     median of its passes (what the stored row holds) with its CV."""
@@ -46,7 +56,7 @@ def hash_table(run: Run) -> Table:
         flags = m.attributes.get("flags") or []
         found.append((_path(m), m.algorithm, m.attributes.get("size"),
                       read.rate if read else None, _cv(read) if read else None, m.rate,
-                      _cv(m), m.attributes.get("cached"), "; ".join(map(str, flags))))
+                      _cv(m), _cached(m), "; ".join(map(str, flags))))
     settings = run.settings
     how = f"median of {passes} passes" if passes > 1 else "one pass"
     return Table(f"pqbench files hash (cache {settings.get('cache', 'as found')}, {how}, "

@@ -473,6 +473,26 @@ def test_a_files_run_says_what_its_hash_rate_holds_and_which_rows_are_unsteady()
     assert {r[names.index("file")] for r in shown.rows} == {"disk.img"}
 
 
+@pytest.mark.parametrize(("cached", "shown"), [(True, "yes"), (False, "no"),
+                                               (None, "unknown"), ("maybe", "unknown")])
+def test_the_cached_column_says_yes_no_or_unknown(cached: object, shown: str) -> None:
+    """Whether the passes read the file from the page cache, in words ("unknown" where the
+    OS would not say, as docs/files.md promises), never Python's True, False or None."""
+    from pqbench.measure.files.runs import files_run
+    from pqbench.views import files as file_views
+    from pqbench.views import tables
+    from tests.helpers.runs import environment
+
+    rows = [Measurement(alg, impl, op, tuple(LoopResult(1000, 1000 + i) for i in range(4)),
+                        unit="byte", attributes={"path": "/d/f", "size": 1000,
+                                                 "cached": cached})
+            for alg, impl, op in (("read", "os", "read"), ("SHA-256", "hashlib", "hash"))]
+    run = files_run(datetime(2026, 1, 1, tzinfo=UTC), {"cache": "cold"}, environment(), rows)
+    table = file_views.hash_table(run)
+    column = [c.title for c in table.columns].index("cached")
+    assert [texts[column] for texts in tables.texts(table)] == [shown]
+
+
 def test_show_of_a_files_run_keeps_its_load_warning(tmp_path: Path) -> None:
     """`files hash` said the run was taken under load; `show` says it again."""
     from pqbench.measure.files.runs import files_run
