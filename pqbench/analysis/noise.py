@@ -128,7 +128,7 @@ class Spread:
 
     def describe(self) -> str:
         """Where the spread came from, in words a verdict's reason ends with."""
-        size = f"{self.percent:.1%}"
+        size = f"{self.percent * 100:.1f} %"
         if self.source == "prior" and self.borrowed is None:
             return (f"the default prior of {size} for this machine's run-to-run spread "
                     "(nothing replicated is stored for this row): `pqbench calibrate` "
@@ -155,7 +155,7 @@ class Spread:
     def short(self) -> str:
         """The spread in a few words, for a verdict's reason ("this machine's run-to-run
         spread of 1.0 % (5 runs, family; 14 df)"); `describe` says it in full."""
-        size = f"{self.percent:.1%}"
+        size = f"{self.percent * 100:.1f} %"
         if self.source == "prior" and self.borrowed is None:
             return f"the default prior of {size} (`pqbench calibrate` sharpens it)"
         own = {"row": f"{self.runs} runs", "sessions": f"{self.sessions} ab sessions",

@@ -100,7 +100,7 @@ def decide(p_value: float, log_low: float, log_high: float, *, alpha: float,
     Callers have already answered ``too few runs`` where the test cannot reach alpha.
     """
     bound = math.log1p(threshold)
-    band = f"±{threshold:.1%}"
+    band = f"±{threshold * 100:.1f} %"
     interval = f"{_fmt(log_low)}–{_fmt(log_high)}"
     if p_value < alpha and log_low > bound:
         return FASTER, f"p={p_value:.3g} and the CI {interval} lies above 1+t = {1 + threshold:.3g}"

@@ -44,8 +44,8 @@ def test_each_build_is_centred_on_its_own_level_and_pooled() -> None:
     assert found.sd == pytest.approx(math.sqrt((squares + d0 * noise.PRIOR ** 2) / (3 + d0)))
     assert found.source == "row" and (found.runs, found.groups) == (5, 2)
     assert found.describe().startswith(
-        f"this machine's run-to-run spread of {math.expm1(found.sd):.1%} from 5 runs of this "
-        f"row (2 groups of one build) and the default prior, {3 + d0} df")
+        f"this machine's run-to-run spread of {math.expm1(found.sd) * 100:.1f} % from 5 runs "
+        f"of this row (2 groups of one build) and the default prior, {3 + d0} df")
     enough = NoiseModel()
     enough.add_runs(KEY, list(np.linspace(-0.02, 0.02, noise.BORROWED_DF + 1)))
     own = enough.spread(KEY)
@@ -56,9 +56,9 @@ def test_each_build_is_centred_on_its_own_level_and_pooled() -> None:
 def test_nothing_stored_is_the_documented_prior_and_says_so() -> None:
     found = NoiseModel().spread(KEY)
     assert (found.sd, found.freedom, found.source) == (noise.PRIOR, noise.PRIOR_DF, "prior")
-    assert "default prior of 10.5%" in found.describe()
+    assert "default prior of 10.5 %" in found.describe()
     assert "`pqbench calibrate` sharpens it" in found.describe()
-    assert found.short() == "the default prior of 10.5% (`pqbench calibrate` sharpens it)"
+    assert found.short() == "the default prior of 10.5 % (`pqbench calibrate` sharpens it)"
 
 
 def test_a_calibrated_row_that_leans_on_the_prior_is_not_told_to_calibrate() -> None:
@@ -90,7 +90,7 @@ def test_a_row_with_few_degrees_of_freedom_borrows_from_its_family() -> None:
     assert found.freedom == 1 + d0 and found.source == "row"
     assert found.sd == pytest.approx(math.sqrt((0.005 + d0 * family_var) / (1 + d0)))
     assert "its family (cipher, libcrypto: 1 other row, 40 runs)" in found.describe()
-    assert found.short() == (f"this machine's run-to-run spread of {found.percent:.1%} "
+    assert found.short() == (f"this machine's run-to-run spread of {found.percent * 100:.1f} % "
                              f"(2 runs, family; {1 + d0} df)")
     # Enough of its own: no borrowing.
     own = model.spread(OTHER)

@@ -37,6 +37,15 @@ def test_rule_edges(p: float, low: float, high: float, expected: str) -> None:
     assert reason
 
 
+def test_a_reason_writes_its_band_as_every_percentage_is_written() -> None:
+    """"±5.0 %", with the space `views.numbers.percent` puts before the sign, so a reason
+    reads like the table beside it ("band ±5.0 %"), not "±5.0%"."""
+    _, inside = verdict.decide(0.5, LN(0.99), LN(1.01), alpha=0.01, threshold=0.05)
+    assert inside == "the CI 0.99–1.01 lies inside the ±5.0 % band"
+    _, wide = verdict.decide(0.5, LN(0.8), LN(1.2), alpha=0.01, threshold=0.125)
+    assert wide.endswith("reaches beyond the ±12.5 % band")
+
+
 def test_the_band_is_symmetric_in_log() -> None:
     # 1/1.05 = 0.95238: an interval ending at 0.951 is beyond the band, at 0.953 inside it.
     assert verdict.decide(0.001, LN(0.5), LN(0.951), alpha=0.01, threshold=BAND)[0] == "slower"
