@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import sys
-import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -251,9 +250,7 @@ def _records(table: tables.Table, texts: list[list[str]], width: int) -> Iterato
 
 
 def _wrapped(text: str, width: int, first: str, rest: str, style: str) -> Iterator[Text]:
-    for part in textwrap.wrap(clean(text), width=max(width, 20), initial_indent=first,
-                              subsequent_indent=rest, break_long_words=False,
-                              break_on_hyphens=False) or [first]:
+    for part in layout.wrap_prose(clean(text), max(width, 20), first, rest) or [first]:
         yield Text(part, style=style)
 
 
@@ -348,8 +345,7 @@ def wrapped(text: str, width: int, first: str = "", hang: str = "") -> list[str]
     where the line ends, its rest continued after `hang`, as a table's wrapped cell is:
     nothing runs past the width."""
     found = []
-    for part in textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=hang,
-                              break_long_words=False, break_on_hyphens=False):
+    for part in layout.wrap_prose(text, width, first, hang):
         while len(part) > width > len(hang):
             found.append(part[:width])
             part = hang + part[width:]

@@ -110,11 +110,30 @@ def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
                             column.min_width if floor else 0))
 
 
+#: The space between a number (or an interval's closing bracket) and its unit: "0.9 %",
+#: "5.53 GB/s", "[5.43–5.63] GB/s", "14 df". Prose never breaks a line there.
+_UNIT_SPACE = re.compile(r"(?<=[\d\]]) (?=(?:%|(?:[kMGT]i?)?B(?:/s)?|[kMG]?ops/s|[mµn]?s|df)"
+                         r"(?![\w/]))")
+#: What stands for such a space while textwrap breaks the lines (a private-use character:
+#: textwrap breaks at ASCII whitespace only, and no text pqbench prints holds it).
+_GLUE = "\ue000"
+
+
+def wrap_prose(text: str, width: int, first: str = "", hang: str = "") -> list[str]:
+    """`text` wrapped at spaces to `width` (words kept whole, never broken at hyphens),
+    its first line after `first` and the others after `hang`, never between a number and
+    its unit: "spread of 0.9 %" does not end a line with "0.9" and start the next with
+    "%"."""
+    glued = _UNIT_SPACE.sub(_GLUE, text)
+    return [line.replace(_GLUE, " ") for line in
+            textwrap.wrap(glued, width, initial_indent=first, subsequent_indent=hang,
+                          break_long_words=False, break_on_hyphens=False)]
+
+
 def header_lines(title: str, width: int) -> tuple[str, ...]:
     """A title wrapped at spaces to `width` (its words fit: widths are at least the
     longest word)."""
-    return tuple(textwrap.wrap(title, width, break_long_words=False,
-                               break_on_hyphens=False)) or ("",)
+    return tuple(wrap_prose(title, width)) or ("",)
 
 
 def plan(columns: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> Plan:

@@ -6,6 +6,7 @@ unbounded. Elsewhere rich draws them."""
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -95,3 +96,30 @@ def test_a_cell_that_wraps_or_a_header_of_two_lines_is_left_to_rich(
         assert direct == simple, table
     narrow, slow, direct = _both(tall, 30, False, monkeypatch)
     assert narrow == slow and not direct and len(narrow.splitlines()[0]) <= 30
+
+
+SPREAD = ("steps judged as compare judges runs; few runs against this machine's run-to-run "
+          "spread of 0.9 % from 5 runs of this row, at 5.53 [5.43–5.63] GB/s, 14 df")
+
+
+@pytest.mark.parametrize("width", range(20, len(SPREAD) + 2))
+def test_prose_never_breaks_a_line_between_a_number_and_its_unit(width: int) -> None:
+    """At every width: no line ends with a number whose unit starts the next line ("0.9"
+    then "% from ..."), and the words and spaces are the text's own."""
+    found = console.wrapped(SPREAD, width, hang="  ")
+    for line, after in itertools.pairwise(found):
+        unit = after.strip().split(" ")[0]
+        assert not (unit in ("%", "GB/s", "df") and line.rstrip()[-1] in "0123456789]"), \
+            (width, line, after)
+    assert " ".join(part.strip() for part in found) == SPREAD
+    assert all(len(line) <= width for line in found), (width, found)
+
+
+def test_only_a_number_s_unit_is_kept_with_it() -> None:
+    """Words that merely follow a number still wrap ("5 runs"), and a header wraps as
+    prose does."""
+    from pqbench.views import layout
+
+    assert layout.wrap_prose("of 5 runs", 4) == ["of 5", "runs"]
+    assert layout.wrap_prose("of 5 %", 4) == ["of", "5 %"]
+    assert layout.header_lines("spread 0.9 %", 8) == ("spread", "0.9 %")
