@@ -137,9 +137,13 @@ class FittedTable:
                                 hang):
                 yield Text(part)
         if plan.dropped:
+            # Wrapped here as every note is (continuations indented, no space left at a
+            # line's end), not by rich, which would leave both.
             names = ", ".join(table.columns[i].title for i in plan.dropped)
-            yield safe(f"not shown at {options.max_width} columns: {names} (a wider "
-                       "terminal shows them)", "dim")
+            said = f"not shown at {options.max_width} columns: {names} (a wider terminal " \
+                   "shows them)"
+            for part in wrapped(clean(said), options.max_width, hang="  "):
+                yield safe(part, "dim")
 
 
 def _rich_table(table: tables.Table, found: layout.Noted) -> RichTable:

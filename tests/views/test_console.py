@@ -123,3 +123,21 @@ def test_only_a_number_s_unit_is_kept_with_it() -> None:
     assert layout.wrap_prose("of 5 runs", 4) == ["of 5", "runs"]
     assert layout.wrap_prose("of 5 %", 4) == ["of", "5 %"]
     assert layout.header_lines("spread 0.9 %", 8) == ("spread", "0.9 %")
+
+
+@pytest.mark.parametrize("width", [30, 40, 52])
+def test_the_columns_left_out_are_named_on_lines_wrapped_as_notes_are(width: int) -> None:
+    """"not shown at N columns: ..." wraps like every other note: no space at a line's end,
+    continuations indented, the names whole; rich wrapping it left "terminal " then
+    "shows them)" at the margin."""
+    columns = tuple(Column(f"column {n}", priority=n) for n in range(8))
+    table = Table("wide", columns, (tuple(f"value {n}" for n in range(8)),))
+    printed = _printed(table, width, color=False).splitlines()
+    start = next(i for i, line in enumerate(printed) if line.startswith("not shown at "))
+    said = printed[start:]
+    assert len(said) > 1, printed  # long enough to wrap at these widths
+    assert all(line == line.rstrip() and len(line) <= width for line in said), said
+    assert all(line.startswith("  ") for line in said[1:]), said
+    joined = " ".join(line.strip() for line in said)
+    assert joined.startswith(f"not shown at {width} columns: column ")
+    assert joined.endswith(" (a wider terminal shows them)"), joined
