@@ -129,8 +129,8 @@ def runs(last: LastOption = None, every: AllOption = False, csv_output: CsvOptio
                                                 views.runs_csv_rows(r, found.get(r.run_id, []))]))
         return
     if not stored.runs:
-        console.stdout.print(console.safe(
-            f"no runs stored yet in {stored.location}; `pqbench speed` measures and stores one"))
+        console.lines([f"no runs stored yet in {stored.location}; `pqbench speed` measures "
+                       "and stores one"])
         return
     newest, older = stored.newest(last, every)
     console.print_table(views.runs_table(newest, stored.location, stored.algorithms(newest),

@@ -41,4 +41,4 @@ def show(found: Verified, every: bool, json_output: bool) -> None:
     shown = found.outcomes if every else found.failed
     if shown:
         console.print_table(table(shown, every))
-    console.stdout.print(console.safe(summary(found.outcomes, found.seconds, every)))
+    console.lines([summary(found.outcomes, found.seconds, every)])

@@ -295,8 +295,8 @@ def show_run(run: Run, figures: RunFigures, console: Console = stdout) -> None:
             bulk, f"{runs.heading(run)}: ciphers and hashes, MB/s "
                   f"(10^6 bytes/s) of {runs.time_base(bulk)} by block size" if not single
             else None), console)
-    for line in [*runs.binding_notes(figures), *runs.key_form_notes(run.measurements)]:
-        console.print(safe(line))
+    lines([*runs.binding_notes(figures), *runs.key_form_notes(run.measurements)],
+          console=console)
     show_load(run, console)
     if run.problems:
         print_table(runs.problems_table(run.problems), console)
@@ -322,7 +322,7 @@ def show_load(run: Run, console: Console = stdout) -> None:
     """The line under a run's table that says it was taken while other work ran."""
     line = runs.load_note(run)
     if line is not None:
-        console.print(safe(line, "yellow"))
+        lines([line], console=console, style="yellow")
 
 
 def show_ratios(chosen: Sequence[Ratio], asked: Sequence[Ratio] = (),
@@ -357,16 +357,18 @@ def wrapped(text: str, width: int, first: str = "", hang: str = "") -> list[str]
     return found
 
 
-def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout) -> None:
+def lines(texts: Sequence[str], wrap: bool = True, console: Console = stdout,
+          style: str = "") -> None:
     """Lines of prose, each wrapped to the width with its continuations indented (`wrap`,
     see `wrapped`), or whole whatever the width (a digest line, which `sha256sum -c` reads
-    back)."""
+    back); never left to rich's own wrapping, which ends a line with a space and goes on
+    at the margin."""
     for text in texts:
         if wrap:
             for part in wrapped(clean(text), max(console.width, 40), hang="    "):
-                console.print(safe(part), soft_wrap=True)
+                console.print(safe(part, style), soft_wrap=True)
         else:
-            console.print(safe(text), soft_wrap=True)
+            console.print(safe(text, style), soft_wrap=True)
 
 
 def _indented(lines: Sequence[str], console: Console) -> None:
@@ -528,7 +530,7 @@ class _Progress(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            stderr.print(safe(f"{record.name}: {record.getMessage()}"))
+            _hanging("", "", f"{record.name}: {record.getMessage()}", indent=4)
         except Exception:  # logging's contract: a handler never raises into its caller
             self.handleError(record)
 
@@ -557,7 +559,7 @@ def show_comparison(result: Any, console: Console = stdout, hidden: int = 0) -> 
     if result.rows:
         print_table(comparisons.compare_table(result), console)
     elif hidden:
-        console.print(safe(f"{comparisons.title(result)}: no row changed"))
+        lines([f"{comparisons.title(result)}: no row changed"], console=console)
     elif not result.memory:
         print_table(comparisons.compare_table(result), console)
     if hidden:

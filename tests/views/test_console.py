@@ -141,3 +141,46 @@ def test_the_columns_left_out_are_named_on_lines_wrapped_as_notes_are(width: int
     joined = " ".join(line.strip() for line in said)
     assert joined.startswith(f"not shown at {width} columns: column ")
     assert joined.endswith(" (a wider terminal shows them)"), joined
+
+
+def _prose_lines(printed: str, width: int) -> list[str]:
+    """The printed lines, each checked: within the width, no space left at its end."""
+    found = printed.splitlines()
+    assert found and all(len(line) <= width and line == line.rstrip() for line in found), \
+        found
+    return found
+
+
+def test_a_run_s_load_line_wraps_as_prose_under_its_table() -> None:
+    """The "taken under load" line under a run's table wraps at spaces with its
+    continuations indented (rich's own wrapping ended lines with a space)."""
+    from dataclasses import replace
+
+    from tests.helpers.runs import environment
+
+    run = replace(make_run("r1", seed=4), environment=environment(
+        run={"others_cpu": 0.784, "cpus": 2, "load_start": [6.53, 6.0, 5.0],
+             "load_end": [6.57, 6.1, 5.0]}))
+    buffer = io.StringIO()
+    console.show_load(run, Console(file=buffer, width=50, highlight=False))
+    found = _prose_lines(buffer.getvalue(), 50)
+    assert found[0].startswith("taken under load: ") and len(found) > 1
+    assert all(line.startswith("    ") for line in found[1:]), found
+
+
+def test_progress_reported_by_the_rooms_below_wraps_as_notes_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's log line (a long command line) on stderr: wrapped at spaces, its
+    continuations indented, nothing trailing."""
+    import logging
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(console, "stderr", Console(file=buffer, width=60, highlight=False))
+    console.show_progress()
+    logging.getLogger("pqbench.libraries.liboqs").info(
+        "$ cmake -S /root/.cargo/registry/src/oqs-sys-0.11.0/liboqs -B /tmp/build -G Ninja "
+        "-DCMAKE_BUILD_TYPE=Release")
+    found = _prose_lines(buffer.getvalue(), 60)
+    assert found[0].startswith("pqbench.libraries.liboqs: $ cmake") and len(found) > 1
+    assert all(line.startswith("    ") for line in found[1:]), found
+    assert " ".join(line.strip() for line in found).endswith("-DCMAKE_BUILD_TYPE=Release")
