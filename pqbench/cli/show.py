@@ -9,7 +9,7 @@ import typer
 
 from pqbench.cli.common import CsvOption, DbOption, handles_errors
 from pqbench.cli.root import app
-from pqbench.views import console, delimited
+from pqbench.views import console, delimited, runs
 
 
 @app.command()
@@ -32,9 +32,7 @@ def show(
     if csv_output:
         console.write(delimited.run_csv(loaded))
         return
-    console.note(f"run {loaded.run_id}: {loaded.kind}, {loaded.status}, started "
-                 f"{loaded.started_at} on {loaded.environment.machine_name}"
-                 + (f", label {loaded.label}" if loaded.label else ""))
+    console.note(runs.run_header(loaded))
     if loaded.kind in ("tls", "memory"):
         (tls.show if loaded.kind == "tls" else memory.show)(loaded, store)
     elif shown.figures is None:

@@ -339,6 +339,14 @@ def _names(algorithms: Sequence[str], shown: int = 4) -> str | None:
     return ", ".join(algorithms[:shown]) + (f" (+{more} more)" if more > 0 else "")
 
 
+def run_header(run: Run) -> str:
+    """`show`'s first line: the run, its kind and status, when (in UTC, as `runs` lists it)
+    and where it ran, and its label."""
+    return (f"run {run.run_id}: {run.kind}, {run.status}, started "
+            f"{utc_time(run.started_at)} UTC on {run.environment.machine_name}"
+            + (f", label {run.label}" if run.label else ""))
+
+
 def utc_time(stamp: str) -> str:
     """An ISO 8601 time as "2026-11-22 19:38:26" in UTC (as it is stored, when it has no
     offset or cannot be read)."""

@@ -184,3 +184,15 @@ def test_progress_reported_by_the_rooms_below_wraps_as_notes_do(
     assert found[0].startswith("pqbench.libraries.liboqs: $ cmake") and len(found) > 1
     assert all(line.startswith("    ") for line in found[1:]), found
     assert " ".join(line.strip() for line in found).endswith("-DCMAKE_BUILD_TYPE=Release")
+
+
+def test_show_heads_a_run_with_its_start_as_runs_lists_it() -> None:
+    """In UTC to the second ("2026-01-02 03:04:05 UTC"), as `runs` and the report give a
+    run's time; not the stored ISO text with its milliseconds and offset."""
+    from dataclasses import replace
+
+    run = replace(make_run("20260102T030405Z-abcdef", seed=1,
+                           started_at="2026-01-02T04:04:05.123+01:00"), label="nightly")
+    said = runs.run_header(run)
+    assert said.startswith("run 20260102T030405Z-abcdef: speed, ")
+    assert ", started 2026-01-02 03:04:05 UTC on " in said and said.endswith(", label nightly")
