@@ -239,7 +239,7 @@ def _records(table: tables.Table, texts: list[list[str]], width: int) -> Iterato
     wrapped at spaces to the width with its continuations indented under it (a long value
     is never broken by the terminal back at the margin)."""
     if table.title is not None:
-        yield safe(table.title)
+        yield from _wrapped(table.title, width, "", "  ", "")
     for index, row_texts in enumerate(texts):
         style = TONES.get(table.tone(index) or "", "")
         if not table.show_header:  # names and values: "name: value"

@@ -196,3 +196,18 @@ def test_show_heads_a_run_with_its_start_as_runs_lists_it() -> None:
     said = runs.run_header(run)
     assert said.startswith("run 20260102T030405Z-abcdef: speed, ")
     assert ", started 2026-01-02 03:04:05 UTC on " in said and said.endswith(", label nightly")
+
+
+def test_a_table_drawn_as_records_wraps_its_title_as_prose() -> None:
+    """Too narrow for columns, a table is drawn as records; its long title wraps at spaces
+    with its continuations indented, nothing trailing (rich left "bmi2, " at a line's end
+    and went on at the margin)."""
+    table = Table("fingerprint differences: A: here, 2026-11-29 15:33:22 → B: mask:adx,bmi2, "
+                  "2026-11-29 15:33:22",
+                  (Column("field"), Column("before"), Column("after")),
+                  (("knobs.OPENSSL_ia32cap", "", "~0x0:~0x80100:~0x0:~0x0:~0x0"),))
+    found = _prose_lines(_printed(table, 40, color=False), 40)
+    assert found[0].startswith("fingerprint differences:") and found[1].startswith("  ")
+    assert " ".join(line.strip() for line in found[:3]).startswith(
+        "fingerprint differences: A: here, 2026-11-29 15:33:22 → B: mask:adx,bmi2, "
+        "2026-11-29 15:33:22")
