@@ -249,8 +249,11 @@ def _cli(*args: str, columns: int | None = 80, db: Path) -> subprocess.Completed
 
 
 def _fits(text: str, width: int) -> None:
+    """Every line within the width, none cut ("…"), none ending in a space (prose wrapped
+    by rich rather than as notes are: a space at the end, the rest at the margin)."""
     for line in text.splitlines():
         assert len(line) <= width, f"{len(line)} > {width}: {line!r}"
+        assert line == line.rstrip(), f"a space at the end: {line!r}"
     assert "…" not in text, text
 
 
