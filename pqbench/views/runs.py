@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pqbench.analysis.exchanges import implementations_of
+from pqbench.analysis.explain import configuration
 from pqbench.data.record.fingerprint import LOAD_THRESHOLD, STEAL_THRESHOLD, taken_under_load
 from pqbench.data.record.results import Measurement, Problem, Run
 from pqbench.views import numbers
@@ -106,9 +107,11 @@ def measurements_table(run: Run, rows: Sequence[Measurement] | None = None) -> T
 def heading(run: Run, what: str = "") -> str:
     """A run's table heading: "pqbench run ID (complete) on m01 (AMD EPYC 9B14, 2 cores,
     Google Compute Engine)", the machine named so that two outputs of two hosts never read
-    as one machine's change."""
+    as one machine's change, and what an OpenSSL capability knob or `--mask` hid (", with
+    AES-NI hidden"): a masked run's figures never read as the machine's own."""
+    configured = configuration(run.environment)
     return (f"pqbench {what + ' ' if what else ''}run {run.run_id} ({run.status}) on "
-            f"{run.environment.machine_name}")
+            f"{run.environment.machine_name}" + (f", with {configured}" if configured else ""))
 
 
 def throughput_table(rows: Sequence[Measurement], title: str | None = None,

@@ -211,3 +211,30 @@ def test_a_table_drawn_as_records_wraps_its_title_as_prose() -> None:
     assert " ".join(line.strip() for line in found[:3]).startswith(
         "fingerprint differences: A: here, 2026-11-29 15:33:22 → B: mask:adx,bmi2, "
         "2026-11-29 15:33:22")
+
+
+@pytest.mark.parametrize(("knob", "said"), [
+    (None, None),
+    ("~0x200000000000000:~0x0", "AES-NI hidden"),
+    ("~0x200000000000000:~0x20000000", "AES-NI, SHA-NI hidden"),
+])
+def test_a_run_with_a_capability_hidden_says_so_where_it_is_shown(
+        knob: str | None, said: str | None) -> None:
+    """`speed --mask aesni` (or OPENSSL_ia32cap set by hand): the table's heading and the
+    report's first sentence say what was hidden, so its figures never read as the
+    machine's own; a run with no knob set says nothing of it."""
+    from dataclasses import replace
+
+    from pqbench.views import report
+    from tests.helpers.runs import environment
+
+    run = replace(make_run("20260102T030405Z-abcdef", seed=1),
+                  environment=environment(knobs__OPENSSL_ia32cap=knob))
+    heading = runs.heading(run)
+    intro = report.build([run]).markdown.split("\n\n")[1]
+    assert intro.startswith("Run `20260102T030405Z-abcdef` on ")
+    if said is None:
+        assert "hidden" not in heading and "hidden" not in intro
+    else:
+        assert heading.endswith(f", with {said}"), heading
+        assert intro.endswith(f"UTC, with {said}."), intro

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pqbench.analysis import ratios
+from pqbench.analysis.explain import configuration
 from pqbench.analysis.figures import RunFigures, run_figures
 from pqbench.analysis.noise import NoiseModel
 from pqbench.app.report import Build, Inputs
@@ -82,8 +83,10 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
                 f"newest on {machine}. The result tables, the environment and the method are from "
                 f"run {ids}; the comparisons and the history cover the groups they name.")
     if len(runs) == 1:
+        configured = configuration(runs[0].environment)
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
-                f"{md.text(utc_time(runs[0].started_at))} UTC.")
+                f"{md.text(utc_time(runs[0].started_at))} UTC"
+                + (f", with {md.text(configured)}." if configured else "."))
     if _one_session(runs):
         a, b = ordered(runs)
         return (f"The two sides of one `pqbench ab` session on {machine}: A "
