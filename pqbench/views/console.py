@@ -149,7 +149,7 @@ class FittedTable:
 def _rich_table(table: tables.Table, found: layout.Noted) -> RichTable:
     """The table as rich draws it: the columns `found` kept, at their widths."""
     plan = found.plan
-    drawn = RichTable(title=None if table.title is None else safe(table.title),
+    drawn = RichTable(title=None if table.title is None else _title(table.title, plan.total()),
                       title_justify="left", show_header=table.show_header,
                       box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       collapse_padding=True)
@@ -162,6 +162,13 @@ def _rich_table(table: tables.Table, found: layout.Noted) -> RichTable:
         drawn.add_row(*(safe(found.cells[i][index], "bold" if tables.strong(row[i]) else "")
                         for i in plan.kept), style=TONES.get(table.tone(index) or ""))
     return drawn
+
+
+def _title(title: str, width: int) -> Text:
+    """A table's title wrapped as prose is (`layout.wrap_prose`: never between a number and
+    its unit, "75 %"), its lines then short enough that rich keeps them as they are."""
+    return Text("\n").join(safe(line) for line in layout.wrap_prose(clean(title),
+                                                                     max(width, 20)))
 
 
 def _one_line_table(table: tables.Table, found: layout.Noted, console: Console,
@@ -190,8 +197,9 @@ def _one_line_table(table: tables.Table, found: layout.Noted, console: Console,
     lines: list[list[Segment]] = []
     if table.title is not None:
         lines.extend(console.render_lines(
-            safe(table.title), options.update(width=table_width, height=None,
-                                              highlight=False, justify="left"), pad=False))
+            _title(table.title, table_width),
+            options.update(width=table_width, height=None, highlight=False, justify="left"),
+            pad=False))
     null, bold, rule = Style.null(), console.get_style("bold"), console.get_style("")
 
     def line(texts: list[str], style: Style, strong: list[Style]) -> list[Segment]:

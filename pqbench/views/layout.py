@@ -112,7 +112,7 @@ def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
 
 #: The space between a number (or an interval's closing bracket) and its unit: "0.9 %",
 #: "5.53 GB/s", "[5.43–5.63] GB/s", "14 df". Prose never breaks a line there.
-_UNIT_SPACE = re.compile(r"(?<=[\d\]]) (?=(?:%|(?:[kMGT]i?)?B(?:/s)?|[kMG]?ops/s|[mµn]?s|df)"
+_UNIT_SPACE = re.compile(r"(?<=[\d\]]) (?=(?:%|(?:[kKMGT]i?)?B(?:/s)?|[kMG]?ops/s|[mµn]?s|df)"
                          r"(?![\w/]))")
 #: What stands for such a space while textwrap breaks the lines (a private-use character:
 #: textwrap breaks at ASCII whitespace only, and no text pqbench prints holds it).

@@ -238,3 +238,23 @@ def test_a_run_with_a_capability_hidden_says_so_where_it_is_shown(
     else:
         assert heading.endswith(f", with {said}"), heading
         assert intro.endswith(f"UTC, with {said}."), intro
+
+
+@pytest.mark.parametrize("wraps", [False, True], ids=["one-line cells", "a wrapped cell"])
+@pytest.mark.parametrize("width", range(40, 90, 3))
+def test_a_table_title_never_breaks_between_a_number_and_its_unit(width: int, wraps: bool
+                                                                  ) -> None:
+    """Drawn directly or by rich (a cell that wraps), the title's lines keep "75 %"
+    together ("the median's 75" then "% interval" read as two figures)."""
+    title = ("pqbench run 20261129T153705Z-3c1495 (complete) on vm (Intel(R) Xeon(R) "
+             "Processor, 2 cores): ciphers and hashes; ±CI: the median's 75 % interval, "
+             "the widest of the row's 16 KiB blocks")
+    detail = "a reason long enough to wrap " * 3 if wraps else "short"
+    table = Table(title, (Column("algorithm"), Column("rate", "number"),
+                          Column("detail", wrap=True)),
+                  (("AES-256-GCM", 12.5, detail), ("AES-256-XTS", 3.25, "x")))
+    printed = _printed(table, width, color=False).splitlines()
+    said = printed[:next(i for i, line in enumerate(printed) if line.startswith("algorithm"))]
+    for line, after in itertools.pairwise(said):
+        assert not (line.rstrip()[-1:].isdigit() and after.startswith(("%", "KiB"))), said
+    assert " ".join(said) == title
