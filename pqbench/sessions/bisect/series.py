@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pqbench.data.record.format import LABEL_CHARS
@@ -42,12 +43,17 @@ class Build:
 
     position: int
     items: tuple[str, ...]
+    #: Its position, where another build of the series is shown alike (`parse`).
+    numbered: bool = False
 
     @property
     def spec(self) -> str:
         """The build as it may be shown and stored: each item as `ab` shows a side
-        (`env:NAME=***`, `cmd:` with its NAME=VALUE words hidden)."""
-        return JOIN.join(sides.shown(item) for item in self.items)
+        (`env:NAME=***`, `cmd:` with its NAME=VALUE words hidden), and its position where
+        hiding a value leaves two builds alike ("env:TOKEN=*** (build 2)"): the spec names
+        the build's runs (their label), and two builds are never one label."""
+        shown = JOIN.join(sides.shown(item) for item in self.items)
+        return f"{shown} (build {self.position + 1})" if self.numbered else shown
 
     @property
     def name(self) -> str:
@@ -139,7 +145,21 @@ def parse(values: Sequence[str]) -> Series:
                                                           else ""))
     if len(builds) > MAX_BUILDS:
         raise UsageError(f"--series has {len(builds)} builds; at most {MAX_BUILDS}")
-    return Series(tuple(builds))
+    return Series(tuple(_told_apart(builds)))
+
+
+def _told_apart(builds: Sequence[Build]) -> list[Build]:
+    """The builds, each shown alike with another once its hidden values are hidden
+    (`env:X=1`, `env:X=2`: both `env:X=***`) numbered by its position, within the label's
+    length."""
+    shown = Counter(build.spec for build in builds)
+    found = [replace(build, numbered=True) if shown[build.spec] > 1 else build
+             for build in builds]
+    for build in found:
+        if len(build.spec) > LABEL_CHARS:
+            raise UsageError(f"--series: build {build.position + 1} is {len(build.spec)} "
+                             f"characters long once numbered, at most {LABEL_CHARS}")
+    return found
 
 
 def _check_kind(item: str) -> None:

@@ -186,6 +186,21 @@ def test_a_series_from_values_and_a_file(tmp_path: Path) -> None:
     assert found.series_id != series.parse(found.specs()[::-1]).series_id
 
 
+def test_builds_a_hidden_value_would_show_alike_are_numbered_never_one_label() -> None:
+    """`env:X={1,2,3}` shows each build as `env:X=***`: the spec names the build's runs, so
+    two builds would be one label, one point in `history --by label`. Those are numbered by
+    their position; builds shown apart keep their spec; no hidden value is shown."""
+    found = series.parse(["env:TOKEN={s3cret-1,s3cret-2}", "here",
+                          "env:OQS_INSTALL_PATH=/opt/oqs", "env:TOKEN=s3cret-3 + mask:aesni"])
+    assert found.specs() == ["env:TOKEN=*** (build 1)", "env:TOKEN=*** (build 2)", "here",
+                             "env:OQS_INSTALL_PATH=/opt/oqs", "env:TOKEN=*** + mask:aesni"]
+    assert len(set(found.specs())) == len(found.specs())
+    assert [b.name for b in found.builds][:2] == found.specs()[:2]
+    assert "s3cret" not in repr(found.specs()) + found.series_id
+    with pytest.raises(UsageError, match="characters long once numbered"):
+        series.parse([f"env:{'N' * 990}={{1,2}}"])
+
+
 @pytest.mark.parametrize(("values", "message"), [
     ([], "at least two builds"),
     (["pip:cryptography==42.0.8"], "changed, got 1: pip:cryptography==42.0.8"),
