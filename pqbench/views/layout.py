@@ -114,9 +114,10 @@ def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
 #: "5.53 GB/s", "[5.43–5.63] GB/s", "14 df". Prose never breaks a line there.
 _UNIT_SPACE = re.compile(r"(?<=[\d\]]) (?=(?:%|(?:[kKMGT]i?)?B(?:/s)?|[kMG]?ops/s|[mµn]?s|df)"
                          r"(?![\w/]))")
-#: What stands for such a space while textwrap breaks the lines (a private-use character:
-#: textwrap breaks at ASCII whitespace only, and no text pqbench prints holds it).
-_GLUE = "\ue000"
+#: Where to find what stands for such a space while textwrap breaks the lines: a
+#: private-use character (textwrap breaks at ASCII whitespace only) that the text itself
+#: does not hold, so that a label holding one is shown as it is.
+_PRIVATE_USE = range(0xE000, 0xF900)
 
 
 def wrap_prose(text: str, width: int, first: str = "", hang: str = "") -> list[str]:
@@ -124,8 +125,9 @@ def wrap_prose(text: str, width: int, first: str = "", hang: str = "") -> list[s
     its first line after `first` and the others after `hang`, never between a number and
     its unit: "spread of 0.9 %" does not end a line with "0.9" and start the next with
     "%"."""
-    glued = _UNIT_SPACE.sub(_GLUE, text)
-    return [line.replace(_GLUE, " ") for line in
+    glue = next(chr(c) for c in _PRIVATE_USE if chr(c) not in text)
+    glued = _UNIT_SPACE.sub(glue, text)
+    return [line.replace(glue, " ") for line in
             textwrap.wrap(glued, width, initial_indent=first, subsequent_indent=hang,
                           break_long_words=False, break_on_hyphens=False)]
 

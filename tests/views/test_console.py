@@ -121,6 +121,8 @@ def test_only_a_number_s_unit_is_kept_with_it() -> None:
     from pqbench.views import layout
 
     assert layout.wrap_prose("of 5 runs", 4) == ["of 5", "runs"]
+    # A label's own private-use character is shown as it is, not taken for the glue.
+    assert layout.wrap_prose("a\ue000b of 5 %", 8) == ["a\ue000b of", "5 %"]
     assert layout.wrap_prose("of 5 %", 4) == ["of", "5 %"]
     assert layout.header_lines("spread 0.9 %", 8) == ("spread", "0.9 %")
 
