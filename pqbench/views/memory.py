@@ -3,11 +3,12 @@ the calls and how each figure was taken."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pqbench.data.record import memory as memory_runs
 from pqbench.data.record.memory import MemoryFigure
-from pqbench.views import console
+from pqbench.views import console, runs
 from pqbench.views.tables import Column, Table
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def varies(fig: MemoryFigure) -> str:
 
 def table(run: Run) -> Table:
     return Table(
-        f"pqbench memory run {run.run_id} ({run.status}): one call per operation",
+        f"{runs.heading(run, 'memory')}: one call per operation",
         (Column("algorithm"), Column("implementation", short="impl."),
          Column("operation"), Column("stack B", "count"), Column("heap peak B", "count"),
          Column("allocations", "count", short="allocs"),
@@ -38,20 +39,24 @@ def table(run: Run) -> Table:
 
 def show(run: Run, store: Store) -> None:
     """The run's table, its load, what was not measured, and how the figures were taken."""
-    from pqbench.measure.memory.runner import STACK_REGION_BYTES
-
     console.print_table(table(run))
     console.show_load(run)
     if run.problems:
         console.stdout.print(console.problems_table(run.problems))
-    settings = run.settings
-    region = int(settings.get("stack_region_bytes") or STACK_REGION_BYTES)
-    console.note(
-        f"Largest of {settings.get('calls')} calls, each on valid inputs prepared afresh and "
-        "checked as for timing, in a process of its own. Stack: high-water mark on a painted "
-        f"{region >> 20} MiB stack, less the harness's own "
-        f"{settings.get('harness_stack_bytes')} B. Heap: "
-        + ("bytes requested and not yet freed at the peak, through an LD_PRELOAD "
-           "allocator interposer." if settings.get("heap_counted")
-           else f"not counted ({settings.get('heap')})."))
+    console.note(method(run.settings))
     console.note(f"stored as run {run.run_id} in {store.location}")
+
+
+def method(settings: Mapping[str, Any]) -> str:
+    """How a memory run's figures were taken, said under its table."""
+    from pqbench.measure.memory.runner import STACK_REGION_BYTES
+
+    region = int(settings.get("stack_region_bytes") or STACK_REGION_BYTES)
+    calls = settings.get("calls")
+    return (("One call on" if calls == 1 else f"Largest of {calls} calls, each on")
+            + " valid inputs prepared afresh and checked as for timing, in a process of its "
+            f"own. Stack: high-water mark on a painted {region >> 20} MiB stack, less the "
+            f"harness's own {settings.get('harness_stack_bytes')} B. Heap: "
+            + ("bytes requested and not yet freed at the peak, through an LD_PRELOAD "
+               "allocator interposer." if settings.get("heap_counted")
+               else f"not counted ({settings.get('heap')})."))

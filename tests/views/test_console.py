@@ -260,3 +260,20 @@ def test_a_table_title_never_breaks_between_a_number_and_its_unit(width: int, wr
     for line, after in itertools.pairwise(said):
         assert not (line.rstrip()[-1:].isdigit() and after.startswith(("%", "KiB"))), said
     assert " ".join(said) == title
+
+
+def test_a_memory_run_names_its_machine_and_says_one_call_as_one() -> None:
+    """Its table's heading names the machine as every run's heading does; the method line
+    says "One call" for --calls 1, never "Largest of 1 calls, each"."""
+    from pqbench.views import memory
+
+    run = make_run("20260102T030405Z-abcdef", seed=1)
+    assert memory.table(run).title == (f"pqbench memory run 20260102T030405Z-abcdef "
+                                       f"({run.status}) on {run.environment.machine_name}: "
+                                       "one call per operation")
+    settings = {"harness_stack_bytes": 40, "heap_counted": True}
+    assert memory.method({**settings, "calls": 1}).startswith(
+        "One call on valid inputs prepared afresh")
+    assert memory.method({**settings, "calls": 5}).startswith(
+        "Largest of 5 calls, each on valid inputs prepared afresh")
+    assert "painted 8 MiB stack, less the harness's own 40 B" in memory.method(settings)
