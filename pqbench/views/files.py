@@ -13,6 +13,7 @@ from pqbench.data.record.fingerprint import taken_under_load
 from pqbench.data.record.results import Measurement, Run
 from pqbench.views import numbers
 from pqbench.views.ratios import answer, level
+from pqbench.views.runs import heading
 from pqbench.views.tables import Column, Table
 
 if TYPE_CHECKING:  # the analysis loads numpy; showing a ratio does not need it
@@ -59,8 +60,8 @@ def hash_table(run: Run) -> Table:
                       _cv(m), _cached(m), "; ".join(map(str, flags))))
     settings = run.settings
     how = f"median of {passes} passes" if passes > 1 else "one pass"
-    return Table(f"pqbench files hash (cache {settings.get('cache', 'as found')}, {how}, "
-                 "wall time)", columns, tuple(found))
+    return Table(f"{heading(run, 'files hash')} (cache {settings.get('cache', 'as found')}, "
+                 f"{how}, wall time)", columns, tuple(found))
 
 
 #: What the hash rate is, said under the table: a hash pass reads the file as it hashes.

@@ -489,6 +489,10 @@ def test_the_cached_column_says_yes_no_or_unknown(cached: object, shown: str) ->
             for alg, impl, op in (("read", "os", "read"), ("SHA-256", "hashlib", "hash"))]
     run = files_run(datetime(2026, 1, 1, tzinfo=UTC), {"cache": "cold"}, environment(), rows)
     table = file_views.hash_table(run)
+    # Headed as every run is: its id, status and machine, then how the passes were taken.
+    assert table.title == (f"pqbench files hash run {run.run_id} ({run.status}) on "
+                           f"{run.environment.machine_name} (cache cold, median of 4 passes, "
+                           "wall time)")
     column = [c.title for c in table.columns].index("cached")
     assert [texts[column] for texts in tables.texts(table)] == [shown]
 
