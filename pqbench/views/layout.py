@@ -87,6 +87,12 @@ def _longest_word(text: str) -> int:
     return max((cell_len(word) for word in text.split()), default=0)
 
 
+def _title_word(text: str) -> int:
+    """A title's longest word as `header_lines` keeps it whole: a number with its unit
+    ("16 KiB") is one word there."""
+    return max((cell_len(line) for line in wrap_prose(text, 1)), default=0)
+
+
 def title(column: Column, short: bool) -> str:
     """The column's title, or its short one ("impl.") where room is short."""
     return (column.short or column.title) if short else column.title
@@ -94,7 +100,7 @@ def title(column: Column, short: bool) -> str:
 
 def _natural(column: Column, cells: Sequence[str], short: bool) -> int:
     """A column's width with nothing wrapped but its title (at spaces)."""
-    return max([_longest_word(title(column, short)), 1, *(text_width(c) for c in cells)])
+    return max([_title_word(title(column, short)), 1, *(text_width(c) for c in cells)])
 
 
 def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
@@ -106,7 +112,7 @@ def _least(column: Column, cells: Sequence[str], prose: int, short: bool,
     if not column.wrap:
         return natural
     words = max((_longest_word(c) for c in cells), default=0)
-    return min(natural, max(prose, _longest_word(title(column, short)), min(words, whole),
+    return min(natural, max(prose, _title_word(title(column, short)), min(words, whole),
                             column.min_width if floor else 0))
 
 

@@ -277,3 +277,20 @@ def test_a_memory_run_names_its_machine_and_says_one_call_as_one() -> None:
     assert memory.method({**settings, "calls": 5}).startswith(
         "Largest of 5 calls, each on valid inputs prepared afresh")
     assert "painted 8 MiB stack, less the harness's own 40 B" in memory.method(settings)
+
+
+@pytest.mark.parametrize("width", range(13, 30))
+def test_a_title_s_number_and_unit_fit_its_column_whole(width: int) -> None:
+    """A block size's column ("16 KiB") over three-character cells is as wide as its title
+    kept whole, as `header_lines` keeps it: at no width a header line wider than its
+    column (the table is drawn as records where it cannot be)."""
+    from pqbench.views import layout
+
+    columns = (Column("alg"), Column("16 KiB", "number"), Column("16 B", "number"))
+    cells = (("AES",), ("1.2",), ("3.4",))
+    plan = layout.plan(columns, cells, width)
+    if not plan.records:
+        assert all(len(line) <= column for header, column in zip(plan.headers, plan.widths,
+                                                                 strict=True)
+                   for line in header), (width, plan)
+    assert layout.plan(columns, cells, 80).headers[1:] == (("16 KiB",), ("16 B",))
