@@ -31,6 +31,13 @@ def _shape(line: str) -> str:
     return " ".join(re.sub(r"\d[\d.,]*", "#", line).split())
 
 
+def _title_shape(lines: list[str]) -> str:
+    """A table title wrapped over `lines`, its figures as '#', and its run id and the
+    machine it ran on (others on every run and machine) as '<run>' and '<machine>'."""
+    joined = re.sub(r"\b\d{8}T\d{6}Z-[0-9a-f]{6}\b", "<run>", " ".join(lines))
+    return re.sub(r" on .* \(cache ", " on <machine> (cache ", _shape(joined))
+
+
 #: The interval of an answer as `numbers` writes it: "[#–#]" when it lies on one side of
 #: 1, "[#x slower – #x faster]" when it holds both directions.
 INTERVAL = re.compile(r"\[(#–#|#x (slower|faster) – #x (slower|faster))\]")
@@ -62,10 +69,14 @@ def test_the_readme_hashing_section_is_what_files_hash_prints(tmp_path: Path,
     printed = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     # A digest line is whole at any width (sha256sum -c reads it); the rest fits.
     assert max(len(line) for line in printed if not re.match(r"SHA\d+ \(", line)) <= columns
-    # The table: its title and header as the README shows them, a line per hash.
+    # The table: its title (over as many lines as the width takes; the machine is this
+    # one) and header as the README shows them, a line per hash.
     title = next(i for i, line in enumerate(printed) if line.startswith("pqbench files hash"))
-    assert _shape(printed[title]) == _shape(shown[1]), printed[title]
-    assert printed[title + 1].split() == shown[2].split()
+    header = next(i for i, line in enumerate(printed) if line.split()[:2] == ["path", "hash"])
+    readme_header = next(i for i, line in enumerate(shown) if line.startswith("path "))
+    assert _title_shape(printed[title:header]) == _title_shape(shown[1:readme_header]), \
+        printed[title:header]
+    assert printed[header].split() == shown[readme_header].split()
     # The answers: SHA-512 against SHA-256, and each hash against reading the file, each
     # "Nx slower [low–high] (99 % CI, N pairs)" as in the README.
     answers = [line for line in shown if " against " in line and line.startswith(file)]
