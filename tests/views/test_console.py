@@ -235,11 +235,15 @@ def test_a_run_with_a_capability_hidden_says_so_where_it_is_shown(
     heading = runs.heading(run)
     intro = report.build([run]).markdown.split("\n\n")[1]
     assert intro.startswith("Run `20260102T030405Z-abcdef` on ")
+    # Several runs: the run the result tables come from says it too.
+    older = make_run("20260101T030405Z-fedcba", seed=2, started_at="2026-01-01T00:00:00+00:00")
+    several = report.build([older, run]).markdown.split("\n\n")[1]
     if said is None:
-        assert "hidden" not in heading and "hidden" not in intro
+        assert "hidden" not in heading and "hidden" not in intro + several
     else:
         assert heading.endswith(f", with {said}"), heading
         assert intro.endswith(f"UTC, with {said}."), intro
+        assert f"from run `20260102T030405Z-abcdef` (with {said});" in several, several
 
 
 @pytest.mark.parametrize("wraps", [False, True], ids=["one-line cells", "a wrapped cell"])

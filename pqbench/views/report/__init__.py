@@ -72,16 +72,23 @@ def _one_session(runs: Sequence[Run]) -> bool:
     return len(runs) == 2 and pairing.session_pairs(*([r] for r in ordered(runs))) is not None
 
 
+def _shown_runs(shown: Sequence[Run]) -> str:
+    """The runs the result tables come from, each with what a knob hid in it
+    ("`ID` (with AES-NI hidden)"): a masked run's figures never read as the machine's."""
+    return ", ".join(md.inline_code(r.run_id) + (f" (with {md.text(said)})" if (
+        said := configuration(r.environment)) else "") for r in shown)
+
+
 def _introduction(runs: Sequence[Run], shown: Sequence[Run],
                   fleet: tuple[int, str] | None = None) -> str:
     env = runs[-1].environment
     machine = md.text(f"{env.cpu_model or 'an unknown CPU'} ({env.arch or '?'}), "
                       f"{env.os_build or 'unknown OS build'}")
     if fleet is not None:
-        ids = ", ".join(md.inline_code(r.run_id) for r in shown)
         return (f"{numbers.count(fleet[0])} runs grouped by {md.inline_code(fleet[1])}, the "
                 f"newest on {machine}. The result tables, the environment and the method are from "
-                f"run {ids}; the comparisons and the history cover the groups they name.")
+                f"run {_shown_runs(shown)}; the comparisons and the history cover the groups "
+                "they name.")
     if len(runs) == 1:
         configured = configuration(runs[0].environment)
         return (f"Run {md.inline_code(runs[0].run_id)} on {machine}, started "
@@ -94,9 +101,8 @@ def _introduction(runs: Sequence[Run], shown: Sequence[Run],
                 f"({md.text(b.label or b.run_id)}, run {md.inline_code(b.run_id)}), measured "
                 "in alternation and compared pair by pair; the comparison below gives each "
                 "row's verdict, and the result tables after it a line for each side.")
-    ids = ", ".join(md.inline_code(r.run_id) for r in shown)
     return (f"{len(runs)} runs, the newest on {machine}. The result tables are from run "
-            f"{ids}; the comparison covers all of them.")
+            f"{_shown_runs(shown)}; the comparison covers all of them.")
 
 
 def build(runs: Sequence[Run], comparison: Sequence[Section] = (),
@@ -186,7 +192,9 @@ def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
         if sided:
             blocks.append("On each side of the session:")
         elif story and newest is not None:
-            blocks.append(f"In the newest run, {md.text(newest.label or newest.run_id)}:")
+            configured = configuration(newest.environment)
+            blocks.append(f"In the newest run, {md.text(newest.label or newest.run_id)}"
+                          + (f" (with {md.text(configured)})" if configured else "") + ":")
         blocks.append("\n".join(headline))
     return blocks
 
