@@ -49,8 +49,7 @@ def ratios(
     elif csv_output:
         console.write(ratio_views.csv_text([as_row(r, run_id) for r in answer.found]))
     elif answer.shown:
-        console.print_table(ratio_views.table(answer.shown, f"run {run_id}: what it costs, "
-                                                            "paired by cycle"))
+        console.print_table(ratio_views.table(answer.shown, ratio_views.run_title(answer.run)))
         console.lines(ratio_views.notes(answer.shown))
         if answer.more:
             console.note(f"{answer.more} more with --all")

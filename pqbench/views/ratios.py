@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pqbench.analysis.explain import configuration
 from pqbench.views import delimited, numbers
 from pqbench.views.tables import Column, Table
 
 if TYPE_CHECKING:  # the analysis loads numpy; showing a ratio does not need it
     from pqbench.analysis.ratios import Across, Ratio
+    from pqbench.data.record.results import Run
 
 #: How a time base is named wherever a figure in it is shown.
 TIME_BASES = {"cpu": "CPU time", "wall": "wall time", "mixed": "mixed time bases"}
@@ -87,6 +89,14 @@ def line(r: Ratio) -> str:
 
 def lines(ratios: Sequence[Ratio]) -> list[str]:
     return [line(r) for r in ratios]
+
+
+def run_title(run: Run) -> str:
+    """`ratios`' title for one run: its id, and what a knob hid in it ("(with AES-NI
+    hidden)"), since its ratios are then not the machine's own."""
+    configured = configuration(run.environment)
+    return (f"run {run.run_id}" + (f" (with {configured})" if configured else "")
+            + ": what it costs, paired by cycle")
 
 
 def table(ratios: Sequence[Ratio], title: str = "what it costs, paired by cycle") -> Table:

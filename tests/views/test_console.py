@@ -233,6 +233,10 @@ def test_a_run_with_a_capability_hidden_says_so_where_it_is_shown(
     run = replace(make_run("20260102T030405Z-abcdef", seed=1),
                   environment=environment(knobs__OPENSSL_ia32cap=knob))
     heading = runs.heading(run)
+    titled = ratio_views.run_title(run)
+    assert titled.startswith("run 20260102T030405Z-abcdef") and titled.endswith(
+        ": what it costs, paired by cycle")
+    assert ("hidden" in titled) == (said is not None) and (said or "") in titled
     intro = report.build([run]).markdown.split("\n\n")[1]
     assert intro.startswith("Run `20260102T030405Z-abcdef` on ")
     # Several runs: the run the result tables come from says it too.
