@@ -89,8 +89,9 @@ def _longest_word(text: str) -> int:
 
 def _title_word(text: str) -> int:
     """A title's longest word as `header_lines` keeps it whole: a number with its unit
-    ("16 KiB") is one word there."""
-    return max((cell_len(line) for line in wrap_prose(text, 1)), default=0)
+    ("16 KiB") is one word there (its space taken for a one-cell character while the
+    words are measured)."""
+    return _longest_word(_UNIT_SPACE.sub("_", text))
 
 
 def title(column: Column, short: bool) -> str:
