@@ -127,11 +127,7 @@ def parse(values: Sequence[str]) -> Series:
                              f"{JOIN.strip()!r})")
         for item in items:
             _check_kind(item)
-        build = Build(len(builds), items)
-        if len(build.spec) > LABEL_CHARS:
-            raise UsageError(f"--series: build {build.position + 1} is {len(build.spec)} "
-                             f"characters long, at most {LABEL_CHARS}: a build names its "
-                             "runs, and their label holds that many")
+        build = _fits_a_label(Build(len(builds), items))
         key = " + ".join(items).lower()
         if key in seen:
             raise UsageError(f"--series: {build.spec} is given twice (positions "
@@ -153,13 +149,18 @@ def _told_apart(builds: Sequence[Build]) -> list[Build]:
     (`env:X=1`, `env:X=2`: both `env:X=***`) numbered by its position, within the label's
     length."""
     shown = Counter(build.spec for build in builds)
-    found = [replace(build, numbered=True) if shown[build.spec] > 1 else build
-             for build in builds]
-    for build in found:
-        if len(build.spec) > LABEL_CHARS:
-            raise UsageError(f"--series: build {build.position + 1} is {len(build.spec)} "
-                             f"characters long once numbered, at most {LABEL_CHARS}")
-    return found
+    return [_fits_a_label(replace(build, numbered=True)) if shown[build.spec] > 1 else build
+            for build in builds]
+
+
+def _fits_a_label(build: Build) -> Build:
+    """`build`, refused where its spec (numbered or not) is longer than a label holds."""
+    if len(build.spec) > LABEL_CHARS:
+        raise UsageError(f"--series: build {build.position + 1} is {len(build.spec)} "
+                         f"characters long{' once numbered' if build.numbered else ''}, at "
+                         f"most {LABEL_CHARS}: a build names its runs, and their label "
+                         "holds that many")
+    return build
 
 
 def _check_kind(item: str) -> None:

@@ -199,6 +199,8 @@ def test_builds_a_hidden_value_would_show_alike_are_numbered_never_one_label() -
     assert "s3cret" not in repr(found.specs()) + found.series_id
     with pytest.raises(UsageError, match="characters long once numbered"):
         series.parse([f"env:{'N' * 990}={{1,2}}"])
+    with pytest.raises(UsageError, match=r"build 2 is 1005 characters long, at most 1000"):
+        series.parse(["here", f"env:{'N' * 997}=***"])
 
 
 @pytest.mark.parametrize(("values", "message"), [
