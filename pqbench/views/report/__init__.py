@@ -72,11 +72,16 @@ def _one_session(runs: Sequence[Run]) -> bool:
     return len(runs) == 2 and pairing.session_pairs(*([r] for r in ordered(runs))) is not None
 
 
+def _hidden(run: Run) -> str:
+    """" (with AES-NI hidden)" where a knob or --mask hid a capability from the run, as
+    Markdown; else nothing: a masked run's figures never read as the machine's."""
+    said = configuration(run.environment)
+    return f" (with {md.text(said)})" if said else ""
+
+
 def _shown_runs(shown: Sequence[Run]) -> str:
-    """The runs the result tables come from, each with what a knob hid in it
-    ("`ID` (with AES-NI hidden)"): a masked run's figures never read as the machine's."""
-    return ", ".join(md.inline_code(r.run_id) + (f" (with {md.text(said)})" if (
-        said := configuration(r.environment)) else "") for r in shown)
+    """The runs the result tables come from, each with what a knob hid in it."""
+    return ", ".join(md.inline_code(r.run_id) + _hidden(r) for r in shown)
 
 
 def _introduction(runs: Sequence[Run], shown: Sequence[Run],
@@ -192,9 +197,8 @@ def _summary(sections: Sequence[Section], tls_rows: Sequence[Measurement],
         if sided:
             blocks.append("On each side of the session:")
         elif story and newest is not None:
-            configured = configuration(newest.environment)
             blocks.append(f"In the newest run, {md.text(newest.label or newest.run_id)}"
-                          + (f" (with {md.text(configured)})" if configured else "") + ":")
+                          f"{_hidden(newest)}:")
         blocks.append("\n".join(headline))
     return blocks
 
