@@ -126,9 +126,13 @@ class Spread:
         """The spread as a fraction: exp(sd) - 1."""
         return math.expm1(self.sd)
 
+    def _size(self) -> str:
+        """The spread as a percentage, written as every table writes one ("8.6 %")."""
+        return f"{self.percent * 100:.1f} %"
+
     def describe(self) -> str:
         """Where the spread came from, in words a verdict's reason ends with."""
-        size = f"{self.percent * 100:.1f} %"
+        size = self._size()
         if self.source == "prior" and self.borrowed is None:
             return (f"the default prior of {size} for this machine's run-to-run spread "
                     "(nothing replicated is stored for this row): `pqbench calibrate` "
@@ -155,7 +159,7 @@ class Spread:
     def short(self) -> str:
         """The spread in a few words, for a verdict's reason ("this machine's run-to-run
         spread of 1.0 % (5 runs, family; 14 df)"); `describe` says it in full."""
-        size = f"{self.percent * 100:.1f} %"
+        size = self._size()
         if self.source == "prior" and self.borrowed is None:
             return f"the default prior of {size} (`pqbench calibrate` sharpens it)"
         own = {"row": f"{self.runs} runs", "sessions": f"{self.sessions} ab sessions",
