@@ -1,8 +1,8 @@
-"""Ending a child process that leads a process group of its own (started with
-`start_new_session=True`): asked to quit first where it speaks a protocol, then stopped
-with everything it started. The group, not the one process, is signalled, so that a child
-of `sh -c` or of debootstrap cannot outlive it, holding the user's terminal open or
-writing into a directory about to be removed."""
+"""Starting pqbench's own child processes, and ending a child process that leads a process
+group of its own (started with `start_new_session=True`): asked to quit first where it
+speaks a protocol, then stopped with everything it started. The group, not the one
+process, is signalled, so that a child of `sh -c` or of debootstrap cannot outlive it,
+holding the user's terminal open or writing into a directory about to be removed."""
 
 from __future__ import annotations
 
@@ -11,12 +11,21 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from typing import IO, Any, AnyStr, Generic
 
 #: How long a worker asked to quit may take before its group is stopped.
 QUIT_WAIT = 5.0
+
+
+def python_module(module: str, python: str | None = None) -> list[str]:
+    """argv that runs `module` with `python` (this interpreter by default) as `-m` does, but
+    with `-P`: `python -m` otherwise puts the current directory first on the import path,
+    so a child started in a folder holding another `pqbench` (a checkout of another
+    version) or a `pqbench.py` would run that code, not the pqbench that started it."""
+    return [python or sys.executable, "-P", "-m", module]
 
 
 def stop_group(process: subprocess.Popen[Any], *, term_wait: float = 3.0,

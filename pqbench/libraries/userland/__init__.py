@@ -29,7 +29,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -47,6 +46,7 @@ from pqbench.libraries.userland.recipe import (
     recipe,
     root_of,
 )
+from pqbench.platform import processes
 from pqbench.platform.errors import UsageError, UserlandError
 
 __all__ = ["RECIPES", "Userland", "UserlandError", "command_prefix", "container_engines",
@@ -78,7 +78,7 @@ class Userland:
 
     def command_prefix(self) -> list[str]:
         """argv that starts this userland's pqbench: append its arguments (e.g. `worker`)."""
-        return [sys.executable, "-m", "pqbench.libraries.userland", "run", self.name, "--",
+        return [*processes.python_module("pqbench.libraries.userland"), "run", self.name, "--",
                 str(self.pqbench)]
 
 

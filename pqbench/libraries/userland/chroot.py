@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +148,7 @@ def unshare_argv() -> list[str]:
 
 def entry_argv(root: Path, command: Sequence[str], cwd: str = "/") -> list[str]:
     """The host command line that runs `command` inside the userland at `root`."""
-    return [*unshare_argv(), sys.executable, "-m", "pqbench.libraries.userland", "_enter",
+    return [*unshare_argv(), *processes.python_module("pqbench.libraries.userland"), "_enter",
             "--cwd", cwd,
             "--host-namespace", mount_namespace(), str(root), "--", *command]
 

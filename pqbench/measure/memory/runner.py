@@ -26,6 +26,7 @@ from pqbench.data.record.memory import MemoryFigure
 from pqbench.data.record.results import Problem, Verification
 from pqbench.libraries.implementations.base import Implementation
 from pqbench.libraries.implementations.native import MEMORY_ONLY_OPERATIONS
+from pqbench.platform import processes
 from pqbench.platform.errors import UsageError
 
 INTERPOSER_MODULE = "pqbench.measure.memory._memhook"
@@ -77,7 +78,7 @@ class Worker:
         # Kept open for the worker's life (closed in close()): its last lines explain a death.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pqbench.measure.memory.worker"], stdin=subprocess.PIPE,
+            processes.python_module("pqbench.measure.memory.worker"), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._stderr, env=worker_environment(hook),
             text=True)
         try:

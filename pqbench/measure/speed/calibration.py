@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 
+from pqbench.platform import processes
 from pqbench.platform.errors import PqbenchError
 from pqbench.platform.untrusted import printable
 
@@ -45,7 +45,7 @@ def run_series(speed_argv: Sequence[str], runs: int, db: str | None, *, pause: f
     for index in range(1, runs + 1):
         if index > 1 and pause > 0:
             time.sleep(pause)
-        argv = [sys.executable, "-m", "pqbench", "speed", *speed_argv, "--calibration",
+        argv = [*processes.python_module("pqbench"), "speed", *speed_argv, "--calibration",
                 f"{series}:{index}:{runs}", "--json", *(["--db", db] if db else [])]
         finished = subprocess.run(argv, capture_output=True, text=True, check=False)
         if finished.returncode != 0:

@@ -23,6 +23,7 @@ from pqbench.catalog.algorithms.capabilities import (
     parse_names,
     variable,
 )
+from pqbench.platform import processes
 from pqbench.platform.errors import UsageError
 from pqbench.platform.interrupts import Terminated
 
@@ -86,7 +87,7 @@ def relaunch(mask: Mask, argv: Sequence[str] | None = None) -> int | None:
                          "unset it or drop --mask")
     env = {**os.environ, mask.variable: mask.value, MARKER: mask.value}
     args = list(sys.argv[1:] if argv is None else argv)
-    child = subprocess.Popen([sys.executable, "-m", "pqbench", *args], env=env)
+    child = subprocess.Popen([*processes.python_module("pqbench"), *args], env=env)
     try:
         return child.wait()
     except KeyboardInterrupt as exc:

@@ -27,14 +27,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pqbench.data.record.format import LABEL_CHARS
 from pqbench.libraries.stacks import pins
 from pqbench.measure.speed import mask as capmask
-from pqbench.platform import untrusted
+from pqbench.platform import processes, untrusted
 from pqbench.platform.errors import UsageError
 
 #: Variables whose values are shown and stored: known to configure libraries, paths and
@@ -82,7 +81,7 @@ class Side:
     mask: capmask.Mask | None = None
 
     def argv(self) -> list[str]:
-        base = list(self.command) if self.command else [sys.executable, "-m", "pqbench"]
+        base = list(self.command) if self.command else processes.python_module("pqbench")
         return [*base, "worker"]
 
     def environ(self) -> dict[str, str]:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqbench.platform import processes
 from pqbench.platform.errors import PqbenchError
 
 Log = Callable[[str], None]
@@ -78,7 +79,7 @@ class PipBuild:
 
     def command(self) -> tuple[str, ...]:
         """The prefix `Side.argv` appends ``worker`` to (which the module ignores)."""
-        return (str(self.python), "-m", WORKER_MODULE)
+        return tuple(processes.python_module(WORKER_MODULE, str(self.python)))
 
 
 def parse_pip(text: str) -> PipBuild:
@@ -159,7 +160,7 @@ def _check_loads(build: PipBuild) -> None:
     import pqbench
 
     try:
-        done = subprocess.run([str(build.python), "-c", _PROBE, build.package],
+        done = subprocess.run([str(build.python), "-P", "-c", _PROBE, build.package],
                               capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProvisionError(f"{build.spec}: its Python does not start: {exc}") from None
